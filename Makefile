@@ -1,0 +1,52 @@
+# StyleCrowd — `make demo` runs the platform on embedded defaults; `make test` runs the whole suite.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+MANAGE := $(BIN)/python manage.py
+SHARED ?= ../shared/data
+DEMO_ENV := DJANGO_SETTINGS_MODULE=config.settings.local DATABASE_URL= CELERY_BROKER_URL=
+TEST_ENV := DJANGO_SETTINGS_MODULE=config.settings.test
+
+.PHONY: venv demo demo-data test lint bench browsers clean
+
+$(STAMP): requirements.txt
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# Debian's Chromium for the Playwright browser tests (Playwright cannot download its own browsers here).
+browsers:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else echo "Install Debian's chromium (sudo apt-get install chromium) for the browser tests"; fi; }
+
+demo-data: $(STAMP)
+	rm -f demo.sqlite3
+	$(DEMO_ENV) $(MANAGE) migrate --noinput
+	$(DEMO_ENV) $(MANAGE) loaddata screening_questions
+	$(DEMO_ENV) $(MANAGE) import_corpus --name formality-demo --component formality --format aligned fixtures/corpora/formality_informal.txt fixtures/corpora/formality_formal.txt
+	$(DEMO_ENV) $(MANAGE) import_corpus --name turkcorpus-sample --component simplicity --format turkcorpus --seed 1 fixtures/corpora/turkcorpus_sample.tsv
+	$(DEMO_ENV) $(MANAGE) import_corpus --name nsubs --component nbr_substitution --format aligned fixtures/corpora/nsubs_translated_sentences.txt fixtures/corpora/nsubs_sentences.txt
+	$(DEMO_ENV) $(MANAGE) build_contraction_corpus --name contraction-demo fixtures/corpora/contraction_sentences.txt
+	$(DEMO_ENV) $(MANAGE) import_corpus --name stel-contraction-published --component contraction --format stel $(SHARED)/stel/quad_questions_char_contraction.tsv || true
+	for c in formality-demo turkcorpus-sample nsubs contraction-demo; do \
+	  for s in quadruple triple; do $(DEMO_ENV) $(MANAGE) generate_instances --corpus $$c --setup $$s --seed 1 || exit 1; done; done
+	$(DEMO_ENV) $(MANAGE) demo_admin
+
+demo: demo-data
+	@echo "Serving StyleCrowd on http://127.0.0.1:8000/admin/ (Ctrl-C to stop)"
+	$(DEMO_ENV) $(MANAGE) runserver 127.0.0.1:8000
+
+test: $(STAMP) browsers
+	$(TEST_ENV) $(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) demo.sqlite3 .pytest_cache test-artifacts

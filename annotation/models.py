@@ -1,0 +1,180 @@
+"""Who annotates what, when: studies, their items, participants, batches, reservations and responses.
+
+Scoring reads `Response` (study, study_item, participant, question, answer, value, is_valid, is_correct,
+is_screening, answered_at); keep those fields' names and meaning stable.
+"""
+from __future__ import annotations
+
+from django.db import models
+
+from tasks.models import ScreeningQuestion, StyleComponent, TaskInstance
+
+
+class ItemKind(models.TextChoices):
+    QUADRUPLE = "quadruple", "quadruple"
+    TRIPLE = "triple", "triple"
+    STYLE_OR_CONTENT = "style-or-content", "style or content"
+    LIKERT = "likert", "Likert ratings"
+    RANKING = "ranking", "ranking of system outputs"
+    REWRITE = "rewrite", "free-text rewrite"
+
+
+ORDERING_KINDS = (ItemKind.QUADRUPLE, ItemKind.TRIPLE, ItemKind.STYLE_OR_CONTENT)
+
+
+class Study(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "draft"
+        ACTIVE = "active", "active"
+        CLOSED = "closed", "closed"
+
+    class Origin(models.TextChoices):
+        PLATFORM = "platform", "collected on this platform"
+        IMPORTED = "imported", "imported annotations"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200, blank=True, default="")
+    item_kind = models.CharField(max_length=20, choices=ItemKind.choices, default=ItemKind.QUADRUPLE)
+    origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.PLATFORM)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    selection = models.JSONField(default=dict, blank=True, help_text="corpus/component/setup/status/count/seed.")
+    annotators_per_item = models.PositiveSmallIntegerField(default=5, help_text="k distinct people per item.")
+    min_correct = models.PositiveSmallIntegerField(default=3, help_text="m of k correct to validate an instance.")
+    items_per_batch = models.PositiveSmallIntegerField(default=14)
+    screening_per_batch = models.PositiveSmallIntegerField(default=2)
+    max_batches_per_participant = models.PositiveSmallIntegerField(default=5)
+    batch_time_limit_minutes = models.PositiveSmallIntegerField(default=30)
+    allow_multiple_setups = models.BooleanField(
+        default=False, help_text="Let one participant see the triple and the quadruple form of one instance."
+    )
+    adaptive_stopping = models.BooleanField(
+        default=False, help_text="Stop serving an instance once its filter decision can no longer change."
+    )
+    consent_text = models.TextField(blank=True, default="")
+    eligibility_questions = models.JSONField(
+        default=list, blank=True,
+        help_text='[{"name": "native", "text": "Is English your native language?", "choices": ["yes", "no"], '
+                  '"accept": ["yes"]}]',
+    )
+    task_description = models.TextField(blank=True, default="")
+    questions = models.JSONField(
+        default=list, blank=True,
+        help_text='Likert questions: [{"name": "style", "text": …, "min": 1, "max": 5, "labels": {…}, '
+                  '"level": "ordinal"}]',
+    )
+    rewrite_min_length = models.PositiveSmallIntegerField(default=10)
+    completion_code = models.CharField(max_length=64, blank=True, default="")
+    screened_out_code = models.CharField(max_length=64, blank=True, default="")
+    redirect_url = models.URLField(max_length=500, blank=True, default="")
+    estimated_minutes = models.PositiveSmallIntegerField(default=10)
+    target_hourly_pay = models.DecimalField(max_digits=6, decimal_places=2, default=9)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+        constraints = [
+            models.CheckConstraint(condition=models.Q(annotators_per_item__gte=1), name="study_k_positive"),
+            models.CheckConstraint(
+                condition=models.Q(min_correct__lte=models.F("annotators_per_item")), name="study_m_at_most_k"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class StudyItem(models.Model):
+    """One thing a study collects k annotations for: a task instance, or a Likert/ranking/rewrite/imported item.
+
+    `payload` holds what non-instance items show: `source`, `rewrite`, `reference`, `target_style`, `system`,
+    `outputs` (ranking) or `item_text` (imported annotations).
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    instance = models.ForeignKey(TaskInstance, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    external_id = models.CharField(max_length=255, help_text="STEL ID of the instance, or the imported item id.")
+    position = models.PositiveIntegerField(default=0)
+    kind = models.CharField(max_length=20, choices=ItemKind.choices)
+    component = models.ForeignKey(StyleComponent, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    family = models.CharField(max_length=255, blank=True, default="", db_index=True)
+    payload = models.JSONField(default=dict, blank=True)
+    correct_answer = models.CharField(max_length=64, blank=True, default="", help_text="Empty when unknown.")
+    is_closed = models.BooleanField(default=False, help_text="Closed early by adaptive collection.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "position"]
+        constraints = [models.UniqueConstraint(fields=["study", "external_id"], name="item_unique_external_id")]
+
+    def __str__(self) -> str:
+        return f"{self.study_id}:{self.external_id}"
+
+
+class Participant(models.Model):
+    class Platform(models.TextChoices):
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+        ANONYMOUS = "anonymous", "anonymous link"
+        IMPORTED = "imported", "imported annotations"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
+    platform = models.CharField(max_length=10, choices=Platform.choices)
+    external_id = models.CharField(max_length=128, help_text="PROLIFIC_PID, MTurk workerId, or generated.")
+    screened_out = models.BooleanField(default=False, help_text="Failed eligibility: not allowed to annotate.")
+    excluded = models.BooleanField(default=False, help_text="Failed a screening question: responses excluded.")
+    exclusion_reason = models.CharField(max_length=200, blank=True, default="")
+    excluded_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "platform", "external_id"], name="participant_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.platform}:{self.external_id}"
+
+
+class Response(models.Model):
+    """One answer of one participant to one item (and one question of it, for Likert items)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="responses")
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="responses")
+    study_item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, null=True, blank=True, related_name="responses")
+    screening_question = models.ForeignKey(
+        ScreeningQuestion, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    batch_number = models.PositiveSmallIntegerField(default=1)
+    question = models.CharField(max_length=64, blank=True, default="", help_text="Likert question name.")
+    answer = models.TextField(help_text="Canonical answer: S1-S2, S2, 4, a JSON ranking, a rewrite.")
+    value = models.FloatField(null=True, blank=True, help_text="Numeric value of a rating.")
+    is_screening = models.BooleanField(default=False)
+    is_correct = models.BooleanField(null=True, blank=True, help_text="Empty when the item has no correct answer.")
+    is_valid = models.BooleanField(default=True, help_text="False once the participant is excluded.")
+    shown = models.JSONField(default=dict, blank=True, help_text="Exactly what was shown: texts, order, positions.")
+    shown_at = models.DateTimeField(null=True, blank=True)
+    answered_at = models.DateTimeField()
+    seconds = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["answered_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "study_item", "question"], name="response_one_per_item",
+                condition=models.Q(study_item__isnull=False),
+            ),
+            models.UniqueConstraint(
+                fields=["participant", "screening_question", "batch_number"], name="response_one_per_screening",
+                condition=models.Q(screening_question__isnull=False),
+            ),
+            models.CheckConstraint(
+                condition=models.Q(study_item__isnull=False) | models.Q(screening_question__isnull=False),
+                name="response_has_target",
+            ),
+        ]
+        indexes = [models.Index(fields=["study", "is_valid", "study_item"])]
+
+    def __str__(self) -> str:
+        return f"{self.participant_id} → {self.study_item_id or self.screening_question_id}: {self.answer}"

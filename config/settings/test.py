@@ -1,0 +1,11 @@
+"""Tests: PostgreSQL and Redis on localhost (override with DATABASE_URL / CELERY_BROKER_URL)."""
+import os
+
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/stylecrowd")
+os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
+
+from .base import *  # noqa: E402,F401,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+DATABASES.pop("progress", None)  # noqa: F405 - tests see progress only outside transactions

@@ -1,0 +1,96 @@
+"""Job status rows: created by the door (admin/API/CLI), advanced by the Celery task that runs the work.
+
+Progress is written outside the work's own transaction so the admin can watch it: on PostgreSQL through a
+second connection alias (`progress`), elsewhere only when no transaction is open (SQLite would lock).
+"""
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from django.conf import settings
+from django.db import connections, transaction
+from django.utils import timezone
+
+from core.errors import ApplicationError
+from core.models import Job
+
+ProgressCallback = Callable[[int, int], None]
+
+
+def job_create(*, kind: str, params: dict[str, Any], created_by: str = "") -> Job:
+    return Job.objects.create(kind=kind, params=params, created_by=created_by)
+
+
+def job_enqueue(*, job: Job, task: Any, args: list[Any] | None = None, queue: str | None = None) -> None:
+    """Queue `task(job.id, *args)` once the surrounding transaction has committed."""
+
+    def send() -> None:
+        options = {"queue": queue} if queue else {}
+        result = task.apply_async(args=[job.id, *(args or [])], **options)
+        Job.objects.filter(pk=job.pk, celery_task_id="").update(celery_task_id=result.id or "")
+
+    transaction.on_commit(send)
+
+
+def _progress_alias() -> str | None:
+    if "progress" in settings.DATABASES:
+        return "progress"
+    if not connections["default"].in_atomic_block:
+        return "default"
+    return None
+
+
+def job_progress(job_id: int | None, done: int, total: int, message: str = "") -> None:
+    if job_id is None:
+        return
+    alias = _progress_alias()
+    if alias is None:
+        return
+    fields: dict[str, Any] = {"progress_done": done, "progress_total": total}
+    if message:
+        fields["message"] = message[:300]
+    Job.objects.using(alias).filter(pk=job_id).update(**fields)
+
+
+def progress_for(job_id: int | None, *, every: int = 1) -> ProgressCallback:
+    """A callback for services: reports at most once per `every` steps (and at the end)."""
+    last = {"done": -every}
+
+    def report(done: int, total: int) -> None:
+        if done - last["done"] >= every or done >= total:
+            last["done"] = done
+            job_progress(job_id, done, total)
+
+    return report
+
+
+@contextmanager
+def job_running(job_id: int) -> Iterator[Job | None]:
+    """Marks the job running; done with its result or failed with the error. Yields None when already done
+    (so a redelivered, idempotent task does not run twice)."""
+    job = Job.objects.get(pk=job_id)
+    if job.status == Job.Status.DONE:
+        yield None
+        return
+    Job.objects.filter(pk=job_id).update(
+        status=Job.Status.RUNNING, started_at=timezone.now(), attempts=job.attempts + 1, error=""
+    )
+    job.refresh_from_db()
+    try:
+        yield job
+    except ApplicationError as exc:
+        Job.objects.filter(pk=job_id).update(status=Job.Status.FAILED, error=exc.message, finished_at=timezone.now())
+        raise
+    except Exception:
+        Job.objects.filter(pk=job_id).update(
+            status=Job.Status.FAILED, error=traceback.format_exc()[-4000:], finished_at=timezone.now()
+        )
+        raise
+    else:
+        Job.objects.filter(pk=job_id).update(
+            status=Job.Status.DONE, result=job.result, finished_at=timezone.now(),
+            progress_done=max(job.progress_done, job.progress_total),
+        )

@@ -1,0 +1,1 @@
+"""Agreement runs, filter runs and benchmark exports (issue: agreement and filtering)."""

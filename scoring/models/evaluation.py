@@ -1,0 +1,1 @@
+"""Model scoring runs and metric meta-evaluations (issue: scoring models and metrics)."""
