@@ -1,1 +1,0 @@
-"""Model scoring runs and metric meta-evaluations (issue: scoring models and metrics)."""

@@ -1,0 +1,1 @@
+"""Meta-evaluations of automatic metrics against human Likert ratings (evaluate_metrics)."""

@@ -1,0 +1,1 @@
+"""Model scoring runs on STEL benchmarks (score_stel)."""
