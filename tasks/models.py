@@ -17,6 +17,11 @@ class Setup(models.TextChoices):
     STYLE_OR_CONTENT = "style-or-content", "style or content (A1, S1, S2)"
 
 
+class StyleComponentManager(models.Manager["StyleComponent"]):
+    def get_by_natural_key(self, name: str) -> StyleComponent:
+        return self.get(name=name)
+
+
 class StyleComponent(models.Model):
     """A style dimension (formality, simplicity) or characteristic (contraction, number substitution)."""
 
@@ -30,6 +35,8 @@ class StyleComponent(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.DIMENSION)
     description = models.TextField(blank=True, default="")
 
+    objects = StyleComponentManager()
+
     class Meta:
         ordering = ["name"]
         constraints = [
@@ -38,6 +45,9 @@ class StyleComponent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.label_1}/{self.label_2})"
+
+    def natural_key(self) -> tuple[str]:
+        return (self.name,)
 
     def label(self, style: int) -> str:
         return self.label_1 if style == 1 else self.label_2
