@@ -1,1 +1,9 @@
-urlpatterns: list = []
+from django.urls import path
+
+from annotation import views
+
+app_name = "annotator"
+
+urlpatterns = [
+    path("s/<slug:slug>/", views.study_entry, name="study-entry"),
+]

@@ -1,0 +1,594 @@
+/* StyleCrowd annotator: drives the annotator JSON API (docs/annotator-api.md) from one server-rendered page.
+ *
+ * The session token is the participant's only credential; it is kept in localStorage under a key made of the
+ * study and the participant, so a reload (or coming back from the same link) resumes the same item. The page
+ * never sees a correct answer: it only renders texts and choices and posts what the participant picked.
+ */
+(function () {
+  "use strict";
+
+  const config = JSON.parse(document.getElementById("annotator-config").textContent);
+  const API = config.api;
+  const who = Object.assign({}, config.who);
+  const $ = (id) => document.getElementById(id);
+
+  // --- storage: tolerate browsers that refuse localStorage (private mode) by falling back to memory ---------
+  const memory = {};
+  const store = {
+    get(key) { try { return window.localStorage.getItem(key); } catch (e) { return memory[key] || null; } },
+    set(key, value) { try { window.localStorage.setItem(key, value); } catch (e) { memory[key] = value; } },
+    remove(key) { try { window.localStorage.removeItem(key); } catch (e) { delete memory[key]; } },
+  };
+
+  function randomId() {
+    if (window.crypto && window.crypto.randomUUID) return window.crypto.randomUUID();
+    const bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes);
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  // An anonymous link has no platform id: keep one per browser so a reload is the same participant.
+  if (who.platform === "anonymous" && !who.participant) {
+    const anonKey = "stylecrowd:" + config.slug + ":anonymous";
+    who.participant = store.get(anonKey) || "anon-" + randomId();
+    store.set(anonKey, who.participant);
+  }
+  const sessionKey = ["stylecrowd", config.slug, who.platform, who.participant].join(":");
+
+  let session = null;       // the latest session object
+  let item = null;          // the item on screen
+  let itemShownAt = 0;      // performance.now() when the item was rendered, for the optional `seconds`
+  let busy = false;         // a request is in flight: ignore further submits and shortcuts
+  let keyHandler = null;    // the current item's keyboard handler
+
+  // --- HTTP ---------------------------------------------------------------------------------------------
+  class ApiError extends Error {
+    constructor(status, code, message, details) {
+      super(message);
+      this.status = status; this.code = code; this.details = details;
+    }
+  }
+
+  async function api(method, path, body) {
+    let response;
+    try {
+      response = await fetch(API + path, {
+        method,
+        headers: body === undefined ? { Accept: "application/json" }
+          : { Accept: "application/json", "Content-Type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        credentials: "omit",  // the token is the credential; never send a researcher's admin cookie along
+        cache: "no-store",
+      });
+    } catch (e) {
+      throw new ApiError(0, "network", "We could not reach the server. Check your connection and try again.");
+    }
+    let data = null;
+    try { data = await response.json(); } catch (e) { data = null; }
+    if (!response.ok) {
+      const err = (data && data.error) || {};
+      throw new ApiError(response.status, err.code || "error", err.message || "The server answered " + response.status + ".", err.details);
+    }
+    return { status: response.status, data };
+  }
+
+  // --- screens ------------------------------------------------------------------------------------------
+  function show(name) {
+    document.querySelectorAll(".screen[data-screen]").forEach((el) => { el.hidden = el.dataset.screen !== name; });
+    document.body.dataset.screen = name;
+    $("progress").hidden = name !== "item";
+    // Move focus to the new screen's heading so screen readers announce it and Tab starts from the top.
+    const heading = document.querySelector('.screen[data-screen="' + name + '"] h1');
+    if (heading) heading.focus({ preventScroll: false });
+    window.scrollTo(0, 0);
+  }
+
+  function setProgress(progress) {
+    if (!progress) return;
+    const total = Math.max(progress.total || 0, 0);
+    const done = Math.min(progress.done || 0, total);
+    const bar = $("progress-bar");
+    bar.setAttribute("aria-valuemax", String(total || 1));
+    bar.setAttribute("aria-valuenow", String(done));
+    bar.setAttribute("aria-valuetext", done + " of " + total + " answered");
+    $("progress-fill").style.width = total ? (100 * done / total) + "%" : "0";
+    const current = Math.min(done + 1, total);
+    $("progress-text").textContent = total ? "Item " + current + " of " + total : "";
+  }
+
+  function fail(message, retry) {
+    $("error-message").textContent = message;
+    $("error-retry").onclick = retry || (() => window.location.reload());
+    show("error");
+  }
+
+  function endScreen(message, code, redirectUrl) {
+    $("end-message").textContent = message;
+    $("end-code-block").hidden = !code;
+    $("end-code").textContent = code || "";
+    const link = $("end-redirect");
+    link.hidden = !redirectUrl;
+    if (redirectUrl) link.href = redirectUrl;
+    show("end");
+  }
+
+  function doneScreen(code, redirectUrl) {
+    $("done-code").textContent = code || "";
+    const link = $("done-redirect");
+    link.hidden = !redirectUrl;
+    if (redirectUrl) link.href = redirectUrl;
+    $("done-copy").hidden = !code;
+    show("done");
+  }
+
+  // Plain words for the API's error codes (docs/annotator-api.md, "Errors").
+  function explain(err) {
+    switch (err.code) {
+      case "network": return err.message;
+      case "expired": return "Your time for this batch has run out, so your unanswered items were given to others.";
+      case "not_found": return "We could not find your session. It may have been closed; start again from the study link.";
+      case "screened_out": return "Based on your earlier answers you are not eligible for this study.";
+      case "no_work_available": return "There are no more items for you in this study. Thank you for taking part!";
+      case "not_reserved": return "This item is no longer reserved for you — loading the next one.";
+      case "answer_conflict": return "You already answered this item with a different answer — loading the next one.";
+      case "wrong_state": return "Your session moved on in another window — picking up where it is now.";
+      default: return err.message || "Something went wrong.";
+    }
+  }
+
+  // --- session lifecycle ----------------------------------------------------------------------------------
+  async function boot() {
+    const token = store.get(sessionKey);
+    if (token) {
+      try {
+        const { data } = await api("GET", "sessions/" + encodeURIComponent(token) + "/");
+        return route(data);
+      } catch (err) {
+        if (err.status !== 404) return fail(explain(err), boot);
+        store.remove(sessionKey);  // forgotten or forged token: open a fresh session below
+      }
+    }
+    try {
+      const { data } = await api("POST", "studies/" + encodeURIComponent(config.slug) + "/sessions/", {
+        participant: who.participant, platform: who.platform, study_ref: who.study_ref, session_ref: who.session_ref,
+      });
+      store.set(sessionKey, data.token);
+      route(data);
+    } catch (err) {
+      if (err.code === "screened_out") return endScreen(explain(err), null, null);
+      if (err.code === "no_work_available") return endScreen(explain(err), null, null);
+      if (err.status === 404) return endScreen("This study is not taking participants at the moment.", null, null);
+      fail(explain(err), boot);
+    }
+  }
+
+  function instructionsSeenKey() { return sessionKey + ":instructions:" + (session && session.token) + ":" + (session && session.batch); }
+
+  function route(data) {
+    session = data;
+    if (data.progress) setProgress(data.progress);
+    switch (data.state) {
+      case "consent": return show("consent");
+      case "eligibility": return showEligibility();
+      case "instructions": return showInstructions();
+      case "items":
+        // A reload mid-batch goes straight back to the item; the first time, the instructions come first.
+        if (store.get(instructionsSeenKey()) || (data.progress && data.progress.done > 0)) return loadNext();
+        return showInstructions();
+      case "completed": return loadNext();
+      case "screened_out":
+        return endScreen("Thank you for your answers. Unfortunately this study is looking for participants with a different profile, so it ends here. You will be compensated as the study page describes.",
+          data.completion_code, data.redirect_url);
+      case "expired":
+        store.remove(sessionKey);
+        return endScreen("Your time for this batch has run out, so your unanswered items were given to other participants. Thank you for your help.", null, null);
+      default:
+        return fail("Your session is in an unexpected state (" + data.state + ").", boot);
+    }
+  }
+
+  function tokenPath(suffix) { return "sessions/" + encodeURIComponent(session.token) + "/" + suffix; }
+
+  $("consent-agree").addEventListener("click", async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const { data } = await api("POST", tokenPath("consent/"), { agree: true });
+      route(data);
+    } catch (err) { fail(explain(err), boot); } finally { busy = false; }
+  });
+  $("consent-decline").addEventListener("click", () => {
+    store.remove(sessionKey);
+    endScreen("You chose not to take part, so nothing more will be recorded. Please return the study on the platform you came from. You can close this page.", null, null);
+  });
+
+  function showEligibility() {
+    const questions = (session.study && session.study.eligibility_questions) || config.eligibility;
+    if (!questions.length) return showInstructions();
+    $("eligibility-error").textContent = "";
+    show("eligibility");
+  }
+
+  $("eligibility-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (busy) return;
+    const answers = {};
+    const missing = [];
+    document.querySelectorAll("#eligibility-form fieldset.question").forEach((fs) => {
+      const picked = fs.querySelector("input:checked");
+      if (picked) answers[fs.dataset.name] = picked.value; else missing.push(fs.querySelector("legend").textContent.trim());
+    });
+    if (missing.length) {
+      $("eligibility-error").textContent = "Please answer: " + missing.join("; ");
+      return;
+    }
+    busy = true;
+    try {
+      const { data } = await api("POST", tokenPath("eligibility/"), { answers });
+      route(data);
+    } catch (err) {
+      if (err.code === "invalid") $("eligibility-error").textContent = err.message;
+      else fail(explain(err), boot);
+    } finally { busy = false; }
+  });
+
+  const KIND_HINTS = {
+    quadruple: "Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue.",
+    triple: "Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue.",
+    "style-or-content": "Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue.",
+    likert: "Tip: press a number key (<kbd>1</kbd>–<kbd>5</kbd> on a five-point scale) to rate the highlighted question, then <kbd>Enter</kbd> to continue.",
+    ranking: "Tip: use the ▲ and ▼ buttons (or focus a text and press <kbd>Alt</kbd>+<kbd>↑</kbd>/<kbd>↓</kbd>) to order the texts, then <kbd>Enter</kbd> on Next.",
+    rewrite: "Tip: press <kbd>Ctrl</kbd>+<kbd>Enter</kbd> to continue once your text is long enough.",
+  };
+
+  function showInstructions() {
+    $("instructions-hint").innerHTML = KIND_HINTS[config.kind] || "";
+    show("instructions");
+  }
+
+  $("instructions-start").addEventListener("click", async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      if (session.state === "instructions") {
+        const { data } = await api("POST", tokenPath("start/"), {});
+        session = data;
+      }
+      store.set(instructionsSeenKey(), "1");
+      busy = false;
+      await loadNext();
+    } catch (err) {
+      busy = false;
+      if (err.code === "no_work_available") return endScreen(explain(err), null, null);
+      fail(explain(err), boot);
+    }
+  });
+
+  // --- items --------------------------------------------------------------------------------------------
+  async function loadNext(notice) {
+    busy = true;
+    try {
+      const { data } = await api("GET", tokenPath("next/"));
+      if (data.state) session.state = data.state;
+      if (!data.item) {
+        busy = false;
+        if (data.state === "screened_out") return route(Object.assign({}, session, data));
+        return doneScreen(data.completion_code, data.redirect_url);
+      }
+      store.set(instructionsSeenKey(), "1");
+      setProgress(data.progress);
+      renderItem(data.item, notice);
+    } catch (err) {
+      if (err.code === "expired") return route(Object.assign({}, session, { state: "expired" }));
+      if (err.code === "no_work_available") return endScreen(explain(err), null, null);
+      if (err.code === "wrong_state") return boot();
+      fail(explain(err), () => loadNext());
+    } finally { busy = false; }
+  }
+
+  function el(tag, attrs, children) {
+    const node = document.createElement(tag);
+    Object.entries(attrs || {}).forEach(([key, value]) => {
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = value;
+      else if (key === "html") node.innerHTML = value;
+      else node.setAttribute(key, value);
+    });
+    (children || []).forEach((child) => { if (child) node.appendChild(typeof child === "string" ? document.createTextNode(child) : child); });
+    return node;
+  }
+
+  function textCard(tag, cls, text, id) {
+    return el("div", { class: "text-card " + cls, id: id || "" }, [el("span", { class: "tag", text: tag }), el("p", { text: text || "" })]);
+  }
+
+  function setSubmitEnabled(enabled) { $("item-submit").disabled = !enabled; }
+
+  function renderItem(next, notice) {
+    item = next;
+    const body = $("item-body");
+    body.innerHTML = "";
+    $("item-error").textContent = notice || "";
+    $("item-error").classList.toggle("info", Boolean(notice));
+    setSubmitEnabled(false);
+    keyHandler = null;
+    const kind = next.kind || config.kind;
+    body.dataset.kind = kind;
+    body.dataset.itemId = next.id;
+    if (kind === "quadruple") renderQuadruple(body, next);
+    else if (kind === "triple" || kind === "style-or-content") renderTriple(body, next, kind);
+    else if (kind === "likert") renderLikert(body, next);
+    else if (kind === "ranking") renderRanking(body, next);
+    else if (kind === "rewrite") renderRewrite(body, next);
+    else body.appendChild(el("p", { text: "This item cannot be shown (unknown kind " + kind + ")." }));
+    $("item-hint").innerHTML = KIND_HINTS[kind] || "";
+    itemShownAt = performance.now();
+    show("item");
+  }
+
+  // A radio group of large cards; number keys pick the n-th choice.
+  function choiceGroup(body, name, choices, describe, question) {
+    const group = el("div", { class: "choices" + (choices.length === 2 ? " two" : ""), role: "radiogroup", "aria-labelledby": "item-question" });
+    choices.forEach((value, index) => {
+      const input = el("input", { type: "radio", name, value, id: name + "-" + index });
+      input.addEventListener("change", () => setSubmitEnabled(true));
+      const label = el("label", { class: "option choice", for: name + "-" + index, "data-choice": value },
+        [input, el("span", { class: "key", "aria-hidden": "true", text: String(index + 1) }), describe(value, index)]);
+      group.appendChild(label);
+    });
+    body.appendChild(el("p", { class: "question-text", id: "item-question", text: question }));
+    body.appendChild(group);
+    keyHandler = (event) => {
+      const n = parseInt(event.key, 10);
+      if (n >= 1 && n <= choices.length) {
+        const input = $(name + "-" + (n - 1));
+        input.checked = true;
+        input.focus();
+        setSubmitEnabled(true);
+        return true;
+      }
+      return false;
+    };
+    return () => { const picked = group.querySelector("input:checked"); return picked ? picked.value : null; };
+  }
+
+  function pill(cls, text) { return el("span", { class: "pill " + cls, text }); }
+
+  function renderQuadruple(body, next) {
+    const t = next.texts;
+    body.appendChild(el("p", { class: "row-label", text: "Anchors" }));
+    body.appendChild(el("div", { class: "pair-row" }, [textCard("A1", "anchor-1", t.anchor_1, "text-a1"), textCard("A2", "anchor-2", t.anchor_2, "text-a2")]));
+    body.appendChild(el("p", { class: "row-label", text: "Sentences" }));
+    body.appendChild(el("div", { class: "pair-row" }, [textCard("S1", "sentence", t.sentence_1, "text-s1"), textCard("S2", "sentence", t.sentence_2, "text-s2")]));
+    const describe = (value) => {
+      const [first, second] = value.split("-");
+      return el("span", { class: "pairing" }, [
+        el("span", {}, [pill("s", first), " goes with ", pill("a1", "A1")]),
+        el("span", {}, [pill("s", second), " goes with ", pill("a2", "A2")]),
+        el("span", { class: "visually-hidden", text: " (" + value + ")" }),
+      ]);
+    };
+    item.read = choiceGroup(body, "choice", next.choices || ["S1-S2", "S2-S1"], describe,
+      "Which sentence matches each anchor in style?");
+  }
+
+  function renderTriple(body, next, kind) {
+    const t = next.texts;
+    body.appendChild(el("div", { class: "texts" }, [textCard("A1", "anchor-1", t.anchor_1, "text-a1")]));
+    body.appendChild(el("div", { class: "pair-row" }, [textCard("S1", "sentence", t.sentence_1, "text-s1"), textCard("S2", "sentence", t.sentence_2, "text-s2")]));
+    const describe = (value) => el("span", {}, [pill("s", value), " is closer in style to ", pill("a1", "A1")]);
+    const question = kind === "style-or-content" ? "Which sentence has the same style as A1 (whatever its content)?"
+      : "Which sentence is closest in style to A1?";
+    item.read = choiceGroup(body, "choice", next.choices || ["S1", "S2"], describe, question);
+  }
+
+  function renderLikert(body, next) {
+    const t = next.texts || {};
+    const cards = [];
+    if (t.source) cards.push(textCard("Original", "sentence", t.source, "text-source"));
+    if (t.rewrite) cards.push(textCard(t.target_style ? "Rewrite (" + t.target_style + ")" : "Rewrite", "anchor-1", t.rewrite, "text-rewrite"));
+    if (t.reference) cards.push(textCard("Reference", "anchor-2", t.reference, "text-reference"));
+    body.appendChild(el("div", { class: "texts" }, cards));
+    const questions = next.questions || (session.study && session.study.questions) || config.likert;
+    const fieldsets = questions.map((q, qi) => {
+      const fs = el("fieldset", { class: "question likert", "data-name": q.name });
+      fs.appendChild(el("legend", { text: q.text || q.name }));
+      const scale = el("div", { class: "scale", role: "radiogroup", "aria-label": q.text || q.name });
+      const labels = q.labels || {};
+      for (let v = q.min, pos = 1; v <= q.max; v += 1, pos += 1) {
+        const id = "q" + qi + "-" + v;
+        const input = el("input", { type: "radio", name: "likert-" + q.name, value: String(v), id });
+        if (labels[String(v)]) input.setAttribute("aria-label", v + " — " + labels[String(v)]);
+        input.addEventListener("change", () => { updateLikert(); });
+        input.addEventListener("focus", () => setActive(qi));
+        scale.appendChild(el("label", { class: "option", for: id, "data-value": String(v), "data-key": String(pos) }, [
+          input, el("span", { class: "value", text: (v > 0 && q.min < 0 ? "+" : "") + v }),
+          labels[String(v)] ? el("span", { class: "label", text: labels[String(v)], "aria-hidden": "true" }) : null,
+        ]));
+      }
+      fs.appendChild(scale);
+      const low = labels[String(q.min)]; const high = labels[String(q.max)];
+      if ((low || high) && Object.keys(labels).length <= 2) {
+        fs.appendChild(el("div", { class: "scale-ends", "aria-hidden": "true" }, [el("span", { text: low || "" }), el("span", { text: high || "" })]));
+      }
+      body.appendChild(fs);
+      return fs;
+    });
+    let active = 0;
+    function setActive(index) {
+      active = index;
+      fieldsets.forEach((fs, i) => fs.classList.toggle("active", i === active));
+    }
+    function updateLikert() {
+      const complete = fieldsets.every((fs) => fs.querySelector("input:checked"));
+      setSubmitEnabled(complete);
+    }
+    setActive(0);
+    keyHandler = (event) => {
+      const n = parseInt(event.key, 10);
+      if (!(n >= 1 && n <= 9)) return false;
+      const option = fieldsets[active].querySelector('label[data-key="' + n + '"] input');
+      if (!option) return false;
+      option.checked = true;
+      option.focus();
+      updateLikert();
+      // Move on to the next unanswered question so 1–5 can rate them all in a row.
+      const following = fieldsets.findIndex((fs, i) => i > active && !fs.querySelector("input:checked"));
+      if (following >= 0) setActive(following);
+      return true;
+    };
+    item.read = () => {
+      const answer = {};
+      for (const fs of fieldsets) {
+        const picked = fs.querySelector("input:checked");
+        if (!picked) return null;
+        answer[fs.dataset.name] = parseInt(picked.value, 10);
+      }
+      return answer;
+    };
+  }
+
+  function renderRanking(body, next) {
+    const t = next.texts || {};
+    if (t.source) body.appendChild(el("div", { class: "texts" }, [textCard("Original", "sentence", t.source, "text-source")]));
+    body.appendChild(el("p", { class: "question-text", id: "item-question", text: "Order these texts from best (top) to worst (bottom)." }));
+    const list = el("ol", { class: "ranking", "aria-labelledby": "item-question" });
+    const outputs = next.outputs || [];
+    function renumber() {
+      const rows = Array.from(list.children);
+      rows.forEach((li, i) => {
+        li.querySelector(".rank").textContent = String(i + 1);
+        li.querySelector(".up").disabled = i === 0;
+        li.querySelector(".down").disabled = i === rows.length - 1;
+        const text = li.querySelector(".output").textContent;
+        li.setAttribute("aria-label", "Rank " + (i + 1) + ": " + text);
+      });
+      setSubmitEnabled(rows.length > 0);
+    }
+    function move(li, delta, button) {
+      const rows = Array.from(list.children);
+      const index = rows.indexOf(li);
+      const target = index + delta;
+      if (target < 0 || target >= rows.length) return;
+      if (delta < 0) list.insertBefore(li, rows[target]); else list.insertBefore(li, rows[target].nextSibling);
+      renumber();
+      $("item-error").classList.add("info");
+      $("item-error").textContent = "Moved to rank " + (target + 1) + ".";
+      // Keep focus on the same control (or its twin if it just became disabled) so repeated presses keep moving.
+      const keep = li.querySelector(button.disabled ? (delta < 0 ? ".down" : ".up") : (delta < 0 ? ".up" : ".down"));
+      keep.focus();
+    }
+    outputs.forEach((output, i) => {
+      const id = typeof output === "string" ? "o" + (i + 1) : output.id;
+      const text = typeof output === "string" ? output : output.text;
+      const up = el("button", { type: "button", class: "move up", "aria-label": "Move up: " + text.slice(0, 60), text: "▲" });
+      const down = el("button", { type: "button", class: "move down", "aria-label": "Move down: " + text.slice(0, 60), text: "▼" });
+      const li = el("li", { "data-output": id, tabindex: "0" }, [
+        el("span", { class: "rank", "aria-hidden": "true" }), el("p", { class: "output", text }), el("span", { class: "moves" }, [up, down]),
+      ]);
+      up.addEventListener("click", () => move(li, -1, up));
+      down.addEventListener("click", () => move(li, 1, down));
+      li.addEventListener("keydown", (event) => {
+        if (event.target !== li || !event.altKey) return;
+        if (event.key === "ArrowUp") { event.preventDefault(); move(li, -1, up); li.focus(); }
+        if (event.key === "ArrowDown") { event.preventDefault(); move(li, 1, down); li.focus(); }
+      });
+      list.appendChild(li);
+    });
+    body.appendChild(list);
+    renumber();
+    item.read = () => Array.from(list.children).map((li) => li.dataset.output);
+  }
+
+  function renderRewrite(body, next) {
+    const t = next.texts || {};
+    const minLength = next.min_length || (session.study && session.study.rewrite_min_length) || config.rewrite_min_length || 1;
+    if (t.source) body.appendChild(el("div", { class: "texts" }, [textCard("Original", "sentence", t.source, "text-source")]));
+    const prompt = t.target_style ? "Rewrite the original so that it is " + t.target_style + ", keeping its meaning."
+      : "Rewrite the original in your own words, keeping its meaning.";
+    body.appendChild(el("label", { class: "question-text", for: "rewrite-text", text: prompt }));
+    const area = el("textarea", { id: "rewrite-text", name: "rewrite", "aria-describedby": "rewrite-counter", minlength: String(minLength) });
+    const counter = el("p", { class: "counter", id: "rewrite-counter", "aria-live": "polite" });
+    function update() {
+      const length = area.value.trim().length;
+      const ok = length >= minLength;
+      counter.textContent = ok ? length + " characters ✓" : length + " of at least " + minLength + " characters";
+      counter.classList.toggle("ok", ok);
+      setSubmitEnabled(ok);
+    }
+    area.addEventListener("input", update);
+    area.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); submitItem(); }
+    });
+    body.appendChild(area);
+    body.appendChild(counter);
+    update();
+    item.read = () => { const value = area.value.trim(); return value.length >= minLength ? value : null; };
+    setTimeout(() => area.focus(), 0);
+  }
+
+  async function submitItem() {
+    if (busy || !item) return;
+    const answer = item.read ? item.read() : null;
+    if (answer === null || answer === undefined) {
+      $("item-error").classList.remove("info");
+      $("item-error").textContent = "Please answer before continuing.";
+      return;
+    }
+    busy = true;
+    setSubmitEnabled(false);
+    const seconds = Math.round((performance.now() - itemShownAt) / 100) / 10;
+    try {
+      const { data } = await api("POST", tokenPath("answers/"), { item: item.id, answer, seconds });
+      if (data && data.progress) setProgress(data.progress);
+      busy = false;
+      await loadNext();
+    } catch (err) {
+      busy = false;
+      if (err.code === "invalid") {
+        // Our own input checks should prevent this; show the server's words and let the participant fix it.
+        $("item-error").classList.remove("info");
+        $("item-error").textContent = "That answer was not accepted: " + err.message;
+        setSubmitEnabled(true);
+        return;
+      }
+      if (err.code === "expired") return route(Object.assign({}, session, { state: "expired" }));
+      if (err.code === "not_reserved" || err.code === "answer_conflict") {
+        const notice = explain(err);
+        $("item-error").classList.add("info");
+        $("item-error").textContent = notice;
+        setTimeout(() => loadNext(notice), 1200);
+        return;
+      }
+      if (err.code === "wrong_state") return boot();
+      $("item-error").classList.remove("info");
+      $("item-error").textContent = explain(err);
+      setSubmitEnabled(true);
+    }
+  }
+
+  $("item-form").addEventListener("submit", (event) => { event.preventDefault(); submitItem(); });
+
+  document.addEventListener("keydown", (event) => {
+    if (document.body.dataset.screen !== "item" || busy) return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    if (target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text"))) return;
+    if (event.key === "Enter") {
+      // Enter on a move button activates the button, not the form.
+      if (target && target.tagName === "BUTTON" && target.type === "button") return;
+      event.preventDefault();
+      if (!$("item-submit").disabled) submitItem();
+      return;
+    }
+    if (keyHandler && keyHandler(event)) event.preventDefault();
+  });
+
+  $("done-copy").addEventListener("click", async () => {
+    const code = $("done-code").textContent;
+    try { await navigator.clipboard.writeText(code); $("done-note").textContent = "Code copied."; }
+    catch (e) { $("done-note").textContent = "Select the code above and copy it."; }
+  });
+
+  boot();
+})();

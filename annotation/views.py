@@ -1,0 +1,78 @@
+"""The annotator's browser pages: one server-rendered shell per study that drives the JSON annotator API.
+
+The page only parses the platform's URL parameters and renders the study's participant-facing texts; every
+state change (session, consent, eligibility, items, answers) goes through `/api/v1/…` so the browser and the
+JSON clients share one door. Nothing rendered here may reveal a correct answer or which items screen.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.http import require_GET
+
+from annotation.models import Study
+
+# Query parameters each recruiting platform appends to the study link (Prolific's and MTurk's documented names).
+PLATFORM_PARAMS: dict[str, tuple[str, str, str]] = {
+    "prolific": ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"),
+    "mturk": ("workerId", "hitId", "assignmentId"),
+}
+MAX_PARAM_LENGTH = 128  # Participant.external_id's max_length: longer values are refused, not truncated.
+
+
+def participant_from_query(query: dict[str, str]) -> dict[str, str]:
+    """Who is arriving, from the link's parameters: Prolific first, then MTurk, else an anonymous link."""
+    for platform, (pid_key, study_key, session_key) in PLATFORM_PARAMS.items():
+        pid = (query.get(pid_key) or "").strip()
+        # MTurk previews a HIT with assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE and no workerId: treat as anonymous.
+        if pid:
+            return {
+                "platform": platform,
+                "participant": pid,
+                "study_ref": (query.get(study_key) or "").strip(),
+                "session_ref": (query.get(session_key) or "").strip(),
+            }
+    return {"platform": "anonymous", "participant": "", "study_ref": "", "session_ref": ""}
+
+
+def _public_eligibility(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Eligibility questions without their accepted answers (those stay on the server)."""
+    public = []
+    for index, question in enumerate(questions or []):
+        name = str(question.get("name") or f"q{index + 1}")
+        public.append({"name": name, "text": question.get("text", name), "choices": list(question.get("choices", []))})
+    return public
+
+
+def _public_likert(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    keep = ("name", "text", "min", "max", "labels")
+    return [{key: question[key] for key in keep if key in question} for question in questions or []]
+
+
+@require_GET
+@ensure_csrf_cookie
+def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
+    """`/s/<slug>/`: the whole participant flow, rendered once and advanced by `annotation/js/annotator.js`."""
+    study = Study.objects.filter(slug=slug).first()
+    if study is None:
+        return render(request, "annotation/unavailable.html", {"reason": "missing"}, status=404)
+    if study.status != Study.Status.ACTIVE:
+        return render(request, "annotation/unavailable.html", {"reason": study.status, "study": study}, status=410)
+    who = participant_from_query({key: request.GET.get(key, "") for key in request.GET})
+    too_long = [key for key, value in who.items() if len(value) > MAX_PARAM_LENGTH]
+    if too_long:
+        return render(request, "annotation/unavailable.html", {"reason": "bad-link", "fields": too_long}, status=400)
+    config = {
+        "slug": study.slug,
+        "kind": study.item_kind,
+        "who": who,
+        "eligibility": _public_eligibility(study.eligibility_questions),
+        "likert": _public_likert(study.questions),
+        "rewrite_min_length": study.rewrite_min_length,
+        "api": "/api/v1/",
+    }
+    context = {"study": study, "config": config, "has_consent": bool(study.consent_text.strip())}
+    return render(request, "annotation/study.html", context)
