@@ -1,5 +1,5 @@
 from django.urls import path
 
-from core import views
+from core.views import JobDetail
 
-urlpatterns = [path("<int:job_id>/", views.job_detail, name="job-detail")]
+urlpatterns = [path("<int:job_id>/", JobDetail.as_view(), name="job-detail")]

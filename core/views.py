@@ -1,16 +1,30 @@
-from django.contrib.admin.views.decorators import staff_member_required
-from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from core.models import Job
 
 
-@staff_member_required
-def job_detail(request: HttpRequest, job_id: int) -> JsonResponse:
-    """Polled by the admin's progress bars."""
-    job = get_object_or_404(Job, pk=job_id)
-    return JsonResponse({
-        "id": job.pk, "kind": job.kind, "status": job.status, "percent": job.percent,
-        "done": job.progress_done, "total": job.progress_total, "message": job.message,
-        "error": job.error, "result": job.result,
-    })
+def job_body(job: Job) -> dict:
+    return {
+        "id": job.pk, "kind": job.kind, "status": job.status, "percent": job.percent, "done": job.progress_done,
+        "total": job.progress_total, "message": job.message, "error": job.error, "result": job.result,
+    }
+
+
+JobSchema = inline_serializer("Job", {
+    "id": serializers.IntegerField(), "kind": serializers.CharField(), "status": serializers.CharField(),
+    "percent": serializers.FloatField(), "done": serializers.IntegerField(), "total": serializers.IntegerField(),
+    "message": serializers.CharField(), "error": serializers.CharField(), "result": serializers.JSONField(),
+})
+
+
+class JobDetail(APIView):
+    """A background job's status row; the admin's progress bars poll it."""
+
+    @extend_schema(responses=JobSchema)
+    def get(self, request: Request, job_id: int) -> Response:
+        return Response(job_body(get_object_or_404(Job, pk=job_id)))

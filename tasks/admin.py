@@ -1,0 +1,119 @@
+"""Researchers' door to the tasks app: corpora (with upload), pairs, generation, instances, screening questions."""
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from core.errors import ApplicationError
+from tasks.forms import CorpusImportForm, GenerateInstancesForm
+from tasks.models import Corpus, GenerationRun, ParallelPair, ScreeningQuestion, StyleComponent, TaskInstance
+from tasks.services.uploads import corpus_import_enqueue, instances_generate_enqueue
+
+
+@admin.register(StyleComponent)
+class StyleComponentAdmin(admin.ModelAdmin):
+    list_display = ["name", "label_1", "label_2", "kind"]
+    list_filter = ["kind"]
+
+
+@admin.register(Corpus)
+class CorpusAdmin(admin.ModelAdmin):
+    list_display = ["name", "component", "import_format", "n_pairs", "n_skipped", "n_instances_total", "pairs_link",
+                    "created_at"]
+    list_filter = ["component", "import_format"]
+    search_fields = ["name", "source"]
+    readonly_fields = ["import_format", "import_params", "n_pairs", "n_rows_read", "n_skipped", "n_instances",
+                       "created_at"]
+    actions = ["generate_instances"]
+    change_list_template = "admin/tasks/corpus_change_list.html"
+
+    @admin.display(description="instances")
+    def n_instances_total(self, obj: Corpus) -> int:
+        return obj.instances.count()
+
+    @admin.display(description="pairs")
+    def pairs_link(self, obj: Corpus) -> str:
+        url = reverse("admin:tasks_parallelpair_changelist") + f"?corpus__id__exact={obj.pk}"
+        return format_html('<a href="{}">browse {} pairs</a>', url, obj.n_pairs)
+
+    def get_urls(self):
+        return [path("import/", self.admin_site.admin_view(self.import_view), name="tasks_corpus_import"),
+                *super().get_urls()]
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        form = CorpusImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                job = corpus_import_enqueue(
+                    name=data["name"], component=data["component"].name if data["component"] else None,
+                    import_format=data["import_format"], files=data["files"], seed=data["seed"],
+                    min_edit_distance=data["min_edit_distance"], replace=data["replace"], source=data["source"],
+                    licence=data["licence"], created_by=request.user.get_username(),
+                )
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
+            else:
+                messages.info(request, f"Import of '{data['name']}' queued as job #{job.pk}.")
+                return HttpResponseRedirect(reverse("admin:core_job_change", args=[job.pk]))
+        context = {**self.admin_site.each_context(request), "form": form, "title": "Import a corpus",
+                   "opts": self.model._meta}
+        return TemplateResponse(request, "admin/tasks/corpus_import.html", context)
+
+    @admin.action(description="Generate instances for the selected corpora")
+    def generate_instances(self, request: HttpRequest, queryset: QuerySet[Corpus]) -> HttpResponse | None:
+        form = GenerateInstancesForm(request.POST if "apply" in request.POST else None)
+        if "apply" in request.POST and form.is_valid():
+            for corpus in queryset:
+                try:
+                    job = instances_generate_enqueue(corpus=corpus, created_by=request.user.get_username(),
+                                                     **form.cleaned_data)
+                except ApplicationError as exc:
+                    self.message_user(request, f"{corpus.name}: {exc.message}", messages.ERROR)
+                else:
+                    self.message_user(request, f"{corpus.name}: generation queued as job #{job.pk}.")
+            return None
+        context = {**self.admin_site.each_context(request), "form": form, "corpora": queryset,
+                   "title": "Generate instances", "opts": self.model._meta,
+                   "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME}
+        return TemplateResponse(request, "admin/tasks/generate_instances.html", context)
+
+
+@admin.register(ParallelPair)
+class ParallelPairAdmin(admin.ModelAdmin):
+    list_display = ["source_id", "corpus", "text_1", "text_2"]
+    list_filter = ["corpus"]
+    search_fields = ["text_1", "text_2", "source_id"]
+    list_select_related = ["corpus"]
+    readonly_fields = ["corpus", "position"]
+
+
+@admin.register(GenerationRun)
+class GenerationRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "corpus", "setup", "seed", "count", "n_instances", "created_at"]
+    list_filter = ["setup", "corpus"]
+    readonly_fields = [f.name for f in GenerationRun._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(TaskInstance)
+class TaskInstanceAdmin(admin.ModelAdmin):
+    list_display = ["stel_id", "setup", "component", "corpus", "status", "correct_order", "published_votes"]
+    list_filter = ["component", "setup", "status", "corpus"]
+    search_fields = ["stel_id", "anchor_1", "anchor_2", "sentence_1", "sentence_2"]
+    list_select_related = ["component", "corpus"]
+    readonly_fields = ["generation_run", "anchor_pair", "sentence_pair", "family", "created_at"]
+
+
+@admin.register(ScreeningQuestion)
+class ScreeningQuestionAdmin(admin.ModelAdmin):
+    list_display = ["name", "component", "correct_order", "active", "anchor_1", "sentence_1"]
+    list_filter = ["component", "active"]
+    list_editable = ["active"]
+    search_fields = ["name", "anchor_1", "anchor_2", "sentence_1", "sentence_2"]

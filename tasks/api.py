@@ -1,0 +1,84 @@
+"""Researchers' REST door to the tasks app (admin users; session or basic auth)."""
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.views import JobSchema, job_body
+from tasks.models import Corpus, StyleComponent, TaskInstance
+from tasks.serializers import (
+    CorpusImportSerializer,
+    CorpusSerializer,
+    GenerateSerializer,
+    StyleComponentSerializer,
+    TaskInstanceSerializer,
+)
+from tasks.services.uploads import corpus_import_enqueue, instances_generate_enqueue
+
+
+class StyleComponentList(generics.ListAPIView):
+    queryset = StyleComponent.objects.all()
+    serializer_class = StyleComponentSerializer
+    pagination_class = None
+
+
+class CorpusListCreate(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(responses=CorpusSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        corpora = Corpus.objects.select_related("component").order_by("name")
+        return Response(CorpusSerializer(corpora, many=True).data)
+
+    @extend_schema(request=CorpusImportSerializer, responses={202: JobSchema})
+    def post(self, request: Request) -> Response:
+        """Upload files and import them in the background; poll the returned job."""
+        data = request.data.copy()
+        files = request.FILES.getlist("files")
+        serializer = CorpusImportSerializer(data={**{k: data.get(k) for k in data if k != "files"}, "files": files})
+        serializer.is_valid(raise_exception=True)
+        v = serializer.validated_data
+        job = corpus_import_enqueue(
+            name=v["name"], component=v.get("component") or None, import_format=v["format"], files=v["files"],
+            seed=v["seed"], min_edit_distance=v["min_edit_distance"], replace=v["replace"], source=v["source"],
+            licence=v["licence"], created_by=request.user.get_username(),
+        )
+        job.refresh_from_db()
+        return Response(job_body(job), status=status.HTTP_202_ACCEPTED)
+
+
+class CorpusDetail(generics.RetrieveAPIView):
+    queryset = Corpus.objects.select_related("component")
+    serializer_class = CorpusSerializer
+
+
+class CorpusGenerate(APIView):
+    parser_classes = [JSONParser]
+
+    @extend_schema(request=GenerateSerializer, responses={202: JobSchema})
+    def post(self, request: Request, pk: int) -> Response:
+        corpus = get_object_or_404(Corpus, pk=pk)
+        serializer = GenerateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        job = instances_generate_enqueue(corpus=corpus, created_by=request.user.get_username(),
+                                         **serializer.validated_data)
+        job.refresh_from_db()
+        return Response(job_body(job), status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(parameters=[OpenApiParameter(name, str) for name in ("corpus", "component", "setup", "status")])
+class TaskInstanceList(generics.ListAPIView):
+    serializer_class = TaskInstanceSerializer
+
+    def get_queryset(self):
+        queryset = TaskInstance.objects.select_related("component", "corpus").order_by("corpus__name", "setup",
+                                                                                          "position")
+        params = self.request.query_params
+        filters = {"corpus__name": params.get("corpus"), "component__name": params.get("component"),
+                   "setup": params.get("setup"), "status": params.get("status")}
+        return queryset.filter(**{k: v for k, v in filters.items() if v})

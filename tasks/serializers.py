@@ -1,0 +1,49 @@
+from rest_framework import serializers
+
+from tasks.models import Corpus, Setup, StyleComponent, TaskInstance
+from tasks.services.imports import FORMATS
+
+
+class StyleComponentSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = StyleComponent
+        fields = ["name", "label_1", "label_2", "kind", "description"]
+
+
+class CorpusSerializer(serializers.ModelSerializer):
+    component = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Corpus
+        fields = ["id", "name", "component", "import_format", "source", "licence", "import_params", "n_pairs",
+                  "n_rows_read", "n_skipped", "n_instances", "created_at"]
+
+
+class CorpusImportSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=128)
+    component = serializers.CharField(required=False, allow_blank=True)
+    format = serializers.ChoiceField(choices=FORMATS)
+    files = serializers.ListField(child=serializers.FileField(), allow_empty=False)
+    seed = serializers.IntegerField(default=0)
+    min_edit_distance = serializers.IntegerField(default=4, min_value=0)
+    replace = serializers.BooleanField(default=False)
+    source = serializers.CharField(required=False, allow_blank=True, default="")
+    licence = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class GenerateSerializer(serializers.Serializer):
+    setup = serializers.ChoiceField(choices=Setup.choices)
+    seed = serializers.IntegerField(default=0)
+    count = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
+    replace = serializers.BooleanField(default=False)
+
+
+class TaskInstanceSerializer(serializers.ModelSerializer):
+    component = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    corpus = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = TaskInstance
+        fields = ["id", "stel_id", "setup", "component", "corpus", "anchor_1", "anchor_2", "sentence_1", "sentence_2",
+                  "anchor_1_style", "anchor_2_style", "sentence_1_style", "sentence_2_style", "correct_order",
+                  "status", "family", "published_votes"]

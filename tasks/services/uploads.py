@@ -1,0 +1,74 @@
+"""Uploads from the admin and the API: files are saved, then imported by a Celery job with progress."""
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+
+from core.errors import ApplicationError
+from core.jobs import job_create, job_enqueue
+from core.models import Job
+from tasks.models import Corpus
+from tasks.services.imports import FORMATS, component_get
+
+
+def corpus_import_enqueue(
+    *, name: str, component: str | None, import_format: str, files: list[UploadedFile], seed: int = 0,
+    min_edit_distance: int = 4, replace: bool = False, source: str = "", licence: str = "", created_by: str = "",
+) -> Job:
+    """Validate what can be checked up front, save the files and queue the import."""
+    if import_format not in FORMATS:
+        raise ApplicationError(f"format: unknown format {import_format!r} (one of: {', '.join(FORMATS)})",
+                               code="unknown_format")
+    if not files:
+        raise ApplicationError("files: upload at least one file", code="no_files")
+    if component:
+        component_get(name=component)
+    elif import_format != "stel":
+        raise ApplicationError("component: required for this format", code="missing_component")
+    if not name.strip():
+        raise ApplicationError("name: must not be empty", code="invalid_name")
+    if Corpus.objects.filter(name=name).exists() and not replace:
+        raise ApplicationError(f"name: corpus '{name}' exists already; set replace to overwrite it",
+                               code="corpus_exists", status=409)
+    upload_dir = Path(settings.MEDIA_ROOT) / "uploads" / uuid.uuid4().hex
+    upload_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for index, upload in enumerate(files):
+        target = upload_dir / f"{index:02d}-{Path(upload.name or 'upload').name}"
+        with target.open("wb") as handle:
+            for chunk in upload.chunks():
+                handle.write(chunk)
+        # Original names keep the error messages meaningful to the researcher.
+        paths.append(str(target))
+    params: dict[str, Any] = {
+        "name": name, "component": component or None, "format": import_format, "paths": paths,
+        "original_names": [f.name for f in files], "seed": seed, "min_edit_distance": min_edit_distance,
+        "replace": replace, "source": source or ", ".join(f.name or "" for f in files), "licence": licence,
+        "upload_dir": str(upload_dir),
+    }
+    from tasks.celery_tasks import corpus_import_task
+
+    with transaction.atomic():
+        job = job_create(kind="corpus_import", params=params, created_by=created_by)
+        job_enqueue(job=job, task=corpus_import_task)
+    return job
+
+
+def instances_generate_enqueue(
+    *, corpus: Corpus, setup: str, seed: int = 0, count: int | None = None, replace: bool = False,
+    created_by: str = "",
+) -> Job:
+    from tasks.celery_tasks import instances_generate_task
+
+    with transaction.atomic():
+        job = job_create(kind="instances_generate", created_by=created_by, params={
+            "corpus_id": corpus.pk, "corpus": corpus.name, "setup": setup, "seed": seed, "count": count,
+            "replace": replace,
+        })
+        job_enqueue(job=job, task=instances_generate_task)
+    return job
