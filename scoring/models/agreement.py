@@ -53,6 +53,10 @@ class FilterRun(models.Model):
     n_rejected = models.PositiveIntegerField(default=0)
     n_incomplete = models.PositiveIntegerField(default=0)
     n_balanced_away = models.PositiveIntegerField(default=0)
+    job = models.OneToOneField(
+        "core.Job", on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        help_text="The background job that made it (one run per job, so a redelivered task does not repeat it).",
+    )
     created_by = models.CharField(max_length=150, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
