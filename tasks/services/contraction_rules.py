@@ -53,7 +53,7 @@ DEFINITE_S_HOSTS = {"he", "she", "it", "that", "there", "here", "what", "who", "
 INDEFINITE_S_HOSTS = {"everybody", "everyone", "somebody", "someone", "something"}
 # 's on these hosts is a contraction STEL left out of C.1 ("let's", "where's"): such sentences are skipped, because
 # their expanded side would still hold a contraction.
-UNLISTED_S_HOSTS = {"let", "where", "why", "this", "which", "how", "who"} - DEFINITE_S_HOSTS
+UNLISTED_S_HOSTS = {"let", "where", "why", "this", "which"}
 ADVERBS = {"not", "never", "already", "just", "ever", "always", "also", "really", "probably", "only", "still",
            "certainly", "definitely", "surely", "even", "finally", "recently", "rarely", "often", "all"}
 DETERMINERS_AND_PRONOUNS = {"a", "an", "the", "my", "his", "her", "their", "our", "your", "its", "no", "some",
@@ -70,8 +70,10 @@ IRREGULAR_PARTICIPLES = {
 }
 BASE_FORM_PARTICIPLES = {"come", "become", "run", "put", "cut", "let", "set", "hit", "read", "hurt", "cost", "quit",
                          "shut", "spread", "bet", "burst"}
-NOT_PAST_ED = {"need", "feed", "seed", "bleed", "breed", "speed", "succeed", "proceed", "exceed", "heed", "shed",
-               "wed", "embed", "bed", "red", "shred", "bred", "led", "fled"} - {"led", "bred", "fled"}
+NOT_PAST_ED = {"shed", "wed", "embed", "bed", "red", "shred", "hundred", "sacred", "naked", "wicked", "kindred"}
+IMPERSONAL_S_HOSTS = {"it", "that", "there", "what", "here"}
+PASSIVE_IDIOMS = {"called", "named", "located", "based", "known", "supposed", "used", "allowed", "considered",
+                  "required", "expected", "made", "set", "worth"}
 CLAUSE_END = {"", ".", ",", ";", ":", "!", "?", ")", "]", "\"", "\u201d", "\u2026", "-", "\u2014", "\u2013"}
 VERB_PHRASE_STARTERS = {"been", "got", "gotten", "gone", "here", "there", "not", "a", "an", "the", "so", "very",
                         "too", "going", "coming", "never", "always", "already", "just", "still", "really", "done"}
@@ -151,12 +153,15 @@ def _resolve_d(host: str, following: list[str]) -> tuple[str | None, str]:
     return "would", ""  # a bare verb follows: "I'd say", "you'd think"
 
 
-def _resolve_s(following: list[str]) -> tuple[str | None, str]:
-    """'s = is or has: has before been/got/had, undecidable before another participle, else is."""
+def _resolve_s(host: str, following: list[str]) -> tuple[str | None, str]:
+    """'s = is or has: has before been/got/had; before another participle only a passive cue decides; else is."""
     word = _content_word(following)
     if word in {"been", "got", "gotten", "had"}:
         return "has", ""
     if _is_participle(word) or word in BASE_FORM_PARTICIPLES - {"come", "run"}:
+        after = following[following.index(word) + 1] if word in following[:-1] else ""
+        if after == "by" or (host in IMPERSONAL_S_HOSTS and word in PASSIVE_IDIOMS):
+            return "is", ""  # "it's called", "that's written by": passive, so "is"
         return None, "'s + participle (is/has)"
     return "is", ""
 
@@ -174,7 +179,7 @@ def expand_token(key: str, following: list[str]) -> tuple[str | None, str]:
     if ending == "d":
         verb, reason = _resolve_d(host, following)
     else:
-        verb, reason = _resolve_s(following)
+        verb, reason = _resolve_s(host, following)
     return (f"{host} {verb}" if verb else None), reason
 
 
@@ -184,32 +189,37 @@ def expand(text: str) -> tuple[str, list[str], str, str]:
     changes: list[str] = []
     last = 0
     for match in WORD_RE.finditer(text):
+        if match.start() < last:
+            continue  # the subject pronoun already moved by an inverted n't
         token = match.group(0)
         key = _normalize(token)
         following = _following(text, match.end())
         if key == "ain't":
             return text, changes, "ambiguous", "ain't (am/is/are/has/have not)"
-        if key in STEL_CONTRACTIONS:
-            host = key.partition("'")[0]
-            if host in INDEFINITE_S_HOSTS and key.endswith("'s"):
-                word = _content_word(following)
-                if word not in VERB_PHRASE_STARTERS and not word.endswith("ing"):
-                    continue  # possessive: "everyone's opinion"
-            expansion, reason = expand_token(key, following)
-            if expansion is None:
-                return text, changes, "ambiguous", reason
-            replacement = _with_case(expansion, token)
-        elif CONTRACTION_ENDING_RE.search(key):
-            host = key.rsplit("'", 1)[0]
-            if key.endswith("'s") and host not in UNLISTED_S_HOSTS:
-                continue  # a possessive ("John's car", "the Earth's crust")
-            return text, changes, "unlisted", f"{key} (not in STEL's dictionary)"
-        else:
-            continue
+        if key not in STEL_CONTRACTIONS:
+            if CONTRACTION_ENDING_RE.search(key) and (not key.endswith("'s") or key[:-2] in UNLISTED_S_HOSTS):
+                return text, changes, "unlisted", f"{key} (not in STEL's dictionary)"
+            continue  # an ordinary word, or a possessive ("John's car", "the Earth's crust")
+        host = key.partition("'")[0]
+        if host in INDEFINITE_S_HOSTS and key.endswith("'s"):
+            word = _content_word(following)
+            if word not in VERB_PHRASE_STARTERS and not word.endswith("ing"):
+                continue  # possessive: "everyone's opinion"
+        expansion, reason = expand_token(key, following)
+        if expansion is None:
+            return text, changes, "ambiguous", reason
+        replacement = _with_case(expansion, token)
+        end = match.end()
+        inverted = re.match(r"\s+([A-Za-z]+)\b", text[end:])
+        if key.endswith("n't") and inverted and inverted.group(1).lower() in INVERTED_SUBJECTS:
+            # "Can't you see?" -> "Can you not see?": "Cannot you" would be ungrammatical
+            auxiliary = "can" if key == "can't" else expansion.removesuffix(" not")
+            replacement = f"{_with_case(auxiliary, token)} {inverted.group(1)} not"
+            end += inverted.end()
         parts.append(text[last:match.start()])
         parts.append(replacement)
-        changes.append(f"{token} -> {replacement}")
-        last = match.end()
+        changes.append(f"{text[match.start():end]} -> {replacement}")
+        last = end
     parts.append(text[last:])
     return "".join(parts), changes, "", ""
 
@@ -228,6 +238,7 @@ def _contraction_table() -> dict[str, str]:
 CONTRACT_TABLE = _contraction_table()
 NEGATABLE = {r.split()[0] for r in CONTRACT_TABLE if r.endswith(" not")}
 # "need not"/"ought not" are contracted only after a subject pronoun: "no need not to" must stay as it is.
+INVERTED_SUBJECTS = {"i", "you", "he", "she", "it", "we", "they"}
 PRONOUN_SUBJECTS = {"i", "you", "he", "she", "it", "we", "they", "one", "who", "that"}
 
 
@@ -240,8 +251,8 @@ def _contractible(phrase: str, previous: str, following: list[str]) -> bool:
         return False  # "I know what it is." cannot become "what it's."
     if second in {"am", "is", "are"}:
         return True
-    if following[0] == "not" and second not in {"would", "will", "shall"}:
-        return False  # "he has not" -> "he hasn't" (the negation contracts instead)
+    if following[0] == "not":
+        return False  # "he has not", "they will not": the negation contracts instead (hasn't, won't)
     if second in {"has", "have", "had"}:
         word = _content_word(following)
         if second == "had" and word == "better":
@@ -299,9 +310,8 @@ def convert(sentence: str) -> Conversion:
     if not expand_changes and not contract_changes:
         return Conversion(skip="no_contraction")
     direction = "both" if expand_changes and contract_changes else ("expand" if expand_changes else "contract")
-    # The expanded side also drops the contractions the contracted side made, and vice versa.
-    expanded_side, _, _, _ = expand(contracted) if contract_changes else (expanded, [], "", "")
+    # Expanded side: the sentence with its contractions written out (its expandable phrases are already expanded);
+    # contracted side: the sentence with its expandable phrases contracted (its contractions kept as written).
     return Conversion(
-        expanded=expanded_side if not expand(contracted)[2] else expanded, contracted=contracted,
-        direction=direction, changes=expand_changes + contract_changes,
+        expanded=expanded, contracted=contracted, direction=direction, changes=expand_changes + contract_changes
     )

@@ -1,0 +1,36 @@
+"""`build_contraction_corpus`: (expanded, contracted) pairs for the contraction component from plain sentences."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import CommandParser
+
+from core.commands import JsonCommand
+from tasks.services.builders import contraction_corpus_build
+
+
+class Command(JsonCommand):
+    help = (
+        "Build a `contraction` corpus from a UTF-8 file of sentences (one a line) with STEL's contraction "
+        "dictionary (appendix C.1): contractions are expanded, expandable phrases contracted; ambiguous "
+        "sentences are skipped and counted."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", metavar="SENTENCES.txt")
+        parser.add_argument("--name", required=True, help="Name of the corpus to create.")
+        parser.add_argument("--replace", action="store_true", help="Overwrite a corpus of the same name.")
+
+    def run(self, **options: Any) -> dict[str, Any]:
+        bar = self.progress(desc="storing pairs")
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        result = contraction_corpus_build(
+            name=options["name"], path=options["path"], replace=options["replace"], progress=progress
+        )
+        bar.close()
+        return result.summary()

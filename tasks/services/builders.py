@@ -1,0 +1,121 @@
+"""Characteristic builders: make parallel corpora for characteristics that no published corpus covers.
+
+`contraction_corpus_build` turns plain sentences into (expanded, contracted) pairs with the rules of
+`tasks.services.contraction_rules` (STEL appendix C.1) and stores them with `corpus_store`, atomically.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.errors import ApplicationError
+from tasks.models import Corpus
+from tasks.services.contraction_rules import RULES_VERSION, STEL_CONTRACTIONS, convert
+from tasks.services.imports import PairRow, component_get, corpus_store
+
+CONTRACTION_SOURCE = "STEL appendix C.1 contraction dictionary (Wegmann & Nguyen 2021, github.com/nlpsoc/STEL, MIT)"
+
+
+def text_lines_read(*, path: str | Path) -> list[str]:
+    """The lines of a UTF-8 text file (BOM and line ends removed); an error names the file and line otherwise."""
+    path = Path(path)
+    if not path.is_file():
+        raise ApplicationError(f"{path}: file not found", code="file_not_found")
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    lines: list[str] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            lines.append(raw.decode("utf-8").rstrip("\r"))
+        except UnicodeDecodeError as exc:
+            raise ApplicationError(
+                f"{path}, line {number}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+                code="undecodable", details={"file": str(path), "line": number},
+            ) from None
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line
+    return lines
+
+
+@dataclass
+class ContractionBuild:
+    """What the builder did: the stored corpus and how every line of the input was counted."""
+
+    corpus: Corpus | None
+    n_lines: int
+    converted: int
+    skipped_ambiguous: int
+    skipped_unlisted: int
+    skipped_no_contraction: int
+    skipped_blank: int
+    directions: dict[str, int] = field(default_factory=dict)
+    skip_reasons: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "corpus": self.corpus.name if self.corpus else None, "corpus_id": self.corpus.pk if self.corpus else None,
+            "component": "contraction", "lines": self.n_lines, "converted": self.converted,
+            "skipped_ambiguous": self.skipped_ambiguous, "skipped_unlisted": self.skipped_unlisted,
+            "skipped_no_contraction": self.skipped_no_contraction, "skipped_blank": self.skipped_blank,
+            "directions": self.directions, "skip_reasons": self.skip_reasons, "rules_version": RULES_VERSION,
+        }
+
+
+def contraction_corpus_build(
+    *,
+    name: str,
+    path: str | Path,
+    replace: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> ContractionBuild:
+    """Build and store corpus `name` of the `contraction` component from the sentences of `path` (one a line).
+
+    Style 1 is the expanded sentence, style 2 the contracted one. A sentence with an ambiguous contraction
+    (he'd before a determiner, 's before a participle, ain't), or one STEL's dictionary lacks (let's, might've),
+    is skipped and counted rather than guessed, so every stored pair is clean.
+    """
+    component = component_get(name="contraction")
+    lines = text_lines_read(path=path)
+    pairs: list[PairRow] = []
+    skipped: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    directions: Counter[str] = Counter()
+    for number, line in enumerate(lines, start=1):
+        sentence = line.strip()
+        if not sentence:
+            skipped["blank"] += 1
+            continue
+        result = convert(sentence)
+        if result.skip:
+            skipped[result.skip] += 1
+            if result.reason:
+                reasons[result.reason] += 1
+            continue
+        directions[result.direction] += 1
+        pairs.append(PairRow(
+            source_id=str(number), text_1=result.expanded, text_2=result.contracted,
+            metadata={"line": number, "original": sentence, "direction": result.direction, "changes": result.changes},
+        ))
+    if not pairs:
+        raise ApplicationError(
+            f"{path}: no sentence could be converted ({len(lines)} lines; {dict(skipped)})", code="nothing_to_store"
+        )
+    corpus = corpus_store(
+        name=name, component=component, import_format=Corpus.Format.BUILT, pairs=pairs,
+        source=f"{Path(path).name}: sentences converted with the {CONTRACTION_SOURCE}",
+        licence="as the input sentences; the dictionary is MIT (STEL)",
+        params={
+            "builder": "contraction", "rules_version": RULES_VERSION, "file": str(path),
+            "dictionary_entries": len(STEL_CONTRACTIONS), "skip_reasons": dict(reasons),
+        },
+        n_rows_read=len(lines), n_skipped=len(lines) - len(pairs), replace=replace, progress=progress,
+    )
+    return ContractionBuild(
+        corpus=corpus, n_lines=len(lines), converted=len(pairs), skipped_ambiguous=skipped["ambiguous"],
+        skipped_unlisted=skipped["unlisted"], skipped_no_contraction=skipped["no_contraction"],
+        skipped_blank=skipped["blank"], directions=dict(directions), skip_reasons=dict(reasons),
+    )
