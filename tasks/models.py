@@ -229,3 +229,37 @@ class ScreeningQuestion(models.Model):
         if setup == Setup.QUADRUPLE:
             return self.correct_order
         return "S1" if self.correct_order == Order.S1_S2 else "S2"
+
+
+class NumberSubstitutionCandidate(models.Model):
+    """A sentence that may use number substitutions ("4ever", "d00d"), waiting for a researcher's translation.
+
+    Accepted candidates become pairs of an `nbr_substitution` corpus: the translation is style 1 (plain), the
+    original text style 2 (substituted).
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        ACCEPTED = "accepted", "accepted"
+        REJECTED = "rejected", "rejected"
+
+    text = models.TextField(help_text="The sentence as found (style 2: substituted).")
+    matched_tokens = models.JSONField(default=list, blank=True, help_text="Tokens that looked like substitutions.")
+    translation = models.TextField(blank=True, default="", help_text="The sentence without substitutions (style 1).")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
+    source_file = models.CharField(max_length=500, help_text="File the sentence was found in.")
+    line_number = models.PositiveIntegerField(help_text="1-based line of the sentence in the source file.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["source_file", "line_number"]
+        constraints = [
+            models.UniqueConstraint(fields=["source_file", "line_number"], name="nsubs_candidate_unique_line"),
+            # An accepted candidate becomes a pair, and a pair needs both texts.
+            models.CheckConstraint(
+                condition=~models.Q(status="accepted", translation=""), name="nsubs_candidate_accepted_translated"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_file}:{self.line_number}"
