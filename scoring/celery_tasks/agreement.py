@@ -1,0 +1,44 @@
+"""Celery tasks of the agreement part: ids in, one service call, state in a core Job row; acknowledged late and
+idempotent, so a worker killed mid-task is harmless (the message is redelivered and the run recomputed)."""
+from __future__ import annotations
+
+from celery import shared_task
+
+from core.jobs import job_running
+
+__all__ = ["agreement_compute_task", "filter_run_task", "aggregation_task"]
+
+
+@shared_task(name="scoring.agreement_compute", acks_late=True, reject_on_worker_lost=True)
+def agreement_compute_task(job_id: int, run_id: int) -> int:
+    from scoring.stats.runs import agreement_run_execute
+
+    with job_running(job_id) as job:
+        if job is None:
+            return run_id
+        run = agreement_run_execute(run_id=run_id, job_id=job_id)
+        job.result = {"agreement_run": run.pk, "fleiss_kappa": run.result.get("fleiss_kappa"),
+                      "krippendorff_alpha": run.result.get("krippendorff_alpha")}
+    return run_id
+
+
+@shared_task(name="scoring.filter_instances", acks_late=True, reject_on_worker_lost=True)
+def filter_run_task(job_id: int, params: dict) -> int | None:
+    from scoring.filtering import filter_job_execute
+
+    with job_running(job_id) as job:
+        if job is None:
+            return None
+        job.result = filter_job_execute(job_id=job_id, params=params)
+    return job_id
+
+
+@shared_task(name="scoring.aggregate_crowd", acks_late=True, reject_on_worker_lost=True)
+def aggregation_task(job_id: int, params: dict) -> int | None:
+    from scoring.aggregation import aggregation_job_execute
+
+    with job_running(job_id) as job:
+        if job is None:
+            return None
+        job.result = aggregation_job_execute(job_id=job_id, params=params)
+    return job_id

@@ -1,0 +1,106 @@
+"""AgreementRun services: create (and queue) a run; execute it (idempotent: a computed run is left alone)."""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Study
+from core.commands import json_default
+from core.errors import ApplicationError
+from core.jobs import job_create, job_enqueue, progress_for
+from scoring.models import AgreementRun
+
+from .bootstrap import DEFAULT_RESAMPLES
+from .scales import study_scale
+from .summary import agreement_compute
+
+JOB_KIND = "agreement_compute"
+
+
+def json_safe(value: Any) -> Any:
+    """Plain JSON (numpy scalars become Python numbers) so a stored result compares equal to a fresh one."""
+    return json.loads(json.dumps(value, default=json_default, allow_nan=False))
+
+
+def agreement_run_create(
+    *,
+    study: Study,
+    question: str = "",
+    level: str = "",
+    component: str = "",
+    k: int | None = None,
+    m: int | None = None,
+    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    created_by: str = "",
+    enqueue: bool = True,
+) -> AgreementRun:
+    """A new run with its Job row; with `enqueue` it is sent to a Celery worker once the transaction commits."""
+    study_scale(study=study, question=question, level=level)  # refuse bad parameters before queueing anything
+    if resamples < 0:
+        raise ApplicationError("resamples must be zero or positive", code="invalid_resamples")
+    params = {"k": k or study.annotators_per_item, "m": m or study.min_correct, "seed": seed, "resamples": resamples}
+    with transaction.atomic():
+        job = job_create(kind=JOB_KIND, params={"study": study.slug, **params}, created_by=created_by)
+        run = AgreementRun.objects.create(
+            study=study, question=question, level=level, component=component, params=params, job=job,
+            created_by=created_by,
+        )
+        job.params = {**job.params, "agreement_run": run.pk}
+        job.save(update_fields=["params"])
+        if enqueue:
+            from scoring.celery_tasks.agreement import agreement_compute_task
+
+            job_enqueue(job=job, task=agreement_compute_task, args=[run.pk])
+    return run
+
+
+def agreement_run_execute(
+    *, run_id: int, job_id: int | None = None, progress: Callable[[int, int], None] | None = None
+) -> AgreementRun:
+    """Compute and store the run's statistics. Running it again after a crash recomputes the same numbers
+    (seeded); a run already computed is returned unchanged."""
+    run = AgreementRun.objects.select_related("study").get(pk=run_id)
+    if run.computed_at is not None:
+        return run
+    params = run.params
+    result, per_item = agreement_compute(
+        study=run.study, question=run.question, level=run.level, component=run.component, k=params.get("k"),
+        m=params.get("m"), seed=int(params.get("seed", 0)), resamples=int(params.get("resamples", DEFAULT_RESAMPLES)),
+        progress=progress or progress_for(job_id, every=20),
+    )
+    items_path = _write_items(run_id=run.pk, per_item=per_item)
+    with transaction.atomic():
+        locked = AgreementRun.objects.select_for_update().get(pk=run.pk)
+        if locked.computed_at is None:  # another delivery may have finished first: keep its (equal) result
+            locked.result = json_safe(result)
+            locked.items_path = str(items_path)
+            locked.computed_at = timezone.now()
+            locked.save(update_fields=["result", "items_path", "computed_at"])
+    run.refresh_from_db()
+    return run
+
+
+def _write_items(*, run_id: int, per_item: Any) -> Path:
+    """The per-instance table as Parquet, written to a temporary name then renamed (never half a file)."""
+    folder = Path(settings.MEDIA_ROOT) / "agreement"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"run-{run_id}-items.parquet"
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    per_item.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+    return path
+
+
+def agreement_run_summary(run: AgreementRun) -> dict[str, Any]:
+    """The stored result without the per-participant list (for CLI and API answers)."""
+    result = dict(run.result)
+    result.pop("participants", None)
+    return {"agreement_run": run.pk, **result}

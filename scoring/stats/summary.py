@@ -1,0 +1,180 @@
+"""agreement_compute: every statistic of a study in one vectorized pass (overall, per component, per setup)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annotation.models import Study
+from core.errors import ApplicationError
+from scoring import selectors
+
+from .accuracy import majority_accuracy, votes_distribution
+from .alpha import alpha_inputs, krippendorff_alpha_of
+from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_ROW_BUDGET, bootstrap_ci, resamples_for
+from .fleiss import fleiss_kappa_of, fleiss_table
+from .participants import participant_stats
+from .scales import Scale, study_scale
+from .setups import triple_vs_quadruple
+from .votes import first_k_responses, instance_votes
+
+Progress = Callable[[int, int], None]
+
+
+def agreement_compute(
+    *,
+    study: Study,
+    question: str = "",
+    level: str = "",
+    component: str = "",
+    k: int | None = None,
+    m: int | None = None,
+    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    row_budget: int = DEFAULT_ROW_BUDGET,
+    progress: Progress | None = None,
+) -> tuple[dict[str, Any], pd.DataFrame]:
+    """Returns (summary, per-instance table). Deterministic for the same data, parameters and seed."""
+    scale = study_scale(study=study, question=question, level=level)
+    k = int(k or study.annotators_per_item)
+    m = int(m or study.min_correct)
+    if not 1 <= m <= k:
+        raise ApplicationError(f"min correct ({m}) must be between 1 and k ({k})", code="invalid_rule")
+    responses = selectors.responses_frame(study_id=study.pk, question=scale.question or None)
+    items = selectors.items_frame(study_id=study.pk)
+    if component:
+        items = items[items["component"] == component]
+        if items.empty:
+            raise ApplicationError(f"study '{study.slug}' has no items of component '{component}'",
+                                   code="unknown_component")
+        responses = responses[responses["is_screening"] | responses["item_id"].isin(items["item_id"])]
+    first_k = first_k_responses(responses=responses, k=k)
+    per_item = instance_votes(first_k=first_k, items=items, k=k, m=m)
+
+    groups: list[tuple[str, str, pd.DataFrame]] = [("overall", "", per_item)]
+    groups += [("components", name, frame) for name, frame in per_item.groupby("component", sort=True) if name]
+    groups += [("setups", name, frame) for name, frame in per_item.groupby("setup", sort=True) if name]
+    prepared = [_prepare(per_item=frame, first_k=first_k, scale=scale, k=k) for _, _, frame in groups]
+    plan = [(resamples_for(p["fleiss_table"].shape[0], requested=resamples, row_budget=row_budget),
+             resamples_for(p["alpha_counts"].shape[0], requested=resamples, row_budget=row_budget)) for p in prepared]
+    total = max(1, sum(a + b for a, b in plan))
+    done = [0]
+
+    def step() -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], total)
+
+    result: dict[str, Any] = {"components": {}, "setups": {}}
+    for (section, name, frame), data, (n_kappa, n_alpha) in zip(groups, prepared, plan, strict=True):
+        stats = _group_stats(per_item=frame, data=data, scale=scale, k=k, seed=seed, n_kappa=n_kappa,
+                             n_alpha=n_alpha, step=step)
+        if section == "overall":
+            result.update(stats)
+        else:
+            result[section][name] = stats
+    if progress is not None:
+        progress(total, total)
+
+    participants = selectors.participants_frame(study_id=study.pk)
+    result.update({
+        "study": study.slug,
+        "question": scale.question,
+        "level": scale.level,
+        "value_domain": [_plain(v) for v in scale.domain],
+        "k": k,
+        "min_correct": m,
+        "seed": seed,
+        "bootstrap_resamples_requested": resamples,
+        "participants": participant_stats(responses=responses, per_item=per_item, participants=participants),
+        "triple_vs_quadruple": triple_vs_quadruple(per_item),
+        "irregular": _irregular(per_item=per_item, k=k),
+    })
+    result["n_participants"] = len(result["participants"])
+    result["n_excluded_participants"] = int(participants["excluded"].sum())
+    return result, per_item
+
+
+def _prepare(*, per_item: pd.DataFrame, first_k: pd.DataFrame, scale: Scale, k: int) -> dict[str, Any]:
+    ids = per_item["item_id"].to_numpy()
+    rows = first_k[first_k["item_id"].isin(ids)]
+    complete_ids = per_item.loc[per_item["complete"], "item_id"].to_numpy()
+    table, categories = fleiss_table(first_k=rows, complete_item_ids=complete_ids, k=k)
+    counts, domain = alpha_inputs(first_k=rows, level=scale.level, domain=scale.domain, numeric=scale.numeric)
+    counts = counts[counts.sum(axis=1) >= 2]  # only units with two or more ratings are pairable
+    return {"rows": rows, "fleiss_table": table, "categories": categories, "alpha_counts": counts,
+            "alpha_domain": domain}
+
+
+def _group_stats(
+    *, per_item: pd.DataFrame, data: dict[str, Any], scale: Scale, k: int, seed: int, n_kappa: int, n_alpha: int,
+    step: Callable[[], None],
+) -> dict[str, Any]:
+    rows = data["rows"]
+    table = data["fleiss_table"]
+    counts = data["alpha_counts"]
+    domain = data["alpha_domain"]
+
+    def alpha_of(sample: np.ndarray) -> float | None:
+        return krippendorff_alpha_of(value_counts=sample, value_domain=domain, level=scale.level)
+
+    decisions = per_item["decision"].value_counts()
+    return {
+        "n_items": int((per_item["n_used"] > 0).sum()),
+        "n_items_total": len(per_item),
+        "n_complete": int(per_item["complete"].sum()),
+        "n_incomplete": int(((per_item["n_used"] > 0) & ~per_item["complete"]).sum()),
+        "n_annotations": len(rows),
+        "n_annotators": int(rows["participant_id"].nunique()),
+        "fleiss_kappa": fleiss_kappa_of(table),
+        "fleiss_kappa_ci": bootstrap_ci(table=table, statistic=fleiss_kappa_of, seed=seed, resamples=n_kappa,
+                                        on_step=step),
+        "fleiss_items": int(table.shape[0]),
+        "fleiss_categories": data["categories"],
+        "krippendorff_alpha": alpha_of(counts),
+        "krippendorff_alpha_ci": bootstrap_ci(table=counts, statistic=alpha_of, seed=seed, resamples=n_alpha,
+                                              on_step=step),
+        "alpha_units": int(counts.shape[0]),
+        "majority_accuracy": majority_accuracy(per_item),
+        "response_accuracy": _response_accuracy(rows=rows, per_item=per_item),
+        "n_validated": int(decisions.get("validated", 0)),
+        "n_rejected": int(decisions.get("rejected", 0)),
+        "n_borderline": int(per_item["borderline"].sum()),
+        "votes_distribution": votes_distribution(per_item, k=k),
+    }
+
+
+def _response_accuracy(*, rows: pd.DataFrame, per_item: pd.DataFrame) -> float | None:
+    correct = rows["item_id"].map(per_item.set_index("item_id")["correct_answer"]).fillna("")
+    scored = correct != ""
+    if not scored.any():
+        return None
+    return float((rows.loc[scored, "answer"] == correct[scored]).mean())
+
+
+def _irregular(*, per_item: pd.DataFrame, k: int) -> dict[str, Any]:
+    over = per_item[per_item["n_valid"] > k]
+    under = per_item[(per_item["n_valid"] > 0) & (per_item["n_valid"] < k)]
+    unanswered = per_item[per_item["n_valid"] == 0]
+    notes = []
+    if len(over):
+        notes.append(f"{len(over)} instance(s) have more than {k} valid responses: the first {k} in time order "
+                     f"are used ({int((over['n_valid'] - k).sum())} later responses ignored)")
+    if len(under):
+        notes.append(f"{len(under)} instance(s) have fewer than {k} valid responses: reported as incomplete and "
+                     "left out of Fleiss' kappa and of filter decisions")
+    return {
+        "n_over_k": len(over),
+        "n_ignored_responses": int((over["n_valid"] - k).sum()),
+        "n_incomplete": len(under),
+        "n_unanswered": len(unanswered),
+        "incomplete_examples": under["external_id"].head(20).tolist(),
+        "over_k_examples": over["external_id"].head(20).tolist(),
+        "notes": notes,
+    }
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
