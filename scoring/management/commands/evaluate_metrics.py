@@ -1,0 +1,59 @@
+"""evaluate_metrics: correlate automatic metrics with the mean human rating of a Likert study's question.
+
+    python manage.py evaluate_metrics --study SLUG --question NAME --metrics bleu,chrf,logprob \
+        [--by style] [--model-path DIR] [--embedding-model DIR] [--bertscore-model DIR] [--bertscore-layers N]
+        [--nli-model DIR] [--lm-model DIR] [--device auto|cpu|cuda] [--batch-size N] --json
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from core.commands import JsonCommand
+from scoring.metrics.base import metric_names
+from scoring.metrics.services import metric_evaluation_run, metric_evaluation_summary
+
+
+class Command(JsonCommand):
+    help = "Meta-evaluate automatic metrics against human Likert ratings (Spearman per style, overall, per system)."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--study", required=True, help="Slug of a likert study.")
+        parser.add_argument("--question", required=True, help="Likert question whose mean valid rating is compared.")
+        parser.add_argument("--metrics", required=True, help=f"Comma-separated; known: {', '.join(metric_names())}.")
+        parser.add_argument("--by", default="", choices=["", "style"], help="Also correlate per target style.")
+        parser.add_argument("--model-path", default="", help="Local model directory for model metrics without "
+                                                              "their own option.")
+        parser.add_argument("--embedding-model", default="", help="sentence-transformers directory for "
+                                                                   "embedding_cosine (default: packaged MiniLM).")
+        parser.add_argument("--bertscore-model", default="", help="Model directory for bertscore (default: MiniLM).")
+        parser.add_argument("--bertscore-layers", type=int, default=None, help="Layer bertscore uses (default last).")
+        parser.add_argument("--nli-model", default="", help="NLI sequence-classification directory for nli_mutual.")
+        parser.add_argument("--lm-model", default="", help="Causal LM directory for logprob.")
+        parser.add_argument("--device", default="auto", help="auto, cpu or cuda.")
+        parser.add_argument("--batch-size", type=int, default=None)
+        parser.add_argument("--json", action="store_true", help="Accepted for symmetry: the last line is always JSON.")
+
+    def run(self, **options: Any) -> dict[str, Any]:
+        names = [name.strip() for name in options["metrics"].split(",") if name.strip()]
+        metric_options: dict[str, Any] = {
+            "model_path": options["model_path"], "device": options["device"], "batch_size": options["batch_size"],
+            "embedding_cosine": {"model_path": options["embedding_model"]},
+            "bertscore": {"model_path": options["bertscore_model"], "num_layers": options["bertscore_layers"]},
+            "nli_mutual": {"model_path": options["nli_model"]},
+            "logprob": {"model_path": options["lm_model"]},
+        }
+        bar = self.progress(total=0, desc="metrics")
+
+        def report(done: int, total: int) -> None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        try:
+            evaluation = metric_evaluation_run(
+                study_slug=options["study"], question=options["question"], metric_names=names,
+                options=metric_options, by=options["by"], created_by="cli", progress=report,
+            )
+        finally:
+            bar.close()
+        return metric_evaluation_summary(evaluation)

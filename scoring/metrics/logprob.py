@@ -1,0 +1,144 @@
+"""The style-aware next-token-likelihood metric of "Mind the Style Gap" (Pauli, Augenstein & Assent, 2025).
+
+A local causal LM reads the rewrite after three instruction contexts built from the source sentence:
+rewrite-to-style (the item's target style), paraphrase, and repeat. For every rewrite token t_i:
+
+    content preservation  C = mean_i log max(p_style(t_i), p_paraphrase(t_i), p_repeat(t_i))
+    style strength        S = mean_i [ p_style(t_i) - max(p_paraphrase(t_i), p_repeat(t_i)) ]
+
+A rewrite token that any context predicts well is content the model expected from the source (C high); one that
+only the style instruction makes likely is attributable to the style change (S high).
+
+The paper's exact prompt wording could not be checked offline; the templates below are ours and are stored with
+every evaluation's params. They can be overridden per run (`templates` option, keys style/paraphrase/repeat, with
+`{source}` and, for style, `{style}` placeholders). The rewrite is appended after a single space and tokenized on
+its own, so the three contexts score exactly the same rewrite tokens.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from core.errors import ApplicationError
+
+from .base import Metric, MetricItem, Progress, Scores, check_model_path, register, resolve_device
+
+TEMPLATES: dict[str, str] = {
+    "style": "Rewrite the following sentence so that it is {style}.\nSentence: {source}\nRewritten sentence:",
+    "paraphrase": "Paraphrase the following sentence.\nSentence: {source}\nParaphrased sentence:",
+    "repeat": "Repeat the following sentence.\nSentence: {source}\nRepeated sentence:",
+}
+CONTEXTS = ("style", "paraphrase", "repeat")
+
+
+@functools.lru_cache(maxsize=2)
+def _causal_lm(path: str, device: str) -> tuple[Any, Any]:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    dtype = torch.float16 if device == "cuda" else torch.float32
+    model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=dtype).to(device).eval()
+    return tokenizer, model
+
+
+def build_contexts(item: MetricItem, templates: dict[str, str]) -> dict[str, str]:
+    style = item.target_style or "in the target style"
+    return {
+        "style": templates["style"].format(source=item.source, style=style),
+        "paraphrase": templates["paraphrase"].format(source=item.source),
+        "repeat": templates["repeat"].format(source=item.source),
+    }
+
+
+def encode_pair(tokenizer: Any, context: str, rewrite: str) -> tuple[list[int], list[int]]:
+    """Token ids of the context and of the rewrite, tokenized apart so every context shares the rewrite ids."""
+    context_ids = tokenizer(context, add_special_tokens=True)["input_ids"]
+    rewrite_ids = tokenizer(" " + rewrite, add_special_tokens=False)["input_ids"]
+    return list(context_ids), list(rewrite_ids)
+
+
+def token_probabilities(
+    model: Any, sequences: list[tuple[list[int], list[int]]], *, device: str, batch_size: int, pad_id: int,
+    progress: Progress | None = None,
+) -> list[list[float]]:
+    """For each (context ids, rewrite ids): p(rewrite token i | context, rewrite tokens < i)."""
+    import torch
+
+    out: list[list[float]] = [[] for _ in sequences]
+    order = sorted(range(len(sequences)), key=lambda n: len(sequences[n][0]) + len(sequences[n][1]))
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            chunk = order[start:start + batch_size]
+            rows = [sequences[n][0] + sequences[n][1] for n in chunk]
+            width = max(len(r) for r in rows)
+            # Right padding: real tokens keep positions 0..len-1, so padded and unpadded runs agree.
+            ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+            mask = torch.zeros((len(rows), width), dtype=torch.long)
+            for r, row in enumerate(rows):
+                ids[r, : len(row)] = torch.tensor(row)
+                mask[r, : len(row)] = 1
+            logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits.float()
+            log_probs = torch.log_softmax(logits, dim=-1)
+            for r, n in enumerate(chunk):
+                n_context, rewrite = len(sequences[n][0]), sequences[n][1]
+                # The logits at position j predict token j + 1.
+                positions = torch.arange(n_context - 1, n_context - 1 + len(rewrite), device=log_probs.device)
+                targets = torch.tensor(rewrite, device=log_probs.device)
+                out[n] = log_probs[r, positions, targets].exp().tolist()
+            if progress:
+                progress(len(chunk) / len(CONTEXTS))
+    return out
+
+
+def content_and_style(p_style: list[float], p_paraphrase: list[float], p_repeat: list[float]) -> tuple[float, float]:
+    """C and S of one rewrite from its per-token probabilities under the three contexts."""
+    import math
+
+    n = len(p_style)
+    if n == 0:
+        return float("nan"), float("nan")
+    content = sum(math.log(max(a, b, c)) for a, b, c in zip(p_style, p_paraphrase, p_repeat, strict=True)) / n
+    style = sum(a - max(b, c) for a, b, c in zip(p_style, p_paraphrase, p_repeat, strict=True)) / n
+    return content, style
+
+
+@register
+class LogprobMetric(Metric):
+    name = "logprob"
+    needs_model = True
+    description = "Mind the Style Gap: content C and style S from a causal LM under style/paraphrase/repeat prompts"
+
+    def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        options = check_model_path(self.name, options, None)
+        options["device"] = resolve_device(options.get("device"))
+        options["batch_size"] = int(options.get("batch_size") or 16)
+        templates = {**TEMPLATES, **(options.get("templates") or {})}
+        if set(templates) != set(TEMPLATES):
+            raise ApplicationError(
+                f"logprob templates must be exactly {', '.join(TEMPLATES)}; got {', '.join(sorted(templates))}",
+                code="bad_option",
+            )
+        for key, text in templates.items():
+            if "{source}" not in text:
+                raise ApplicationError(f"logprob template {key!r} lacks the {{source}} placeholder", code="bad_option")
+        options["templates"] = templates
+        return options
+
+    def score(self, items: list[MetricItem], *, options: dict[str, Any], progress: Progress | None = None) -> Scores:
+        tokenizer, model = _causal_lm(options["model_path"], options["device"])
+        pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
+        sequences = []
+        for item in items:
+            contexts = build_contexts(item, options["templates"])
+            sequences.extend(encode_pair(tokenizer, contexts[name], item.rewrite) for name in CONTEXTS)
+        probs = token_probabilities(
+            model, sequences, device=options["device"], batch_size=options["batch_size"], pad_id=pad_id,
+            progress=progress,
+        )
+        content, style = [], []
+        for n in range(len(items)):
+            c, s = content_and_style(*probs[3 * n: 3 * n + 3])
+            content.append(c)
+            style.append(s)
+        return {"logprob_content": content, "logprob_style": style}

@@ -1,0 +1,174 @@
+"""Model-based similarity metrics: sentence-embedding cosine, BERTScore, mutual NLI entailment.
+
+All load from a local model directory (`model_path`); nothing is downloaded. Models are cached per process so a
+Celery worker on the `gpu` queue loads each one once.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from core.errors import ApplicationError
+
+from .base import (
+    Metric,
+    MetricItem,
+    Progress,
+    Scores,
+    check_model_path,
+    has_reference,
+    minilm_path,
+    reference_column,
+    register,
+    resolve_device,
+)
+
+
+def _common_options(metric: str, options: dict[str, Any], default: Path | None) -> dict[str, Any]:
+    options = check_model_path(metric, options, default)
+    options["device"] = resolve_device(options.get("device"))
+    batch_size = int(options.get("batch_size") or 32)
+    if batch_size < 1:
+        raise ApplicationError(f"metric {metric!r}: batch_size must be at least 1", code="bad_option")
+    options["batch_size"] = batch_size
+    return options
+
+
+@functools.lru_cache(maxsize=4)
+def _sentence_transformer(path: str, device: str) -> Any:
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(path, device=device, local_files_only=True)
+
+
+@register
+class EmbeddingCosineMetric(Metric):
+    name = "embedding_cosine"
+    needs_model = True
+    description = "cosine of sentence-transformers embeddings (default: packaged all-MiniLM-L6-v2)"
+
+    def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        return _common_options(self.name, options, minilm_path())
+
+    def score(self, items: list[MetricItem], *, options: dict[str, Any], progress: Progress | None = None) -> Scores:
+        model = _sentence_transformer(options["model_path"], options["device"])
+        # Every distinct sentence is encoded once, even when it is the source of several systems' rewrites.
+        texts = list(dict.fromkeys([t for i in items for t in (i.source, i.rewrite, i.reference) if t]))
+        vectors = model.encode(
+            texts, batch_size=options["batch_size"], normalize_embeddings=True, convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        row = {text: n for n, text in enumerate(texts)}
+
+        def cosine(a: str, b: str) -> float:
+            return float(vectors[row[a]] @ vectors[row[b]])
+
+        scores: Scores = {f"{self.name}_src": [cosine(i.rewrite, i.source) for i in items]}
+        if has_reference(items):
+            scores[f"{self.name}_ref"] = reference_column(
+                items, lambda idx: [cosine(items[i].rewrite, items[i].reference) for i in idx]
+            )
+        if progress:
+            progress(len(items))
+        return scores
+
+
+@functools.lru_cache(maxsize=2)
+def _bert_scorer(path: str, num_layers: int, device: str, batch_size: int) -> Any:
+    from bert_score import BERTScorer
+
+    return BERTScorer(model_type=path, num_layers=num_layers, device=device, batch_size=batch_size)
+
+
+@register
+class BertScoreMetric(Metric):
+    name = "bertscore"
+    needs_model = True
+    description = "BERTScore F1 (bert-score package) with a local model; default layer = the model's last"
+
+    def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        options = _common_options(self.name, options, minilm_path())
+        if options.get("num_layers") in (None, ""):
+            # bert-score only knows default layers for hub names; for a local path use the last layer.
+            import json
+
+            config = json.loads((Path(options["model_path"]) / "config.json").read_text())
+            options["num_layers"] = int(config.get("num_hidden_layers") or 1)
+        options["num_layers"] = int(options["num_layers"])
+        return options
+
+    def score(self, items: list[MetricItem], *, options: dict[str, Any], progress: Progress | None = None) -> Scores:
+        scorer = _bert_scorer(options["model_path"], options["num_layers"], options["device"], options["batch_size"])
+        _, _, f1 = scorer.score([i.rewrite for i in items], [i.source for i in items])
+        scores: Scores = {f"{self.name}_src": [float(v) for v in f1]}
+        if has_reference(items):
+
+            def against_reference(idx: list[int]) -> list[float]:
+                _, _, f1_ref = scorer.score([items[i].rewrite for i in idx], [items[i].reference for i in idx])
+                return [float(v) for v in f1_ref]
+
+            scores[f"{self.name}_ref"] = reference_column(items, against_reference)
+        if progress:
+            progress(len(items))
+        return scores
+
+
+@functools.lru_cache(maxsize=2)
+def _nli_model(path: str, device: str) -> tuple[Any, Any]:
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True).to(device).eval()
+    return tokenizer, model
+
+
+def entailment_index(label2id: dict[str, int]) -> int:
+    """The entailment class id from the model config's label2id, matched case-insensitively."""
+    for label, index in label2id.items():
+        if label.lower() == "entailment":
+            return int(index)
+    raise ApplicationError(
+        f"NLI model has no 'entailment' label in config.label2id (labels: {', '.join(label2id)})",
+        code="bad_model",
+    )
+
+
+@register
+class NliMutualMetric(Metric):
+    name = "nli_mutual"
+    needs_model = True
+    description = "mean of P(entailment) source→rewrite and rewrite→source (local NLI classifier)"
+
+    def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        options = _common_options(self.name, options, None)
+        import json
+
+        config = json.loads((Path(options["model_path"]) / "config.json").read_text())
+        options["entailment_id"] = entailment_index(config.get("label2id") or {})
+        return options
+
+    def score(self, items: list[MetricItem], *, options: dict[str, Any], progress: Progress | None = None) -> Scores:
+        import torch
+
+        tokenizer, model = _nli_model(options["model_path"], options["device"])
+        entail = options["entailment_id"]
+        pairs = [(i.source, i.rewrite) for i in items] + [(i.rewrite, i.source) for i in items]
+        # Length-sorted batches keep padding (and so wasted compute) small.
+        order = sorted(range(len(pairs)), key=lambda n: len(pairs[n][0]) + len(pairs[n][1]))
+        probs = [0.0] * len(pairs)
+        size = options["batch_size"]
+        with torch.inference_mode():
+            for start in range(0, len(order), size):
+                chunk = order[start:start + size]
+                encoded = tokenizer(
+                    [pairs[n][0] for n in chunk], [pairs[n][1] for n in chunk],
+                    padding=True, truncation=True, return_tensors="pt",
+                ).to(options["device"])
+                logits = model(**encoded).logits.float()
+                for n, p in zip(chunk, torch.softmax(logits, dim=-1)[:, entail].tolist(), strict=True):
+                    probs[n] = p
+                if progress:
+                    progress(len(chunk) / 2)
+        half = len(items)
+        return {self.name: [(probs[n] + probs[half + n]) / 2 for n in range(half)]}
