@@ -117,3 +117,5 @@ class ScreeningQuestionAdmin(admin.ModelAdmin):
     list_filter = ["component", "active"]
     list_editable = ["active"]
     search_fields = ["name", "anchor_1", "anchor_2", "sentence_1", "sentence_2"]
+
+from tasks import admin_candidates  # noqa: F401,E402

@@ -257,7 +257,8 @@ class NumberSubstitutionCandidate(models.Model):
             models.UniqueConstraint(fields=["source_file", "line_number"], name="nsubs_candidate_unique_line"),
             # An accepted candidate becomes a pair, and a pair needs both texts.
             models.CheckConstraint(
-                condition=~models.Q(status="accepted", translation=""), name="nsubs_candidate_accepted_translated"
+                condition=~models.Q(status="accepted", translation=""), name="nsubs_candidate_accepted_translated",
+                violation_error_message="An accepted candidate needs a translation.",
             ),
         ]
 

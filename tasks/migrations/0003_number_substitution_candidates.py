@@ -24,7 +24,7 @@ class Migration(migrations.Migration):
             ],
             options={
                 'ordering': ['source_file', 'line_number'],
-                'constraints': [models.UniqueConstraint(fields=('source_file', 'line_number'), name='nsubs_candidate_unique_line'), models.CheckConstraint(condition=models.Q(('status', 'accepted'), ('translation', ''), _negated=True), name='nsubs_candidate_accepted_translated')],
+                'constraints': [models.UniqueConstraint(fields=('source_file', 'line_number'), name='nsubs_candidate_unique_line'), models.CheckConstraint(condition=models.Q(('status', 'accepted'), ('translation', ''), _negated=True), name='nsubs_candidate_accepted_translated', violation_error_message='An accepted candidate needs a translation.')],
             },
         ),
     ]
