@@ -1,0 +1,180 @@
+"""The annotator JSON API (no login, no CSRF: the session token is the credential) and the researcher API."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.permissions import AllowAny
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors, serializers
+from annotation.models import Study
+from annotation.services import exports, sessions
+from annotation.services.display import public_item
+from core.errors import ApplicationError
+
+ERRORS = {
+    code: OpenApiResponse(serializers.ErrorSerializer, description=text)
+    for code, text in {
+        400: "invalid body or answer", 403: "screened out", 404: "unknown token/study, or item not reserved",
+        409: "wrong state, a different answer, or no work available", 410: "the batch time limit passed",
+    }.items()
+}
+
+
+def _valid(serializer_class: type, data: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class ParticipantView(APIView):
+    """Participant endpoints: anyone holding a session token may call them."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+
+class SessionCreateView(ParticipantView):
+    @extend_schema(
+        operation_id="session_create", request=serializers.SessionCreateInput,
+        responses={201: serializers.SessionSerializer, 200: serializers.SessionSerializer, **ERRORS},
+        description="Start (201) or resume (200) a participant's session of a study.",
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        data = _valid(serializers.SessionCreateInput, request.data)
+        result = sessions.session_create(
+            slug=slug, participant_id=data["participant"], platform=data["platform"], study_ref=data["study_ref"],
+            session_ref=data["session_ref"], assignment=data["assignment"], hit=data["hit"],
+        )
+        return Response(selectors.session_payload(result.batch),
+                        status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+
+class SessionDetailView(ParticipantView):
+    @extend_schema(operation_id="session_detail", responses={200: serializers.SessionSerializer, **ERRORS})
+    def get(self, request: Request, token: str) -> Response:
+        return Response(selectors.session_payload(sessions.session_load(token=token)))
+
+
+class SessionConsentView(ParticipantView):
+    @extend_schema(operation_id="session_consent", request=serializers.ConsentInput,
+                   responses={200: serializers.SessionSerializer, **ERRORS})
+    def post(self, request: Request, token: str) -> Response:
+        data = _valid(serializers.ConsentInput, request.data)
+        return Response(selectors.session_payload(sessions.session_consent(token=token, agree=data["agree"])))
+
+
+class SessionEligibilityView(ParticipantView):
+    @extend_schema(operation_id="session_eligibility", request=serializers.EligibilityInput,
+                   responses={200: serializers.SessionSerializer, **ERRORS})
+    def post(self, request: Request, token: str) -> Response:
+        data = _valid(serializers.EligibilityInput, request.data)
+        return Response(selectors.session_payload(sessions.session_eligibility(token=token, answers=data["answers"])))
+
+
+class SessionStartView(ParticipantView):
+    @extend_schema(operation_id="session_start", request=None,
+                   responses={200: serializers.SessionSerializer, **ERRORS})
+    def post(self, request: Request, token: str) -> Response:
+        return Response(selectors.session_payload(sessions.session_start(token=token)))
+
+
+class SessionNextView(ParticipantView):
+    @extend_schema(operation_id="session_next", responses={200: serializers.NextSerializer, **ERRORS})
+    def get(self, request: Request, token: str) -> Response:
+        batch, reservation = sessions.session_next(token=token)
+        progress = selectors.batch_progress(batch)
+        if reservation is None:
+            code, redirect = selectors.batch_code(batch)
+            return Response({"item": None, "state": batch.state, "completion_code": code,
+                             "redirect_url": redirect, "progress": progress})
+        item = public_item(shown=reservation.shown, public_id=reservation.public_id,
+                           position=reservation.position, study=batch.study)
+        return Response({"item": item, "progress": progress, "state": batch.state, "expires_at": batch.expires_at})
+
+
+class SessionAnswerView(ParticipantView):
+    @extend_schema(
+        operation_id="session_answer", request=serializers.AnswerInput,
+        responses={201: serializers.AnswerResultSerializer, 200: serializers.AnswerResultSerializer, **ERRORS},
+        description="201 when stored; 200 when the same answer was already stored; 409 for a different one.",
+    )
+    def post(self, request: Request, token: str) -> Response:
+        data = _valid(serializers.AnswerInput, request.data)
+        result = sessions.answer_submit(token=token, item=data["item"], answer=data["answer"],
+                                        seconds=data.get("seconds"))
+        progress = selectors.batch_progress(result.batch)
+        body = {"stored": result.stored, "state": result.batch.state, "progress": progress}
+        return Response(body, status=status.HTTP_201_CREATED if result.stored else status.HTTP_200_OK)
+
+
+class PingView(APIView):
+    """A trivial JSON view on the same stack (no database): the load benchmark's throughput ceiling."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(operation_id="ping", responses={200: serializers.PingSerializer})
+    def get(self, request: Request) -> Response:
+        return Response({"ok": True})
+
+
+# --- researcher (admin-only: the project's default permission) -------------------------------------------
+
+
+def _study(slug: str) -> Study:
+    study = Study.objects.filter(slug=slug).first()
+    if study is None:
+        raise ApplicationError(f"Study '{slug}' not found.", code="not_found", status=404)
+    return study
+
+
+class StudyListView(APIView):
+    @extend_schema(operation_id="study_list", responses={200: serializers.StudyProgressSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        return Response([selectors.study_progress(study=s) for s in Study.objects.all()])
+
+
+class StudyDetailView(APIView):
+    @extend_schema(operation_id="study_progress", responses={200: serializers.StudyProgressSerializer, **ERRORS})
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(selectors.study_progress(study=_study(slug)))
+
+
+class StudyParticipantsView(APIView):
+    @extend_schema(operation_id="study_participants",
+                   responses={200: serializers.RecommendationSerializer(many=True), **ERRORS})
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(selectors.participant_recommendations(study=_study(slug)))
+
+
+class StudyResponsesExportView(APIView):
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[Any, str]:
+        # `?format=` names the export format here, not a DRF renderer (DRF's URL_FORMAT_OVERRIDE would 404).
+        return JSONRenderer(), JSONRenderer.media_type
+
+    @extend_schema(
+        operation_id="study_responses_export",
+        parameters=[OpenApiParameter("format", str, enum=["csv", "jsonl"], description="default csv")],
+        responses={(200, "text/csv"): str, (200, "application/x-ndjson"): str, **ERRORS},
+    )
+    def get(self, request: Request, slug: str) -> StreamingHttpResponse:
+        fmt = request.query_params.get("format", "csv")
+        study = _study(slug)
+        chunks = exports.responses_serialize(study=study, fmt=fmt)
+        first = next(chunks)  # validates the format before the streaming response starts
+        content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
+        response = StreamingHttpResponse(_chain(first, chunks), content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{slug}-responses.{fmt}"'
+        return response
+
+
+def _chain(first: str, rest: Any) -> Any:
+    yield first
+    yield from rest

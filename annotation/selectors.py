@@ -1,0 +1,258 @@
+"""Reads of the annotation app: session views for participants, study progress, recommendations, export rows."""
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Count, F, Max, Min, Q
+
+from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
+from annotation.services.display import displayed_answer, public_questions
+
+SPEEDER_RATIO = 0.33  # median seconds per item below a third of the study's median: flagged as a speeder
+SPEEDER_MIN_ANSWERS = 5
+
+
+# --- participant side ---------------------------------------------------------------------------------
+
+
+def batch_progress(batch: Batch) -> dict[str, int]:
+    counts = Reservation.objects.filter(batch=batch).aggregate(
+        total=Count("id"), done=Count("id", filter=Q(answered_at__isnull=False))
+    )
+    return {"done": counts["done"], "total": counts["total"]}
+
+
+def redirect_for(study: Study, code: str) -> str:
+    url = study.redirect_url or ""
+    return url.replace("{code}", code) if "{code}" in url else url
+
+
+def batch_code(batch: Batch) -> tuple[str | None, str | None]:
+    study = batch.study
+    if batch.state == Batch.State.COMPLETED:
+        return study.completion_code, redirect_for(study, study.completion_code)
+    if batch.state == Batch.State.SCREENED_OUT:
+        return study.screened_out_code, redirect_for(study, study.screened_out_code)
+    return None, None
+
+
+def session_payload(batch: Batch) -> dict[str, Any]:
+    study = batch.study
+    code, redirect = batch_code(batch)
+    return {
+        "token": batch.token,
+        "state": batch.state,
+        "batch": batch.number,
+        "study": {
+            "slug": study.slug,
+            "title": study.title,
+            "item_kind": study.item_kind,
+            "task_description": study.task_description,
+            "consent_text": study.consent_text,
+            "eligibility_questions": [
+                {"name": q["name"], "text": q.get("text", q["name"]), "choices": list(q.get("choices", []))}
+                for q in study.eligibility_questions
+            ],
+            "questions": public_questions(study),
+            "rewrite_min_length": study.rewrite_min_length,
+            "estimated_minutes": study.estimated_minutes,
+        },
+        "progress": batch_progress(batch),
+        "expires_at": batch.expires_at,
+        "completion_code": code,
+        "redirect_url": redirect,
+    }
+
+
+def reservation_expected_answer(*, public_id: str) -> str | None:
+    """The correct answer as the participant sees the item (server-side only: simulations and tests)."""
+    reservation = Reservation.objects.select_related("study_item", "screening_question", "batch__study").get(
+        public_id=public_id
+    )
+    return _expected(reservation)
+
+
+def _expected(reservation: Reservation) -> str | None:
+    if reservation.screening_question_id:
+        correct = reservation.screening_question.correct_answer_for(reservation.batch.study.item_kind)
+    else:
+        correct = reservation.study_item.correct_answer
+    return displayed_answer(shown=reservation.shown, canonical=correct) if correct else None
+
+
+def reservation_is_screening(*, public_id: str) -> bool:
+    return Reservation.objects.filter(public_id=public_id, screening_question__isnull=False).exists()
+
+
+def batch_answer_key(*, token: str) -> dict[str, dict[str, Any]]:
+    """public id → {expected (displayed), screening, published_votes}: one query, for the crowd simulator."""
+    rows = Reservation.objects.filter(batch__token=token).select_related(
+        "study_item__instance", "screening_question", "batch__study"
+    )
+    return {
+        r.public_id: {
+            "expected": _expected(r),
+            "screening": r.screening_question_id is not None,
+            "published_votes": getattr(getattr(r.study_item, "instance", None), "published_votes", None),
+            "external_id": r.study_item.external_id if r.study_item_id else None,
+        }
+        for r in rows
+    }
+
+
+# --- researcher side ----------------------------------------------------------------------------------
+
+
+def study_progress(*, study: Study) -> dict[str, Any]:
+    k = study.annotators_per_item
+    items = StudyItem.objects.filter(study=study).annotate(
+        n_valid=Count("responses__reservation", filter=Q(responses__is_valid=True), distinct=True)
+    )
+    n_items = items.count()
+    complete = items.filter(Q(n_valid__gte=k) | Q(is_closed=True)).count()
+    responses = Response.objects.filter(study=study)
+    participants = Participant.objects.filter(study=study)
+    durations = []
+    for started, finished in Batch.objects.filter(
+        study=study, state=Batch.State.COMPLETED, started_at__isnull=False
+    ).values_list("started_at", "finished_at"):
+        durations.append((finished - started).total_seconds() / 60)
+    median_minutes = statistics.median(durations) if durations else None
+    pay = study.target_hourly_pay * Decimal(study.estimated_minutes) / 60  # pay per batch at the target rate
+    effective = float(pay) / (median_minutes / 60) if median_minutes else None
+    from annotation.services.engine import study_adaptive_savings
+
+    return {
+        "slug": study.slug,
+        "item_kind": study.item_kind,
+        "annotators_per_item": k,
+        "items": n_items,
+        "items_complete": complete,
+        "items_closed_early": items.filter(is_closed=True).count(),
+        "responses": responses.count(),
+        "valid_responses": responses.filter(is_valid=True).count(),
+        "participants": participants.count(),
+        "screened_out": participants.filter(screened_out=True).count(),
+        "excluded": participants.filter(excluded=True).count(),
+        "batches_completed": len(durations),
+        "median_minutes_per_batch": round(median_minutes, 2) if median_minutes is not None else None,
+        "effective_hourly_pay": round(effective, 2) if effective is not None else None,
+        "target_hourly_pay": float(study.target_hourly_pay),
+        "adaptive": study_adaptive_savings(study=study) if study.adaptive_stopping else None,
+    }
+
+
+def _median_seconds(values: list[float]) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def participant_recommendations(*, study: Study) -> list[dict[str, Any]]:
+    """Approve / return / reject with evidence, following Prolific's guidance on attention and comprehension
+    checks: excluding data is not refusing payment. One failed attention check excludes the data but is no
+    ground for rejection; a rejection needs at least two failed checks; a screener or a comprehension check
+    failed twice asks the participant to return the study; speeders are flagged for the researcher to review."""
+    seconds_by_participant: dict[int, list[float]] = defaultdict(list)
+    failed: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    answered: dict[int, int] = defaultdict(int)
+    checks: dict[int, int] = defaultdict(int)
+    for pid, is_screening, is_correct, seconds, answer, sq_name, shown, at in Response.objects.filter(
+        study=study
+    ).values_list("participant_id", "is_screening", "is_correct", "seconds", "answer", "screening_question__name",
+                  "shown", "answered_at"):
+        answered[pid] += 1
+        if seconds is not None and not is_screening:
+            seconds_by_participant[pid].append(seconds)
+        if is_screening:
+            checks[pid] += 1
+            if is_correct is False:
+                failed[pid].append({"question": sq_name, "answer": answer, "texts": shown.get("texts"),
+                                    "answered_at": at.isoformat()})
+    medians = {pid: _median_seconds(v) for pid, v in seconds_by_participant.items()}
+    study_median = _median_seconds([m for m in medians.values() if m is not None])
+    batch_info = {
+        row["participant_id"]: row
+        for row in Batch.objects.filter(study=study).values("participant_id").annotate(
+            n=Count("id"), expired=Count("id", filter=Q(state=Batch.State.EXPIRED)),
+            first=Min("created_at"), last=Max("finished_at"),
+        )
+    }
+    out = []
+    for participant in Participant.objects.filter(study=study).order_by("created_at"):
+        pid = participant.pk
+        evidence: list[str] = []
+        median = medians.get(pid)
+        speeder = bool(
+            study_median and median is not None and len(seconds_by_participant[pid]) >= SPEEDER_MIN_ANSWERS
+            and median < SPEEDER_RATIO * study_median
+        )
+        if participant.screened_out:
+            recommendation = "return"
+            evidence.append(f"screened out: {participant.exclusion_reason or 'eligibility'}")
+        elif len(failed[pid]) >= 2:
+            recommendation = "reject"
+            evidence.append(f"failed {len(failed[pid])} of {checks[pid]} attention checks")
+        elif answered[pid] == 0 and batch_info.get(pid, {}).get("expired"):
+            recommendation = "return"
+            evidence.append("timed out without answering")
+        else:
+            recommendation = "approve"
+            if failed[pid]:
+                evidence.append("failed 1 attention check: data excluded, payment approved (one failure is no "
+                                "ground for rejection)")
+        if speeder:
+            evidence.append(f"speeder: median {median:.1f} s per item vs study median {study_median:.1f} s")
+        out.append({
+            "participant": participant.external_id,
+            "platform": participant.platform,
+            "screened_out": participant.screened_out,
+            "excluded": participant.excluded,
+            "exclusion_reason": participant.exclusion_reason,
+            "answers": answered[pid],
+            "attention_checks": checks[pid],
+            "failed_checks": failed[pid],
+            "median_seconds": round(median, 2) if median is not None else None,
+            "speeder": speeder,
+            "batches": batch_info.get(pid, {}).get("n", 0),
+            "recommendation": recommendation,
+            "evidence": evidence,
+        })
+    return out
+
+
+EXPORT_COLUMNS = [
+    "study", "instance_id", "participant", "platform", "question", "answer", "value", "correct", "is_screening",
+    "is_valid", "participant_excluded", "answered_at", "seconds", "batch", "position", "shown",
+]
+
+
+def response_export_rows(*, study: Study) -> Iterator[dict[str, Any]]:
+    qs = (
+        Response.objects.filter(study=study)
+        .order_by("answered_at", "id")
+        .values_list("study_item__external_id", "screening_question__name", "participant__external_id",
+                     "participant__platform", "question", "answer", "value", "is_correct", "is_screening",
+                     "is_valid", "participant__excluded", "answered_at", "seconds", "batch_number",
+                     "reservation__position", "shown")
+    )
+    for (item_id, sq, pid, platform, question, answer, value, correct, screening, valid, excluded, at, seconds,
+         batch, position, shown) in qs.iterator(chunk_size=2000):
+        yield {
+            "study": study.slug, "instance_id": item_id or sq, "participant": pid, "platform": platform,
+            "question": question, "answer": answer, "value": value, "correct": correct, "is_screening": screening,
+            "is_valid": valid, "participant_excluded": excluded, "answered_at": at.isoformat(), "seconds": seconds,
+            "batch": batch, "position": position, "shown": shown,
+        }
+
+
+def items_over_capacity(*, study: Study | None = None) -> list[tuple[int, int]]:
+    """(item id, valid responses) of items with more than k valid (distinct-reservation) responses: must be []."""
+    qs = StudyItem.objects.all() if study is None else StudyItem.objects.filter(study=study)
+    qs = qs.annotate(
+        n=Count("responses__participant", filter=Q(responses__is_valid=True), distinct=True)
+    ).filter(n__gt=F("study__annotators_per_item"))
+    return list(qs.values_list("pk", "n"))

@@ -1,0 +1,8 @@
+"""Every write of the annotation app, one module per concern (import the submodule you need):
+
+- `studies`: study_create, question presets, item files;
+- `sessions`: session_create/consent/eligibility/start/next, answer_submit, participant_exclude;
+- `engine`: batch_reserve, reservations_release_expired, adaptive closing;
+- `exports`: responses_export;
+- `display`: what a participant is shown, and mapping displayed answers back to canonical ones.
+"""

@@ -1,0 +1,107 @@
+"""What a participant sees of an item, and how a displayed answer maps back to the item's canonical order.
+
+Ordering items (instances and screening questions alike) may be shown with S1 and S2 swapped, so that a
+screening question's answer is not always the same; `shown["swapped"]` records it and `canonical_answer` undoes it.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from annotation.models import ORDERING_KINDS, ItemKind, Study, StudyItem
+from tasks.models import ScreeningQuestion
+
+CHOICES: dict[str, list[str]] = {
+    ItemKind.QUADRUPLE: ["S1-S2", "S2-S1"],
+    ItemKind.TRIPLE: ["S1", "S2"],
+    ItemKind.STYLE_OR_CONTENT: ["S1", "S2"],
+}
+_SWAP = {"S1": "S2", "S2": "S1", "S1-S2": "S2-S1", "S2-S1": "S1-S2"}
+
+
+def swap_answer(answer: str) -> str:
+    return _SWAP.get(answer, answer)
+
+
+def _ordering_texts(*, kind: str, anchor_1: str, anchor_2: str, sentence_1: str, sentence_2: str,
+                    swapped: bool) -> dict[str, str]:
+    first, second = (sentence_2, sentence_1) if swapped else (sentence_1, sentence_2)
+    texts = {"anchor_1": anchor_1, "sentence_1": first, "sentence_2": second}
+    if kind == ItemKind.QUADRUPLE:
+        texts = {"anchor_1": anchor_1, "anchor_2": anchor_2, "sentence_1": first, "sentence_2": second}
+    return texts
+
+
+def shown_for_item(*, study: Study, item: StudyItem, rng: random.Random) -> dict[str, Any]:
+    """The display of a study item, fixed at reservation time and stored on the reservation and its responses."""
+    kind = item.kind or study.item_kind
+    if kind in ORDERING_KINDS:
+        swapped = rng.random() < 0.5
+        if item.instance_id:
+            inst = item.instance
+            texts = _ordering_texts(kind=kind, anchor_1=inst.anchor_1, anchor_2=inst.anchor_2,
+                                    sentence_1=inst.sentence_1, sentence_2=inst.sentence_2, swapped=swapped)
+        else:
+            p = item.payload
+            texts = _ordering_texts(kind=kind, anchor_1=p.get("anchor_1", ""), anchor_2=p.get("anchor_2", ""),
+                                    sentence_1=p.get("sentence_1", ""), sentence_2=p.get("sentence_2", ""),
+                                    swapped=swapped)
+        order = ["S2", "S1"] if swapped else ["S1", "S2"]
+        return {"kind": kind, "texts": texts, "choices": CHOICES[kind], "swapped": swapped, "sentence_order": order}
+    payload = item.payload or {}
+    if kind == ItemKind.LIKERT:
+        texts = {"source": payload.get("source", ""), "rewrite": payload.get("rewrite", "")}
+        if payload.get("reference"):
+            texts["reference"] = payload["reference"]
+        texts["target_style"] = payload.get("target_style", "")
+        return {"kind": kind, "texts": texts, "choices": [], "questions": [q["name"] for q in study.questions]}
+    if kind == ItemKind.RANKING:
+        outputs = [{"id": str(o["id"]), "text": o["text"], "system": o.get("system", "")}
+                   for o in payload.get("outputs", [])]
+        rng.shuffle(outputs)
+        return {"kind": kind, "texts": {"source": payload.get("source", "")}, "choices": [],
+                "outputs": outputs}
+    if kind == ItemKind.REWRITE:
+        return {"kind": kind, "texts": {"source": payload.get("source", ""),
+                                        "target_style": payload.get("target_style", "")},
+                "choices": [], "min_length": study.rewrite_min_length}
+    raise ValueError(f"unknown item kind {kind!r}")
+
+
+def shown_for_screening(*, study: Study, question: ScreeningQuestion, rng: random.Random) -> dict[str, Any]:
+    kind = study.item_kind
+    swapped = rng.random() < 0.5
+    texts = _ordering_texts(kind=kind, anchor_1=question.anchor_1, anchor_2=question.anchor_2,
+                            sentence_1=question.sentence_1, sentence_2=question.sentence_2, swapped=swapped)
+    order = ["S2", "S1"] if swapped else ["S1", "S2"]
+    return {"kind": kind, "texts": texts, "choices": CHOICES[kind], "swapped": swapped, "sentence_order": order}
+
+
+def public_item(*, shown: dict[str, Any], public_id: str, position: int, study: Study) -> dict[str, Any]:
+    """The item as sent to the participant: no system names, no swap flag, nothing that tells the answer."""
+    item: dict[str, Any] = {"id": public_id, "kind": shown["kind"], "position": position,
+                            "texts": shown["texts"], "choices": shown["choices"]}
+    if shown["kind"] == ItemKind.LIKERT:
+        item["questions"] = public_questions(study)
+    elif shown["kind"] == ItemKind.RANKING:
+        item["outputs"] = [{"id": o["id"], "text": o["text"]} for o in shown["outputs"]]
+    elif shown["kind"] == ItemKind.REWRITE:
+        item["min_length"] = shown["min_length"]
+    return item
+
+
+def public_questions(study: Study) -> list[dict[str, Any]]:
+    return [
+        {"name": q["name"], "text": q.get("text", q["name"]), "min": q["min"], "max": q["max"],
+         "labels": {str(k): v for k, v in (q.get("labels") or {}).items()}}
+        for q in study.questions
+    ]
+
+
+def canonical_answer(*, shown: dict[str, Any], displayed: str) -> str:
+    """The answer in the item's canonical order (as stored): undo the display swap."""
+    return swap_answer(displayed) if shown.get("swapped") else displayed
+
+
+def displayed_answer(*, shown: dict[str, Any], canonical: str) -> str:
+    return swap_answer(canonical) if shown.get("swapped") else canonical

@@ -1,0 +1,227 @@
+"""The assignment engine: reserving items for a batch, releasing expired reservations, adaptive closing.
+
+Invariant: an item never has more than k valid responses. Each valid response belongs to a reservation that holds
+one of the item's slots 1…k; a slot is held while its reservation is not released, and the partial unique index
+`reservation_one_holder_per_slot` makes two holders of one slot impossible in PostgreSQL itself. Reservers lock
+the item rows they hand out (`select_for_update(skip_locked=True)`), release expired holders under that lock and
+recount; an answer claims its reservation with a conditional UPDATE (not released, not expired, not answered), so
+a release and a late answer can never both win.
+"""
+from __future__ import annotations
+
+import random
+import secrets
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.models import ORDERING_KINDS, Batch, Participant, Reservation, Response, Study, StudyItem
+from annotation.services.display import shown_for_item, shown_for_screening
+from tasks.models import ScreeningQuestion
+
+CANDIDATE_FACTOR = 4  # candidates fetched per wanted item: room for rows other reservers hold locked
+LOCK_ROUNDS = 3
+
+
+def new_public_id() -> str:
+    return secrets.token_urlsafe(12)
+
+
+def held_count_subquery(*, now: datetime) -> Subquery:
+    """Slots an item's reservations hold right now: answered and not released, or live (not yet expired)."""
+    holders = (
+        Reservation.objects.filter(study_item=OuterRef("pk"), released=False)
+        .filter(Q(answered_at__isnull=False) | Q(expires_at__gt=now))
+        .order_by()
+        .values("study_item")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Coalesce(Subquery(holders, output_field=IntegerField()), Value(0))
+
+
+def items_open_for(*, study: Study, participant: Participant, now: datetime):
+    """Items this participant could be given now (fewest holders first), before locking."""
+    seen = Reservation.objects.filter(participant=participant, study_item__isnull=False).values("study_item_id")
+    qs = StudyItem.objects.filter(study=study, is_closed=False).exclude(pk__in=seen)
+    if not study.allow_multiple_setups:
+        families = (
+            StudyItem.objects.filter(reservations__participant=participant).exclude(family="").values("family")
+        )
+        qs = qs.exclude(family__in=families)
+    return qs.annotate(held=held_count_subquery(now=now)).filter(held__lt=study.annotators_per_item)
+
+
+def study_has_work_for(*, study: Study, participant: Participant) -> bool:
+    return items_open_for(study=study, participant=participant, now=timezone.now()).exists()
+
+
+def release_expired_for_items(*, item_ids: list[int], now: datetime) -> int:
+    return Reservation.objects.filter(
+        study_item_id__in=item_ids, released=False, answered_at__isnull=True, expires_at__lte=now
+    ).update(released=True, released_at=now)
+
+
+def _lock_and_take(*, study: Study, participant: Participant, wanted: int, now: datetime,
+                   exclude_ids: set[int], exclude_families: set[str]) -> list[tuple[StudyItem, int]]:
+    """Lock up to `wanted` open items and give each a free slot (the caller is inside a transaction)."""
+    k = study.annotators_per_item
+    candidates = list(
+        items_open_for(study=study, participant=participant, now=now)
+        .exclude(pk__in=exclude_ids)
+        .order_by("held", "?")
+        .values_list("pk", "family")[: wanted * CANDIDATE_FACTOR]
+    )
+    if not candidates:
+        return []
+    ids = [pk for pk, _ in candidates]
+    locked = {
+        item.pk: item
+        for item in StudyItem.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(pk__in=ids, is_closed=False)
+        .select_related("instance")
+    }
+    if not locked:
+        return []
+    # Under the row locks: expired holders are released, then the holders are recounted from committed rows.
+    release_expired_for_items(item_ids=list(locked), now=now)
+    held: dict[int, set[int]] = {pk: set() for pk in locked}
+    for item_id, slot in Reservation.objects.filter(study_item_id__in=list(locked), released=False).values_list(
+        "study_item_id", "slot"
+    ):
+        held[item_id].add(slot)
+    taken: list[tuple[StudyItem, int]] = []
+    for pk, family in candidates:
+        if pk not in locked or len(taken) >= wanted:
+            continue
+        if not study.allow_multiple_setups and family and family in exclude_families:
+            continue
+        free = [slot for slot in range(1, k + 1) if slot not in held[pk]]
+        if not free:
+            continue
+        taken.append((locked[pk], free[0]))
+        if family:
+            exclude_families.add(family)
+    return taken
+
+
+def batch_reserve(*, batch: Batch, now: datetime | None = None, rng: random.Random | None = None) -> int:
+    """Reserve the batch's items and screening questions (caller holds the batch row lock, in a transaction)."""
+    study = batch.study
+    participant = batch.participant
+    now = now or timezone.now()
+    rng = rng or random.Random(secrets.randbits(64))
+    expires_at = now + timedelta(minutes=study.batch_time_limit_minutes)
+    chosen: list[tuple[StudyItem, int]] = []
+    exclude_ids: set[int] = set()
+    families: set[str] = set()
+    for _ in range(LOCK_ROUNDS):
+        wanted = study.items_per_batch - len(chosen)
+        if wanted <= 0:
+            break
+        got = _lock_and_take(study=study, participant=participant, wanted=wanted, now=now,
+                             exclude_ids=exclude_ids, exclude_families=families)
+        if not got:
+            break
+        chosen.extend(got)
+        exclude_ids.update(item.pk for item, _ in got)
+    if not chosen:
+        return 0
+    screening: list[ScreeningQuestion] = []
+    if study.item_kind in ORDERING_KINDS and study.screening_per_batch:
+        pool = list(ScreeningQuestion.objects.filter(active=True))
+        had = set(
+            Reservation.objects.filter(participant=participant, screening_question__isnull=False).values_list(
+                "screening_question_id", flat=True
+            )
+        )
+        fresh = [q for q in pool if q.pk not in had]
+        source = fresh if len(fresh) >= study.screening_per_batch else pool
+        screening = rng.sample(source, min(study.screening_per_batch, len(source)))
+    total = len(chosen) + len(screening)
+    screening_positions = set(rng.sample(range(total), len(screening)))
+    rows: list[Reservation] = []
+    items_iter = iter(chosen)
+    screens_iter = iter(screening)
+    for position in range(total):
+        if position in screening_positions:
+            question = next(screens_iter)
+            rows.append(Reservation(
+                batch=batch, participant=participant, screening_question=question, position=position,
+                public_id=new_public_id(), shown=shown_for_screening(study=study, question=question, rng=rng),
+                expires_at=expires_at,
+            ))
+        else:
+            item, slot = next(items_iter)
+            rows.append(Reservation(
+                batch=batch, participant=participant, study_item=item, slot=slot, position=position,
+                public_id=new_public_id(), shown=shown_for_item(study=study, item=item, rng=rng),
+                expires_at=expires_at,
+            ))
+    Reservation.objects.bulk_create(rows)
+    batch.n_items = total
+    batch.started_at = now
+    batch.expires_at = expires_at
+    return total
+
+
+def reservations_release_expired(*, now: datetime | None = None) -> dict[str, int]:
+    """Expire overdue batches and release their unanswered reservations. Idempotent; the engine does not need it
+    to run (expired reservations never count as holders), it only tidies up and moves sessions to `expired`."""
+    from annotation.services.sessions import batch_expire  # local: sessions imports this module
+
+    now = now or timezone.now()
+    expired_batches = 0
+    for batch_id in Batch.objects.filter(state=Batch.State.ITEMS, expires_at__lte=now).values_list("pk", flat=True):
+        with transaction.atomic():
+            batch = Batch.objects.select_for_update().filter(pk=batch_id, state=Batch.State.ITEMS).first()
+            if batch is not None and batch_expire(batch=batch, now=now):
+                expired_batches += 1
+    released = Reservation.objects.filter(released=False, answered_at__isnull=True, expires_at__lte=now).update(
+        released=True, released_at=now
+    )
+    return {"expired_batches": expired_batches, "released_reservations": released}
+
+
+# --- adaptive collection ---------------------------------------------------------------------------------
+
+
+def item_decision_final(*, correct: int, wrong: int, k: int, m: int) -> bool:
+    """True when no further answers can change the m-of-k decision (validated already, or out of reach)."""
+    return correct >= m or wrong > k - m
+
+
+def item_refresh_closed(*, item: StudyItem) -> bool:
+    """Recompute `is_closed` from the item's valid responses (adaptive studies only); returns the new value."""
+    study = item.study
+    if not study.adaptive_stopping or not item.correct_answer:
+        closed = False
+    else:
+        counts = Response.objects.filter(study_item=item, is_valid=True).aggregate(
+            correct=Count("id", filter=Q(is_correct=True)), wrong=Count("id", filter=Q(is_correct=False))
+        )
+        closed = item_decision_final(correct=counts["correct"], wrong=counts["wrong"],
+                                     k=study.annotators_per_item, m=study.min_correct)
+    if closed != item.is_closed:
+        StudyItem.objects.filter(pk=item.pk).update(is_closed=closed)
+        item.is_closed = closed
+    return closed
+
+
+def study_adaptive_savings(*, study: Study) -> dict[str, int]:
+    """Annotations adaptive collection saved: k minus the valid responses of every closed item."""
+    closed = StudyItem.objects.filter(study=study, is_closed=True).annotate(
+        n=Count("responses", filter=Q(responses__is_valid=True, responses__is_screening=False))
+    )
+    k = study.annotators_per_item
+    saved = sum(max(k - n, 0) for n in closed.values_list("n", flat=True))
+    return {"closed_items": closed.count(), "annotations_saved": saved}
+
+
+def closed_items_with_room(*, study: Study) -> int:
+    return StudyItem.objects.filter(study=study, is_closed=True).annotate(
+        held=held_count_subquery(now=timezone.now())
+    ).filter(held__lt=F("study__annotators_per_item")).count()

@@ -1,0 +1,433 @@
+"""The participant flow: sessions (batches), consent, eligibility, serving items and storing answers."""
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.models import ORDERING_KINDS, Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
+from annotation.services.display import canonical_answer
+from annotation.services.engine import batch_reserve, item_refresh_closed, study_has_work_for
+from core.errors import ApplicationError
+
+PLATFORMS = {Participant.Platform.PROLIFIC, Participant.Platform.MTURK, Participant.Platform.ANONYMOUS}
+FINISHED_STATES = (Batch.State.COMPLETED, Batch.State.SCREENED_OUT, Batch.State.EXPIRED)
+
+
+def _not_found(what: str) -> ApplicationError:
+    return ApplicationError(f"{what} not found.", code="not_found", status=404)
+
+
+def _wrong_state(batch: Batch, action: str) -> ApplicationError:
+    return ApplicationError(
+        f"Cannot {action} in state '{batch.state}'.", code="wrong_state", status=409, details={"state": batch.state}
+    )
+
+
+def _expired() -> ApplicationError:
+    return ApplicationError("The time limit of this batch has passed.", code="expired", status=410)
+
+
+# --- loading a session ---------------------------------------------------------------------------------
+
+
+def batch_expire(*, batch: Batch, now: datetime) -> bool:
+    """Move an overdue batch to `expired` and release its unanswered reservations (caller holds the row lock)."""
+    if batch.state != Batch.State.ITEMS or batch.expires_at is None or batch.expires_at > now:
+        return False
+    Reservation.objects.filter(batch=batch, answered_at__isnull=True, released=False).update(
+        released=True, released_at=now
+    )
+    Batch.objects.filter(pk=batch.pk).update(state=Batch.State.EXPIRED, finished_at=now)
+    batch.state = Batch.State.EXPIRED
+    batch.finished_at = now
+    return True
+
+
+def _lock_batch(token: str) -> Batch:
+    """The session row, locked for the rest of the transaction (serializes one participant's requests)."""
+    if not token or len(token) > 64:
+        raise _not_found("Session")
+    batch = (
+        Batch.objects.select_for_update(of=("self",))
+        .select_related("study", "participant")
+        .filter(token=token)
+        .first()
+    )
+    if batch is None:
+        raise _not_found("Session")
+    return batch
+
+
+def session_load(*, token: str) -> Batch:
+    """The session, expired first if its time is up (committed before any error the caller raises)."""
+    with transaction.atomic():
+        batch = _lock_batch(token)
+        batch_expire(batch=batch, now=timezone.now())
+    return batch
+
+
+# --- creating a session --------------------------------------------------------------------------------
+
+
+@dataclass
+class SessionResult:
+    batch: Batch
+    created: bool
+
+
+def session_create(
+    *, slug: str, participant_id: str = "", platform: str = Participant.Platform.ANONYMOUS, study_ref: str = "",
+    session_ref: str = "", assignment: str = "", hit: str = "",
+) -> SessionResult:
+    study = Study.objects.filter(slug=slug, status=Study.Status.ACTIVE, origin=Study.Origin.PLATFORM).first()
+    if study is None:
+        raise _not_found(f"Study '{slug}'")
+    if platform not in PLATFORMS:
+        raise ApplicationError(
+            f"platform must be one of {sorted(PLATFORMS)}, not {platform!r}.", details={"platform": [platform]}
+        )
+    participant_id = (participant_id or "").strip()
+    if not participant_id:
+        if platform != Participant.Platform.ANONYMOUS:
+            raise ApplicationError(f"participant is required for platform '{platform}'.",
+                                   details={"participant": ["This field is required."]})
+        participant_id = f"anon-{secrets.token_hex(8)}"
+    if len(participant_id) > 128:
+        raise ApplicationError("participant is longer than 128 characters.", details={"participant": ["too long"]})
+    if platform == Participant.Platform.MTURK:
+        assignment = assignment or session_ref
+        hit = hit or study_ref
+    for attempt in range(3):
+        try:
+            return _session_create_once(study=study, participant_id=participant_id, platform=platform,
+                                        study_ref=study_ref, session_ref=session_ref, assignment=assignment, hit=hit)
+        except IntegrityError:
+            # Two first requests of one participant raced (participant_unique / one open batch): the retry finds
+            # the winner's rows and returns its session.
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _session_create_once(*, study: Study, participant_id: str, platform: str, study_ref: str, session_ref: str,
+                         assignment: str, hit: str) -> SessionResult:
+    now = timezone.now()
+    with transaction.atomic():
+        participant, _ = Participant.objects.get_or_create(study=study, platform=platform, external_id=participant_id)
+        participant = Participant.objects.select_for_update().get(pk=participant.pk)
+        if participant.screened_out:
+            raise ApplicationError("You are not eligible for this study.", code="screened_out", status=403)
+        open_batch = Batch.objects.select_for_update().filter(
+            participant=participant, state__in=Batch.OPEN_STATES
+        ).first()
+        if open_batch is not None:
+            open_batch.study = study
+            open_batch.participant = participant
+            if not batch_expire(batch=open_batch, now=now):
+                return SessionResult(open_batch, False)
+        n_batches = Batch.objects.filter(participant=participant).count()
+        if n_batches >= study.max_batches_per_participant:
+            raise ApplicationError(
+                f"You have completed the maximum of {study.max_batches_per_participant} batches of this study.",
+                code="no_work_available", status=409,
+            )
+        # Excluded participants are told the same as when the study is full: never reveal a screening failure.
+        if participant.excluded or not study_has_work_for(study=study, participant=participant):
+            raise ApplicationError("There are no more items available for you in this study.",
+                                   code="no_work_available", status=409)
+        batch = Batch.objects.create(
+            study=study, participant=participant, number=n_batches + 1, token=secrets.token_urlsafe(32),
+            study_ref=study_ref[:128], session_ref=session_ref[:128], assignment=assignment[:128], hit=hit[:128],
+        )
+    return SessionResult(batch, True)
+
+
+# --- consent, eligibility, start -----------------------------------------------------------------------
+
+
+def _passed_eligibility_before(batch: Batch) -> bool:
+    return (
+        Batch.objects.filter(participant=batch.participant)
+        .exclude(pk=batch.pk)
+        .exclude(eligibility_answers={})
+        .exclude(state=Batch.State.SCREENED_OUT)
+        .exists()
+    )
+
+
+def session_consent(*, token: str, agree: Any) -> Batch:
+    if agree is not True:
+        raise ApplicationError("Consent is required to take part: send {\"agree\": true}.",
+                               details={"agree": ["must be true"]})
+    session_load(token=token)
+    with transaction.atomic():
+        batch = _lock_batch(token)
+        if batch.state != Batch.State.CONSENT:
+            if batch.state in (Batch.State.ELIGIBILITY, Batch.State.INSTRUCTIONS, Batch.State.ITEMS):
+                return batch  # a repeated click: nothing to change
+            raise _wrong_state(batch, "consent")
+        needs_eligibility = bool(batch.study.eligibility_questions) and not _passed_eligibility_before(batch)
+        batch.state = Batch.State.ELIGIBILITY if needs_eligibility else Batch.State.INSTRUCTIONS
+        batch.consented_at = timezone.now()
+        batch.save(update_fields=["state", "consented_at"])
+    return batch
+
+
+def _validate_eligibility(study: Study, answers: Any) -> dict[str, str]:
+    if not isinstance(answers, dict):
+        raise ApplicationError("answers must be an object {question name: choice}.", details={"answers": ["object"]})
+    errors: dict[str, list[str]] = {}
+    clean: dict[str, str] = {}
+    for question in study.eligibility_questions:
+        name = question["name"]
+        value = answers.get(name)
+        choices = [str(c) for c in question.get("choices", [])]
+        if value is None or str(value) not in choices:
+            errors[name] = [f"choose one of {choices}"]
+        else:
+            clean[name] = str(value)
+    unknown = sorted(set(answers) - {q["name"] for q in study.eligibility_questions})
+    for name in unknown:
+        errors[name] = ["unknown question"]
+    if errors:
+        raise ApplicationError(
+            "Eligibility answers are incomplete or invalid: " + "; ".join(f"{k}: {v[0]}" for k, v in errors.items()),
+            details=errors,
+        )
+    return clean
+
+
+def session_eligibility(*, token: str, answers: Any) -> Batch:
+    session_load(token=token)
+    with transaction.atomic():
+        batch = _lock_batch(token)
+        if batch.state != Batch.State.ELIGIBILITY:
+            raise _wrong_state(batch, "answer eligibility questions")
+        study = batch.study
+        clean = _validate_eligibility(study, answers)
+        attempts = list((batch.eligibility_answers or {}).get("attempts", []))
+        failed = [q["name"] for q in study.eligibility_questions
+                  if q.get("accept") and clean[q["name"]] not in [str(a) for a in q["accept"]]]
+        attempts.append({"answers": clean, "failed": failed, "at": timezone.now().isoformat()})
+        batch.eligibility_answers = {"attempts": attempts, "answers": clean}
+        failed_screeners = [n for n in failed if not _is_comprehension(study, n)]
+        failed_comprehension = [n for n in failed if _is_comprehension(study, n)]
+        comprehension_failures = sum(
+            1 for a in attempts if any(_is_comprehension(study, n) for n in a["failed"])
+        )
+        if failed_screeners or comprehension_failures >= 2:
+            # A screener answered "wrongly", or a comprehension check failed twice: the session ends politely.
+            batch.state = Batch.State.SCREENED_OUT
+            batch.finished_at = timezone.now()
+            reason = ("eligibility: " + ", ".join(failed_screeners)) if failed_screeners else \
+                "comprehension check failed twice: " + ", ".join(failed_comprehension)
+            Participant.objects.filter(pk=batch.participant_id).update(
+                screened_out=True, exclusion_reason=reason[:200]
+            )
+            batch.participant.screened_out = True
+        elif failed_comprehension:
+            pass  # first failed comprehension check: the participant may read the instructions and try again
+        else:
+            batch.state = Batch.State.INSTRUCTIONS
+        batch.save(update_fields=["state", "eligibility_answers", "finished_at"])
+    return batch
+
+
+def _is_comprehension(study: Study, name: str) -> bool:
+    return any(q["name"] == name and q.get("comprehension") for q in study.eligibility_questions)
+
+
+def session_start(*, token: str) -> Batch:
+    batch = session_load(token=token)
+    if batch.state == Batch.State.EXPIRED:
+        raise _expired()
+    with transaction.atomic():
+        batch = _lock_batch(token)
+        if batch.state in (Batch.State.ITEMS, Batch.State.COMPLETED):
+            return batch
+        if batch.state != Batch.State.INSTRUCTIONS:
+            raise _wrong_state(batch, "start the items")
+        if batch.participant.excluded or not batch_reserve(batch=batch):
+            raise ApplicationError("There are no more items available for you in this study.",
+                                   code="no_work_available", status=409)
+        batch.state = Batch.State.ITEMS
+        batch.save(update_fields=["state", "n_items", "started_at", "expires_at"])
+    return batch
+
+
+# --- serving and answering -----------------------------------------------------------------------------
+
+
+def session_next(*, token: str) -> tuple[Batch, Reservation | None]:
+    """The batch's next unanswered reservation (marked shown), or None once the batch is complete."""
+    batch = session_load(token=token)
+    if batch.state == Batch.State.INSTRUCTIONS:
+        batch = session_start(token=token)
+    if batch.state == Batch.State.EXPIRED:
+        raise _expired()
+    if batch.state in (Batch.State.COMPLETED, Batch.State.SCREENED_OUT):
+        return batch, None
+    if batch.state != Batch.State.ITEMS:
+        raise _wrong_state(batch, "get items")
+    reservation = (
+        Reservation.objects.filter(batch=batch, answered_at__isnull=True).order_by("position").first()
+    )
+    if reservation is None:
+        with transaction.atomic():
+            batch = _lock_batch(token)
+            _complete_if_done(batch)
+        return batch, None
+    if reservation.shown_at is None:
+        now = timezone.now()
+        Reservation.objects.filter(pk=reservation.pk, shown_at__isnull=True).update(shown_at=now)
+        reservation.shown_at = now
+    return batch, reservation
+
+
+def _complete_if_done(batch: Batch) -> bool:
+    unanswered = Reservation.objects.filter(batch=batch, answered_at__isnull=True)
+    if batch.state == Batch.State.ITEMS and not unanswered.exists():
+        batch.state = Batch.State.COMPLETED
+        batch.finished_at = timezone.now()
+        batch.save(update_fields=["state", "finished_at"])
+        return True
+    return False
+
+
+@dataclass
+class AnswerResult:
+    batch: Batch
+    stored: bool
+
+
+def _invalid(message: str) -> ApplicationError:
+    return ApplicationError(message, details={"answer": [message]})
+
+
+def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list[tuple[str, str, float | None]]:
+    """The displayed answer as (question, canonical answer, value) rows; ApplicationError (400) when invalid."""
+    kind = shown["kind"]
+    if kind in ORDERING_KINDS:
+        if not isinstance(answer, str) or answer not in shown["choices"]:
+            raise _invalid(f"answer must be one of {shown['choices']}, not {answer!r}.")
+        return [("", canonical_answer(shown=shown, displayed=answer), None)]
+    if kind == ItemKind.LIKERT:
+        if not isinstance(answer, dict):
+            raise _invalid("answer must be an object {question name: integer rating}.")
+        names = [q["name"] for q in study.questions]
+        unknown = sorted(set(answer) - set(names))
+        if unknown:
+            raise _invalid(f"unknown question(s) {unknown}; the questions are {names}.")
+        rows = []
+        for question in study.questions:
+            value = answer.get(question["name"])
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+                raise _invalid(f"question '{question['name']}' needs an integer rating, got {value!r}.")
+            if not question["min"] <= value <= question["max"]:
+                raise _invalid(
+                    f"question '{question['name']}': {value} is outside {question['min']}…{question['max']}."
+                )
+            rows.append((question["name"], str(int(value)), float(value)))
+        return rows
+    if kind == ItemKind.RANKING:
+        ids = sorted(o["id"] for o in shown["outputs"])
+        if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer) or sorted(answer) != ids:
+            raise _invalid(f"answer must list every output id exactly once, best first: a permutation of {ids}.")
+        return [("", json.dumps(answer), None)]
+    if kind == ItemKind.REWRITE:
+        if not isinstance(answer, str):
+            raise _invalid("answer must be a string.")
+        text = answer.strip()
+        if len(text) < study.rewrite_min_length:
+            raise _invalid(f"the rewrite needs at least {study.rewrite_min_length} characters, got {len(text)}.")
+        if len(text) > 5000:
+            raise _invalid("the rewrite is longer than 5000 characters.")
+        return [("", text, None)]
+    raise _invalid(f"unknown item kind {kind!r}.")
+
+
+def answer_submit(*, token: str, item: str, answer: Any, seconds: float | None = None) -> AnswerResult:
+    batch = session_load(token=token)
+    if batch.state == Batch.State.EXPIRED:
+        raise _expired()
+    with transaction.atomic():
+        batch = _lock_batch(token)
+        if batch.state not in (Batch.State.ITEMS, Batch.State.COMPLETED):
+            raise _wrong_state(batch, "answer items")
+        study = batch.study
+        participant = batch.participant
+        reservation = (
+            Reservation.objects.filter(batch=batch, public_id=str(item)[:32]).select_related("study_item").first()
+            if item else None
+        )
+        if reservation is None:
+            raise ApplicationError(f"Item {item!r} is not reserved for this session.", code="not_reserved",
+                                   status=404, details={"item": [str(item)]})
+        rows = validate_answer(study=study, shown=reservation.shown, answer=answer)
+        existing = list(Response.objects.filter(reservation=reservation).values_list("question", "answer"))
+        if existing or reservation.answered_at is not None:
+            if sorted(existing) == sorted((q, a) for q, a, _ in rows):
+                return AnswerResult(batch, False)
+            raise ApplicationError("This item was already answered differently; answers cannot be changed.",
+                                   code="answer_conflict", status=409)
+        now = timezone.now()
+        claim = Reservation.objects.filter(pk=reservation.pk, answered_at__isnull=True, expires_at__gt=now)
+        if not participant.excluded:
+            claim = claim.filter(released=False)
+        if claim.update(answered_at=now) != 1:
+            raise _expired()
+        if seconds is None or not isinstance(seconds, (int, float)) or seconds < 0:
+            seconds = (now - reservation.shown_at).total_seconds() if reservation.shown_at else None
+        is_screening = reservation.screening_question_id is not None
+        study_item = reservation.study_item
+        if is_screening:
+            correct = reservation.screening_question.correct_answer_for(study.item_kind)
+        else:
+            correct = study_item.correct_answer
+        Response.objects.bulk_create([
+            Response(
+                study=study, participant=participant, study_item=study_item,
+                screening_question_id=reservation.screening_question_id, batch_number=batch.number,
+                question=question, answer=canonical, value=value, is_screening=is_screening,
+                is_correct=(canonical == correct) if correct else None, is_valid=not participant.excluded,
+                shown=reservation.shown, shown_at=reservation.shown_at, answered_at=now, seconds=seconds,
+                batch=batch, reservation=reservation,
+            )
+            for question, canonical, value in rows
+        ])
+        if is_screening and correct and rows[0][1] != correct and not participant.excluded:
+            participant_exclude(participant=participant, reason=f"failed screening question "
+                                f"{reservation.screening_question.name}", now=now)
+        elif study_item is not None and study.adaptive_stopping and not participant.excluded:
+            item_refresh_closed(item=study_item)
+        _complete_if_done(batch)
+    return AnswerResult(batch, True)
+
+
+def participant_exclude(*, participant: Participant, reason: str, now: datetime | None = None) -> int:
+    """Exclude a participant: every response invalid, every slot they hold released, adaptive closures rechecked.
+
+    Returns the number of responses invalidated. The caller may already be in a transaction.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        Participant.objects.filter(pk=participant.pk).update(excluded=True, exclusion_reason=reason[:200],
+                                                             excluded_at=now)
+        participant.excluded = True
+        participant.exclusion_reason = reason[:200]
+        participant.excluded_at = now
+        n = Response.objects.filter(participant=participant, is_valid=True).update(is_valid=False)
+        Reservation.objects.filter(participant=participant, released=False).update(released=True, released_at=now)
+        if participant.study.adaptive_stopping:
+            for item in StudyItem.objects.filter(
+                Q(reservations__participant=participant), is_closed=True
+            ).select_related("study").distinct():
+                item_refresh_closed(item=item)
+    return n

@@ -1,0 +1,70 @@
+"""Shared builders for the annotation tests (not a conftest: the browser tests have their own)."""
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.test import APIClient
+
+from annotation.models import Study
+from annotation.selectors import reservation_expected_answer, reservation_is_screening
+from annotation.services.studies import study_create
+from tests.factories import ScreeningQuestionFactory, TaskInstanceFactory
+
+
+def make_study(*, n_instances: int = 6, slug: str = "s1", screening: int = 0, k: int = 3, per_batch: int = 4,
+               eligibility: list[dict[str, Any]] | None = None, **kwargs: Any) -> Study:
+    instances = TaskInstanceFactory.create_batch(n_instances)
+    if screening:
+        ScreeningQuestionFactory.create_batch(max(screening, 3))
+    return study_create(
+        slug=slug, item_kind="quadruple", corpus=[instances[0].corpus.name] if kwargs.pop("one_corpus", False)
+        else None, annotators_per_item=k, min_correct=min(kwargs.pop("m", 2), k), items_per_batch=per_batch,
+        screening_per_batch=screening, eligibility_questions=eligibility or [], completion_code="DONE123",
+        redirect_url="https://app.prolific.com/submissions/complete?cc={code}", **kwargs,
+    )
+
+
+class Participant:
+    """A participant driving the JSON API like the browser does."""
+
+    def __init__(self, client: APIClient, slug: str, pid: str, platform: str = "prolific") -> None:
+        self.client = client
+        self.slug = slug
+        self.pid = pid
+        self.platform = platform
+        self.token: str | None = None
+
+    def start(self) -> dict[str, Any]:
+        response = self.client.post(f"/api/v1/studies/{self.slug}/sessions/",
+                                    {"participant": self.pid, "platform": self.platform}, format="json")
+        assert response.status_code in (200, 201), response.content
+        self.token = response.json()["token"]
+        return response.json()
+
+    def consent(self) -> dict[str, Any]:
+        response = self.client.post(f"/api/v1/sessions/{self.token}/consent/", {"agree": True}, format="json")
+        assert response.status_code == 200, response.content
+        return response.json()
+
+    def next(self) -> Any:
+        return self.client.get(f"/api/v1/sessions/{self.token}/next/")
+
+    def answer(self, item: str, answer: Any) -> Any:
+        return self.client.post(f"/api/v1/sessions/{self.token}/answers/", {"item": item, "answer": answer},
+                                format="json")
+
+    def play(self, *, correct: bool = True, fail_screening: bool = False) -> list[dict[str, Any]]:
+        """Answer the whole batch; returns the items seen."""
+        seen = []
+        while True:
+            body = self.next().json()
+            if body["item"] is None:
+                return seen
+            item = body["item"]
+            seen.append(item)
+            expected = reservation_expected_answer(public_id=item["id"])
+            wrong = [c for c in item["choices"] if c != expected][0]
+            screening = reservation_is_screening(public_id=item["id"])
+            give = wrong if (screening and fail_screening) or (not screening and not correct) else expected
+            response = self.answer(item["id"], give)
+            assert response.status_code == 201, response.content

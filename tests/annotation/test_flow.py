@@ -1,0 +1,284 @@
+"""The participant flow over the JSON API: states, per-kind items, idempotent answers and every error case."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from annotation.models import Batch, Participant, Reservation, Response, StudyItem
+from annotation.selectors import reservation_expected_answer, reservation_is_screening
+from tests.annotation.helpers import Participant as P
+from tests.annotation.helpers import make_study
+
+pytestmark = pytest.mark.django_db
+
+ELIGIBILITY = [{"name": "native", "text": "Is English your native language?", "choices": ["yes", "no"],
+                "accept": ["yes"]}]
+
+
+@pytest.fixture
+def client() -> APIClient:
+    return APIClient(enforce_csrf_checks=True)
+
+
+def test_full_batch_reaches_completion_code(client):
+    study = make_study(screening=2, per_batch=4, eligibility=ELIGIBILITY)
+    p = P(client, study.slug, "PID-1")
+    body = p.start()
+    assert body["state"] == "consent"
+    assert body["study"]["eligibility_questions"] == [
+        {"name": "native", "text": "Is English your native language?", "choices": ["yes", "no"]}
+    ]
+    assert "accept" not in str(body["study"])
+    assert p.consent()["state"] == "eligibility"
+    response = client.post(f"/api/v1/sessions/{p.token}/eligibility/", {"answers": {"native": "yes"}}, format="json")
+    assert response.json()["state"] == "instructions"
+    seen = p.play()
+    assert len(seen) == 6  # 4 instances + 2 screening questions, indistinguishable
+    assert {tuple(sorted(i)) for i in seen} == {("choices", "id", "kind", "position", "texts")}
+    assert all(set(i["texts"]) == {"anchor_1", "anchor_2", "sentence_1", "sentence_2"} for i in seen)
+    assert all(i["choices"] == ["S1-S2", "S2-S1"] for i in seen)
+    final = p.next().json()
+    assert final["item"] is None and final["state"] == "completed"
+    assert final["completion_code"] == "DONE123"
+    assert final["redirect_url"] == "https://app.prolific.com/submissions/complete?cc=DONE123"
+    assert Response.objects.filter(participant__external_id="PID-1").count() == 6
+    assert Response.objects.filter(is_screening=True, is_correct=True).count() == 2
+    assert Response.objects.filter(is_screening=False, is_correct=True, is_valid=True).count() == 4
+
+
+def test_items_never_reveal_answers_and_map_back_to_canonical_order(client):
+    study = make_study(per_batch=6, n_instances=6)
+    p = P(client, study.slug, "PID-2")
+    p.start()
+    p.consent()
+    for _ in range(6):
+        item = p.next().json()["item"]
+        reservation = Reservation.objects.get(public_id=item["id"])
+        inst = reservation.study_item.instance
+        assert item["id"] == reservation.public_id and inst.stel_id not in str(item) and len(item["id"]) >= 16
+        swapped = reservation.shown["swapped"]
+        assert item["texts"]["sentence_1"] == (inst.sentence_2 if swapped else inst.sentence_1)
+        displayed = reservation_expected_answer(public_id=item["id"])
+        assert p.answer(item["id"], displayed).status_code == 201
+        stored = Response.objects.get(reservation=reservation)
+        assert stored.answer == inst.correct_order  # canonical order whatever was displayed
+        assert stored.is_correct is True
+        assert stored.shown["texts"] == item["texts"]
+
+
+def test_same_answer_is_idempotent_and_a_different_one_conflicts(client):
+    study = make_study()
+    p = P(client, study.slug, "PID-3")
+    p.start()
+    p.consent()
+    item = p.next().json()["item"]
+    first = p.answer(item["id"], "S1-S2")
+    assert first.status_code == 201 and first.json()["stored"] is True
+    again = p.answer(item["id"], "S1-S2")
+    assert again.status_code == 200 and again.json()["stored"] is False
+    other = p.answer(item["id"], "S2-S1")
+    assert other.status_code == 409 and other.json()["error"]["code"] == "answer_conflict"
+    assert Response.objects.filter(participant__external_id="PID-3").count() == 1
+
+
+def test_error_cases_answer_with_json_errors(client):
+    study = make_study()
+    p = P(client, study.slug, "PID-4")
+    p.start()
+    # answering before consent: wrong state
+    r = p.answer("whatever", "S1-S2")
+    assert r.status_code == 409 and r.json()["error"]["code"] == "wrong_state"
+    assert r.json()["error"]["details"] == {"state": "consent"}
+    r = client.post(f"/api/v1/sessions/{p.token}/consent/", {"agree": False}, format="json")
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid"
+    p.consent()
+    item = p.next().json()["item"]
+    # forged token
+    for path in ("", "next/", "consent/"):
+        r = client.get(f"/api/v1/sessions/forged-token-123/{path}") if path != "consent/" else \
+            client.post(f"/api/v1/sessions/forged-token-123/{path}", {"agree": True}, format="json")
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+    # an item not reserved for this session (another participant's)
+    q = P(client, study.slug, "PID-5")
+    q.start()
+    q.consent()
+    other_item = q.next().json()["item"]
+    r = p.answer(other_item["id"], "S1-S2")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_reserved"
+    # invalid values
+    for bad in ("S1", "", 3, None, ["S1-S2"], {"a": 1}):
+        r = p.answer(item["id"], bad)
+        assert r.status_code == 400, bad
+        assert r.json()["error"]["code"] == "invalid"
+    r = client.post(f"/api/v1/sessions/{p.token}/answers/", {"answer": "S1-S2"}, format="json")
+    assert r.status_code == 400 and "item" in r.json()["error"]["details"]
+    # unknown study, bad platform
+    r = client.post("/api/v1/studies/nope/sessions/", {"participant": "x"}, format="json")
+    assert r.status_code == 404
+    r = client.post(f"/api/v1/studies/{study.slug}/sessions/", {"participant": "x", "platform": "icq"}, format="json")
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid"
+    assert not Response.objects.exists()
+
+
+def test_expired_reservation_is_rejected_and_reopened(client):
+    study = make_study(n_instances=2, per_batch=2, k=1)
+    p = P(client, study.slug, "PID-6")
+    p.start()
+    p.consent()
+    item = p.next().json()["item"]
+    Reservation.objects.filter(batch__token=p.token).update(expires_at=timezone.now() - timedelta(seconds=1))
+    Batch.objects.filter(token=p.token).update(expires_at=timezone.now() - timedelta(seconds=1))
+    r = p.answer(item["id"], "S1-S2")
+    assert r.status_code == 410 and r.json()["error"]["code"] == "expired"
+    assert client.get(f"/api/v1/sessions/{p.token}/").json()["state"] == "expired"
+    assert p.next().status_code == 410
+    # the slots are free again: with k=1 a second participant gets both items
+    q = P(client, study.slug, "PID-7")
+    q.start()
+    q.consent()
+    assert len(q.play()) == 2
+    assert Response.objects.filter(participant__external_id="PID-7").count() == 2
+
+
+def test_expired_without_cleanup_is_not_live(client):
+    """The engine treats an expired reservation as free even if nobody marked it (no Celery beat needed)."""
+    study = make_study(n_instances=1, per_batch=1, k=1)
+    p = P(client, study.slug, "PID-8")
+    p.start()
+    p.consent()
+    p.next()
+    Reservation.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    q = P(client, study.slug, "PID-9")
+    q.start()
+    q.consent()
+    item = q.next().json()["item"]
+    assert item is not None
+    assert Reservation.objects.filter(released=True).count() == 1  # released under the item's lock
+    assert q.answer(item["id"], "S1-S2").status_code == 201
+
+
+def test_screening_failure_excludes_and_reopens_slots(client):
+    study = make_study(n_instances=4, per_batch=4, k=1, screening=2)
+    bad = P(client, study.slug, "PID-BAD")
+    bad.start()
+    bad.consent()
+    seen = bad.play(fail_screening=True)
+    assert len(seen) == 6
+    participant = Participant.objects.get(external_id="PID-BAD")
+    assert participant.excluded and "screening" in participant.exclusion_reason
+    assert not Response.objects.filter(participant=participant, is_valid=True).exists()
+    assert bad.next().json()["completion_code"] == "DONE123"  # not told: the batch ends normally
+    good = P(client, study.slug, "PID-GOOD")
+    good.start()
+    good.consent()
+    assert len([i for i in good.play() if not reservation_is_screening(public_id=i["id"])]) == 4
+    # and the excluded participant gets no new batch, told the same as when a study is full
+    r = client.post(f"/api/v1/studies/{study.slug}/sessions/", {"participant": "PID-BAD", "platform": "prolific"},
+                    format="json")
+    assert r.status_code == 409 and r.json()["error"]["code"] == "no_work_available"
+
+
+def test_eligibility_failure_screens_out(client):
+    study = make_study(eligibility=ELIGIBILITY)
+    study.screened_out_code = "NOPE42"
+    study.save()
+    p = P(client, study.slug, "PID-10")
+    p.start()
+    p.consent()
+    r = client.post(f"/api/v1/sessions/{p.token}/eligibility/", {"answers": {"native": "maybe"}}, format="json")
+    assert r.status_code == 400 and "native" in r.json()["error"]["details"]
+    r = client.post(f"/api/v1/sessions/{p.token}/eligibility/", {"answers": {"native": "no"}}, format="json")
+    body = r.json()
+    assert body["state"] == "screened_out" and body["completion_code"] == "NOPE42"
+    assert body["redirect_url"].endswith("cc=NOPE42")
+    assert p.next().json()["item"] is None
+    r = client.post(f"/api/v1/studies/{study.slug}/sessions/", {"participant": "PID-10", "platform": "prolific"},
+                    format="json")
+    assert r.status_code == 403 and r.json()["error"]["code"] == "screened_out"
+
+
+def test_returning_participant_gets_open_session_then_new_batch_then_refusal(client):
+    study = make_study(n_instances=6, per_batch=2, k=2, max_batches=2)
+    p = P(client, study.slug, "PID-11")
+    first = p.start()
+    again = client.post(f"/api/v1/studies/{study.slug}/sessions/", {"participant": "PID-11", "platform": "prolific"},
+                        format="json")
+    assert again.status_code == 200 and again.json()["token"] == first["token"]
+    p.consent()
+    items_1 = {Reservation.objects.get(public_id=i["id"]).study_item_id for i in p.play()}
+    second = p.start()
+    assert second["batch"] == 2 and second["token"] != first["token"]
+    p.consent()
+    items_2 = {Reservation.objects.get(public_id=i["id"]).study_item_id for i in p.play()}
+    assert not items_1 & items_2  # never the same instance twice
+    r = client.post(f"/api/v1/studies/{study.slug}/sessions/", {"participant": "PID-11", "platform": "prolific"},
+                    format="json")
+    assert r.status_code == 409 and r.json()["error"]["code"] == "no_work_available"
+
+
+def test_same_family_is_not_served_twice_unless_allowed(client):
+    from annotation.services.studies import study_create
+    from tests.factories import TaskInstanceFactory
+
+    quad = TaskInstanceFactory(family="fam-1")
+    TaskInstanceFactory(corpus=quad.corpus, family="fam-1", setup="triple", correct_order="S1-S2")
+    triple_study = study_create(slug="mixed", item_kind="quadruple", eligibility_questions=[],
+                                screening_per_batch=0, items_per_batch=5)
+    StudyItem.objects.create(study=triple_study, external_id="extra", kind="quadruple", family="fam-1",
+                             payload={"anchor_1": "a", "anchor_2": "b", "sentence_1": "c", "sentence_2": "d"},
+                             correct_answer="S1-S2")
+    p = P(client, "mixed", "PID-12")
+    p.start()
+    p.consent()
+    assert len(p.play()) == 1  # two items of family fam-1 exist; only one is served
+
+
+def test_fewest_responses_first(client):
+    study = make_study(n_instances=4, per_batch=2, k=3)
+    a = P(client, study.slug, "A")
+    a.start()
+    a.consent()
+    first = {Reservation.objects.get(public_id=i["id"]).study_item_id for i in a.play()}
+    b = P(client, study.slug, "B")
+    b.start()
+    b.consent()
+    second = {Reservation.objects.get(public_id=i["id"]).study_item_id for i in b.play()}
+    assert not first & second and len(first | second) == 4
+
+
+def test_anonymous_link_and_mturk_refs(client):
+    study = make_study()
+    r = client.post(f"/api/v1/studies/{study.slug}/sessions/", {"platform": "anonymous"}, format="json")
+    assert r.status_code == 201
+    assert Participant.objects.get(platform="anonymous").external_id.startswith("anon-")
+    r = client.post(f"/api/v1/studies/{study.slug}/sessions/",
+                    {"participant": "W1", "platform": "mturk", "study_ref": "HIT9", "session_ref": "ASG9"},
+                    format="json")
+    batch = Batch.objects.get(token=r.json()["token"])
+    assert (batch.hit, batch.assignment) == ("HIT9", "ASG9")
+    r = client.post(f"/api/v1/studies/{study.slug}/sessions/", {"platform": "prolific"}, format="json")
+    assert r.status_code == 400 and "participant" in r.json()["error"]["details"]
+
+
+def test_ping_and_researcher_endpoints_are_admin_only(client, django_user_model):
+    assert client.get("/api/v1/ping/").json() == {"ok": True}
+    study = make_study()
+    assert client.get(f"/api/v1/studies/{study.slug}/").status_code in (401, 403)
+    assert client.get(f"/api/v1/studies/{study.slug}/participants/").status_code in (401, 403)
+    admin = django_user_model.objects.create_superuser("admin", "a@example.com", "pw")
+    client.force_authenticate(admin)
+    p = P(APIClient(), study.slug, "PID-13")
+    p.start()
+    p.consent()
+    p.play()
+    progress = client.get(f"/api/v1/studies/{study.slug}/").json()
+    assert progress["responses"] == 4 and progress["participants"] == 1 and progress["batches_completed"] == 1
+    export = client.get(f"/api/v1/studies/{study.slug}/responses/?format=jsonl")
+    assert export.status_code == 200
+    lines = b"".join(export.streaming_content).decode().strip().splitlines()
+    assert len(lines) == 4
+    bad = client.get(f"/api/v1/studies/{study.slug}/responses/?format=xml")
+    assert bad.status_code == 400
