@@ -8,6 +8,7 @@ import dj_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 SHARED_DATA_DIR = Path(os.environ.get("STYLECROWD_SHARED_DATA", BASE_DIR.parent / "shared" / "data"))
+FIXTURE_DIRS = [BASE_DIR / "fixtures"]  # `loaddata screening_questions` finds fixtures/screening_questions.json
 
 
 def env_str(name: str, default: str | None = None) -> str | None:
