@@ -1,0 +1,49 @@
+"""`manage.py score_stel BENCHMARK.tsv [...] --methods M1,M2 [--full FULL.tsv ...] [--seed N] [--device auto]
+[--predictions OUT.tsv] [--compare M1,M2] --json`: score style-similarity methods on STEL benchmarks."""
+from __future__ import annotations
+
+from typing import Any
+
+from core.commands import JsonCommand
+from scoring.stel_scoring.services import stel_score
+
+
+class Command(JsonCommand):
+    help = ("Score style-similarity methods (char3gram, word_length, punctuation, uppercase, levenshtein, pos, "
+            "hf:<path>, st:<path>, nsp:<path>, or a dotted path to a SimilarityMethod subclass) on STEL TSVs.")
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("benchmarks", nargs="+", help="STEL-format TSV(s): the (validated) benchmark.")
+        parser.add_argument("--methods", required=True, help="Comma-separated method specs; st:minilm is the "
+                            "packaged all-MiniLM-L6-v2.")
+        parser.add_argument("--full", nargs="+", default=[], metavar="FULL.tsv",
+                            help="The unfiltered set, scored and reported beside the validated one.")
+        parser.add_argument("--seed", type=int, default=0, help="Seed of the random predictions for ties.")
+        parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+        parser.add_argument("--predictions", default=None, metavar="OUT.tsv",
+                            help="Write one row per instance and method (STEL coding 1/2/0, similarities).")
+        parser.add_argument("--compare", default=None, metavar="M1,M2", help="McNemar's test between methods.")
+        parser.add_argument("--json", action="store_true", help="Accepted for symmetry: the last line is JSON.")
+
+    def run(self, **options: Any) -> dict[str, Any]:
+        bars: dict[str, Any] = {}
+
+        def progress(spec: str, done: int, total: int) -> None:
+            bar = bars.get(spec)
+            if bar is None:
+                bar = bars[spec] = self.progress(total=total, desc=spec)
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+            if done >= total:
+                bar.close()
+
+        try:
+            return stel_score(
+                benchmark_paths=options["benchmarks"], full_paths=options["full"], methods=options["methods"],
+                seed=options["seed"], device=options["device"], predictions_path=options["predictions"],
+                compare=options["compare"], progress=progress,
+            )
+        finally:
+            for bar in bars.values():
+                bar.close()

@@ -1,0 +1,41 @@
+"""The interface every style-similarity method implements."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+# (done, total): services pass one in; methods that take a while call it.
+Progress = Callable[[int, int], None]
+
+
+def _no_progress(done: int, total: int) -> None:
+    return None
+
+
+class SimilarityMethod(ABC):
+    """Similarity of two equally long lists of sentences, pair by pair.
+
+    `similarity(a, b)[i]` is the similarity of `a[i]` and `b[i]`, a float in `value_range` (either (0, 1) or
+    (-1, 1)); higher means "more alike in style". The scorer calls `similarity` once per run with every pair it
+    needs, so an implementation can encode each distinct sentence exactly once.
+
+    A user's own method is any subclass importable by dotted path; its constructor gets the keyword arguments
+    `device` and `argument` (the text after `name:` in the spec, or None) and may ignore them.
+    """
+
+    name: str = ""
+    value_range: tuple[float, float] = (0.0, 1.0)
+
+    def __init__(self, *, device: str = "cpu", argument: str | None = None) -> None:
+        self.device = device
+        self.argument = argument
+
+    @abstractmethod
+    def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Free model memory once the run is done (neural methods override)."""
+        return None

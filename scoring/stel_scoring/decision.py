@@ -1,0 +1,41 @@
+"""STEL's decision rule and its accuracy with undecided instances counted as 0.5."""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+UNDECIDED, S1_S2, S2_S1 = 0, 1, 2  # STEL's coding of a prediction
+
+
+def predictions_decide(sim_a1_s1: np.ndarray, sim_a1_s2: np.ndarray, sim_a2_s2: np.ndarray,
+                       sim_a2_s1: np.ndarray, is_quadruple: np.ndarray) -> np.ndarray:
+    """1 (S1-S2), 2 (S2-S1) or 0 (undecided) per instance.
+
+    Quadruples: S1-S2 when (1 − sim(A1,S1))² + (1 − sim(A2,S2))² < (1 − sim(A1,S2))² + (1 − sim(A2,S1))², S2-S1
+    when greater, undecided when equal. Triples (and style-or-content): the alternative more similar to A1,
+    undecided on a tie. The A2 similarities of triples are ignored (pass NaN).
+    """
+    quad_keep = (1 - sim_a1_s1) ** 2 + (1 - sim_a2_s2) ** 2
+    quad_swap = (1 - sim_a1_s2) ** 2 + (1 - sim_a2_s1) ** 2
+    quad = np.where(quad_keep < quad_swap, S1_S2, np.where(quad_keep > quad_swap, S2_S1, UNDECIDED))
+    triple = np.where(sim_a1_s1 > sim_a1_s2, S1_S2, np.where(sim_a1_s1 < sim_a1_s2, S2_S1, UNDECIDED))
+    return np.where(is_quadruple, quad, triple).astype(np.int64)
+
+
+def accuracy_with_undecided(predictions: np.ndarray, correct: np.ndarray) -> float:
+    """STEL's accuracy: decided instances count 1 when right, undecided ones 0.5 (the weighted mean of 0.5 and
+    the accuracy on the decided instances)."""
+    if len(predictions) == 0:
+        return float("nan")
+    right = np.count_nonzero(predictions == correct)
+    undecided = np.count_nonzero(predictions == UNDECIDED)
+    return float((right + 0.5 * undecided) / len(predictions))
+
+
+def predictions_force(predictions: np.ndarray, *, seed: int, method: str) -> np.ndarray:
+    """Decided predictions unchanged; undecided ones replaced by a random 1 or 2, reproducible from the seed and
+    the method's name (so adding a method to a run does not change another method's draws)."""
+    rng = np.random.default_rng([seed, zlib.crc32(method.encode("utf-8"))])
+    draws = rng.integers(1, 3, size=len(predictions))
+    return np.where(predictions == UNDECIDED, draws, predictions).astype(np.int64)

