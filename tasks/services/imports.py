@@ -303,7 +303,8 @@ def parse_stel(paths: Sequence[str | Path]) -> list[StelRow]:
         for number, line in enumerate(lines[1:], start=2):
             if not line.strip():
                 continue
-            cells = line.split("\t")
+            # STEL wrote its TSVs with pandas: cells holding quotes are CSV-quoted ("a ""b"" c"), so unquote them.
+            cells = next(csv.reader([line], delimiter="\t"))
             if len(cells) != len(header):
                 raise ApplicationError(
                     f"{path}, line {number}: {len(cells)} fields, expected {len(header)}", code="malformed_row"
