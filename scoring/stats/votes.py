@@ -32,7 +32,7 @@ def instance_votes(*, first_k: pd.DataFrame, items: pd.DataFrame, k: int, m: int
     counted = first_k.groupby("item_id", sort=False).agg(
         n_used=("response_id", "size"), n_valid=("n_valid", "first"),
     )
-    per_item = items[["item_id", "external_id", "component", "setup", "correct_answer", "family"]].merge(
+    per_item = items[["item_id", "external_id", "instance_id", "component", "setup", "correct_answer", "family"]].merge(
         counted, left_on="item_id", right_index=True, how="left",
     )
     per_item["n_used"] = per_item["n_used"].fillna(0).astype("int64")

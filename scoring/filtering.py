@@ -1,0 +1,142 @@
+"""filter_instances: mark a study's instances validated or rejected by the majority rule (m of the first k valid
+responses correct), optionally balance the components (seeded), and keep an immutable FilterRun record."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.db import transaction
+
+from annotation.models import Study
+from core.errors import ApplicationError
+from core.models import Job
+from scoring.models import FilterRun
+from scoring.stats.runs import json_safe
+from scoring.stats.summary import agreement_compute
+from tasks.models import InstanceStatus, TaskInstance
+
+UPDATE_CHUNK = 10_000
+FILTER_RESAMPLES = 200
+
+
+def balance_validated(*, validated: pd.DataFrame, seed: int | None) -> np.ndarray:
+    """Instance ids to drop so every component keeps as many validated instances as the smallest one (STEL's
+    822 → 815 formal). Components are visited by name and ids sorted, so the draw is reproducible from the seed."""
+    if validated.empty:
+        return np.zeros(0, dtype=np.int64)
+    sizes = validated.groupby("component")["instance_id"].size()
+    target = int(sizes.min())
+    rng = np.random.default_rng(seed)
+    dropped = []
+    for name in sorted(sizes.index):
+        ids = np.sort(validated.loc[validated["component"] == name, "instance_id"].to_numpy())
+        excess = len(ids) - target
+        if excess > 0:
+            dropped.append(np.sort(rng.choice(ids, size=excess, replace=False)))
+    return np.concatenate(dropped) if dropped else np.zeros(0, dtype=np.int64)
+
+
+def _counts(frame: pd.DataFrame, column: str) -> dict[str, dict[str, int]]:
+    table = frame.groupby(["component", column]).size()
+    out: dict[str, dict[str, int]] = {}
+    for (component, value), count in table.items():
+        out.setdefault(str(component), {})[str(value)] = int(count)
+    return out
+
+
+def _set_status(ids: np.ndarray, status: str) -> None:
+    for start in range(0, len(ids), UPDATE_CHUNK):
+        chunk = [int(i) for i in ids[start:start + UPDATE_CHUNK]]
+        TaskInstance.objects.filter(pk__in=chunk).update(status=status)
+
+
+def instances_filter(
+    *,
+    study: Study,
+    min_correct: int | None = None,
+    balance: bool = False,
+    seed: int | None = None,
+    created_by: str = "",
+    job: Job | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> FilterRun:
+    """Decide every instance of the study with complete annotations; leave incomplete ones as they are."""
+    if job is not None:
+        done = FilterRun.objects.filter(job=job).first()
+        if done is not None:  # a redelivered task: the decision was made and recorded already
+            return done
+    k = study.annotators_per_item
+    m = int(min_correct or study.min_correct)
+    if not 1 <= m <= k:
+        raise ApplicationError(f"--min-correct {m} must be between 1 and the study's k = {k}", code="invalid_rule")
+    if balance and seed is None:
+        raise ApplicationError("--balance needs --seed so the random removal can be reproduced", code="seed_required")
+    summary, per_item = agreement_compute(study=study, m=m, seed=seed or 0, resamples=FILTER_RESAMPLES,
+                                          progress=progress)
+    items = per_item[(per_item["instance_id"] >= 0) & (per_item["correct_answer"] != "")]
+    if items.empty:
+        raise ApplicationError(f"study '{study.slug}' has no task instances with a correct answer to filter",
+                               code="nothing_to_filter")
+    statuses = dict(TaskInstance.objects.filter(pk__in=[int(i) for i in items["instance_id"]])
+                    .values_list("pk", "status"))
+    items = items.assign(status_before=items["instance_id"].map(statuses))
+    decided = items[items["decision"].isin(["validated", "rejected"])]
+    validated = decided[decided["decision"] == "validated"]
+    dropped = balance_validated(validated=validated, seed=seed) if balance else np.zeros(0, dtype=np.int64)
+    keep = validated[~validated["instance_id"].isin(dropped)]
+    rejected_ids = decided.loc[decided["decision"] == "rejected", "instance_id"].to_numpy()
+
+    after = decided.assign(result=np.where(
+        decided["instance_id"].isin(dropped), "balanced_away", decided["decision"]))
+    with transaction.atomic():
+        _set_status(keep["instance_id"].to_numpy(), InstanceStatus.VALIDATED)
+        _set_status(np.concatenate([rejected_ids, dropped]), InstanceStatus.REJECTED)
+        run = FilterRun.objects.create(
+            study=study, min_correct=m, annotators_per_item=k, balance=balance, seed=seed,
+            counts_before=json_safe({
+                "decision": _counts(items, "decision"), "status": _counts(items, "status_before"),
+            }),
+            counts_after=json_safe(_counts(after, "result")),
+            statistics=json_safe({
+                "fleiss_kappa": summary.get("fleiss_kappa"), "fleiss_kappa_ci": summary.get("fleiss_kappa_ci"),
+                "krippendorff_alpha": summary.get("krippendorff_alpha"),
+                "krippendorff_alpha_ci": summary.get("krippendorff_alpha_ci"),
+                "majority_accuracy": summary.get("majority_accuracy"),
+                "components": {name: {key: stats.get(key) for key in
+                                      ("fleiss_kappa", "krippendorff_alpha", "majority_accuracy", "n_validated")}
+                               for name, stats in summary.get("components", {}).items()},
+                "irregular": summary.get("irregular", {}).get("notes", []),
+                "balanced_away_instance_ids": [int(i) for i in dropped],
+                "rule": f"validated when at least {m} of the first {k} valid responses are correct",
+            }),
+            n_validated=len(keep), n_rejected=len(rejected_ids), n_balanced_away=len(dropped),
+            n_incomplete=int((items["decision"] == "incomplete").sum()), created_by=created_by, job=job,
+        )
+    return run
+
+
+def filter_run_summary(run: FilterRun) -> dict[str, Any]:
+    return {
+        "filter_run": run.pk, "study": run.study.slug, "min_correct": run.min_correct, "k": run.annotators_per_item,
+        "balance": run.balance, "seed": run.seed, "validated": run.n_validated, "rejected": run.n_rejected,
+        "balanced_away": run.n_balanced_away, "incomplete": run.n_incomplete, "counts_before": run.counts_before,
+        "counts_after": run.counts_after, "fleiss_kappa": run.statistics.get("fleiss_kappa"),
+        "krippendorff_alpha": run.statistics.get("krippendorff_alpha"),
+        "majority_accuracy": run.statistics.get("majority_accuracy"), "notes": run.statistics.get("irregular", []),
+    }
+
+
+def filter_job_execute(*, job_id: int, params: dict[str, Any]) -> dict[str, Any]:
+    """Body of the Celery task: ids and plain parameters in, a FilterRun out (once per job)."""
+    from core.jobs import progress_for
+    from scoring.selectors import study_get
+
+    job = Job.objects.get(pk=job_id)
+    run = instances_filter(
+        study=study_get(slug=params["study"]), min_correct=params.get("min_correct"),
+        balance=bool(params.get("balance")), seed=params.get("seed"), created_by=job.created_by, job=job,
+        progress=progress_for(job_id, every=20),
+    )
+    return filter_run_summary(run)

@@ -1,0 +1,35 @@
+"""python manage.py filter_instances --study SLUG [--min-correct 3] [--balance] [--seed N]"""
+from __future__ import annotations
+
+from typing import Any
+
+from core.commands import JsonCommand
+from scoring.filtering import filter_run_summary, instances_filter
+from scoring.selectors import study_get
+
+
+class Command(JsonCommand):
+    help = "Mark a study's instances validated/rejected by the majority rule; --balance equalizes the components."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--study", required=True)
+        parser.add_argument("--min-correct", type=int, default=None, help="m of k (default: the study's).")
+        parser.add_argument("--balance", action="store_true", help="Drop validated instances at random (seeded) "
+                                                                    "until every component has the same size.")
+        parser.add_argument("--seed", type=int, default=None)
+
+    def run(self, **options: Any) -> dict[str, Any]:
+        bar = self.progress(desc="filter")
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        try:
+            run = instances_filter(study=study_get(slug=options["study"]), min_correct=options["min_correct"],
+                                   balance=options["balance"], seed=options["seed"], created_by="cli",
+                                   progress=progress)
+        finally:
+            bar.close()
+        return filter_run_summary(run)
