@@ -160,8 +160,8 @@ def _resolve_s(host: str, following: list[str]) -> tuple[str | None, str]:
         return "has", ""
     if _is_participle(word) or word in BASE_FORM_PARTICIPLES - {"come", "run"}:
         after = following[following.index(word) + 1] if word in following[:-1] else ""
-        if after == "by" or (host in IMPERSONAL_S_HOSTS and word in PASSIVE_IDIOMS):
-            return "is", ""  # "it's called", "that's written by": passive, so "is"
+        if after in {"by", "as"} or (host in IMPERSONAL_S_HOSTS and word in PASSIVE_IDIOMS):
+            return "is", ""  # "it's called", "that's written by", "he's named as": passive, so "is"
         return None, "'s + participle (is/has)"
     return "is", ""
 
