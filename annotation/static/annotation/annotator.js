@@ -94,6 +94,7 @@
     $("progress-fill").style.width = total ? (100 * done / total) + "%" : "0";
     const current = Math.min(done + 1, total);
     $("progress-text").textContent = total ? "Item " + current + " of " + total : "";
+    $("item-heading").textContent = total ? "Item " + current + " of " + total : "Item";
   }
 
   function fail(message, retry) {
@@ -557,7 +558,7 @@
         const notice = explain(err);
         $("item-error").classList.add("info");
         $("item-error").textContent = notice;
-        setTimeout(() => loadNext(notice), 1200);
+        setTimeout(() => loadNext(), 1200);
         return;
       }
       if (err.code === "wrong_state") return boot();
