@@ -116,3 +116,50 @@ class ResponseFactory(factory.django.DjangoModelFactory):
 
 
 # --- scoring -----------------------------------------------------------------------------------------
+
+
+class AgreementRunFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "scoring.AgreementRun"
+
+    study = factory.SubFactory(StudyFactory)
+    params = factory.LazyFunction(lambda: {"k": 5, "m": 3, "seed": 0, "resamples": 100})
+
+
+def annotated_study(
+    *,
+    answers: list[list[str]],
+    study: Study | None = None,
+    setup: str = Setup.QUADRUPLE,
+    component_name: str = "formality",
+    correct_order: str = Order.S2_S1,
+    families: list[str] | None = None,
+    start: float = 0.0,
+) -> tuple[Study, list[StudyItem]]:
+    """A study whose item i got `answers[i]` from participants p0, p1, … in that time order (one second apart).
+
+    Answers are orders (S1-S2 / S2-S1) for quadruples and sentences (S1 / S2) otherwise."""
+    import datetime as _dt
+
+    study = study or StudyFactory(item_kind=setup)
+    corpus = CorpusFactory(component=component(component_name))
+    people: dict[int, Participant] = {}
+    items = []
+    base = _dt.datetime(2026, 1, 1, tzinfo=_dt.UTC) + _dt.timedelta(seconds=start)
+    for index, votes in enumerate(answers):
+        family = families[index] if families else f"{corpus.name}-fam-{index}"
+        instance = TaskInstanceFactory(corpus=corpus, setup=setup, correct_order=correct_order, family=family,
+                                       anchor_2="" if setup != Setup.QUADRUPLE else "I am going to be late.")
+        item = StudyItemFactory(study=study, instance=instance, kind=setup)
+        items.append(item)
+        for rater, answer in enumerate(votes):
+            person = people.get(rater) or Participant.objects.filter(study=study, external_id=f"p{rater}").first()
+            if person is None:
+                person = ParticipantFactory(study=study, external_id=f"p{rater}")
+            people[rater] = person
+            Response.objects.create(
+                study=study, participant=person, study_item=item, answer=answer,
+                is_correct=answer == item.correct_answer, answered_at=base + _dt.timedelta(seconds=index * 10 + rater),
+                seconds=5.0 + rater,
+            )
+    return study, items

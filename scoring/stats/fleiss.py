@@ -27,5 +27,6 @@ def fleiss_kappa_of(table: np.ndarray) -> float | None:
     """statsmodels' Fleiss' kappa; None when undefined (no items, or one category only)."""
     if table.shape[0] == 0 or table.shape[1] < 2:
         return None
-    value = float(fleiss_kappa(table, method="fleiss"))
+    with np.errstate(divide="ignore", invalid="ignore"):  # one category only: kappa is undefined (NaN)
+        value = float(fleiss_kappa(table, method="fleiss"))
     return None if np.isnan(value) else value
