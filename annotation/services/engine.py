@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import secrets
+import time
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -22,8 +23,7 @@ from annotation.models import ORDERING_KINDS, Batch, Participant, Reservation, R
 from annotation.services.display import shown_for_item, shown_for_screening
 from tasks.models import ScreeningQuestion
 
-CANDIDATE_FACTOR = 4  # candidates fetched per wanted item: room for rows other reservers hold locked
-LOCK_ROUNDS = 3
+LOCK_WAIT_SECONDS = 5.0  # how long a reserver waits for items other reservers hold locked
 
 
 def new_public_id() -> str:
@@ -67,44 +67,38 @@ def release_expired_for_items(*, item_ids: list[int], now: datetime) -> int:
 
 def _lock_and_take(*, study: Study, participant: Participant, wanted: int, now: datetime,
                    exclude_ids: set[int], exclude_families: set[str]) -> list[tuple[StudyItem, int]]:
-    """Lock up to `wanted` open items and give each a free slot (the caller is inside a transaction)."""
+    """Lock up to `wanted` open items (fewest holders first, skipping rows other reservers hold) and give each a
+    free slot. The caller is inside a transaction; locked rows are added to `exclude_ids`."""
     k = study.annotators_per_item
-    candidates = list(
+    locked = list(
         items_open_for(study=study, participant=participant, now=now)
         .exclude(pk__in=exclude_ids)
         .order_by("held", "?")
-        .values_list("pk", "family")[: wanted * CANDIDATE_FACTOR]
-    )
-    if not candidates:
-        return []
-    ids = [pk for pk, _ in candidates]
-    locked = {
-        item.pk: item
-        for item in StudyItem.objects.select_for_update(skip_locked=True, of=("self",))
-        .filter(pk__in=ids, is_closed=False)
         .select_related("instance")
-    }
+        .select_for_update(skip_locked=True, of=("self",))[:wanted]
+    )
     if not locked:
         return []
-    # Under the row locks: expired holders are released, then the holders are recounted from committed rows.
-    release_expired_for_items(item_ids=list(locked), now=now)
-    held: dict[int, set[int]] = {pk: set() for pk in locked}
-    for item_id, slot in Reservation.objects.filter(study_item_id__in=list(locked), released=False).values_list(
+    ids = [item.pk for item in locked]
+    exclude_ids.update(ids)
+    # Under the row locks: expired holders are released, then the holders are recounted from committed rows
+    # (the candidate query's counts came from a snapshot taken before the locks were granted).
+    release_expired_for_items(item_ids=ids, now=now)
+    held: dict[int, set[int]] = {pk: set() for pk in ids}
+    for item_id, slot in Reservation.objects.filter(study_item_id__in=ids, released=False).values_list(
         "study_item_id", "slot"
     ):
         held[item_id].add(slot)
     taken: list[tuple[StudyItem, int]] = []
-    for pk, family in candidates:
-        if pk not in locked or len(taken) >= wanted:
+    for item in locked:
+        if not study.allow_multiple_setups and item.family and item.family in exclude_families:
             continue
-        if not study.allow_multiple_setups and family and family in exclude_families:
-            continue
-        free = [slot for slot in range(1, k + 1) if slot not in held[pk]]
+        free = [slot for slot in range(1, k + 1) if slot not in held[item.pk]]
         if not free:
             continue
-        taken.append((locked[pk], free[0]))
-        if family:
-            exclude_families.add(family)
+        taken.append((item, free[0]))
+        if item.family:
+            exclude_families.add(item.family)
     return taken
 
 
@@ -118,16 +112,21 @@ def batch_reserve(*, batch: Batch, now: datetime | None = None, rng: random.Rand
     chosen: list[tuple[StudyItem, int]] = []
     exclude_ids: set[int] = set()
     families: set[str] = set()
-    for _ in range(LOCK_ROUNDS):
-        wanted = study.items_per_batch - len(chosen)
-        if wanted <= 0:
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    pause = 0.005
+    while len(chosen) < study.items_per_batch:
+        got = _lock_and_take(study=study, participant=participant, wanted=study.items_per_batch - len(chosen),
+                             now=now, exclude_ids=exclude_ids, exclude_families=families)
+        if got:
+            chosen.extend(got)
+            continue
+        # Nothing lockable: either no open item is left, or the open ones are being reserved by others right now
+        # (their counts are not committed yet): wait briefly and look again.
+        still_open = items_open_for(study=study, participant=participant, now=now).exclude(pk__in=exclude_ids)
+        if time.monotonic() > deadline or not still_open.exists():
             break
-        got = _lock_and_take(study=study, participant=participant, wanted=wanted, now=now,
-                             exclude_ids=exclude_ids, exclude_families=families)
-        if not got:
-            break
-        chosen.extend(got)
-        exclude_ids.update(item.pk for item, _ in got)
+        time.sleep(pause + rng.random() * pause)
+        pause = min(pause * 2, 0.1)
     if not chosen:
         return 0
     screening: list[ScreeningQuestion] = []
