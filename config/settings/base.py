@@ -136,6 +136,10 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {"scoring.*model*": {"queue": "gpu"}}
+CELERY_BEAT_SCHEDULE = {
+    # Tidies sessions whose time limit passed (the engine already ignores expired reservations without it).
+    "annotation-release-expired": {"task": "annotation.release_expired_reservations", "schedule": 60.0},
+}
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
