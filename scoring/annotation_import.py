@@ -66,7 +66,8 @@ def _read_rows(*, path: Path, question: str, numeric: bool, domain: list) -> lis
     header = [h.strip() for h in (reader.fieldnames or [])]
     missing = [c for c in REQUIRED if c not in header]
     if missing:
-        raise ApplicationError(f"{path}:1: missing column(s) {', '.join(missing)} (have: {', '.join(header) or 'none'})",
+        have = ", ".join(header) or "none"
+        raise ApplicationError(f"{path}:1: missing column(s) {', '.join(missing)} (have: {have})",
                                code="missing_columns")
     reader.fieldnames = header
     rows: list[Row] = []

@@ -24,7 +24,7 @@ from core.errors import ApplicationError
 from scoring import selectors
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
 from scoring.stats.votes import first_k_responses, instance_votes
-from tasks.models import Corpus, GenerationRun, InstanceStatus, Setup, StyleComponent, TaskInstance
+from tasks.models import Corpus, GenerationRun, Setup, StyleComponent, TaskInstance
 
 STEL_COLUMNS = ["Anchor 1", "Anchor 2", "Alternative 1.1", "Alternative 1.2", "Correct Alternative", "ID",
                 "# Votes out of 5 for Correct Alternative", "style type"]
@@ -75,7 +75,8 @@ def annotated_votes(*, instance_ids: list[int], study: Study | None) -> tuple[di
     if study is not None:
         studies = [study]
     else:
-        studies = list(Study.objects.filter(items__instance_id__in=instance_ids).distinct().order_by("created_at", "id"))
+        showing = Study.objects.filter(items__instance_id__in=instance_ids).distinct()
+        studies = list(showing.order_by("created_at", "id"))
     wanted = set(instance_ids)
     votes: dict[int, int] = {}
     used: list[Study] = []

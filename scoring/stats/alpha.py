@@ -13,7 +13,9 @@ import pandas as pd
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
-def value_counts_from_long(*, unit_codes: np.ndarray, value_codes: np.ndarray, n_units: int, n_values: int) -> np.ndarray:
+def value_counts_from_long(
+    *, unit_codes: np.ndarray, value_codes: np.ndarray, n_units: int, n_values: int
+) -> np.ndarray:
     """units × values count matrix from parallel arrays of unit index and value index (one entry per rating)."""
     flat = np.bincount(unit_codes * n_values + value_codes, minlength=n_units * n_values)
     return flat.reshape(n_units, n_values)
