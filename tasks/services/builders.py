@@ -14,31 +14,18 @@ from typing import Any
 from core.errors import ApplicationError
 from tasks.models import Corpus
 from tasks.services.contraction_rules import RULES_VERSION, STEL_CONTRACTIONS, convert
-from tasks.services.imports import PairRow, component_get, corpus_store
+from tasks.services.imports import PairRow, component_get, corpus_store, read_text
 
 CONTRACTION_SOURCE = "STEL appendix C.1 contraction dictionary (Wegmann & Nguyen 2021, github.com/nlpsoc/STEL, MIT)"
 
 
 def text_lines_read(*, path: str | Path) -> list[str]:
-    """The lines of a UTF-8 text file (BOM and line ends removed); an error names the file and line otherwise."""
-    path = Path(path)
-    if not path.is_file():
-        raise ApplicationError(f"{path}: file not found", code="file_not_found")
-    data = path.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    lines: list[str] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            lines.append(raw.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError as exc:
-            raise ApplicationError(
-                f"{path}, line {number}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
-                code="undecodable", details={"file": str(path), "line": number},
-            ) from None
+    """The lines of a UTF-8 text file (BOM and line ends removed). Decoding is the importers' `read_text`, so a
+    missing file or undecodable bytes give the same errors (naming file and line) as `import_corpus`."""
+    lines = read_text(path).split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line
-    return lines
+    return [line.rstrip("\r") for line in lines]
 
 
 @dataclass

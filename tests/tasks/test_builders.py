@@ -289,7 +289,7 @@ def test_undecodable_bytes_name_file_and_line_and_store_nothing(tmp_path: Path) 
     bad.write_bytes(b"It's late.\nWe are here.\nCaf\xe9 is open.\n")  # Latin-1, not UTF-8
     error, summary = failing_command("--name", "x", str(bad))
     assert f"{bad}, line 3" in str(error) and "UTF-8" in str(error)
-    assert summary["error"]["code"] == "undecodable"
+    assert summary["error"]["code"] == "invalid_encoding"
     assert not Corpus.objects.exists()
 
 

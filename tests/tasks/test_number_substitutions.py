@@ -147,7 +147,7 @@ def test_undecodable_line_names_file_and_line_and_loads_nothing(tmp_path: Path) 
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"c u l8r m8\ngr8 stuff\n\xff\xfe h8 it\n")
     error, summary = failing_command(str(bad), "--load")
-    assert f"{bad}, line 3" in str(error) and summary["error"]["code"] == "undecodable"
+    assert f"{bad}, line 3" in str(error) and summary["error"]["code"] == "invalid_encoding"
     assert not Candidate.objects.exists()
 
 
