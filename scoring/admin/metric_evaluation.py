@@ -1,0 +1,119 @@
+"""Admin door to metric meta-evaluations: a start form, the job's progress, a results table and a plot."""
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from core.errors import ApplicationError
+from scoring.metrics.forms import MetricEvaluationForm
+from scoring.metrics.plots import evaluation_plot_png
+from scoring.metrics.services import metric_evaluation_start
+from scoring.models import MetricEvaluation
+
+
+def _number(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.{digits}g}" if abs(value) < 1e-3 and value != 0 else f"{value:.{digits}f}"
+
+
+@admin.register(MetricEvaluation)
+class MetricEvaluationAdmin(admin.ModelAdmin):
+    list_display = ["id", "study", "question", "metric_list", "by_style", "status", "created_at"]
+    list_filter = ["study", "question"]
+    list_select_related = ["study", "job"]
+    fields = ["study", "question", "metrics", "by_style", "status", "results_table", "system_table", "plot",
+              "params", "created_by", "created_at", "computed_at"]
+    readonly_fields = fields
+    change_form_template = "admin/scoring/metricevaluation/change_form.html"
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a record of a computation: read-only
+
+    def get_urls(self) -> list:
+        return [path("start/", self.admin_site.admin_view(self.start_view), name="scoring_metricevaluation_start"),
+                *super().get_urls()]
+
+    def add_view(self, request: HttpRequest, form_url: str = "", extra_context: Any = None) -> HttpResponse:
+        return HttpResponseRedirect(reverse("admin:scoring_metricevaluation_start"))
+
+    def start_view(self, request: HttpRequest) -> HttpResponse:
+        form = MetricEvaluationForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                evaluation = metric_evaluation_start(**form.service_kwargs(), created_by=request.user.get_username())
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
+            else:
+                messages.info(request, f"Metric evaluation #{evaluation.pk} queued as job #{evaluation.job_id} "
+                                       f"(queue {evaluation.job.params.get('queue')}).")
+                return HttpResponseRedirect(reverse("admin:scoring_metricevaluation_change", args=[evaluation.pk]))
+        context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
+                   "title": "Evaluate metrics against human ratings"}
+        return TemplateResponse(request, "admin/scoring/metricevaluation/start.html", context)
+
+    @admin.display(description="metrics")
+    def metric_list(self, obj: MetricEvaluation) -> str:
+        return ", ".join(obj.metrics)
+
+    @admin.display(description="status")
+    def status(self, obj: MetricEvaluation) -> SafeString:
+        if obj.is_computed:
+            return format_html("done ({} items)", (obj.results or {}).get("n_items"))
+        if obj.job is None:
+            return format_html("not started")
+        if obj.job.status == obj.job.Status.FAILED:
+            return format_html('<span class="errornote">failed: {}</span>', obj.job.error[-500:])
+        return format_html('<progress class="job-progress" max="100" value="{}"></progress> '
+                           '<span class="job-percent" data-job="{}">{}% {}</span>',
+                           obj.job.percent, obj.job.pk, obj.job.percent, obj.job.status)
+
+    @admin.display(description="Spearman with the mean human rating")
+    def results_table(self, obj: MetricEvaluation) -> SafeString:
+        columns = (obj.results or {}).get("columns") or {}
+        if not columns:
+            return format_html("–")
+        styles = sorted({s for entry in columns.values() for s in entry.get("by_style") or {}})
+        header = format_html_join("", "<th>{} ρ (p, n)</th>", ((s,) for s in styles))
+        rows = []
+        for column, entry in columns.items():
+            overall = entry["overall"]
+            cells = format_html_join("", "<td>{} ({}, {})</td>", (
+                (_number((entry["by_style"].get(s) or {}).get("rho")), _number((entry["by_style"].get(s) or {})
+                 .get("p")), (entry["by_style"].get(s) or {}).get("n", 0))
+                for s in styles))
+            rows.append(format_html("<tr><td>{}</td><td><b>{}</b></td><td>{}</td><td>{}</td>{}<td>{}</td></tr>",
+                                    column, _number(overall.get("rho")), _number(overall.get("p")), overall.get("n"),
+                                    cells, _number((obj.results.get("timings") or {}).get(entry["metric"]), 2)))
+        return format_html('<table class="metric-results"><thead><tr><th>metric</th><th>ρ overall</th><th>p</th>'
+                           "<th>n</th>{}<th>seconds</th></tr></thead><tbody>{}</tbody></table>",
+                           header, SafeString("".join(rows)))
+
+    @admin.display(description="system level (Babakov et al. 2022, Table 4)")
+    def system_table(self, obj: MetricEvaluation) -> SafeString:
+        columns = (obj.results or {}).get("columns") or {}
+        rows = [(column, _number(e["system"].get("rho")), ", ".join(e["system"]["human_best"]),
+                 ", ".join(e["system"]["metric_best"]), "yes" if e["system"]["picks_best"] else "no")
+                for column, e in columns.items() if (e.get("system") or {}).get("human_best")]
+        if not rows:
+            return format_html("– (items carry no system labels)")
+        return format_html('<table class="metric-systems"><thead><tr><th>metric</th><th>ρ over systems</th>'
+                           "<th>human-best</th><th>metric-best</th><th>picks best</th></tr></thead><tbody>{}"
+                           "</tbody></table>",
+                           format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                                            rows))
+
+    @admin.display(description="plot")
+    def plot(self, obj: MetricEvaluation) -> SafeString:
+        if not obj.is_computed or not (obj.results or {}).get("columns"):
+            return format_html("–")
+        encoded = base64.b64encode(evaluation_plot_png(obj.results)).decode()
+        return format_html('<img class="metric-plot" alt="Spearman correlations and scatter plots" '
+                           'src="data:image/png;base64,{}" style="max-width:100%">', encoded)

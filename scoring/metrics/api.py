@@ -1,0 +1,75 @@
+"""REST door to metric meta-evaluations (admin users): start one, read its results, fetch its plot."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.views import job_body
+
+from .base import metric_names
+from .plots import evaluation_plot_png
+from .services import metric_evaluation_start, metric_evaluation_summary
+
+
+class MetricEvaluationStartSerializer(serializers.Serializer):
+    study = serializers.SlugField()
+    question = serializers.CharField(max_length=64)
+    metrics = serializers.ListField(child=serializers.CharField(), allow_empty=False)
+    by = serializers.ChoiceField(choices=["", "style"], default="", required=False)
+    options = serializers.DictField(required=False, default=dict, help_text=(
+        'Shared "model_path", "device", "batch_size", and per metric {"logprob": {"model_path": …}}.'))
+
+
+def _evaluation_body(evaluation: Any, *, full: bool) -> dict[str, Any]:
+    body = {**metric_evaluation_summary(evaluation), "computed": evaluation.is_computed,
+            "job": job_body(evaluation.job) if evaluation.job else None}
+    if full:
+        body["results"] = evaluation.results
+        body["params"] = evaluation.params
+    return body
+
+
+def _evaluations() -> Any:
+    from scoring.models import MetricEvaluation
+
+    return MetricEvaluation.objects.select_related("study", "job")
+
+
+class MetricEvaluationListCreate(APIView):
+    def get(self, request: Request) -> Response:
+        return Response({"metrics": metric_names(),
+                         "evaluations": [_evaluation_body(e, full=False) for e in _evaluations()[:100]]})
+
+    @extend_schema(request=MetricEvaluationStartSerializer)
+    def post(self, request: Request) -> Response:
+        """Validate and queue an evaluation (model metrics on the `gpu` queue); poll the returned job."""
+        serializer = MetricEvaluationStartSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        evaluation = metric_evaluation_start(
+            study_slug=data["study"], question=data["question"], metric_names=data["metrics"], by=data["by"],
+            options=data["options"], created_by=request.user.get_username(),
+        )
+        return Response(_evaluation_body(evaluation, full=False), status=status.HTTP_202_ACCEPTED)
+
+
+class MetricEvaluationDetail(APIView):
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(_evaluation_body(get_object_or_404(_evaluations(), pk=pk), full=True))
+
+
+class MetricEvaluationPlot(APIView):
+    @extend_schema(responses={(200, "image/png"): bytes})
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        evaluation = get_object_or_404(_evaluations(), pk=pk)
+        if not evaluation.is_computed:
+            return Response({"error": {"code": "not_computed", "message": "the evaluation has not finished yet"}},
+                            status=status.HTTP_409_CONFLICT)
+        return HttpResponse(evaluation_plot_png(evaluation.results), content_type="image/png")
