@@ -122,7 +122,7 @@ def study_progress(*, study: Study) -> dict[str, Any]:
     ).values_list("started_at", "finished_at"):
         durations.append((finished - started).total_seconds() / 60)
     median_minutes = statistics.median(durations) if durations else None
-    pay = study.target_hourly_pay * Decimal(study.estimated_minutes) / 60  # pay per batch at the target rate
+    pay = Decimal(str(study.target_hourly_pay)) * Decimal(study.estimated_minutes) / 60  # per batch, at target
     effective = float(pay) / (median_minutes / 60) if median_minutes else None
     from annotation.services.engine import study_adaptive_savings
 

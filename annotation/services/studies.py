@@ -216,6 +216,8 @@ def study_create(
         raise ApplicationError(f"--kind must be one of {ItemKind.values}, not {item_kind!r}.")
     if Study.objects.filter(slug=slug).exists():
         raise ApplicationError(f"A study with slug '{slug}' already exists.", code="conflict", status=409)
+    if item_kind not in ORDERING_KINDS:
+        min_correct = min(min_correct, annotators_per_item)  # no correct answers: the m-of-k rule does not apply
     if annotators_per_item < 1 or not 1 <= min_correct <= annotators_per_item:
         raise ApplicationError("need 1 ≤ --min-correct ≤ --annotators-per-item.")
     if items_per_batch < 1 or max_batches < 1 or time_limit_minutes < 1:

@@ -1,0 +1,169 @@
+"""Researchers' door to the annotation app: studies with live progress, participants with their answers and
+recommendations, batches, and the raw-response export."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, StreamingHttpResponse
+from django.utils.html import format_html, format_html_join
+
+from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
+from annotation.selectors import participant_recommendations, study_progress
+from annotation.services.exports import responses_serialize
+from annotation.services.sessions import participant_exclude
+from core.errors import ApplicationError
+
+
+def _export(study: Study, fmt: str) -> StreamingHttpResponse:
+    content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
+    response = StreamingHttpResponse(responses_serialize(study=study, fmt=fmt), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-responses.{fmt}"'
+    return response
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ["slug", "item_kind", "status", "annotators_per_item", "progress_summary", "pay_summary",
+                    "adaptive_stopping", "created_at"]
+    list_filter = ["item_kind", "status", "origin", "adaptive_stopping"]
+    search_fields = ["slug", "title"]
+    readonly_fields = ["live_progress", "recommendations", "created_at", "selection"]
+    actions = ["export_csv", "export_jsonl"]
+    fieldsets = [
+        (None, {"fields": ["slug", "title", "item_kind", "origin", "status", "live_progress"]}),
+        ("Assignment", {"fields": ["annotators_per_item", "min_correct", "items_per_batch", "screening_per_batch",
+                                   "max_batches_per_participant", "batch_time_limit_minutes",
+                                   "allow_multiple_setups", "adaptive_stopping", "selection"]}),
+        ("Participant texts", {"fields": ["consent_text", "eligibility_questions", "task_description", "questions",
+                                          "rewrite_min_length"]}),
+        ("Platform", {"fields": ["completion_code", "screened_out_code", "redirect_url", "estimated_minutes",
+                                 "target_hourly_pay"]}),
+        ("Participants", {"fields": ["recommendations"]}),
+    ]
+
+    @admin.display(description="progress")
+    def progress_summary(self, obj: Study) -> str:
+        p = study_progress(study=obj)
+        return (f"{p['items_complete']}/{p['items']} complete · {p['responses']} responses · "
+                f"{p['participants']} participants · {p['screened_out']} screened out · {p['excluded']} excluded")
+
+    @admin.display(description="pay")
+    def pay_summary(self, obj: Study) -> str:
+        p = study_progress(study=obj)
+        if p["median_minutes_per_batch"] is None:
+            return "–"
+        return f"{p['median_minutes_per_batch']} min/batch · {p['effective_hourly_pay']}/h"
+
+    @admin.display(description="live progress")
+    def live_progress(self, obj: Study) -> str:
+        if not obj.pk:
+            return "–"
+        p = study_progress(study=obj)
+        rows = [(key.replace("_", " "), value) for key, value in p.items()]
+        return format_html("<table>{}</table>", format_html_join("", "<tr><th>{}</th><td>{}</td></tr>", rows))
+
+    @admin.display(description="participants: recommendations (Prolific guidance)")
+    def recommendations(self, obj: Study) -> str:
+        if not obj.pk:
+            return "–"
+        rows = [
+            (r["participant"], r["recommendation"], r["answers"], f"{len(r['failed_checks'])}/{r['attention_checks']}",
+             "yes" if r["speeder"] else "", "; ".join(r["evidence"]))
+            for r in participant_recommendations(study=obj)
+        ]
+        return format_html(
+            "<table><tr><th>participant</th><th>recommendation</th><th>answers</th><th>failed checks</th>"
+            "<th>speeder</th><th>evidence</th></tr>{}</table>",
+            format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
+        )
+
+    def _export_one(self, request: HttpRequest, queryset: QuerySet[Study], fmt: str) -> Any:
+        if queryset.count() != 1:
+            self.message_user(request, "Select exactly one study to export.", messages.ERROR)
+            return None
+        return _export(queryset.get(), fmt)
+
+    @admin.action(description="Export raw responses (CSV)")
+    def export_csv(self, request: HttpRequest, queryset: QuerySet[Study]) -> Any:
+        return self._export_one(request, queryset, "csv")
+
+    @admin.action(description="Export raw responses (JSONL)")
+    def export_jsonl(self, request: HttpRequest, queryset: QuerySet[Study]) -> Any:
+        return self._export_one(request, queryset, "jsonl")
+
+
+@admin.register(StudyItem)
+class StudyItemAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "study", "kind", "component", "correct_answer", "is_closed"]
+    list_filter = ["study", "kind", "is_closed"]
+    search_fields = ["external_id", "family"]
+    raw_id_fields = ["instance"]
+
+
+class ResponseInline(admin.TabularInline):
+    model = Response
+    fields = ["answered_at", "study_item", "screening_question", "question", "answer", "is_correct", "is_screening",
+              "is_valid", "seconds", "batch_number"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "platform", "study", "screened_out", "excluded", "exclusion_reason", "n_answers",
+                    "created_at"]
+    list_filter = ["study", "platform", "screened_out", "excluded"]
+    search_fields = ["external_id"]
+    readonly_fields = ["excluded_at", "created_at"]
+    inlines = [ResponseInline]
+    actions = ["exclude_participants"]
+
+    @admin.display(description="answers")
+    def n_answers(self, obj: Participant) -> int:
+        return obj.responses.count()
+
+    @admin.action(description="Exclude: invalidate their responses and reopen their slots")
+    def exclude_participants(self, request: HttpRequest, queryset: QuerySet[Participant]) -> None:
+        n = 0
+        try:
+            for participant in queryset.select_related("study"):
+                n += participant_exclude(participant=participant, reason=f"excluded by {request.user}")
+        except ApplicationError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return
+        self.message_user(request, f"Excluded {queryset.count()} participant(s); {n} responses invalidated.")
+
+
+class ReservationInline(admin.TabularInline):
+    model = Reservation
+    fields = ["position", "public_id", "study_item", "screening_question", "slot", "expires_at", "shown_at",
+              "answered_at", "released"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Batch)
+class BatchAdmin(admin.ModelAdmin):
+    list_display = ["participant", "study", "number", "state", "n_items", "started_at", "finished_at"]
+    list_filter = ["study", "state"]
+    search_fields = ["participant__external_id", "session_ref", "assignment"]
+    readonly_fields = ["token", "created_at", "consented_at", "started_at", "expires_at", "finished_at",
+                       "eligibility_answers"]
+    inlines = [ReservationInline]
+
+
+@admin.register(Response)
+class ResponseAdmin(admin.ModelAdmin):
+    list_display = ["participant", "study", "study_item", "screening_question", "question", "answer", "is_correct",
+                    "is_screening", "is_valid", "answered_at"]
+    list_filter = ["study", "is_screening", "is_valid", "is_correct"]
+    search_fields = ["participant__external_id", "study_item__external_id"]
+    raw_id_fields = ["participant", "study_item", "batch", "reservation"]

@@ -1,0 +1,209 @@
+"""python manage.py simulate_annotators --study SLUG --participants N --accuracy P --screen-fail F
+--concurrency C --base-url URL
+
+Plays participants over the HTTP annotator API (aiohttp), exactly as browsers would: for the demo (filling a
+study) and for load tests (per-endpoint latencies). The simulator knows the right answers only through the
+server-side answer key (one query per batch), never through the API.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from asgiref.sync import sync_to_async
+
+from annotation.models import ItemKind, Study
+from annotation.selectors import batch_answer_key
+from core.commands import JsonCommand
+from core.errors import ApplicationError
+
+ENDPOINTS = ("sessions", "consent", "eligibility", "start", "next", "answers")
+
+
+class Crowd:
+    def __init__(self, *, study: Study, base_url: str, accuracy: float, use_published: bool,
+                 item_accuracy: dict[str, float], screen_fail: float, batches_each: int, seed: int,
+                 think_time: float) -> None:
+        self.study = study
+        self.base_url = base_url.rstrip("/")
+        self.accuracy = accuracy
+        self.use_published = use_published
+        self.item_accuracy = item_accuracy
+        self.screen_fail = screen_fail
+        self.batches_each = batches_each
+        self.rng = random.Random(seed)
+        self.think_time = think_time
+        self.latencies: dict[str, list[float]] = defaultdict(list)
+        self.statuses: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+        self.counts = defaultdict(int)
+        self.eligible_answers = {q["name"]: (q.get("accept") or q.get("choices"))[0]
+                                 for q in study.eligibility_questions}
+
+    async def call(self, session: Any, method: str, endpoint: str, path: str, body: Any = None) -> tuple[int, Any]:
+        started = time.perf_counter()
+        async with session.request(method, self.base_url + path, json=body) as response:
+            data = await response.json(content_type=None)
+            status = response.status
+        self.latencies[endpoint].append(time.perf_counter() - started)
+        self.statuses[endpoint][status] += 1
+        return status, data
+
+    def _answer(self, item: dict[str, Any], key: dict[str, Any], fails_screening: bool) -> Any:
+        kind = item["kind"]
+        if kind == ItemKind.LIKERT:
+            return {q["name"]: self.rng.randint(q["min"], q["max"]) for q in item["questions"]}
+        if kind == ItemKind.RANKING:
+            ids = [o["id"] for o in item["outputs"]]
+            self.rng.shuffle(ids)
+            return ids
+        if kind == ItemKind.REWRITE:
+            return "A simulated rewrite of the sentence, long enough."
+        expected = key.get("expected")
+        if expected is None:
+            return self.rng.choice(item["choices"])
+        wrong = next(c for c in item["choices"] if c != expected)
+        if key["screening"]:
+            return wrong if fails_screening else expected
+        p = self.accuracy
+        if key.get("external_id") in self.item_accuracy:
+            p = self.item_accuracy[key["external_id"]]
+        elif self.use_published and key.get("published_votes") is not None:
+            p = key["published_votes"] / 5
+        return expected if self.rng.random() < p else wrong
+
+    async def participant(self, session: Any, index: int) -> None:
+        pid = f"sim-{self.rng.getrandbits(48):012x}-{index}"
+        fails_screening = self.rng.random() < self.screen_fail
+        self.counts["screen_failers"] += fails_screening
+        for _ in range(self.batches_each):
+            status, body = await self.call(session, "POST", "sessions", f"/api/v1/studies/{self.study.slug}/sessions/",
+                                           {"participant": pid, "platform": "prolific"})
+            if status not in (200, 201):
+                self.counts["refused"] += 1
+                return
+            token = body["token"]
+            status, body = await self.call(session, "POST", "consent", f"/api/v1/sessions/{token}/consent/",
+                                           {"agree": True})
+            if body.get("state") == "eligibility":
+                status, body = await self.call(session, "POST", "eligibility",
+                                               f"/api/v1/sessions/{token}/eligibility/",
+                                               {"answers": self.eligible_answers})
+            if body.get("state") == "instructions":
+                status, body = await self.call(session, "POST", "start", f"/api/v1/sessions/{token}/start/", {})
+                if status != 200:
+                    self.counts["refused"] += 1
+                    return
+            answer_key = await sync_to_async(batch_answer_key)(token=token)
+            while True:
+                status, body = await self.call(session, "GET", "next", f"/api/v1/sessions/{token}/next/")
+                if status != 200:
+                    self.counts["errors"] += 1
+                    return
+                item = body["item"]
+                if item is None:
+                    self.counts["batches_completed"] += 1
+                    break
+                if self.think_time:
+                    await asyncio.sleep(self.rng.expovariate(1 / self.think_time))
+                answer = self._answer(item, answer_key.get(item["id"], {}), fails_screening)
+                status, body = await self.call(session, "POST", "answers", f"/api/v1/sessions/{token}/answers/",
+                                               {"item": item["id"], "answer": answer})
+                if status == 201:
+                    self.counts["answers_stored"] += 1
+                else:
+                    self.counts["errors"] += 1
+                    return
+
+    async def run(self, *, participants: int, concurrency: int) -> float:
+        import aiohttp
+
+        semaphore = asyncio.Semaphore(concurrency)
+        connector = aiohttp.TCPConnector(limit=concurrency)
+        timeout = aiohttp.ClientTimeout(total=120)
+
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+            async def one(index: int) -> None:
+                async with semaphore:
+                    await self.participant(session, index)
+
+            started = time.perf_counter()
+            await asyncio.gather(*(one(i) for i in range(participants)))
+            return time.perf_counter() - started
+
+
+def percentiles(values: list[float]) -> dict[str, float | int]:
+    if not values:
+        return {"n": 0}
+    ms = np.asarray(values) * 1000
+    return {"n": len(values), "p50_ms": round(float(np.percentile(ms, 50)), 1),
+            "p95_ms": round(float(np.percentile(ms, 95)), 1), "p99_ms": round(float(np.percentile(ms, 99)), 1)}
+
+
+class Command(JsonCommand):
+    help = "Play simulated participants over the HTTP annotator API (demo data and load tests)."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--study", required=True)
+        parser.add_argument("--participants", type=int, default=10)
+        parser.add_argument("--accuracy", default="0.85",
+                            help="Probability of a correct answer, or 'published' (the instance's published votes/5)")
+        parser.add_argument("--accuracy-file", help="JSON {item external id: probability correct}.")
+        parser.add_argument("--screen-fail", type=float, default=0.0, help="Share of participants failing screening.")
+        parser.add_argument("--concurrency", type=int, default=10)
+        parser.add_argument("--batches-each", type=int, default=1)
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--think-time", type=float, default=0.0, help="Mean seconds per item (exponential).")
+        parser.add_argument("--latencies-out", help="Write raw latencies (seconds) per endpoint as JSON here.")
+
+    def run(self, **options: Any) -> dict[str, Any]:
+        study = Study.objects.filter(slug=options["study"]).first()
+        if study is None:
+            raise ApplicationError(f"--study: no study with slug '{options['study']}'.")
+        use_published = options["accuracy"] == "published"
+        try:
+            accuracy = 0.85 if use_published else float(options["accuracy"])
+        except ValueError:
+            raise ApplicationError(
+                f"--accuracy must be a probability or 'published', not {options['accuracy']!r}."
+            ) from None
+        if not 0 <= accuracy <= 1 or not 0 <= options["screen_fail"] <= 1:
+            raise ApplicationError("--accuracy and --screen-fail must be between 0 and 1.")
+        if options["participants"] < 1 or options["concurrency"] < 1:
+            raise ApplicationError("--participants and --concurrency must be at least 1.")
+        item_accuracy = {}
+        if options["accuracy_file"]:
+            path = Path(options["accuracy_file"])
+            if not path.exists():
+                raise ApplicationError(f"--accuracy-file: {path} not found.")
+            item_accuracy = {str(k): float(v) for k, v in json.loads(path.read_text()).items()}
+        crowd = Crowd(study=study, base_url=options["base_url"], accuracy=accuracy, use_published=use_published,
+                      item_accuracy=item_accuracy, screen_fail=options["screen_fail"],
+                      batches_each=options["batches_each"], seed=options["seed"], think_time=options["think_time"])
+        try:
+            elapsed = asyncio.run(crowd.run(participants=options["participants"],
+                                            concurrency=options["concurrency"]))
+        except OSError as exc:
+            raise ApplicationError(f"--base-url {options['base_url']}: cannot connect ({exc}).") from exc
+        if options["latencies_out"]:
+            Path(options["latencies_out"]).write_text(json.dumps(crowd.latencies))
+        n_requests = sum(len(v) for v in crowd.latencies.values())
+        return {
+            "study": study.slug,
+            "participants": options["participants"],
+            "concurrency": options["concurrency"],
+            "elapsed_s": round(elapsed, 3),
+            "requests": n_requests,
+            "requests_per_s": round(n_requests / elapsed, 1) if elapsed else None,
+            "endpoints": {name: {**percentiles(crowd.latencies[name]),
+                                 "rps": round(len(crowd.latencies[name]) / elapsed, 1) if elapsed else None,
+                                 "status": dict(crowd.statuses[name])}
+                          for name in ENDPOINTS if crowd.latencies.get(name)},
+            **{key: int(value) for key, value in crowd.counts.items()},
+        }
