@@ -1,0 +1,143 @@
+"""export_benchmark: STEL TSV exactly (round trip of the published files), JSONL, Parquet, votes, dataset cards."""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import shlex
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from scoring.models import BenchmarkExport
+from tasks.services.imports import corpus_import
+from tests.factories import TaskInstanceFactory, annotated_study
+
+pytestmark = pytest.mark.django_db
+
+STEL_HEADER = ("\tAnchor 1\tAnchor 2\tAlternative 1.1\tAlternative 1.2\tCorrect Alternative\tID\t"
+               "# Votes out of 5 for Correct Alternative\tstyle type")
+
+
+def run_command(*args: str) -> dict:
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    return json.loads(out.getvalue().strip().splitlines()[-1])
+
+
+def parsed_rows(path: Path) -> list[list[str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle, delimiter="\t"))
+
+
+@pytest.mark.parametrize("name", ["quad_questions_char_contraction.tsv", "quad_questions_char_substitution.tsv"])
+def test_stel_round_trip_is_byte_identical(shared_data: Path, tmp_path: Path, name: str) -> None:
+    source = shared_data / "stel" / name
+    corpus, _ = corpus_import(name="published", component=None, import_format="stel", paths=[source])
+    out = tmp_path / "export.tsv"
+    summary = run_command("export_benchmark", "--format", "stel-tsv", "--corpus", corpus.name, "--out", str(out))
+    assert summary["rows"] == 100
+    assert out.read_text(encoding="utf-8").split("\n", 1)[0] == STEL_HEADER
+    assert parsed_rows(out) == parsed_rows(source)
+    assert out.read_bytes() == source.read_bytes()
+
+
+def test_candidate_export_leaves_votes_empty_and_orders_rows(tmp_path: Path) -> None:
+    later = TaskInstanceFactory(corpus__name="b-corpus", position=1, correct_order="S1-S2")
+    first = TaskInstanceFactory(corpus__name="a-corpus", position=5, setup="triple", anchor_2="")
+    second = TaskInstanceFactory(corpus=later.corpus, position=0)
+    out = tmp_path / "candidates.tsv"
+    run_command("export_benchmark", "--format", "stel-tsv", "--status", "candidate", "--out", str(out))
+    rows = parsed_rows(out)
+    assert rows[0] == STEL_HEADER.split("\t")
+    assert [r[6] for r in rows[1:]] == [first.stel_id, second.stel_id, later.stel_id]  # corpus, setup, position
+    assert [r[0] for r in rows[1:]] == ["0", "1", "2"]
+    assert [r[7] for r in rows[1:]] == ["", "", ""]
+    assert rows[1][2] == "" and rows[3][5] == "1" and rows[2][5] == "2"  # triple: no Anchor 2; 1 = S1-S2
+
+
+def _validated_study() -> tuple:
+    study, items = annotated_study(answers=[["S2-S1"] * 5, ["S2-S1"] * 3 + ["S1-S2"] * 2, ["S1-S2"] * 5,
+                                            ["S2-S1"] * 4 + ["S1-S2"]])
+    run_command("filter_instances", "--study", study.slug, "--seed", "3")
+    return study, items
+
+
+def test_validated_export_fills_votes_in_all_formats(tmp_path: Path) -> None:
+    study, items = _validated_study()
+    TaskInstanceFactory()  # an unannotated candidate elsewhere: not exported
+    outputs = {}
+    for fmt, suffix in (("stel-tsv", "tsv"), ("jsonl", "jsonl"), ("parquet", "parquet")):
+        out = tmp_path / f"bench.{suffix}"
+        summary = run_command("export_benchmark", "--format", fmt, "--status", "validated", "--study", study.slug,
+                              "--out", str(out))
+        assert summary["rows"] == 3 and summary["votes_from_annotations"] == 3
+        outputs[fmt] = out
+    tsv = parsed_rows(outputs["stel-tsv"])[1:]
+    assert [(r[6], r[7]) for r in tsv] == [(items[0].external_id, "5"), (items[1].external_id, "3"),
+                                           (items[3].external_id, "4")]
+    records = [json.loads(line) for line in outputs["jsonl"].read_text().splitlines()]
+    assert list(records[0]) == ["index", "anchor_1", "anchor_2", "alternative_1_1", "alternative_1_2",
+                                "correct_alternative", "id", "votes", "style_type"]
+    assert [(r["id"], r["votes"], r["correct_alternative"]) for r in records] == [
+        (r[6], int(r[7]), int(r[5])) for r in tsv]
+    table = pq.read_table(outputs["parquet"]).to_pylist()
+    assert table == records
+
+
+def test_reexports_are_byte_identical_and_cards_reproduce_them(tmp_path: Path) -> None:
+    study, _ = _validated_study()
+    for fmt in ("stel-tsv", "jsonl", "parquet"):
+        out = tmp_path / f"bench-{fmt}.data"
+        run_command("export_benchmark", "--format", fmt, "--status", "validated", "--study", study.slug,
+                    "--out", str(out))
+        first = out.read_bytes()
+        card = json.loads((tmp_path / f"bench-{fmt}.card.json").read_text())
+        # The card's command reproduces the file byte for byte.
+        args = shlex.split(card["command"])
+        assert args[:3] == ["python", "manage.py", "export_benchmark"]
+        run_command(*args[2:])
+        assert out.read_bytes() == first
+        assert card["sha256"] == hashlib.sha256(first).hexdigest()
+    assert BenchmarkExport.objects.count() == 6
+
+
+def test_dataset_card_contents(tmp_path: Path) -> None:
+    study, _ = _validated_study()
+    out = tmp_path / "bench.tsv"
+    run_command("export_benchmark", "--format", "stel-tsv", "--status", "validated", "--study", study.slug,
+                "--out", str(out))
+    card = json.loads((tmp_path / "bench.card.json").read_text())
+    assert card["counts"]["per_component"] == {"formality": 3}
+    assert card["filter"]["rule"] == "validated when at least 3 of the first 5 valid responses are correct"
+    assert card["filter"]["seed"] == 3 and card["seed"] == 3
+    assert card["agreement"]["fleiss_kappa"] is not None and card["agreement"]["krippendorff_alpha"] is not None
+    assert card["sources"][0]["corpus"] and "licence" in card["sources"][0]
+    assert card["created_at"]
+    markdown = (tmp_path / "bench.card.md").read_text()
+    assert "Sources and licences" in markdown and "export_benchmark" in markdown and "formality | 3" in markdown
+    export = BenchmarkExport.objects.get()
+    assert export.path == str(out.resolve()) and export.card_path.endswith("bench.card.json")
+    assert export.format == "stel-tsv" and export.filter_run is not None
+
+
+def test_export_errors_store_nothing(tmp_path: Path) -> None:
+    TaskInstanceFactory()
+    cases = [
+        (["--corpus", "nope"], "does not exist"),
+        (["--status", "validated"], "no task instances match"),
+        (["--study", "missing"], "does not exist"),
+        (["--setup", "pentuple"], "setup 'pentuple'"),
+    ]
+    for extra, message in cases:
+        with pytest.raises(CommandError, match=message):
+            call_command("export_benchmark", "--format", "jsonl", *extra, "--out", str(tmp_path / "x.jsonl"),
+                         stdout=io.StringIO())
+    with pytest.raises(CommandError, match="is a directory"):
+        call_command("export_benchmark", "--format", "jsonl", "--out", str(tmp_path), stdout=io.StringIO())
+    assert not BenchmarkExport.objects.exists()
+    assert list(tmp_path.iterdir()) == []
