@@ -1,0 +1,370 @@
+"""End-to-end: a participant in headless Chromium goes through `/s/<slug>/` against the live server and PostgreSQL.
+
+Correct answers are looked up server-side by the opaque item id the page carries (`data-item-id`), exactly as a
+simulated participant would need to; the page itself never receives them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from annotation import selectors
+from annotation.models import ItemKind, Participant, Response, Study, StudyItem
+from tasks.models import StyleComponent
+from tests.annotation.conftest_browser import browser, context, page, phone_page, shots  # noqa: F401
+from tests.factories import CorpusFactory, ScreeningQuestionFactory, StudyFactory, StudyItemFactory, TaskInstanceFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+COMPLETED = "C0MPL3TE"
+SCREENED_OUT = "SCR33N0UT"
+REDIRECT = "https://app.prolific.com/submissions/complete?cc={code}"
+ELIGIBILITY = [{"name": "native", "text": "Is English your native language?", "choices": ["yes", "no"], "accept": ["yes"]}]
+TASK = (
+    "Each screen shows two anchor sentences, A1 and A2, written in two different styles, and two sentences, S1 "
+    "and S2. Decide which sentence matches which anchor in style.\n\n"
+    "Example: A1 “gonna be late lol”, A2 “I am going to be late.”, S1 “I would appreciate your help.”, "
+    "S2 “pls help me out”. S2 goes with A1 and S1 with A2, so the answer is S2-S1."
+)
+
+
+def ensure_formality() -> None:
+    """The data migration's component row; a `--reuse-db` run after a transactional flush no longer has it."""
+    StyleComponent.objects.get_or_create(
+        name="formality", defaults={"label_1": "informal", "label_2": "formal", "kind": "dimension"}
+    )
+
+
+def quadruple_study(slug: str, *, items: int = 4, screening: int = 2, **fields: Any) -> Study:
+    ensure_formality()
+    defaults: dict[str, Any] = dict(
+        title="Which sentences share a style?", item_kind=ItemKind.QUADRUPLE, items_per_batch=items,
+        screening_per_batch=screening, annotators_per_item=5, min_correct=3, max_batches_per_participant=1,
+        consent_text="You will judge the style of short English sentences.\n\nYour answers are used for research.",
+        eligibility_questions=ELIGIBILITY, task_description=TASK, completion_code=COMPLETED,
+        screened_out_code=SCREENED_OUT, redirect_url=REDIRECT,
+    )
+    study = StudyFactory(slug=slug, **{**defaults, **fields})
+    corpus = CorpusFactory()
+    for _ in range(items):
+        StudyItemFactory(study=study, instance=TaskInstanceFactory(corpus=corpus))
+    ScreeningQuestionFactory.create_batch(max(screening, 1) + 1)
+    return study
+
+
+def on_screen(page: Any, name: str) -> None:
+    page.wait_for_selector(f'body[data-screen="{name}"]')
+
+
+def current_item_id(page: Any) -> str:
+    return page.get_attribute("#item-body", "data-item-id")
+
+
+def submit_and_wait(page: Any, item_id: str, *, key: str | None = None) -> None:
+    """Submit the item on screen and wait until the next item (or the end) replaces it."""
+    if key:
+        page.keyboard.press(key)
+    else:
+        page.click("#item-submit")
+    page.wait_for_function(
+        "id => document.body.dataset.screen !== 'item' || document.querySelector('#item-body').dataset.itemId !== id",
+        arg=item_id,
+    )
+
+
+def answer_ordering_item(page: Any, *, fail_screening: bool = False) -> tuple[str, str, bool]:
+    """Click the expected answer (or, for a screening question when asked to, the other one) and go on."""
+    item_id = current_item_id(page)
+    expected = selectors.reservation_expected_answer(public_id=item_id)
+    is_screening = selectors.reservation_is_screening(public_id=item_id)
+    assert expected in {"S1-S2", "S2-S1"}
+    answer = expected
+    if fail_screening and is_screening:
+        answer = "S1-S2" if expected == "S2-S1" else "S2-S1"
+    assert page.is_disabled("#item-submit"), "Next must wait for a choice"
+    page.click(f'label[data-choice="{answer}"]')
+    submit_and_wait(page, item_id)
+    return item_id, answer, is_screening
+
+
+def start_from_link(page: Any, live_server: Any, study: Study, query: str, shots: Any | None = None) -> None:
+    page.goto(f"{live_server.url}/s/{study.slug}/{query}")
+    on_screen(page, "consent")
+    assert "judge the style of short English sentences" in page.inner_text("[data-screen=consent]")
+    if shots:
+        shots(page, "consent")
+    page.click("#consent-agree")
+    on_screen(page, "eligibility")
+    if shots:
+        shots(page, "eligibility")
+
+
+def pass_eligibility_and_instructions(page: Any, shots: Any | None = None) -> None:
+    page.get_by_label("yes").check()
+    page.click("#eligibility-form button[type=submit]")
+    on_screen(page, "instructions")
+    text = page.inner_text("[data-screen=instructions]")
+    assert "Example: A1" in text and "S2-S1" in text
+    if shots:
+        shots(page, "instructions")
+    page.click("#instructions-start")
+    on_screen(page, "item")
+
+
+def test_prolific_participant_completes_a_full_batch(page: Any, live_server: Any, shots: Any) -> None:
+    study = quadruple_study("browser-full")
+    start_from_link(page, live_server, study, "?PROLIFIC_PID=5f1cPID00001&STUDY_ID=STU1&SESSION_ID=SES1", shots)
+    pass_eligibility_and_instructions(page, shots)
+
+    total = study.items_per_batch + study.screening_per_batch
+    seen_screening = 0
+    for position in range(1, total + 1):
+        assert page.inner_text("#progress-text") == f"Item {position} of {total}"
+        assert page.get_attribute("#progress-bar", "aria-valuenow") == str(position - 1)
+        # All four texts and both pairings are on screen; nothing on it says which answer is right.
+        for text_id in ("#text-a1", "#text-a2", "#text-s1", "#text-s2"):
+            assert page.inner_text(text_id).strip()
+        html = page.content()
+        assert "correct" not in html.lower() and "screening" not in html.lower()
+        if position in (1, total):
+            shots(page, f"item-{position}")
+        _, _, is_screening = answer_ordering_item(page)
+        seen_screening += is_screening
+    on_screen(page, "done")
+    shots(page, "done")
+
+    assert seen_screening == study.screening_per_batch
+    assert page.inner_text("#done-code") == COMPLETED
+    assert page.get_attribute("#done-redirect", "href") == REDIRECT.format(code=COMPLETED)
+    participant = Participant.objects.get(study=study, external_id="5f1cPID00001")
+    assert participant.platform == Participant.Platform.PROLIFIC
+    assert not participant.excluded and not participant.screened_out
+    responses = Response.objects.filter(participant=participant)
+    assert responses.count() == total
+    assert all(response.is_valid for response in responses)
+    assert responses.filter(is_screening=True, is_correct=True).count() == study.screening_per_batch
+    assert responses.filter(is_screening=False, is_correct=True).count() == study.items_per_batch
+    assert page.js_errors == []
+
+
+def test_participant_failing_screening_is_excluded_but_ends_politely(page: Any, live_server: Any, shots: Any) -> None:
+    study = quadruple_study("browser-screen-fail")
+    start_from_link(page, live_server, study, "?PROLIFIC_PID=careless01&STUDY_ID=STU1&SESSION_ID=SES2")
+    pass_eligibility_and_instructions(page)
+    total = study.items_per_batch + study.screening_per_batch
+    failed = 0
+    for _ in range(total):
+        _, _, is_screening = answer_ordering_item(page, fail_screening=True)
+        failed += is_screening
+    on_screen(page, "done")
+    shots(page, "done-after-failed-screening")
+
+    assert failed == study.screening_per_batch
+    # The batch ends with the ordinary code and no accusation; the exclusion is the researcher's business.
+    assert page.inner_text("#done-code") == COMPLETED
+    assert "Thank you" in page.inner_text("#done-heading")
+    participant = Participant.objects.get(study=study, external_id="careless01")
+    assert participant.excluded
+    responses = Response.objects.filter(participant=participant)
+    assert responses.count() == total
+    assert not responses.filter(is_valid=True).exists()
+    assert responses.filter(is_screening=True, is_correct=False).count() == study.screening_per_batch
+    assert page.js_errors == []
+
+
+def test_wrong_eligibility_answer_ends_with_the_screened_out_code(page: Any, live_server: Any, shots: Any) -> None:
+    study = quadruple_study("browser-ineligible")
+    start_from_link(page, live_server, study, "?PROLIFIC_PID=notnative01&STUDY_ID=STU1&SESSION_ID=SES3")
+    page.click("#eligibility-form button[type=submit]")  # nothing picked: the page asks, the server isn't called
+    assert "Please answer" in page.inner_text("#eligibility-error")
+    page.get_by_label("no").check()
+    page.click("#eligibility-form button[type=submit]")
+    on_screen(page, "end")
+    shots(page, "screened-out")
+
+    assert page.inner_text("#end-code") == SCREENED_OUT
+    assert page.get_attribute("#end-redirect", "href") == REDIRECT.format(code=SCREENED_OUT)
+    assert "different profile" in page.inner_text("#end-message")
+    participant = Participant.objects.get(study=study, external_id="notnative01")
+    assert participant.screened_out
+    assert not Response.objects.filter(participant=participant).exists()
+    # Coming back with the same link shows the same polite end, not a new chance at the questions.
+    page.reload()
+    on_screen(page, "end")
+    assert page.inner_text("#end-code") == SCREENED_OUT
+    assert page.js_errors == []
+
+
+def test_reload_mid_batch_resumes_at_the_same_item(page: Any, live_server: Any, shots: Any) -> None:
+    study = quadruple_study("browser-resume")
+    start_from_link(page, live_server, study, "?PROLIFIC_PID=reloader01&STUDY_ID=STU1&SESSION_ID=SES4")
+    pass_eligibility_and_instructions(page)
+    answer_ordering_item(page)
+    answer_ordering_item(page)
+    before = (current_item_id(page), page.inner_text("#text-a1"), page.inner_text("#progress-text"))
+    assert before[2] == "Item 3 of 6"
+
+    page.reload()
+    on_screen(page, "item")  # straight back to the item: no consent, eligibility or instructions again
+    shots(page, "after-reload")
+    after = (current_item_id(page), page.inner_text("#text-a1"), page.inner_text("#progress-text"))
+    assert after == before
+    assert page.get_attribute("#progress-bar", "aria-valuenow") == "2"
+    participant = Participant.objects.get(study=study, external_id="reloader01")
+    assert Participant.objects.filter(study=study).count() == 1
+    assert Response.objects.filter(participant=participant).count() == 2
+    while page.evaluate("document.body.dataset.screen") == "item":
+        answer_ordering_item(page)
+    on_screen(page, "done")
+    assert Response.objects.filter(participant=participant, is_valid=True).count() == 6
+    assert page.js_errors == []
+
+
+def test_keyboard_shortcuts_answer_items_from_an_mturk_link(page: Any, live_server: Any, shots: Any) -> None:
+    study = quadruple_study("browser-keyboard", eligibility_questions=[])
+    page.goto(f"{live_server.url}/s/{study.slug}/?workerId=A1TURKER&assignmentId=ASG1&hitId=HIT1")
+    on_screen(page, "consent")
+    page.click("#consent-agree")
+    on_screen(page, "instructions")  # no eligibility questions in this study: straight to the instructions
+    assert "1" in page.inner_text("#instructions-hint") and "Enter" in page.inner_text("#instructions-hint")
+    page.click("#instructions-start")
+    on_screen(page, "item")
+    assert "press" in page.inner_text("#item-hint").lower()
+
+    # Every key press maps to the choice shown under that number: the expected choice everywhere except one
+    # ordinary item, where the other key is pressed on purpose, so both keys are proven to pick their own choice.
+    keys_used: set[str] = set()
+    wrong_on_purpose = None
+    for index in range(study.items_per_batch + study.screening_per_batch):
+        item_id = current_item_id(page)
+        expected = selectors.reservation_expected_answer(public_id=item_id)
+        answer = expected
+        if wrong_on_purpose is None and not selectors.reservation_is_screening(public_id=item_id):
+            wrong_on_purpose = item_id
+            answer = "S1-S2" if expected == "S2-S1" else "S2-S1"
+        key = "1" if answer == "S1-S2" else "2"
+        keys_used.add(key)
+        page.keyboard.press("Enter")  # nothing chosen yet: Enter does nothing
+        assert current_item_id(page) == item_id
+        page.keyboard.press(key)
+        assert page.is_checked(f'input[value="{answer}"]')
+        assert not page.is_disabled("#item-submit")
+        if index == 0:
+            shots(page, "chosen-by-keyboard")
+        submit_and_wait(page, item_id, key="Enter")
+    on_screen(page, "done")
+    assert wrong_on_purpose is not None
+    participant = Participant.objects.get(study=study, external_id="A1TURKER")
+    assert participant.platform == Participant.Platform.MTURK and not participant.excluded
+    responses = Response.objects.filter(participant=participant)
+    assert responses.count() == study.items_per_batch + study.screening_per_batch
+    assert responses.filter(is_correct=True).count() == responses.count() - 1
+    assert responses.get(is_correct=False).is_screening is False
+    assert all(responses.values_list("is_valid", flat=True))
+    assert page.js_errors == []
+
+
+def _no_horizontal_scroll(page: Any) -> None:
+    widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], f"horizontal scroll: content {widths[0]}px in a {widths[1]}px viewport"
+
+
+def test_phone_viewport_has_no_horizontal_scroll_and_big_tap_targets(phone_page: Any, live_server: Any, shots: Any) -> None:
+    page = phone_page
+    long_word = "Supercalifragilisticexpialidocious" * 3
+    study = quadruple_study("browser-phone", items=2, screening=0)
+    item = StudyItem.objects.filter(study=study).first().instance
+    item.sentence_1 = f"A sentence with a very long word {long_word} that must wrap."
+    item.save()
+    page.goto(f"{live_server.url}/s/{study.slug}/")  # an anonymous link
+    on_screen(page, "consent")
+    _no_horizontal_scroll(page)
+    shots(page, "consent")
+    page.tap("#consent-agree")
+    on_screen(page, "eligibility")
+    _no_horizontal_scroll(page)
+    page.get_by_label("yes").tap()
+    page.tap("#eligibility-form button[type=submit]")
+    on_screen(page, "instructions")
+    _no_horizontal_scroll(page)
+    shots(page, "instructions")
+    page.tap("#instructions-start")
+    on_screen(page, "item")
+    for n in range(2):
+        _no_horizontal_scroll(page)
+        for selector in ("label[data-choice]", "#item-submit"):
+            for box in [element.bounding_box() for element in page.query_selector_all(selector)]:
+                assert box["height"] >= 44 and box["width"] >= 44, f"{selector} too small to tap: {box}"
+        shots(page, f"item-{n + 1}")
+        item_id = current_item_id(page)
+        page.tap(f'label[data-choice="{selectors.reservation_expected_answer(public_id=item_id)}"]')
+        page.tap("#item-submit")
+        page.wait_for_function(
+            "id => document.body.dataset.screen !== 'item' || document.querySelector('#item-body').dataset.itemId !== id",
+            arg=item_id,
+        )
+    on_screen(page, "done")
+    _no_horizontal_scroll(page)
+    shots(page, "done")
+    participant = Participant.objects.get(study=study)
+    assert participant.platform == Participant.Platform.ANONYMOUS
+    assert Response.objects.filter(participant=participant, is_valid=True).count() == 2
+    assert page.js_errors == []
+
+
+def test_likert_item_with_two_questions(page: Any, live_server: Any, shots: Any) -> None:
+    questions = [
+        {"name": "style", "text": "How well was the style changed?", "min": 1, "max": 5,
+         "labels": {"1": "Very poor", "2": "Poor", "3": "Acceptable", "4": "Good", "5": "Very good"}},
+        {"name": "content", "text": "How well was the content preserved?", "min": 1, "max": 5,
+         "labels": {"1": "Very poor", "2": "Poor", "3": "Acceptable", "4": "Good", "5": "Very good"}},
+    ]
+    study = StudyFactory(
+        slug="browser-likert", item_kind=ItemKind.LIKERT, questions=questions, items_per_batch=2,
+        screening_per_batch=0, completion_code=COMPLETED, redirect_url=REDIRECT, consent_text="Rate rewrites.",
+    )
+    for n in range(2):
+        StudyItem.objects.create(
+            study=study, external_id=f"likert-{n}", position=n, kind=ItemKind.LIKERT,
+            payload={"source": f"gonna be late lol {n}", "rewrite": f"I am going to be late {n}.",
+                     "reference": f"I will be late {n}.", "target_style": "formal"},
+        )
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=rater01&STUDY_ID=STU&SESSION_ID=SES")
+    on_screen(page, "consent")
+    page.click("#consent-agree")
+    on_screen(page, "instructions")
+    page.click("#instructions-start")
+    on_screen(page, "item")
+
+    assert page.inner_text("#text-source").strip().startswith("Original")
+    assert "I am going to be late" in page.inner_text("#text-rewrite")
+    groups = page.query_selector_all("[data-screen=item] [role=radiogroup]")
+    assert [g.get_attribute("aria-label") for g in groups] == [q["text"] for q in questions]
+    assert page.get_by_label("4 — Good").count() == 2  # each option is labelled with its value and its label
+    # First item by keyboard: 4 rates the first question, focus moves to the second, 5 rates it.
+    first = current_item_id(page)
+    page.keyboard.press("4")
+    assert page.is_disabled("#item-submit")
+    page.keyboard.press("5")
+    shots(page, "likert-rated")
+    submit_and_wait(page, first, key="Enter")
+    # Second item by mouse: 2 and 3.
+    second = current_item_id(page)
+    page.click('fieldset[data-name="style"] label[data-value="2"]')
+    page.click('fieldset[data-name="content"] label[data-value="3"]')
+    submit_and_wait(page, second)
+    on_screen(page, "done")
+
+    participant = Participant.objects.get(study=study, external_id="rater01")
+    stored = {
+        (r.study_item.external_id, r.question): r.value
+        for r in Response.objects.filter(participant=participant).select_related("study_item")
+    }
+    assert len(stored) == 4
+    assert sorted(stored.values()) == [2.0, 3.0, 4.0, 5.0]
+    by_item: dict[str, dict[str, float]] = {}
+    for (external_id, question), value in stored.items():
+        by_item.setdefault(external_id, {})[question] = value
+    assert sorted(map(lambda d: (d["style"], d["content"]), by_item.values())) == [(2.0, 3.0), (4.0, 5.0)]
+    assert page.js_errors == []
