@@ -5,6 +5,32 @@ github.com/nlpsoc/STEL, MIT licence): exactly the entries STEL kept, with the sa
 (and drew among the readings at random); building pairs in both directions needs a *reading* for every ambiguous
 contraction, so the context rules below pick one or give up. Pure functions, no Django: the builder service wraps
 them. Bump RULES_VERSION whenever a rule changes, because it is stored in the corpus parameters.
+
+Expanding (a sentence with contractions; "the next word" skips adverbs such as never/already/not):
+- n't, 'm, 're, 've and the one-reading entries expand as listed; can't -> cannot; won't -> will not;
+  'll -> will (STEL: "shall / will"). Before a subject pronoun the negation moves: "Can't you" -> "Can you not".
+- 'd: had before better/to/got or a past participle ("I'd never seen"); would before rather/have/be/like/love/
+  prefer or another bare verb ("you'd think"); undecidable before a determiner, pronoun, punctuation or a verb whose
+  participle is its base form ("he'd a car", "I'd come") -> skipped as ambiguous. STEL's "I should" reading is never
+  chosen. how'd (did/would) is always skipped.
+- 's on he/she/it/that/there/here/what/who/how/when: has before been/got/gotten/had; is before anything but a
+  participle; before a participle only a passive cue decides (next word by/as, or it/that/there/what/here + called,
+  named, known, ...) -> is, else skipped ("she's finished"). On everybody/everyone/somebody/someone/something 's is
+  a contraction only before a verb-phrase word (an -ing form, been, got, here, not, ...), else a possessive.
+- 's on any other word is a possessive ("John's car", "the Earth's crust") and is left alone.
+- ain't is skipped as ambiguous; other contractions that C.1 lacks (let's, might've, where's) make the sentence
+  "unlisted": it is skipped, because its expanded side would still hold a contraction.
+
+Contracting (a sentence with expandable phrases; the inverse of C.1):
+- "X not" -> n't for every C.1 negation ("do not" -> don't, "will not" -> won't, "cannot"/"can not" -> can't);
+  "need not"/"ought not" only after a subject pronoun ("no need not to" stays).
+- subject + am/is/are/will/shall/would/did: contracted unless the clause ends right after it ("what it is.") or a
+  "not" follows a non-copula ("they will not" -> "they won't", not "they'll not"); am/is/are + not keep the subject
+  contraction ("it's not").
+- subject + has/have/had and modal + have: only as an auxiliary, i.e. before been/got/gotten or a participle
+  ("I've seen", never "I've a dog"); "had better" -> 'd better. "X should"/"what does" are not contracted.
+- Case follows the original words ("It is" -> "It's", "DO NOT" -> "DON'T"); the apostrophe is curly when the
+  sentence already uses curly and no straight ones, else straight.
 """
 from __future__ import annotations
 
@@ -243,7 +269,7 @@ PRONOUN_SUBJECTS = {"i", "you", "he", "she", "it", "we", "they", "one", "who", "
 
 
 def _contractible(phrase: str, previous: str, following: list[str]) -> bool:
-    """Whether the expanded `phrase` may be contracted in this context (see the module docstring rules)."""
+    """Whether the expanded `phrase` may be contracted in this context (rules in the module docstring)."""
     first, second = phrase.split(" ", 1) if " " in phrase else (phrase, "")
     if second == "not":
         return first not in {"need", "ought"} or previous in PRONOUN_SUBJECTS
