@@ -232,8 +232,12 @@ def test_stel_import_keeps_published_instances(shared_data: Path) -> None:
     path = shared_data / "stel" / "quad_questions_char_contraction.tsv"
     summary = run_command("import_corpus", "--name", "stel-contraction", "--format", "stel", str(path))
     assert summary["instances"] == 100 and summary["component"] == "contraction"
-    lines = [line.split("\t") for line in path.read_text("utf-8").splitlines()[1:]]
+    import csv
+
+    # STEL wrote its TSVs with pandas: cells with quotes are CSV-quoted ("a ""b"" c") and stored unquoted.
+    lines = list(csv.reader(path.read_text("utf-8").splitlines()[1:], delimiter="\t"))
     instances = list(TaskInstance.objects.filter(corpus__name="stel-contraction").order_by("position"))
+    assert any('smoking."Bacon: Bacon and Ham Curing" in' in i.anchor_1 for i in instances)
     assert [i.stel_id for i in instances] == [cells[6] for cells in lines]
     for instance, cells in zip(instances, lines, strict=True):
         assert instance.setup == Setup.QUADRUPLE
