@@ -10,10 +10,13 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import IntegrityError, transaction
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.errors import ApplicationError
 from tasks.models import Corpus, NumberSubstitutionCandidate
 from tasks.services.number_substitutions import (
+    SEED_SUBSTITUTIONS,
     nsubs_candidates_load,
     nsubs_candidates_set_status,
     nsubs_corpus_build,
@@ -70,6 +73,24 @@ def test_substitutions_are_found(text: str, token: str, rule: str) -> None:
 ])
 def test_ordinary_numbers_and_names_are_not_substitutions(text: str) -> None:
     assert nsubs_tokens_find(text=text) == []
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=["Nd", "Cs"], blacklist_characters="!"), max_size=200))
+def test_text_without_digits_or_bangs_has_no_candidates(text: str) -> None:
+    assert nsubs_tokens_find(text=text) == []
+
+
+@given(
+    words=st.lists(st.sampled_from(["the", "friends", "are", "here", "lol", "ok", "Soon", "2", "12", "<3"]),
+                   max_size=8),
+    seed=st.sampled_from(sorted(SEED_SUBSTITUTIONS)),
+    position=st.integers(min_value=0, max_value=8),
+    edge=st.sampled_from(["", ".", "!", "?", ",", "!!!"]),
+)
+def test_seed_words_are_found_anywhere(words: list[str], seed: str, position: int, edge: str) -> None:
+    words.insert(min(position, len(words)), seed + edge)
+    found = nsubs_tokens_find(text=" ".join(words))
+    assert any(m.token == seed and m.rule == "seed" and m.suggestion == SEED_SUBSTITUTIONS[seed] for m in found)
 
 
 def test_suggestions_help_the_reviewer() -> None:
