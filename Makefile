@@ -36,6 +36,8 @@ demo-data: $(STAMP)
 	$(DEMO_ENV) $(MANAGE) import_corpus --name stel-contraction-published --component contraction --format stel $(SHARED)/stel/quad_questions_char_contraction.tsv || true
 	for c in formality-demo turkcorpus-sample nsubs contraction-demo; do \
 	  for s in quadruple triple; do $(DEMO_ENV) $(MANAGE) generate_instances --corpus $$c --setup $$s --seed 1 || exit 1; done; done
+	$(DEMO_ENV) $(MANAGE) load_likert_demo
+	$(DEMO_ENV) $(MANAGE) evaluate_metrics --study likert-demo --question content_preservation --metrics bleu,chrf,levenshtein,jaro_winkler,embedding_cosine --by style
 	$(DEMO_ENV) $(MANAGE) demo_admin
 
 demo: demo-data
