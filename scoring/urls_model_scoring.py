@@ -1,1 +1,9 @@
-urlpatterns: list = []
+"""API routes of model scoring (score_stel, issue 5)."""
+from django.urls import path
+
+from scoring.stel_scoring import api
+
+urlpatterns = [
+    path("score-runs/", api.ScoreRunListCreate.as_view(), name="api-score-runs"),
+    path("score-runs/<int:pk>/", api.ScoreRunDetail.as_view(), name="api-score-run"),
+]

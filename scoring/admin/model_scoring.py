@@ -1,0 +1,156 @@
+"""Admin door to score runs (score_stel): a start form on an exported benchmark or server-side TSVs, the job's
+progress bar, and the accuracy tables once the `gpu` worker has computed them."""
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from core.errors import ApplicationError
+from scoring.models import BenchmarkExport, ScoreRun
+from scoring.stel_scoring.runs import score_run_start
+
+DEFAULT_METHODS = "char3gram,word_length,punctuation,uppercase,levenshtein,st:minilm"
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+class ScoreRunStartForm(forms.Form):
+    export = forms.ModelChoiceField(
+        queryset=BenchmarkExport.objects.filter(format=BenchmarkExport.Format.STEL_TSV), required=False,
+        help_text="An exported STEL TSV benchmark (the validated set).",
+    )
+    benchmark_paths = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), required=False, label="Benchmark files",
+        help_text="Or/and server-side STEL TSV paths, one per line (the validated set).",
+    )
+    full_paths = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 80}), required=False, label="Full (unfiltered) set",
+        help_text="Optional server-side STEL TSV paths of the unfiltered set, reported beside the validated one.",
+    )
+    methods = forms.CharField(initial=DEFAULT_METHODS, widget=forms.TextInput(attrs={"size": 80}), help_text=(
+        "Comma-separated: char3gram, word_length, punctuation, uppercase, levenshtein, pos, hf:&lt;path&gt;, "
+        "st:&lt;path&gt;, nsp:&lt;path&gt; (st:minilm / hf:minilm = the packaged all-MiniLM-L6-v2), or a dotted path "
+        "to a SimilarityMethod subclass."))
+    compare = forms.CharField(required=False, help_text="Two or more of the methods, for McNemar's test.")
+    seed = forms.IntegerField(min_value=0, initial=0)
+    device = forms.ChoiceField(choices=ScoreRun.Device.choices, initial=ScoreRun.Device.AUTO)
+
+    def service_kwargs(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "export_id": data["export"].pk if data["export"] else None,
+            "benchmark_paths": _lines(data["benchmark_paths"]), "full_paths": _lines(data["full_paths"]),
+            "methods": data["methods"], "compare": data["compare"] or None, "seed": data["seed"],
+            "device": data["device"],
+        }
+
+
+def _number(value: Any) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+@admin.register(ScoreRun)
+class ScoreRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "method_list", "benchmark", "status", "overall", "created_at"]
+    list_select_related = ["job", "export"]
+    fields = ["benchmark_paths", "full_paths", "export", "methods", "compare", "seed", "device", "status",
+              "results_table", "compare_table", "predictions_path", "created_by", "created_at", "computed_at"]
+    readonly_fields = fields
+    change_form_template = "admin/scoring/scorerun/change_form.html"
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a record of a computation: read-only
+
+    def get_urls(self) -> list:
+        return [path("start/", self.admin_site.admin_view(self.start_view), name="scoring_scorerun_start"),
+                *super().get_urls()]
+
+    def add_view(self, request: HttpRequest, form_url: str = "", extra_context: Any = None) -> HttpResponse:
+        return HttpResponseRedirect(reverse("admin:scoring_scorerun_start"))
+
+    def start_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_add_permission(request):
+            return HttpResponse(status=403)
+        initial = {"export": request.GET.get("export")} if request.GET.get("export") else None
+        form = ScoreRunStartForm(request.POST or None, initial=initial)
+        if request.method == "POST" and form.is_valid():
+            try:
+                run = score_run_start(**form.service_kwargs(), created_by=request.user.get_username())
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
+            else:
+                messages.info(request, f"Score run #{run.pk} queued as job #{run.job_id} on the gpu queue.")
+                return HttpResponseRedirect(reverse("admin:scoring_scorerun_change", args=[run.pk]))
+        context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
+                   "title": "Score style-similarity methods on a STEL benchmark"}
+        return TemplateResponse(request, "admin/scoring/scorerun/start.html", context)
+
+    @admin.display(description="methods")
+    def method_list(self, obj: ScoreRun) -> str:
+        return ", ".join(obj.methods)
+
+    @admin.display(description="benchmark")
+    def benchmark(self, obj: ScoreRun) -> str:
+        return f"export #{obj.export_id}" if obj.export_id else ", ".join(p.rsplit("/", 1)[-1] for p in
+                                                                          obj.benchmark_paths)
+
+    @admin.display(description="accuracy (validated)")
+    def overall(self, obj: ScoreRun) -> str:
+        methods = ((obj.results or {}).get("sets") or {}).get("validated", {}).get("methods") or {}
+        return ", ".join(f"{spec} {table['overall']['accuracy']:.3f}" for spec, table in methods.items()) or "–"
+
+    @admin.display(description="status")
+    def status(self, obj: ScoreRun) -> SafeString:
+        if obj.is_computed:
+            return format_html("done")
+        if obj.job is None:
+            return format_html("not started")
+        if obj.job.status == obj.job.Status.FAILED:
+            return format_html('<span class="errornote">failed: {}</span>', obj.job.error[-500:])
+        return format_html('<progress class="job-progress" max="100" value="{}"></progress> '
+                           '<span class="job-percent" data-job="{}">{}% {}</span>',
+                           obj.job.percent, obj.job.pk, obj.job.percent, obj.job.status)
+
+    @admin.display(description="accuracy per component (share undecided), STEL Tables 3 and 7")
+    def results_table(self, obj: ScoreRun) -> SafeString:
+        sets = (obj.results or {}).get("sets") or {}
+        if not sets:
+            return format_html("–")
+        seconds = (obj.results or {}).get("seconds") or {}
+        parts = []
+        for name, body in sets.items():
+            components = sorted({c for table in body["methods"].values() for c in table["components"]})
+            header = format_html_join("", "<th>{}</th>", ((c,) for c in components))
+            rows = format_html_join("", "<tr><td>{}</td><td><b>{}</b> ({})</td>{}<td>{}</td></tr>", (
+                (spec, _number(table["overall"]["accuracy"]), _number(table["overall"]["undecided_share"]),
+                 format_html_join("", "<td>{} ({})</td>", (
+                     (_number((table["components"].get(c) or {}).get("accuracy")),
+                      _number((table["components"].get(c) or {}).get("undecided_share"))) for c in components)),
+                 seconds.get(spec, "–"))
+                for spec, table in body["methods"].items()))
+            parts.append(format_html(
+                '<h3>{} set: {} instances ({} quadruples)</h3><table class="score-results"><thead><tr>'
+                "<th>method</th><th>overall</th>{}<th>seconds</th></tr></thead><tbody>{}</tbody></table>",
+                name, body["instances"], body["quadruples"], header, rows))
+        return SafeString("".join(parts))
+
+    @admin.display(description="McNemar's test")
+    def compare_table(self, obj: ScoreRun) -> SafeString:
+        comparisons = (obj.results or {}).get("compare") or []
+        if not comparisons:
+            return format_html("–")
+        rows = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", (
+            (c["set"], " vs ".join(c["methods"]), c["table"], f"{c['pvalue']:.4g}", "exact" if c["exact"] else "χ²")
+            for c in comparisons))
+        return format_html('<table class="score-compare"><thead><tr><th>set</th><th>methods</th>'
+                           "<th>[[both right, only first], [only second, neither]]</th><th>p</th><th>test</th></tr>"
+                           "</thead><tbody>{}</tbody></table>", rows)

@@ -1,0 +1,27 @@
+"""Celery task of model scoring (score_stel): ids in, one service call, state in a core Job row.
+
+Routed to the `gpu` queue (by name, see CELERY_TASK_ROUTES, and explicitly by `score_run_start`), so a GPU
+machine can run `celery -A config worker -Q gpu --concurrency 1` and take only this work. Idempotent: a computed
+run is not recomputed when a message is redelivered.
+"""
+from __future__ import annotations
+
+from celery import shared_task
+
+from core.jobs import job_running
+
+__all__ = ["score_run_execute_task"]
+
+
+@shared_task(name="scoring.model_scoring.score_run", acks_late=True, reject_on_worker_lost=True)
+def score_run_execute_task(job_id: int, run_id: int) -> int:
+    from scoring.stel_scoring.runs import score_run_execute, score_run_summary
+
+    with job_running(job_id) as job:
+        if job is None:
+            return run_id
+        run = score_run_execute(run_id=run_id, job_id=job_id)
+        # job_running finishes with the yielded object's progress fields, so bring them up to date first.
+        job.refresh_from_db(fields=["progress_done", "progress_total"])
+        job.result = score_run_summary(run)
+    return run_id

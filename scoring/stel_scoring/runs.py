@@ -1,0 +1,129 @@
+"""Score runs as background jobs: `score_run_start` (admin/API door) and `score_run_execute` (the Celery task).
+
+The run is queued on the `gpu` queue, so a GPU machine can run a worker that consumes only model scoring
+(`celery -A config worker -Q gpu --concurrency 1`, see docs/gpu-worker.md).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import ApplicationError
+from core.jobs import job_create, job_enqueue, job_progress
+
+from .benchmark_io import benchmark_set_read
+from .methods import method_create, methods_parse
+from .services import stel_score
+
+GPU_QUEUE = "gpu"
+JOB_KIND = "score_stel"
+
+
+def _export_path(export_id: int) -> str:
+    from scoring.models import BenchmarkExport
+
+    export = BenchmarkExport.objects.filter(pk=export_id).first()
+    if export is None:
+        raise ApplicationError(f"benchmark export #{export_id} does not exist", status=404, code="not_found")
+    if export.format != BenchmarkExport.Format.STEL_TSV:
+        raise ApplicationError(f"benchmark export #{export_id} is {export.format}; score_stel reads STEL TSV "
+                               "exports only")
+    return export.path
+
+
+def score_run_start(
+    *,
+    methods: list[str] | str,
+    benchmark_paths: list[str] | None = None,
+    export_id: int | None = None,
+    full_paths: list[str] | None = None,
+    seed: int = 0,
+    device: str = "auto",
+    compare: list[str] | str | None = None,
+    created_by: str = "",
+) -> Any:
+    """Validate the benchmark files and method specs now (so the door can show the error), then store a ScoreRun
+    and queue its job on the `gpu` queue once the transaction commits."""
+    from scoring.celery_tasks.model_scoring import score_run_execute_task
+    from scoring.models import ScoreRun
+
+    paths = [str(p).strip() for p in (benchmark_paths or []) if str(p).strip()]
+    if export_id is not None:
+        paths.insert(0, _export_path(export_id))
+    if not paths:
+        raise ApplicationError("choose a benchmark export or give at least one server-side benchmark path")
+    full = [str(p).strip() for p in (full_paths or []) if str(p).strip()]
+    specs = methods_parse(methods) if isinstance(methods, str) else methods_parse(",".join(methods))
+    compared = (methods_parse(compare) if isinstance(compare, str) else list(compare)) if compare else []
+    if compared and (len(compared) < 2 or any(spec not in specs for spec in compared)):
+        raise ApplicationError(f"compare needs two or more of the methods ({', '.join(specs)})")
+    if device not in ScoreRun.Device.values:
+        raise ApplicationError(f"device must be auto, cpu or cuda, not '{device}'")
+    if seed < 0:
+        raise ApplicationError(f"seed must be 0 or more, not {seed}")
+    benchmark_set_read(paths)
+    if full:
+        benchmark_set_read(full)
+    for spec in specs:
+        # Checks names, model directories and custom classes; CUDA is checked by the worker that has it.
+        method_create(spec, device="cpu").close()
+
+    with transaction.atomic():
+        job = job_create(kind=JOB_KIND, params={"queue": GPU_QUEUE, "methods": specs}, created_by=created_by)
+        run = ScoreRun.objects.create(
+            export_id=export_id, benchmark_paths=paths, full_paths=full, methods=specs, compare=compared, seed=seed,
+            device=device, job=job, created_by=created_by,
+        )
+        directory = Path(settings.MEDIA_ROOT) / "score_runs"
+        run.predictions_path = str(directory / f"score-run-{run.pk}-predictions.tsv")
+        run.save(update_fields=["predictions_path"])
+        job.params = {**job.params, "score_run": run.pk}
+        job.save(update_fields=["params"])
+        job_enqueue(job=job, task=score_run_execute_task, args=[run.pk], queue=GPU_QUEUE)
+    return run
+
+
+def score_run_execute(*, run_id: int, job_id: int | None = None) -> Any:
+    """Compute a stored run (idempotent: a computed run is returned as it is) and store its results."""
+    from scoring.models import ScoreRun
+
+    run = ScoreRun.objects.get(pk=run_id)
+    if run.is_computed:
+        return run
+    n_methods = len(run.methods)
+    unit = 1000  # progress units per method, so a model's batches move the bar smoothly
+
+    def progress(spec: str, done: int, total: int) -> None:
+        index = run.methods.index(spec)
+        job_progress(job_id, index * unit + (unit * done // max(total, 1)), n_methods * unit, f"scoring {spec}")
+
+    if run.predictions_path:
+        Path(run.predictions_path).parent.mkdir(parents=True, exist_ok=True)
+    results = stel_score(
+        benchmark_paths=run.benchmark_paths, full_paths=run.full_paths or None, methods=run.methods, seed=run.seed,
+        device=run.device, predictions_path=run.predictions_path or None, compare=run.compare or None,
+        progress=progress,
+    )
+    with transaction.atomic():
+        run = ScoreRun.objects.select_for_update().get(pk=run_id)
+        if not run.is_computed:
+            run.results = results
+            run.computed_at = timezone.now()
+            run.save(update_fields=["results", "computed_at"])
+    return run
+
+
+def score_run_summary(run: Any) -> dict[str, Any]:
+    """Overall accuracy per set and method: what the job row, the list page and the API show at a glance."""
+    sets = (run.results or {}).get("sets") or {}
+    return {
+        "id": run.pk, "methods": run.methods, "benchmark_paths": run.benchmark_paths, "full_paths": run.full_paths,
+        "export": run.export_id, "seed": run.seed, "device": run.device, "computed": run.is_computed,
+        "predictions_path": run.predictions_path if run.is_computed else "",
+        "accuracy": {name: {spec: table["overall"]["accuracy"] for spec, table in body["methods"].items()}
+                     for name, body in sets.items()},
+    }

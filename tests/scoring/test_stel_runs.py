@@ -1,0 +1,193 @@
+"""Score runs through their doors: the admin start form with its progress bar, the REST API, an exported benchmark,
+the Celery task (idempotent, failures recorded), and a real worker that consumes only the `gpu` queue."""
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from core.models import Job
+from scoring.celery_tasks.model_scoring import score_run_execute_task
+from scoring.models import BenchmarkExport, ScoreRun
+from scoring.stel_scoring.runs import score_run_start
+
+
+@pytest.fixture
+def api(admin_user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(admin_user)
+    return client
+
+
+@pytest.fixture
+def media(settings, tmp_path) -> Path:
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    return Path(settings.MEDIA_ROOT)
+
+
+def contraction(shared_data: Path) -> str:
+    return str(shared_data / "stel" / "quad_questions_char_contraction.tsv")
+
+
+@pytest.mark.django_db
+def test_admin_start_form_queues_on_gpu_then_change_page_shows_tables(shared_data, admin_client, media,
+                                                                      django_capture_on_commit_callbacks):
+    start = reverse("admin:scoring_scorerun_start")
+    assert admin_client.get(reverse("admin:scoring_scorerun_add")).url == start
+    page = admin_client.get(start)
+    assert page.status_code == 200 and b"st:minilm" in page.content
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = admin_client.post(start, {
+            "benchmark_paths": contraction(shared_data),
+            "full_paths": f"{contraction(shared_data)}\n{shared_data}/stel/quad_questions_char_substitution.tsv",
+            "methods": "char3gram,uppercase,levenshtein", "compare": "uppercase,levenshtein", "seed": "5",
+            "device": "cpu",
+        })
+    run = ScoreRun.objects.get()
+    assert response.status_code == 302 and response.url == reverse("admin:scoring_scorerun_change", args=[run.pk])
+    assert len(callbacks) == 1  # queued only once the transaction commits
+    assert run.job.params["queue"] == "gpu" and run.job.status == Job.Status.CREATED
+    pending = admin_client.get(response.url)
+    assert b'<progress class="job-progress"' in pending.content
+    assert b"jobId = %d" % run.job_id in pending.content and b"/api/v1/jobs/0/" in pending.content  # polls the job
+
+    score_run_execute_task(run.job_id, run.pk)  # what the gpu worker runs
+
+    run.refresh_from_db()
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == Job.Status.DONE and job.percent == 100.0
+    assert job.result["accuracy"]["validated"]["uppercase"] == run.results["sets"]["validated"]["methods"][
+        "uppercase"]["overall"]["accuracy"]
+    assert run.results["sets"]["full"]["instances"] == 200
+    [validated_cmp, full_cmp] = run.results["compare"]
+    assert validated_cmp["set"] == "validated" and full_cmp["set"] == "full"
+    with open(run.predictions_path, encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    assert len(rows) == (100 + 200) * 3
+    done = admin_client.get(reverse("admin:scoring_scorerun_change", args=[run.pk]))
+    assert b"score-results" in done.content and b"nbr_substitution" in done.content
+    assert b"score-compare" in done.content and b"jobId" not in done.content  # no more polling
+    listing = admin_client.get(reverse("admin:scoring_scorerun_changelist"))
+    assert b"uppercase 1.000" in listing.content  # upper-case share solves every published contraction instance
+
+
+@pytest.mark.django_db
+def test_admin_form_errors_store_nothing(shared_data, admin_client, media, tmp_path):
+    start = reverse("admin:scoring_scorerun_start")
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("Anchor 1\tID\nx\ty\n", encoding="utf-8")
+    for data, message in [
+        ({"benchmark_paths": contraction(shared_data), "methods": "char3gram,nope"}, b"unknown method"),
+        ({"benchmark_paths": str(bad), "methods": "char3gram"}, b"missing column"),
+        ({"benchmark_paths": "", "methods": "char3gram"}, b"choose a benchmark export"),
+        ({"benchmark_paths": contraction(shared_data), "methods": f"hf:{tmp_path}/none"}, b"does not exist"),
+    ]:
+        response = admin_client.post(start, {"seed": "0", "device": "auto", **data})
+        assert response.status_code == 200 and message in response.content, message
+    assert ScoreRun.objects.count() == 0 and Job.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_score_an_export_through_the_api(shared_data, api, media, tmp_path, django_capture_on_commit_callbacks):
+    exported = tmp_path / "export.tsv"
+    shutil.copy(contraction(shared_data), exported)
+    export = BenchmarkExport.objects.create(path=str(exported), format=BenchmarkExport.Format.STEL_TSV, n_rows=100)
+    url = reverse("api-score-runs")
+    with django_capture_on_commit_callbacks(execute=False):
+        response = api.post(url, {"export": export.pk, "methods": ["word_length", "punctuation"]}, format="json")
+    assert response.status_code == 202, response.json()
+    body = response.json()
+    assert body["export"] == export.pk and body["benchmark_paths"] == [str(exported)]
+    assert body["job"]["status"] == "created" and body["computed"] is False
+    run = ScoreRun.objects.get(pk=body["id"])
+    assert list(export.score_runs.all()) == [run]
+    score_run_execute_task(run.job_id, run.pk)
+    detail = api.get(reverse("api-score-run", args=[run.pk])).json()
+    assert detail["computed"] is True and detail["job"]["status"] == "done"
+    assert detail["results"]["sets"]["validated"]["methods"]["word_length"]["components"]["contraction"]["n"] == 100
+    assert 0.5 < detail["accuracy"]["validated"]["word_length"] <= 1.0
+    listed = api.get(url).json()
+    assert [r["id"] for r in listed["runs"]] == [run.pk] and "char3gram" in listed["methods"]
+
+    jsonl = BenchmarkExport.objects.create(path=str(exported), format=BenchmarkExport.Format.JSONL)
+    wrong = api.post(url, {"export": jsonl.pk, "methods": ["char3gram"]}, format="json")
+    assert wrong.status_code == 400 and "STEL TSV" in wrong.json()["error"]["message"]
+    missing = api.post(url, {"export": 999999, "methods": ["char3gram"]}, format="json")
+    assert missing.status_code == 404
+    bad_method = api.post(url, {"benchmark_paths": [str(exported)], "methods": ["st:/no/such/model"]}, format="json")
+    assert bad_method.status_code == 400 and "/no/such/model" in bad_method.json()["error"]["message"]
+    assert ScoreRun.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_task_is_idempotent_and_records_failures(shared_data, media, tmp_path, django_capture_on_commit_callbacks):
+    copy = tmp_path / "bench.tsv"
+    shutil.copy(contraction(shared_data), copy)
+    with django_capture_on_commit_callbacks(execute=False):
+        run = score_run_start(benchmark_paths=[str(copy)], methods="char3gram")
+    score_run_execute_task(run.job_id, run.pk)
+    run.refresh_from_db()
+    first = run.computed_at
+    score_run_execute_task(run.job_id, run.pk)  # a redelivered message: the job is done, nothing recomputed
+    run.refresh_from_db()
+    assert run.computed_at == first
+
+    with django_capture_on_commit_callbacks(execute=False):
+        doomed = score_run_start(benchmark_paths=[str(copy)], methods="char3gram")
+    copy.unlink()  # the file disappears before the worker gets to it
+    with pytest.raises(Exception, match="does not exist"):
+        score_run_execute_task(doomed.job_id, doomed.pk)
+    doomed.refresh_from_db()
+    job = Job.objects.get(pk=doomed.job_id)
+    assert job.status == Job.Status.FAILED and "does not exist" in job.error
+    assert not doomed.is_computed and doomed.results == {}
+    assert not Path(doomed.predictions_path).exists()
+
+
+@pytest.mark.worker
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_real_worker_consuming_only_the_gpu_queue_scores_with_minilm(shared_data, settings, tmp_path):
+    import redis
+
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    broker.delete("gpu", "default")
+    run = score_run_start(benchmark_paths=[contraction(shared_data)], methods="st:minilm,char3gram", device="auto")
+    assert broker.llen("gpu") == 1 and broker.llen("default") == 0
+    db = settings.DATABASES["default"]
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test",
+           "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+           "CELERY_BROKER_URL": settings.CELERY_BROKER_URL, "STYLECROWD_MEDIA_ROOT": settings.MEDIA_ROOT}
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "gpu", "-P", "solo", "-c", "1",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"],
+        cwd=settings.BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    seen_progress = set()
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            job = Job.objects.get(pk=run.job_id)
+            seen_progress.add(job.progress_done)
+            if job.status in (Job.Status.DONE, Job.Status.FAILED):
+                break
+            time.sleep(0.3)
+    finally:
+        worker.terminate()
+        output = worker.communicate(timeout=30)[0].decode(errors="replace")
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == Job.Status.DONE, (job.error, output[-2000:])
+    assert job.progress_total == 2000 and job.progress_done == 2000  # 1000 progress units per method
+    run.refresh_from_db()
+    assert run.results["device"] == "auto" and run.is_computed
+    assert 0.6 < run.results["sets"]["validated"]["methods"]["st:minilm"]["overall"]["accuracy"] <= 1.0
+    assert Path(run.predictions_path).is_file()
