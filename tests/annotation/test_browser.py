@@ -12,7 +12,9 @@ import pytest
 from annotation import selectors
 from annotation.models import ItemKind, Participant, Response, Study, StudyItem
 from tasks.models import StyleComponent
-from tests.annotation.conftest_browser import browser, context, page, phone_page, shots  # noqa: F401
+
+# The browser fixtures (one Chromium per module, a context per test, screenshots): imported, not a conftest.py.
+from tests.annotation.conftest_browser import *  # noqa: F403
 from tests.factories import CorpusFactory, ScreeningQuestionFactory, StudyFactory, StudyItemFactory, TaskInstanceFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
@@ -20,12 +22,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, seria
 COMPLETED = "C0MPL3TE"
 SCREENED_OUT = "SCR33N0UT"
 REDIRECT = "https://app.prolific.com/submissions/complete?cc={code}"
-ELIGIBILITY = [{"name": "native", "text": "Is English your native language?", "choices": ["yes", "no"], "accept": ["yes"]}]
+ELIGIBILITY = [
+    {"name": "native", "text": "Is English your native language?", "choices": ["yes", "no"], "accept": ["yes"]},
+]
 TASK = (
     "Each screen shows two anchor sentences, A1 and A2, written in two different styles, and two sentences, S1 "
     "and S2. Decide which sentence matches which anchor in style.\n\n"
     "Example: A1 “gonna be late lol”, A2 “I am going to be late.”, S1 “I would appreciate your help.”, "
     "S2 “pls help me out”. S2 goes with A1 and S1 with A2, so the answer is S2-S1."
+)
+
+
+NEXT_ITEM_OR_END = (
+    "id => document.body.dataset.screen !== 'item' || document.querySelector('#item-body').dataset.itemId !== id"
 )
 
 
@@ -67,10 +76,7 @@ def submit_and_wait(page: Any, item_id: str, *, key: str | None = None) -> None:
         page.keyboard.press(key)
     else:
         page.click("#item-submit")
-    page.wait_for_function(
-        "id => document.body.dataset.screen !== 'item' || document.querySelector('#item-body').dataset.itemId !== id",
-        arg=item_id,
-    )
+    page.wait_for_function(NEXT_ITEM_OR_END, arg=item_id)
 
 
 def answer_ordering_item(page: Any, *, fail_screening: bool = False) -> tuple[str, str, bool]:
@@ -270,7 +276,9 @@ def _no_horizontal_scroll(page: Any) -> None:
     assert widths[0] <= widths[1], f"horizontal scroll: content {widths[0]}px in a {widths[1]}px viewport"
 
 
-def test_phone_viewport_has_no_horizontal_scroll_and_big_tap_targets(phone_page: Any, live_server: Any, shots: Any) -> None:
+def test_phone_viewport_has_no_horizontal_scroll_and_big_tap_targets(
+    phone_page: Any, live_server: Any, shots: Any
+) -> None:
     page = phone_page
     long_word = "Supercalifragilisticexpialidocious" * 3
     study = quadruple_study("browser-phone", items=2, screening=0)
@@ -300,10 +308,7 @@ def test_phone_viewport_has_no_horizontal_scroll_and_big_tap_targets(phone_page:
         item_id = current_item_id(page)
         page.tap(f'label[data-choice="{selectors.reservation_expected_answer(public_id=item_id)}"]')
         page.tap("#item-submit")
-        page.wait_for_function(
-            "id => document.body.dataset.screen !== 'item' || document.querySelector('#item-body').dataset.itemId !== id",
-            arg=item_id,
-        )
+        page.wait_for_function(NEXT_ITEM_OR_END, arg=item_id)
     on_screen(page, "done")
     _no_horizontal_scroll(page)
     shots(page, "done")
