@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from asgiref.sync import sync_to_async
+from django.db import connections
 
 from annotation.models import ItemKind, Study
 from annotation.selectors import batch_answer_key
@@ -133,7 +134,10 @@ class Crowd:
                     await self.participant(session, index)
 
             started = time.perf_counter()
-            await asyncio.gather(*(one(i) for i in range(participants)))
+            try:
+                await asyncio.gather(*(one(i) for i in range(participants)))
+            finally:
+                await sync_to_async(connections.close_all)()  # the answer-key thread's connection
             return time.perf_counter() - started
 
 
