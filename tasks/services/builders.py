@@ -58,12 +58,14 @@ def contraction_corpus_build(
     path: str | Path,
     replace: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    convert_progress: Callable[[int, int], None] | None = None,
 ) -> ContractionBuild:
     """Build and store corpus `name` of the `contraction` component from the sentences of `path` (one a line).
 
     Style 1 is the expanded sentence, style 2 the contracted one. A sentence with an ambiguous contraction
     (he'd before a determiner, 's before a participle, ain't), or one STEL's dictionary lacks (let's, might've),
-    is skipped and counted rather than guessed, so every stored pair is clean.
+    is skipped and counted rather than guessed, so every stored pair is clean. `convert_progress` is called
+    every 1,000 lines while converting, `progress` while storing.
     """
     component = component_get(name="contraction")
     lines = text_lines_read(path=path)
@@ -72,6 +74,8 @@ def contraction_corpus_build(
     reasons: Counter[str] = Counter()
     directions: Counter[str] = Counter()
     for number, line in enumerate(lines, start=1):
+        if convert_progress and (number % 1000 == 0 or number == len(lines)):
+            convert_progress(number, len(lines))
         sentence = line.strip()
         if not sentence:
             skipped["blank"] += 1

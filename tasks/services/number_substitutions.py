@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,11 +144,13 @@ def nsubs_tokens_find(*, text: str) -> list[TokenMatch]:
     return matches
 
 
-def nsubs_file_scan(*, path: str | Path) -> NsubsScan:
+def nsubs_file_scan(*, path: str | Path, progress: Callable[[int, int], None] | None = None) -> NsubsScan:
     """Scan a UTF-8 text file (one sentence a line) for number-substitution candidates."""
     lines = text_lines_read(path=path)
     scan = NsubsScan(path=Path(path), n_lines=len(lines), n_blank=sum(1 for line in lines if not line.strip()))
     for number, line in enumerate(lines, start=1):
+        if progress and (number % 1000 == 0 or number == len(lines)):
+            progress(number, len(lines))
         matches = nsubs_tokens_find(text=line)
         if matches:
             scan.candidates.append(CandidateLine(number, line.strip(), matches))

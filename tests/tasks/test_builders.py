@@ -313,3 +313,17 @@ def test_blank_lines_are_counted_and_source_ids_are_line_numbers(tmp_path: Path)
     assert list(ParallelPair.objects.order_by("position").values_list("source_id", "text_1", "text_2")) == [
         ("1", "It is late.", "It's late."), ("4", "We are here.", "We're here."),
     ]
+
+
+@pytest.mark.django_db
+def test_service_reports_progress_for_converting_and_storing() -> None:
+    from tasks.services.builders import contraction_corpus_build
+
+    converting: list[tuple[int, int]] = []
+    storing: list[tuple[int, int]] = []
+    result = contraction_corpus_build(
+        name="p", path=FIXTURE, convert_progress=lambda d, t: converting.append((d, t)),
+        progress=lambda d, t: storing.append((d, t)),
+    )
+    assert converting[-1] == (80, 80) and storing[-1] == (70, 70)
+    assert result.summary()["corpus"] == "p"

@@ -272,3 +272,9 @@ def test_admin_changelist_edit_rejects_accepting_untranslated(
     response = admin_client.post(url, data)
     assert response.status_code == 302
     assert Candidate.objects.get(pk=candidates[0].pk).status == "accepted"
+
+
+def test_scan_reports_progress(shared_data: Path) -> None:
+    calls: list[tuple[int, int]] = []
+    nsubs_file_scan(path=shared_data / "stel" / "nsubs_sentences.txt", progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(100, 100)]

@@ -22,15 +22,21 @@ class Command(JsonCommand):
         parser.add_argument("--replace", action="store_true", help="Overwrite a corpus of the same name.")
 
     def run(self, **options: Any) -> dict[str, Any]:
-        bar = self.progress(desc="storing pairs")
+        converting, storing = self.progress(desc="converting sentences"), self.progress(desc="storing pairs")
 
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
+        def advance(bar: Any) -> Any:
+            def update(done: int, total: int) -> None:
+                bar.total = total
+                bar.n = done
+                bar.refresh()
+            return update
 
-        result = contraction_corpus_build(
-            name=options["name"], path=options["path"], replace=options["replace"], progress=progress
-        )
-        bar.close()
+        try:
+            result = contraction_corpus_build(
+                name=options["name"], path=options["path"], replace=options["replace"],
+                progress=advance(storing), convert_progress=advance(converting),
+            )
+        finally:
+            converting.close()
+            storing.close()
         return result.summary()
