@@ -20,6 +20,7 @@ PLATFORM_PARAMS: dict[str, tuple[str, str, str]] = {
     "prolific": ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"),
     "mturk": ("workerId", "hitId", "assignmentId"),
 }
+MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"  # MTurk's assignmentId while a worker previews a HIT
 MAX_PARAM_LENGTH = 128  # Participant.external_id's max_length: longer values are refused, not truncated.
 
 
@@ -27,7 +28,6 @@ def participant_from_query(query: dict[str, str]) -> dict[str, str]:
     """Who is arriving, from the link's parameters: Prolific first, then MTurk, else an anonymous link."""
     for platform, (pid_key, study_key, session_key) in PLATFORM_PARAMS.items():
         pid = (query.get(pid_key) or "").strip()
-        # MTurk previews a HIT with assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE and no workerId: treat as anonymous.
         if pid:
             return {
                 "platform": platform,
@@ -61,6 +61,9 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
         return render(request, "annotation/unavailable.html", {"reason": "missing"}, status=404)
     if study.status != Study.Status.ACTIVE:
         return render(request, "annotation/unavailable.html", {"reason": study.status, "study": study}, status=410)
+    if request.GET.get("assignmentId") == MTURK_PREVIEW:
+        # A preview must not open a session (it would hold reservations for a worker who never accepted).
+        return render(request, "annotation/unavailable.html", {"reason": "preview", "study": study})
     who = participant_from_query({key: request.GET.get(key, "") for key in request.GET})
     too_long = [key for key, value in who.items() if len(value) > MAX_PARAM_LENGTH]
     if too_long:

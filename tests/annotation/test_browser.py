@@ -5,19 +5,26 @@ simulated participant would need to; the page itself never receives them.
 """
 from __future__ import annotations
 
+import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from annotation import selectors
-from annotation.models import ItemKind, Participant, Response, Study, StudyItem
-from tasks.models import StyleComponent
+from annotation.models import Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
+from annotation.views import participant_from_query
+from tasks.models import Setup, StyleComponent
 
 # The browser fixtures (one Chromium per module, a context per test, screenshots): imported, not a conftest.py.
 from tests.annotation.conftest_browser import *  # noqa: F403
 from tests.factories import CorpusFactory, ScreeningQuestionFactory, StudyFactory, StudyItemFactory, TaskInstanceFactory
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+# live_server serves from another thread, so the data must be committed; serialized_rollback restores the
+# migrations' rows (the STEL components) that each transactional flush wipes.
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+browser_test = pytest.mark.browser
 
 COMPLETED = "C0MPL3TE"
 SCREENED_OUT = "SCR33N0UT"
@@ -118,6 +125,7 @@ def pass_eligibility_and_instructions(page: Any, shots: Any | None = None) -> No
     on_screen(page, "item")
 
 
+@browser_test
 def test_prolific_participant_completes_a_full_batch(page: Any, live_server: Any, shots: Any) -> None:
     study = quadruple_study("browser-full")
     start_from_link(page, live_server, study, "?PROLIFIC_PID=5f1cPID00001&STUDY_ID=STU1&SESSION_ID=SES1", shots)
@@ -154,6 +162,7 @@ def test_prolific_participant_completes_a_full_batch(page: Any, live_server: Any
     assert page.js_errors == []
 
 
+@browser_test
 def test_participant_failing_screening_is_excluded_but_ends_politely(page: Any, live_server: Any, shots: Any) -> None:
     study = quadruple_study("browser-screen-fail")
     start_from_link(page, live_server, study, "?PROLIFIC_PID=careless01&STUDY_ID=STU1&SESSION_ID=SES2")
@@ -179,6 +188,7 @@ def test_participant_failing_screening_is_excluded_but_ends_politely(page: Any, 
     assert page.js_errors == []
 
 
+@browser_test
 def test_wrong_eligibility_answer_ends_with_the_screened_out_code(page: Any, live_server: Any, shots: Any) -> None:
     study = quadruple_study("browser-ineligible")
     start_from_link(page, live_server, study, "?PROLIFIC_PID=notnative01&STUDY_ID=STU1&SESSION_ID=SES3")
@@ -202,6 +212,7 @@ def test_wrong_eligibility_answer_ends_with_the_screened_out_code(page: Any, liv
     assert page.js_errors == []
 
 
+@browser_test
 def test_reload_mid_batch_resumes_at_the_same_item(page: Any, live_server: Any, shots: Any) -> None:
     study = quadruple_study("browser-resume")
     start_from_link(page, live_server, study, "?PROLIFIC_PID=reloader01&STUDY_ID=STU1&SESSION_ID=SES4")
@@ -227,6 +238,7 @@ def test_reload_mid_batch_resumes_at_the_same_item(page: Any, live_server: Any, 
     assert page.js_errors == []
 
 
+@browser_test
 def test_keyboard_shortcuts_answer_items_from_an_mturk_link(page: Any, live_server: Any, shots: Any) -> None:
     study = quadruple_study("browser-keyboard", eligibility_questions=[])
     page.goto(f"{live_server.url}/s/{study.slug}/?workerId=A1TURKER&assignmentId=ASG1&hitId=HIT1")
@@ -276,6 +288,7 @@ def _no_horizontal_scroll(page: Any) -> None:
     assert widths[0] <= widths[1], f"horizontal scroll: content {widths[0]}px in a {widths[1]}px viewport"
 
 
+@browser_test
 def test_phone_viewport_has_no_horizontal_scroll_and_big_tap_targets(
     phone_page: Any, live_server: Any, shots: Any
 ) -> None:
@@ -318,6 +331,7 @@ def test_phone_viewport_has_no_horizontal_scroll_and_big_tap_targets(
     assert page.js_errors == []
 
 
+@browser_test
 def test_likert_item_with_two_questions(page: Any, live_server: Any, shots: Any) -> None:
     questions = [
         {"name": "style", "text": "How well was the style changed?", "min": 1, "max": 5,
@@ -373,3 +387,179 @@ def test_likert_item_with_two_questions(page: Any, live_server: Any, shots: Any)
         by_item.setdefault(external_id, {})[question] = value
     assert sorted(map(lambda d: (d["style"], d["content"]), by_item.values())) == [(2.0, 3.0), (4.0, 5.0)]
     assert page.js_errors == []
+
+
+@browser_test
+def test_triple_item_shows_one_anchor_and_asks_for_the_closest_sentence(
+    page: Any, live_server: Any, shots: Any
+) -> None:
+    ensure_formality()
+    study = StudyFactory(slug="browser-triple", item_kind=ItemKind.TRIPLE, items_per_batch=2, screening_per_batch=1,
+                         completion_code=COMPLETED, consent_text="Triples.", max_batches_per_participant=1)
+    corpus = CorpusFactory()
+    for _ in range(2):
+        StudyItemFactory(study=study, instance=TaskInstanceFactory(
+            corpus=corpus, setup=Setup.TRIPLE, anchor_2="", anchor_2_style=None))
+    ScreeningQuestionFactory.create_batch(2)
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=triple01&STUDY_ID=S&SESSION_ID=T")
+    on_screen(page, "consent")
+    page.click("#consent-agree")
+    on_screen(page, "instructions")
+    page.click("#instructions-start")
+    on_screen(page, "item")
+    shots(page, "triple-item")
+    for _ in range(3):
+        assert page.query_selector("#text-a2") is None  # a triple has no second anchor
+        assert page.inner_text("#text-a1").strip() and page.inner_text("#item-question") == (
+            "Which sentence is closest in style to A1?")
+        item_id = current_item_id(page)
+        expected = selectors.reservation_expected_answer(public_id=item_id)
+        assert expected in {"S1", "S2"}
+        page.keyboard.press("1" if expected == "S1" else "2")
+        submit_and_wait(page, item_id, key="Enter")
+    on_screen(page, "done")
+    responses = Response.objects.filter(participant__external_id="triple01")
+    assert responses.count() == 3 and all(r.is_correct and r.is_valid for r in responses)
+    assert page.js_errors == []
+
+
+@browser_test
+def test_ranking_item_is_ordered_with_keyboard_operable_move_buttons(page: Any, live_server: Any, shots: Any) -> None:
+    study = StudyFactory(slug="browser-ranking", item_kind=ItemKind.RANKING, items_per_batch=1, screening_per_batch=0,
+                         completion_code=COMPLETED, consent_text="Rank outputs.")
+    outputs = [{"id": "o1", "text": "I will be late.", "system": "human"},
+               {"id": "o2", "text": "I am gonna be late.", "system": "copy"},
+               {"id": "o3", "text": "Late I will be, sadly.", "system": "seq2seq"}]
+    StudyItem.objects.create(study=study, external_id="rank-1", kind=ItemKind.RANKING,
+                             payload={"source": "gonna be late lol", "outputs": outputs})
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=ranker01&STUDY_ID=S&SESSION_ID=R")
+    on_screen(page, "consent")
+    page.click("#consent-agree")
+    on_screen(page, "instructions")
+    page.click("#instructions-start")
+    on_screen(page, "item")
+    assert "seq2seq" not in page.content() and "human" not in page.content()  # system names stay hidden
+
+    def order() -> list[str]:
+        return page.eval_on_selector_all("ol.ranking li", "rows => rows.map(r => r.dataset.output)")
+
+    assert sorted(order()) == ["o1", "o2", "o3"]
+    target = ["o3", "o1", "o2"]
+    for rank, output in enumerate(target):
+        # Keyboard only: focus the output's ▲ button and press Enter until it reaches its rank.
+        while order().index(output) > rank:
+            page.focus(f'li[data-output="{output}"] .up')
+            page.keyboard.press("Enter")
+    assert order() == target
+    assert [text.strip() for text in page.locator("ol.ranking .rank").all_inner_texts()] == ["1", "2", "3"]
+    assert page.is_disabled(f'li[data-output="{target[0]}"] .up')
+    assert page.is_disabled(f'li[data-output="{target[-1]}"] .down')
+    shots(page, "ranked")
+    item_id = current_item_id(page)
+    page.click("#item-submit")
+    page.wait_for_function(NEXT_ITEM_OR_END, arg=item_id)
+    on_screen(page, "done")
+    response = Response.objects.get(participant__external_id="ranker01")
+    assert json.loads(response.answer) == target
+    assert page.js_errors == []
+
+
+@browser_test
+def test_rewrite_item_enforces_the_minimum_length(page: Any, live_server: Any, shots: Any) -> None:
+    study = StudyFactory(slug="browser-rewrite", item_kind=ItemKind.REWRITE, items_per_batch=1, screening_per_batch=0,
+                         rewrite_min_length=20, completion_code=COMPLETED, consent_text="Rewrite sentences.")
+    StudyItem.objects.create(study=study, external_id="rw-1", kind=ItemKind.REWRITE,
+                             payload={"source": "gonna be late lol", "target_style": "formal"})
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=writer01&STUDY_ID=S&SESSION_ID=W")
+    on_screen(page, "consent")
+    page.click("#consent-agree")
+    on_screen(page, "instructions")
+    page.click("#instructions-start")
+    on_screen(page, "item")
+    assert "formal" in page.inner_text("label[for=rewrite-text]")
+    assert page.evaluate("document.activeElement.id") == "rewrite-text"  # focus lands in the text box
+    page.fill("#rewrite-text", "   I'll be late.   ")
+    assert page.is_disabled("#item-submit")
+    assert page.inner_text("#rewrite-counter") == "13 of at least 20 characters"
+    page.keyboard.press("Control+Enter")  # too short: nothing is sent
+    assert Response.objects.count() == 0
+    shots(page, "too-short")
+    text = "I am afraid I will be late."
+    page.fill("#rewrite-text", text)
+    assert not page.is_disabled("#item-submit")
+    item_id = current_item_id(page)
+    page.focus("#rewrite-text")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function(NEXT_ITEM_OR_END, arg=item_id)
+    on_screen(page, "done")
+    assert Response.objects.get(participant__external_id="writer01").answer == text
+    assert page.js_errors == []
+
+
+@browser_test
+def test_batch_time_limit_passing_mid_batch_ends_politely(page: Any, live_server: Any, shots: Any) -> None:
+    study = quadruple_study("browser-expiry", eligibility_questions=[])
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=slow01&STUDY_ID=S&SESSION_ID=E")
+    on_screen(page, "consent")
+    page.click("#consent-agree")
+    on_screen(page, "instructions")
+    page.click("#instructions-start")
+    on_screen(page, "item")
+    answer_ordering_item(page)
+    # The participant walks away: the batch's time limit passes before the next answer.
+    past = timezone.now() - timedelta(minutes=1)
+    Batch.objects.filter(participant__external_id="slow01").update(expires_at=past)
+    Reservation.objects.filter(participant__external_id="slow01").update(expires_at=past)
+    page.click('label[data-choice="S1-S2"]')
+    page.click("#item-submit")
+    on_screen(page, "end")
+    shots(page, "expired")
+    assert "time for this batch has run out" in page.inner_text("#end-message")
+    assert Batch.objects.get(participant__external_id="slow01").state == Batch.State.EXPIRED
+    assert Response.objects.filter(participant__external_id="slow01").count() == 1
+    assert page.js_errors == []
+
+
+# --- the page itself, without a browser ------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_entry_page_renders_the_study_texts_without_answers(client: Any) -> None:
+    ensure_formality()
+    study = quadruple_study("page-texts")
+    response = client.get(f"/s/{study.slug}/?PROLIFIC_PID=abc&STUDY_ID=s1&SESSION_ID=x1")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "judge the style of short English sentences" in html and "Example: A1" in html
+    assert "Is English your native language?" in html
+    assert '"accept"' not in html  # accepted eligibility answers stay on the server
+    assert response.context["config"]["who"] == {
+        "platform": "prolific", "participant": "abc", "study_ref": "s1", "session_ref": "x1",
+    }
+    assert "csrftoken" in response.cookies
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ({"PROLIFIC_PID": "p", "STUDY_ID": "s", "SESSION_ID": "x"},
+     {"platform": "prolific", "participant": "p", "study_ref": "s", "session_ref": "x"}),
+    ({"workerId": "W", "hitId": "H", "assignmentId": "A"},
+     {"platform": "mturk", "participant": "W", "study_ref": "H", "session_ref": "A"}),
+    ({}, {"platform": "anonymous", "participant": "", "study_ref": "", "session_ref": ""}),
+])
+def test_participant_from_query(query: dict[str, str], expected: dict[str, str]) -> None:
+    assert participant_from_query(query) == expected
+
+
+@pytest.mark.django_db
+def test_unknown_closed_and_malformed_links_get_a_clear_page(client: Any) -> None:
+    missing = client.get("/s/no-such-study/")
+    assert missing.status_code == 404 and "could not find this study" in missing.content.decode()
+    StudyFactory(slug="closed-study", status=Study.Status.CLOSED, title="Old study")
+    closed = client.get("/s/closed-study/")
+    assert closed.status_code == 410 and "is closed" in closed.content.decode()
+    StudyFactory(slug="open-study")
+    too_long = client.get("/s/open-study/", {"PROLIFIC_PID": "x" * 200})
+    assert too_long.status_code == 400 and "participant" in too_long.content.decode()
+    preview = client.get("/s/open-study/", {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "H"})
+    assert preview.status_code == 200 and "Accept the HIT to start" in preview.content.decode()
+    assert "annotator.js" not in preview.content.decode()  # no script, so no session is opened

@@ -528,6 +528,20 @@
     setTimeout(() => area.focus(), 0);
   }
 
+  // `expired` on an answer means the batch's time limit passed, or only this item's reservation did: the
+  // session's state tells which, so the participant either gets the polite end or simply the next item.
+  async function itemExpired() {
+    try {
+      const { data } = await api("GET", "sessions/" + encodeURIComponent(session.token) + "/");
+      if (data.state !== "items") return route(data);
+    } catch (err) {
+      return route(Object.assign({}, session, { state: "expired" }));
+    }
+    $("item-error").classList.add("info");
+    $("item-error").textContent = "This item has expired — loading the next one.";
+    setTimeout(() => loadNext(), 1200);
+  }
+
   async function submitItem() {
     if (busy || !item) return;
     const answer = item.read ? item.read() : null;
@@ -553,7 +567,7 @@
         setSubmitEnabled(true);
         return;
       }
-      if (err.code === "expired") return route(Object.assign({}, session, { state: "expired" }));
+      if (err.code === "expired") return itemExpired();
       if (err.code === "not_reserved" || err.code === "answer_conflict") {
         const notice = explain(err);
         $("item-error").classList.add("info");
