@@ -88,8 +88,7 @@ class SessionStartView(ParticipantView):
 class SessionNextView(ParticipantView):
     @extend_schema(operation_id="session_next", responses={200: serializers.NextSerializer, **ERRORS})
     def get(self, request: Request, token: str) -> Response:
-        batch, reservation = sessions.session_next(token=token)
-        progress = selectors.batch_progress(batch)
+        batch, reservation, progress = sessions.session_next(token=token)
         if reservation is None:
             code, redirect = selectors.batch_code(batch)
             return Response({"item": None, "state": batch.state, "completion_code": code,
@@ -109,8 +108,7 @@ class SessionAnswerView(ParticipantView):
         data = _valid(serializers.AnswerInput, request.data)
         result = sessions.answer_submit(token=token, item=data["item"], answer=data["answer"],
                                         seconds=data.get("seconds"))
-        progress = selectors.batch_progress(result.batch)
-        body = {"stored": result.stored, "state": result.batch.state, "progress": progress}
+        body = {"stored": result.stored, "state": result.batch.state, "progress": result.progress}
         return Response(body, status=status.HTTP_201_CREATED if result.stored else status.HTTP_200_OK)
 
 

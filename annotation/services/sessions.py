@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.models import ORDERING_KINDS, Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
@@ -66,10 +66,16 @@ def _lock_batch(token: str) -> Batch:
 
 
 def session_load(*, token: str) -> Batch:
-    """The session, expired first if its time is up (committed before any error the caller raises)."""
-    with transaction.atomic():
-        batch = _lock_batch(token)
-        batch_expire(batch=batch, now=timezone.now())
+    """The session (one plain SELECT on the hot path); expired first, under its lock, if its time is up."""
+    if not token or len(token) > 64:
+        raise _not_found("Session")
+    batch = Batch.objects.select_related("study", "participant").filter(token=token).first()
+    if batch is None:
+        raise _not_found("Session")
+    if batch.state == Batch.State.ITEMS and batch.expires_at is not None and batch.expires_at <= timezone.now():
+        with transaction.atomic():
+            batch = _lock_batch(token)
+            batch_expire(batch=batch, now=timezone.now())
     return batch
 
 
@@ -265,30 +271,34 @@ def session_start(*, token: str) -> Batch:
 # --- serving and answering -----------------------------------------------------------------------------
 
 
-def session_next(*, token: str) -> tuple[Batch, Reservation | None]:
-    """The batch's next unanswered reservation (marked shown), or None once the batch is complete."""
+def session_next(*, token: str) -> tuple[Batch, Reservation | None, dict[str, int]]:
+    """The batch's next unanswered reservation (marked shown) and the progress, or None once the batch is done."""
     batch = session_load(token=token)
     if batch.state == Batch.State.INSTRUCTIONS:
         batch = session_start(token=token)
     if batch.state == Batch.State.EXPIRED:
         raise _expired()
-    if batch.state in (Batch.State.COMPLETED, Batch.State.SCREENED_OUT):
-        return batch, None
-    if batch.state != Batch.State.ITEMS:
+    if batch.state not in (Batch.State.ITEMS, Batch.State.COMPLETED, Batch.State.SCREENED_OUT):
         raise _wrong_state(batch, "get items")
-    reservation = (
-        Reservation.objects.filter(batch=batch, answered_at__isnull=True).order_by("position").first()
+    # One query gives both the next item and the progress (a batch holds a few dozen reservations at most).
+    rows = list(
+        Reservation.objects.filter(batch=batch).order_by("position")
+        .only("id", "public_id", "position", "shown", "shown_at", "answered_at")
     )
+    progress = {"done": sum(1 for r in rows if r.answered_at is not None), "total": len(rows)}
+    reservation = next((r for r in rows if r.answered_at is None), None)
+    if batch.state != Batch.State.ITEMS:
+        return batch, None, progress
     if reservation is None:
         with transaction.atomic():
             batch = _lock_batch(token)
             _complete_if_done(batch)
-        return batch, None
+        return batch, None, progress
     if reservation.shown_at is None:
         now = timezone.now()
         Reservation.objects.filter(pk=reservation.pk, shown_at__isnull=True).update(shown_at=now)
         reservation.shown_at = now
-    return batch, reservation
+    return batch, reservation, progress
 
 
 def _complete_if_done(batch: Batch) -> bool:
@@ -305,6 +315,7 @@ def _complete_if_done(batch: Batch) -> bool:
 class AnswerResult:
     batch: Batch
     stored: bool
+    progress: dict[str, int]
 
 
 def _invalid(message: str) -> ApplicationError:
@@ -354,61 +365,87 @@ def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list
 
 
 def answer_submit(*, token: str, item: str, answer: Any, seconds: float | None = None) -> AnswerResult:
-    batch = session_load(token=token)
-    if batch.state == Batch.State.EXPIRED:
-        raise _expired()
+    if not token or len(token) > 64:
+        raise _not_found("Session")
+    now = timezone.now()
     with transaction.atomic():
         batch = _lock_batch(token)
-        if batch.state not in (Batch.State.ITEMS, Batch.State.COMPLETED):
-            raise _wrong_state(batch, "answer items")
-        study = batch.study
-        participant = batch.participant
-        reservation = (
-            Reservation.objects.filter(batch=batch, public_id=str(item)[:32]).select_related("study_item").first()
-            if item else None
+        # An overdue batch is expired and committed before the error is raised (outside this block).
+        result = None if batch_expire(batch=batch, now=now) else _answer_locked(
+            batch=batch, item=item, answer=answer, seconds=seconds, now=now
         )
-        if reservation is None:
-            raise ApplicationError(f"Item {item!r} is not reserved for this session.", code="not_reserved",
-                                   status=404, details={"item": [str(item)]})
-        rows = validate_answer(study=study, shown=reservation.shown, answer=answer)
+    if result is None:
+        raise _expired()
+    return result
+
+
+def _answer_locked(*, batch: Batch, item: str, answer: Any, seconds: float | None, now: datetime) -> AnswerResult:
+    """Store one answer; the caller holds the batch row lock (one participant's requests run one at a time)."""
+    if batch.state == Batch.State.EXPIRED:
+        raise _expired()
+    if batch.state not in (Batch.State.ITEMS, Batch.State.COMPLETED):
+        raise _wrong_state(batch, "answer items")
+    study = batch.study
+    participant = batch.participant
+    reservation = (
+        Reservation.objects.filter(batch=batch, public_id=str(item)[:32])
+        .select_related("study_item", "screening_question").first()
+        if item else None
+    )
+    if reservation is None:
+        raise ApplicationError(f"Item {item!r} is not reserved for this session.", code="not_reserved",
+                               status=404, details={"item": [str(item)]})
+    rows = validate_answer(study=study, shown=reservation.shown, answer=answer)
+    if reservation.answered_at is not None:
         existing = list(Response.objects.filter(reservation=reservation).values_list("question", "answer"))
-        if existing or reservation.answered_at is not None:
-            if sorted(existing) == sorted((q, a) for q, a, _ in rows):
-                return AnswerResult(batch, False)
-            raise ApplicationError("This item was already answered differently; answers cannot be changed.",
-                                   code="answer_conflict", status=409)
-        now = timezone.now()
-        claim = Reservation.objects.filter(pk=reservation.pk, answered_at__isnull=True, expires_at__gt=now)
-        if not participant.excluded:
-            claim = claim.filter(released=False)
-        if claim.update(answered_at=now) != 1:
-            raise _expired()
-        if seconds is None or not isinstance(seconds, (int, float)) or seconds < 0:
-            seconds = (now - reservation.shown_at).total_seconds() if reservation.shown_at else None
-        is_screening = reservation.screening_question_id is not None
-        study_item = reservation.study_item
-        if is_screening:
-            correct = reservation.screening_question.correct_answer_for(study.item_kind)
-        else:
-            correct = study_item.correct_answer
-        Response.objects.bulk_create([
-            Response(
-                study=study, participant=participant, study_item=study_item,
-                screening_question_id=reservation.screening_question_id, batch_number=batch.number,
-                question=question, answer=canonical, value=value, is_screening=is_screening,
-                is_correct=(canonical == correct) if correct else None, is_valid=not participant.excluded,
-                shown=reservation.shown, shown_at=reservation.shown_at, answered_at=now, seconds=seconds,
-                batch=batch, reservation=reservation,
-            )
-            for question, canonical, value in rows
-        ])
-        if is_screening and correct and rows[0][1] != correct and not participant.excluded:
-            participant_exclude(participant=participant, reason=f"failed screening question "
-                                f"{reservation.screening_question.name}", now=now)
-        elif study_item is not None and study.adaptive_stopping and not participant.excluded:
-            item_refresh_closed(item=study_item)
-        _complete_if_done(batch)
-    return AnswerResult(batch, True)
+        if sorted(existing) == sorted((q, a) for q, a, _ in rows):
+            return AnswerResult(batch, False, _progress(batch))
+        raise ApplicationError("This item was already answered differently; answers cannot be changed.",
+                               code="answer_conflict", status=409)
+    # Claim the reservation: it must still be live. A concurrent reserver releasing it (expired) and this
+    # claim are serialized on the row, and each re-checks its condition, so only one of them can win.
+    claim = Reservation.objects.filter(pk=reservation.pk, answered_at__isnull=True, expires_at__gt=now)
+    if not participant.excluded:
+        claim = claim.filter(released=False)
+    if claim.update(answered_at=now) != 1:
+        raise _expired()
+    if seconds is None or not isinstance(seconds, (int, float)) or seconds < 0:
+        seconds = (now - reservation.shown_at).total_seconds() if reservation.shown_at else None
+    is_screening = reservation.screening_question_id is not None
+    study_item = reservation.study_item
+    if is_screening:
+        correct = reservation.screening_question.correct_answer_for(study.item_kind)
+    else:
+        correct = study_item.correct_answer
+    Response.objects.bulk_create([
+        Response(
+            study=study, participant=participant, study_item=study_item,
+            screening_question_id=reservation.screening_question_id, batch_number=batch.number,
+            question=question, answer=canonical, value=value, is_screening=is_screening,
+            is_correct=(canonical == correct) if correct else None, is_valid=not participant.excluded,
+            shown=reservation.shown, shown_at=reservation.shown_at, answered_at=now, seconds=seconds,
+            batch=batch, reservation=reservation,
+        )
+        for question, canonical, value in rows
+    ])
+    if is_screening and correct and rows[0][1] != correct and not participant.excluded:
+        participant_exclude(participant=participant, now=now,
+                            reason=f"failed screening question {reservation.screening_question.name}")
+    elif study_item is not None and study.adaptive_stopping and not participant.excluded:
+        item_refresh_closed(item=study_item)
+    progress = _progress(batch)
+    if batch.state == Batch.State.ITEMS and progress["done"] == progress["total"]:
+        batch.state = Batch.State.COMPLETED
+        batch.finished_at = now
+        batch.save(update_fields=["state", "finished_at"])
+    return AnswerResult(batch, True, progress)
+
+
+def _progress(batch: Batch) -> dict[str, int]:
+    counts = Reservation.objects.filter(batch=batch).aggregate(
+        total=Count("id"), done=Count("id", filter=Q(answered_at__isnull=False))
+    )
+    return {"done": counts["done"], "total": counts["total"]}
 
 
 def participant_exclude(*, participant: Participant, reason: str, now: datetime | None = None) -> int:

@@ -48,7 +48,7 @@ def _play(token: str, barrier: threading.Barrier | None = None) -> int:
     if barrier is not None:
         barrier.wait()
     while True:
-        batch, reservation = sessions.session_next(token=token)
+        batch, reservation, _ = sessions.session_next(token=token)
         if reservation is None:
             return stored
         answer = reservation_expected_answer(public_id=reservation.public_id)
@@ -114,7 +114,7 @@ def test_late_answers_race_with_a_reserver_taking_over_expired_slots():
     late = _open_session(study.slug, "late")
     served = []
     for _ in range(6):
-        _, reservation = sessions.session_next(token=late)
+        _, reservation, _ = sessions.session_next(token=late)
         served.append(reservation.public_id)
         # answer only after expiry: simulate by moving the deadline to "just now" below
     Reservation.objects.filter(batch__token=late).update(expires_at=timezone.now() + timedelta(milliseconds=300))
@@ -153,7 +153,7 @@ def test_late_answers_race_with_a_reserver_taking_over_expired_slots():
 def test_duplicate_concurrent_answers_store_once():
     study = make_study(n_instances=1, per_batch=1, k=1)
     token = _open_session(study.slug, "dup")
-    _, reservation = sessions.session_next(token=token)
+    _, reservation, _ = sessions.session_next(token=token)
     answer = reservation_expected_answer(public_id=reservation.public_id)
     barrier = threading.Barrier(8)
 

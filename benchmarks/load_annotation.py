@@ -1,0 +1,193 @@
+"""Load benchmark of the annotator API: N concurrent simulated participants against gunicorn + PostgreSQL.
+
+Measures requests/s and p50/p95/p99 latency of `next` and `answers`, side by side with the ceiling of the same
+stack (the trivial JSON view /api/v1/ping/, same gunicorn, same client, same concurrency), then checks in SQL
+that no instance has more than k valid responses.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/sc_ann_bench .venv/bin/python benchmarks/load_annotation.py \
+        --participants 200 --concurrency 200 --workers 3 --threads 8 --out benchmarks/out/load_annotation.json
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sc_ann_bench")
+
+
+def ensure_database() -> None:
+    name = os.environ["DATABASE_URL"].rsplit("/", 1)[-1]
+    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], capture_output=True)
+    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, check=True,
+                   capture_output=True)
+
+
+def build_study(n_items: int, k: int, per_batch: int, screening: int) -> tuple[str, int]:
+    import django
+
+    django.setup()
+    from annotation.services.studies import study_create
+    from tasks.models import Corpus, ScreeningQuestion, StyleComponent, TaskInstance
+
+    component = StyleComponent.objects.get(name="formality")
+    slug = f"load-{int(time.time())}"
+    corpus = Corpus.objects.create(name=slug, component=component, import_format=Corpus.Format.PAIRS)
+    TaskInstance.objects.bulk_create([
+        TaskInstance(stel_id=f"QQ_load-{i}", setup="quadruple", component=component, corpus=corpus, position=i,
+                     family=f"{slug}-{i}", anchor_1=f"gonna be late lol {i}", anchor_2=f"I am going to be late {i}.",
+                     sentence_1=f"I would appreciate your help {i}.", sentence_2=f"pls help me out {i}",
+                     anchor_1_style=1, anchor_2_style=2, sentence_1_style=2, sentence_2_style=1,
+                     correct_order="S2-S1")
+        for i in range(n_items)
+    ])
+    for i in range(max(screening, 4)):
+        ScreeningQuestion.objects.get_or_create(
+            name=f"load-screen-{i}",
+            defaults={"component": component, "anchor_1": "OH, REALLY?", "anchor_2": "Oh, is that so?",
+                      "sentence_1": "Girlfriends is one of my favorite shows on television.",
+                      "sentence_2": "GIRLFRIENDS IS ONE OF MY FAVORITE SHOWS.", "correct_order": "S2-S1"},
+        )
+    study = study_create(slug=slug, item_kind="quadruple", corpus=[slug], annotators_per_item=k,
+                         items_per_batch=per_batch, screening_per_batch=screening, eligibility_questions=[])
+    return slug, study.pk
+
+
+async def hammer(url: str, concurrency: int, requests: int) -> tuple[float, list[float], dict[int, int]]:
+    import aiohttp
+
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    queue = iter(range(requests))
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        async def worker() -> None:
+            for _ in queue:
+                started = time.perf_counter()
+                async with session.get(url) as response:
+                    await response.read()
+                    statuses[response.status] = statuses.get(response.status, 0) + 1
+                latencies.append(time.perf_counter() - started)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return time.perf_counter() - started, latencies, statuses
+
+
+def pct(values: list[float]) -> dict[str, float]:
+    ms = np.asarray(values) * 1000
+    return {"n": len(values), "p50_ms": round(float(np.percentile(ms, 50)), 1),
+            "p95_ms": round(float(np.percentile(ms, 95)), 1), "p99_ms": round(float(np.percentile(ms, 99)), 1)}
+
+
+def wait_for(url: str, timeout: float = 30) -> None:
+    import urllib.request
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=1).read()
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"gunicorn did not answer {url}")
+
+
+def sql_over_capacity(study_id: int) -> list[tuple[int, int]]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT r.study_item_id, COUNT(DISTINCT r.participant_id)
+            FROM annotation_response r JOIN annotation_study s ON s.id = r.study_id
+            WHERE r.study_id = %s AND r.is_valid AND r.study_item_id IS NOT NULL
+            GROUP BY r.study_item_id, s.annotators_per_item
+            HAVING COUNT(DISTINCT r.participant_id) > s.annotators_per_item
+            """,
+            [study_id],
+        )
+        return cursor.fetchall()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--participants", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=200)
+    parser.add_argument("--items", type=int, default=1000)
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--per-batch", type=int, default=14)
+    parser.add_argument("--screening", type=int, default=2)
+    parser.add_argument("--screen-fail", type=float, default=0.05)
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--ping-requests", type=int, default=8000)
+    parser.add_argument("--port", type=int, default=18431)
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "load_annotation.json"))
+    args = parser.parse_args()
+
+    ensure_database()
+    slug, study_id = build_study(args.items, args.k, args.per_batch, args.screening)
+    env = {**os.environ, "DJANGO_CONN_MAX_AGE": "600", "DJANGO_LOG_LEVEL": "ERROR"}
+    base = f"http://127.0.0.1:{args.port}"
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application", "--workers", str(args.workers),
+         "--worker-class", "gthread", "--threads", str(args.threads), "--bind", f"127.0.0.1:{args.port}",
+         "--backlog", "2048", "--log-level", "warning"],
+        cwd=ROOT, env=env,
+    )
+    try:
+        wait_for(base + "/api/v1/ping/")
+        asyncio.run(hammer(base + "/api/v1/ping/", 20, 500))  # warm every worker
+        ping_elapsed, ping_lat, ping_status = asyncio.run(
+            hammer(base + "/api/v1/ping/", args.concurrency, args.ping_requests))
+        latencies_file = Path(args.out).with_suffix(".latencies.json")
+        latencies_file.parent.mkdir(parents=True, exist_ok=True)
+        sim = subprocess.run(
+            [sys.executable, "manage.py", "simulate_annotators", "--study", slug, "--participants",
+             str(args.participants), "--concurrency", str(args.concurrency), "--accuracy", "0.85", "--screen-fail",
+             str(args.screen_fail), "--base-url", base, "--latencies-out", str(latencies_file)],
+            cwd=ROOT, env=env, capture_output=True, text=True,
+        )
+        if sim.returncode:
+            raise SystemExit(f"simulate_annotators failed:\n{sim.stdout[-3000:]}\n{sim.stderr[-3000:]}")
+        summary = json.loads(sim.stdout.strip().splitlines()[-1])
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    latencies = json.loads(latencies_file.read_text())
+    ping_rps = len(ping_lat) / ping_elapsed
+    result = {
+        "command": " ".join(sys.argv),
+        "participants": args.participants, "concurrency": args.concurrency, "items": args.items, "k": args.k,
+        "gunicorn": {"workers": args.workers, "threads": args.threads, "worker_class": "gthread"},
+        "ceiling_ping": {"requests": len(ping_lat), "elapsed_s": round(ping_elapsed, 2), "rps": round(ping_rps, 1),
+                         **pct(ping_lat), "status": ping_status},
+        "annotation": {
+            "elapsed_s": summary["elapsed_s"], "requests": summary["requests"], "rps": summary["requests_per_s"],
+            "answers_stored": summary.get("answers_stored"), "errors": summary.get("errors", 0),
+            "batches_completed": summary.get("batches_completed"),
+            "next": {**pct(latencies["next"]), "status": summary["endpoints"]["next"]["status"]},
+            "answers": {**pct(latencies["answers"]), "status": summary["endpoints"]["answers"]["status"]},
+            "all_endpoints": summary["endpoints"],
+        },
+        "throughput_vs_ceiling": round(summary["requests_per_s"] / ping_rps, 3),
+        "sql_items_over_k": sql_over_capacity(study_id),
+        "load_average_after": os.getloadavg(),
+    }
+    Path(args.out).write_text(json.dumps(result, indent=2))
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
