@@ -49,8 +49,12 @@ class Crowd:
     async def call(self, session: Any, method: str, endpoint: str, path: str, body: Any = None) -> tuple[int, Any]:
         started = time.perf_counter()
         async with session.request(method, self.base_url + path, json=body) as response:
-            data = await response.json(content_type=None)
+            text = await response.text()
             status = response.status
+        try:
+            data = json.loads(text)
+        except ValueError:  # e.g. an HTML 404 for a malformed URL: keep going, count it as an error
+            data = {"error": {"code": "not_json", "message": text[:200]}}
         self.latencies[endpoint].append(time.perf_counter() - started)
         self.statuses[endpoint][status] += 1
         return status, data

@@ -1,0 +1,157 @@
+"""Adaptive collection saving (issue 4): the same items collected with and without adaptive stopping.
+
+Items are the 200 real STEL task instances in ../shared/data/stel/quad_questions_char_*.tsv. Each item's
+probability of a correct answer comes from its `# Votes out of 5 for Correct Alternative` (votes/5) where that
+column is filled; where it is empty (it is empty in both shared files: STEL did not crowd-annotate these
+characteristics) the script draws p_i from a Beta distribution with the given mean (a stated assumption, swept).
+Both studies are played by simulate_annotators over HTTP (gunicorn + PostgreSQL), k=5, m=3.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/sc_ann_bench .venv/bin/python benchmarks/adaptive_collection.py \
+        --means 0.9 0.8 0.7 --out benchmarks/out/adaptive_collection.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sc_ann_bench")
+
+from load_annotation import ensure_database, wait_for  # noqa: E402
+
+VOTES = "# Votes out of 5 for Correct Alternative"
+
+
+def read_stel(shared: Path) -> pd.DataFrame:
+    paths = sorted(shared.glob("stel/quad_questions_char_*.tsv"))
+    frames = [pd.read_csv(path, sep="\t", index_col=0) for path in paths]
+    return pd.concat(frames, ignore_index=True)
+
+
+def item_probabilities(frame: pd.DataFrame, mean: float, seed: int, concentration: float) -> tuple[dict, str]:
+    votes = pd.to_numeric(frame[VOTES], errors="coerce")
+    rng = np.random.default_rng(seed)
+    drawn = rng.beta(mean * concentration, (1 - mean) * concentration, size=len(frame))
+    probs = np.where(votes.notna(), votes / 5, drawn)
+    source = f"{int(votes.notna().sum())} items from published votes, {int(votes.isna().sum())} drawn from " \
+             f"Beta(mean={mean}, concentration={concentration})"
+    return dict(zip(frame["ID"].astype(str), probs.round(4).tolist(), strict=True)), source
+
+
+def build(frame: pd.DataFrame, slug: str, adaptive: bool) -> int:
+    import django
+
+    django.setup()
+    from annotation.services.studies import study_create
+    from tasks.models import Corpus, StyleComponent, TaskInstance
+
+    corpus_name = "adaptive-bench-stel"
+    corpus = Corpus.objects.filter(name=corpus_name).first()
+    if corpus is None:
+        component = StyleComponent.objects.get(name="contraction")
+        corpus = Corpus.objects.create(name=corpus_name, component=component, import_format=Corpus.Format.STEL,
+                                       source="../shared/data/stel/quad_questions_char_*.tsv")
+        components = {c.name: c for c in StyleComponent.objects.all()}
+        TaskInstance.objects.bulk_create([
+            TaskInstance(
+                stel_id=row["ID"], setup="quadruple", component=components[row["style type"]], corpus=corpus,
+                position=i, family=row["ID"], anchor_1=row["Anchor 1"], anchor_2=row["Anchor 2"],
+                sentence_1=row["Alternative 1.1"], sentence_2=row["Alternative 1.2"], anchor_1_style=1,
+                anchor_2_style=2, sentence_1_style=1 if row["Correct Alternative"] == 1 else 2,
+                sentence_2_style=2 if row["Correct Alternative"] == 1 else 1,
+                correct_order="S1-S2" if row["Correct Alternative"] == 1 else "S2-S1",
+            )
+            for i, row in frame.iterrows()
+        ])
+    study = study_create(slug=slug, item_kind="quadruple", corpus=[corpus_name], annotators_per_item=5,
+                         min_correct=3, items_per_batch=14, screening_per_batch=0, max_batches=50,
+                         adaptive=adaptive, eligibility_questions=[])
+    return study.pk
+
+
+def collected(study_id: int) -> dict:
+    from django.db.models import Count, Q
+
+    from annotation.models import Response, StudyItem
+
+    items = StudyItem.objects.filter(study_id=study_id).annotate(
+        correct=Count("responses", filter=Q(responses__is_valid=True, responses__is_correct=True)),
+        n=Count("responses", filter=Q(responses__is_valid=True)),
+    )
+    decided_valid = sum(1 for c, n in items.values_list("correct", "n") if c >= 3)
+    return {
+        "annotations": Response.objects.filter(study_id=study_id, is_valid=True).count(),
+        "items": items.count(),
+        "items_with_5": sum(1 for n in items.values_list("n", flat=True) if n >= 5),
+        "closed_early": items.filter(is_closed=True).count(),
+        "validated_3_of_5": decided_valid,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--means", type=float, nargs="+", default=[0.9, 0.8, 0.7])
+    parser.add_argument("--concentration", type=float, default=4.0)
+    parser.add_argument("--concurrency", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--port", type=int, default=18432)
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "adaptive_collection.json"))
+    args = parser.parse_args()
+    ensure_database()
+    frame = read_stel(ROOT.parent / "shared" / "data")
+    env = {**os.environ, "DJANGO_CONN_MAX_AGE": "600", "DJANGO_LOG_LEVEL": "ERROR"}
+    base = f"http://127.0.0.1:{args.port}"
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application", "--workers", "2",
+         "--worker-class", "gthread", "--threads", "8", "--bind", f"127.0.0.1:{args.port}", "--log-level",
+         "warning"], cwd=ROOT, env=env,
+    )
+    results = []
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        wait_for(base + "/api/v1/ping/")
+        for mean in args.means:
+            probs, source = item_probabilities(frame, mean, args.seed, args.concentration)
+            prob_file = out.with_name(f"adaptive_probs_{mean}.json")
+            prob_file.write_text(json.dumps(probs))
+            row = {"mean_accuracy": mean, "probabilities": source}
+            for adaptive in (False, True):
+                slug = f"adaptive-{'on' if adaptive else 'off'}-{int(mean * 100)}-{int(time.time())}"
+                study_id = build(frame, slug, adaptive)
+                sim = subprocess.run(
+                    [sys.executable, "manage.py", "simulate_annotators", "--study", slug, "--participants", "200",
+                     "--concurrency", str(args.concurrency), "--accuracy-file", str(prob_file), "--base-url", base,
+                     "--seed", str(args.seed)],
+                    cwd=ROOT, env=env, capture_output=True, text=True,
+                )
+                if sim.returncode:
+                    raise SystemExit(sim.stdout[-2000:] + sim.stderr[-2000:])
+                summary = json.loads(sim.stdout.strip().splitlines()[-1])
+                row["adaptive" if adaptive else "full"] = {**collected(study_id), "batches": summary.get(
+                    "batches_completed"), "elapsed_s": summary["elapsed_s"]}
+            full, adapt = row["full"]["annotations"], row["adaptive"]["annotations"]
+            row["saved_annotations"] = full - adapt
+            row["saved_share"] = round(1 - adapt / full, 3)
+            results.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    out.write_text(json.dumps({"command": " ".join(sys.argv), "k": 5, "m": 3, "items": len(frame),
+                               "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
