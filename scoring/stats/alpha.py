@@ -21,36 +21,33 @@ def value_counts_from_long(
     return flat.reshape(n_units, n_values)
 
 
-def alpha_inputs(
-    *, first_k: pd.DataFrame, level: str, domain: list, numeric: bool
+def alpha_counts(
+    *, answers: pd.Series, values: pd.Series, item_pos: np.ndarray, n_items: int, domain: list, numeric: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(value_counts, value_domain) for the package: one row per item that has at least one counted rating."""
-    if first_k.empty:
-        return np.zeros((0, len(domain)), dtype=np.int64), np.asarray(domain)
-    unit_codes, _ = pd.factorize(first_k["item_id"], sort=True)
+    """(value_counts for every item, value_domain): nominal answers in the domain's order (answers outside it
+    appended, sorted), numeric ratings on the ordered union of the scale and the values given."""
     if numeric:
-        observed = first_k["value"].to_numpy(dtype="float64")
-        value_domain = np.asarray(sorted(set(float(v) for v in domain) | set(np.unique(observed[~np.isnan(observed)]))))
-        value_codes = np.searchsorted(value_domain, observed)
+        observed = values.to_numpy(dtype="float64")
         keep = ~np.isnan(observed)
+        value_domain = np.union1d(np.asarray(domain, dtype="float64"), observed[keep])
+        codes = np.searchsorted(value_domain, observed[keep])
     else:
-        answers = first_k["answer"].to_numpy(dtype=object)
-        extra = sorted(set(np.unique(answers)) - set(domain))
-        value_domain = np.asarray(list(domain) + extra, dtype=object)
-        value_codes = pd.Categorical(answers, categories=list(value_domain)).codes
-        keep = value_codes >= 0
-    counts = value_counts_from_long(
-        unit_codes=unit_codes[keep], value_codes=np.asarray(value_codes)[keep],
-        n_units=int(unit_codes.max()) + 1, n_values=len(value_domain),
-    )
+        uniques = pd.unique(answers)
+        extra = sorted(set(map(str, uniques)) - set(map(str, domain)))
+        value_domain = np.asarray([str(d) for d in domain] + extra, dtype=object)
+        codes = pd.Index(value_domain).get_indexer(answers)
+        keep = codes >= 0
+        codes = codes[keep]
+    counts = value_counts_from_long(unit_codes=item_pos[keep], value_codes=codes, n_units=n_items,
+                                    n_values=len(value_domain))
     return counts, value_domain
 
 
 def krippendorff_alpha_of(*, value_counts: np.ndarray, value_domain: np.ndarray, level: str) -> float | None:
-    """The package's alpha; None when undefined (fewer than two pairable values, or a single value used)."""
-    pairable = value_counts[value_counts.sum(axis=1) >= 2]
-    if pairable.shape[0] == 0 or (pairable.sum(axis=0) > 0).sum() < 2:
+    """The package's alpha; None when undefined (no pairable unit, or a single value used)."""
+    if value_counts.shape[0] == 0 or (value_counts.sum(axis=0) > 0).sum() < 2:
         return None
-    # Only units with two or more ratings are pairable; the package drops the others itself, we pass fewer rows.
-    value = float(krippendorff.alpha(value_counts=pairable, value_domain=value_domain, level_of_measurement=level))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = float(krippendorff.alpha(value_counts=value_counts, value_domain=value_domain,
+                                         level_of_measurement=level))
     return None if np.isnan(value) else value

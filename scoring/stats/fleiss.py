@@ -1,26 +1,27 @@
 """Fleiss' kappa through statsmodels.stats.inter_rater, on the first k responses of complete items.
 
 The categories are the answers given (the order chosen, S1-S2 / S2-S1, for ordering tasks), as STEL computed
-it — not correct/incorrect.
+it — not correct/incorrect. The subjects × categories table is what statsmodels' `aggregate_raters` makes from an
+items × raters matrix of answer codes; we build the same table with one bincount over all items at once and
+take each group's rows (see `fleiss_table_from_codes` for the aggregate_raters route, used on small inputs).
 """
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 
-def fleiss_table(*, first_k: pd.DataFrame, complete_item_ids: np.ndarray, k: int) -> tuple[np.ndarray, list[str]]:
-    """The subjects × categories count table (statsmodels' aggregate_raters on the items × k answer codes)."""
-    used = first_k[first_k["item_id"].isin(complete_item_ids)]
-    if used.empty:
-        return np.zeros((0, 0), dtype=np.int64), []
-    categories = sorted(used["answer"].unique().tolist())
-    codes = pd.Categorical(used["answer"], categories=categories).codes
-    # Rows of `used` are sorted by item then rank, each complete item has exactly k of them.
-    matrix = codes.reshape(-1, k)
-    table, _ = aggregate_raters(matrix, n_cat=len(categories))
-    return table, categories
+def fleiss_table(*, counts: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The group's table: complete items' rows, only the categories given in the group (column indices)."""
+    table = counts[rows]
+    used = np.flatnonzero(table.sum(axis=0) > 0)
+    return table[:, used], used
+
+
+def fleiss_table_from_codes(codes: np.ndarray, n_categories: int) -> np.ndarray:
+    """statsmodels' own route: items × raters category codes → subjects × categories counts."""
+    table, _ = aggregate_raters(codes, n_cat=n_categories)
+    return table
 
 
 def fleiss_kappa_of(table: np.ndarray) -> float | None:

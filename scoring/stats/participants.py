@@ -1,9 +1,18 @@
 """Per-participant statistics: accuracy on instances and screening questions, agreement with the majority,
-answers given, median seconds per item."""
+answers given, median seconds per item (vectorized: bincounts over participant codes)."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+
+def _mean_by(codes: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Per-code mean of `values`, ignoring NaN; NaN where a code has no value."""
+    ok = ~np.isnan(values)
+    total = np.bincount(codes[ok], weights=values[ok], minlength=n)
+    count = np.bincount(codes[ok], minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 def participant_stats(
@@ -12,50 +21,42 @@ def participant_stats(
     """One entry per participant who answered anything, ordered by participant id."""
     if responses.empty:
         return []
-    items = responses[~responses["is_screening"] & (responses["item_id"] >= 0)]
-    screening = responses[responses["is_screening"]]
-    lookup = per_item.set_index("item_id")
-    correct = items["item_id"].map(lookup["correct_answer"]).fillna("")
-    majority = items["item_id"].map(lookup["majority_answer"]).fillna("")
-    frame = pd.DataFrame({
-        "participant_id": items["participant_id"],
-        "correct": np.where(correct != "", (items["answer"] == correct).astype(float), np.nan),
-        "agrees": np.where(majority != "", (items["answer"] == majority).astype(float), np.nan),
-        "seconds": items["seconds"],
-        "valid": items["is_valid"].astype(float),
-    })
-    grouped = frame.groupby("participant_id")
-    table = pd.DataFrame({
-        "answers": grouped.size(),
-        "valid_answers": grouped["valid"].sum(),
-        "accuracy": grouped["correct"].mean(),
-        "majority_agreement": grouped["agrees"].mean(),
-        "median_seconds": grouped["seconds"].median(),
-    })
-    screen = screening.groupby("participant_id")["is_correct"].agg(["mean", "size"])
-    table = table.join(screen.rename(columns={"mean": "screening_accuracy", "size": "screening_answers"}), how="outer")
-    table = table.join(participants.set_index("participant_id")[["external_id", "excluded"]], how="left")
-    table = table.sort_index()
-    out = []
-    for pid, row in table.iterrows():
-        out.append({
-            "participant_id": int(pid),
-            "external_id": str(row["external_id"]) if isinstance(row["external_id"], str) else "",
-            "excluded": bool(row["excluded"]) if row["excluded"] == row["excluded"] else False,
-            "answers": _int(row["answers"]),
-            "valid_answers": _int(row["valid_answers"]),
-            "accuracy": _float(row["accuracy"]),
-            "screening_answers": _int(row["screening_answers"]),
-            "screening_accuracy": _float(row["screening_accuracy"]),
-            "majority_agreement": _float(row["majority_agreement"]),
-            "median_seconds": _float(row["median_seconds"]),
-        })
-    return out
+    codes, people = pd.factorize(responses["participant_id"], sort=True)
+    n = len(people)
+    is_item = (~responses["is_screening"] & (responses["item_id"] >= 0)).to_numpy()
+    pos = pd.Index(per_item["item_id"]).get_indexer(responses["item_id"].to_numpy()[is_item])
+    known = pos >= 0
+    item_codes = codes[is_item][known]
+    answers = responses["answer"].to_numpy()[is_item][known]
+    correct = per_item["correct_answer"].to_numpy()[pos[known]]
+    majority = per_item["majority_answer"].to_numpy()[pos[known]]
+    scored = np.where(correct != "", (answers == correct).astype(float), np.nan)
+    agrees = np.where(majority != "", (answers == majority).astype(float), np.nan)
+    valid = responses["is_valid"].to_numpy()[is_item][known]
+    seconds = responses["seconds"].to_numpy(dtype="float64")[is_item][known]
+    screen = responses["is_screening"].to_numpy()
+    screen_correct = responses["is_correct"].to_numpy(dtype="float64")[screen]
+
+    answers_n = np.bincount(item_codes, minlength=n)
+    valid_n = np.bincount(item_codes[valid], minlength=n)
+    accuracy = _mean_by(item_codes, scored, n)
+    agreement = _mean_by(item_codes, agrees, n)
+    screen_n = np.bincount(codes[screen], minlength=n)
+    screen_acc = _mean_by(codes[screen], screen_correct, n)
+    median = pd.Series(seconds).groupby(item_codes).median().reindex(range(n)).to_numpy()
+    info = participants.set_index("participant_id").reindex(people)
+    external = info["external_id"].fillna("").astype(str).to_numpy()
+    excluded = info["excluded"].fillna(False).astype(bool).to_numpy()
+    return [
+        {
+            "participant_id": int(people[i]), "external_id": external[i], "excluded": bool(excluded[i]),
+            "answers": int(answers_n[i]), "valid_answers": int(valid_n[i]), "accuracy": _float(accuracy[i]),
+            "screening_answers": int(screen_n[i]), "screening_accuracy": _float(screen_acc[i]),
+            "majority_agreement": _float(agreement[i]), "median_seconds": _float(median[i]),
+        }
+        for i in range(n)
+    ]
 
 
-def _float(value: object) -> float | None:
-    return None if value is None or pd.isna(value) else round(float(value), 6)
-
-
-def _int(value: object) -> int:
-    return 0 if value is None or pd.isna(value) else int(value)
+def _float(value: float) -> float | None:
+    return None if value is None or np.isnan(value) else round(float(value), 6)

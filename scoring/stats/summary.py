@@ -12,13 +12,13 @@ from core.errors import ApplicationError
 from scoring import selectors
 
 from .accuracy import majority_accuracy, votes_distribution
-from .alpha import alpha_inputs, krippendorff_alpha_of
+from .alpha import alpha_counts, krippendorff_alpha_of
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_ROW_BUDGET, bootstrap_ci, resamples_for
 from .fleiss import fleiss_kappa_of, fleiss_table
 from .participants import participant_stats
-from .scales import Scale, study_scale
+from .scales import study_scale
 from .setups import triple_vs_quadruple
-from .votes import first_k_responses, instance_votes
+from .votes import first_k_responses, votes_compute
 
 Progress = Callable[[int, int], None]
 
@@ -51,12 +51,26 @@ def agreement_compute(
                                    code="unknown_component")
         responses = responses[responses["is_screening"] | responses["item_id"].isin(items["item_id"])]
     first_k = first_k_responses(responses=responses, k=k)
-    per_item = instance_votes(first_k=first_k, items=items, k=k, m=m)
+    data = votes_compute(first_k=first_k, items=items, k=k, m=m)
+    per_item = data.per_item
+    first_k = first_k[first_k["item_id"].isin(per_item["item_id"])]
+    alpha_all, alpha_domain = alpha_counts(
+        answers=first_k["answer"], values=first_k["value"], item_pos=data.item_pos, n_items=len(per_item),
+        domain=scale.domain, numeric=scale.numeric,
+    )
+    participant_codes, _ = pd.factorize(first_k["participant_id"])
 
-    groups: list[tuple[str, str, pd.DataFrame]] = [("overall", "", per_item)]
-    groups += [("components", name, frame) for name, frame in per_item.groupby("component", sort=True) if name]
-    groups += [("setups", name, frame) for name, frame in per_item.groupby("setup", sort=True) if name]
-    prepared = [_prepare(per_item=frame, first_k=first_k, scale=scale, k=k) for _, _, frame in groups]
+    groups: list[tuple[str, str, np.ndarray]] = [("overall", "", np.ones(len(per_item), dtype=bool))]
+    for column, section in (("component", "components"), ("setup", "setups")):
+        values = per_item[column].to_numpy()
+        groups += [(section, str(name), values == name) for name in sorted(set(values)) if name]
+    complete = per_item["complete"].to_numpy()
+    pairable = alpha_all.sum(axis=1) >= 2  # only units with two or more ratings are pairable
+    prepared = []
+    for _, _, mask in groups:
+        table, used = fleiss_table(counts=data.counts, rows=complete & mask)
+        prepared.append({"mask": mask, "fleiss_table": table,
+                         "categories": [data.categories[i] for i in used], "alpha_counts": alpha_all[pairable & mask]})
     plan = [(resamples_for(p["fleiss_table"].shape[0], requested=resamples, row_budget=row_budget),
              resamples_for(p["alpha_counts"].shape[0], requested=resamples, row_budget=row_budget)) for p in prepared]
     total = max(1, sum(a + b for a, b in plan))
@@ -68,9 +82,13 @@ def agreement_compute(
             progress(done[0], total)
 
     result: dict[str, Any] = {"components": {}, "setups": {}}
-    for (section, name, frame), data, (n_kappa, n_alpha) in zip(groups, prepared, plan, strict=True):
-        stats = _group_stats(per_item=frame, data=data, scale=scale, k=k, seed=seed, n_kappa=n_kappa,
-                             n_alpha=n_alpha, step=step)
+    for (section, name, mask), prep, (n_kappa, n_alpha) in zip(groups, prepared, plan, strict=True):
+        in_group = mask[data.item_pos]
+        stats = _group_stats(
+            per_item=per_item[mask], prep=prep, alpha_domain=alpha_domain, level=scale.level, k=k, seed=seed,
+            n_kappa=n_kappa, n_alpha=n_alpha, step=step,
+            n_annotators=int(np.unique(participant_codes[in_group]).size),
+        )
         if section == "overall":
             result.update(stats)
         else:
@@ -97,61 +115,42 @@ def agreement_compute(
     return result, per_item
 
 
-def _prepare(*, per_item: pd.DataFrame, first_k: pd.DataFrame, scale: Scale, k: int) -> dict[str, Any]:
-    ids = per_item["item_id"].to_numpy()
-    rows = first_k[first_k["item_id"].isin(ids)]
-    complete_ids = per_item.loc[per_item["complete"], "item_id"].to_numpy()
-    table, categories = fleiss_table(first_k=rows, complete_item_ids=complete_ids, k=k)
-    counts, domain = alpha_inputs(first_k=rows, level=scale.level, domain=scale.domain, numeric=scale.numeric)
-    counts = counts[counts.sum(axis=1) >= 2]  # only units with two or more ratings are pairable
-    return {"rows": rows, "fleiss_table": table, "categories": categories, "alpha_counts": counts,
-            "alpha_domain": domain}
-
-
 def _group_stats(
-    *, per_item: pd.DataFrame, data: dict[str, Any], scale: Scale, k: int, seed: int, n_kappa: int, n_alpha: int,
-    step: Callable[[], None],
+    *, per_item: pd.DataFrame, prep: dict[str, Any], alpha_domain: np.ndarray, level: str, k: int, seed: int,
+    n_kappa: int, n_alpha: int, step: Callable[[], None], n_annotators: int,
 ) -> dict[str, Any]:
-    rows = data["rows"]
-    table = data["fleiss_table"]
-    counts = data["alpha_counts"]
-    domain = data["alpha_domain"]
+    table = prep["fleiss_table"]
+    counts = prep["alpha_counts"]
 
     def alpha_of(sample: np.ndarray) -> float | None:
-        return krippendorff_alpha_of(value_counts=sample, value_domain=domain, level=scale.level)
+        return krippendorff_alpha_of(value_counts=sample, value_domain=alpha_domain, level=level)
 
     decisions = per_item["decision"].value_counts()
+    scored = per_item[per_item["correct_answer"] != ""]
     return {
         "n_items": int((per_item["n_used"] > 0).sum()),
         "n_items_total": len(per_item),
         "n_complete": int(per_item["complete"].sum()),
         "n_incomplete": int(((per_item["n_used"] > 0) & ~per_item["complete"]).sum()),
-        "n_annotations": len(rows),
-        "n_annotators": int(rows["participant_id"].nunique()),
+        "n_annotations": int(per_item["n_used"].sum()),
+        "n_annotators": n_annotators,
         "fleiss_kappa": fleiss_kappa_of(table),
         "fleiss_kappa_ci": bootstrap_ci(table=table, statistic=fleiss_kappa_of, seed=seed, resamples=n_kappa,
                                         on_step=step),
         "fleiss_items": int(table.shape[0]),
-        "fleiss_categories": data["categories"],
+        "fleiss_categories": prep["categories"],
         "krippendorff_alpha": alpha_of(counts),
         "krippendorff_alpha_ci": bootstrap_ci(table=counts, statistic=alpha_of, seed=seed, resamples=n_alpha,
                                               on_step=step),
         "alpha_units": int(counts.shape[0]),
         "majority_accuracy": majority_accuracy(per_item),
-        "response_accuracy": _response_accuracy(rows=rows, per_item=per_item),
+        "response_accuracy": float(scored["n_correct"].sum() / scored["n_used"].sum())
+        if len(scored) and scored["n_used"].sum() else None,
         "n_validated": int(decisions.get("validated", 0)),
         "n_rejected": int(decisions.get("rejected", 0)),
         "n_borderline": int(per_item["borderline"].sum()),
         "votes_distribution": votes_distribution(per_item, k=k),
     }
-
-
-def _response_accuracy(*, rows: pd.DataFrame, per_item: pd.DataFrame) -> float | None:
-    correct = rows["item_id"].map(per_item.set_index("item_id")["correct_answer"]).fillna("")
-    scored = correct != ""
-    if not scored.any():
-        return None
-    return float((rows.loc[scored, "answer"] == correct[scored]).mean())
 
 
 def _irregular(*, per_item: pd.DataFrame, k: int) -> dict[str, Any]:
