@@ -204,7 +204,7 @@ def instances_select(*, setup: str, corpus: list[str] | None = None, component: 
 def study_create(
     *, slug: str, item_kind: str, title: str = "", setup: str | None = None, corpus: list[str] | None = None,
     component: list[str] | None = None, status: str | None = InstanceStatus.CANDIDATE, count: int | None = None,
-    seed: int = 0, annotators_per_item: int = 5, min_correct: int = 3, items_per_batch: int = 14,
+    seed: int = 0, annotators_per_item: int = 5, min_correct: int | None = None, items_per_batch: int = 14,
     screening_per_batch: int = 2, max_batches: int = 5, time_limit_minutes: int = 30, adaptive: bool = False,
     allow_multiple_setups: bool = False, items: list[dict[str, Any]] | None = None,
     questions: list[dict[str, Any]] | None = None, consent_text: str | None = None,
@@ -216,6 +216,8 @@ def study_create(
         raise ApplicationError(f"--kind must be one of {ItemKind.values}, not {item_kind!r}.")
     if Study.objects.filter(slug=slug).exists():
         raise ApplicationError(f"A study with slug '{slug}' already exists.", code="conflict", status=409)
+    if min_correct is None:
+        min_correct = annotators_per_item // 2 + 1  # a strict majority: 3 of 5, as STEL
     if item_kind not in ORDERING_KINDS:
         min_correct = min(min_correct, annotators_per_item)  # no correct answers: the m-of-k rule does not apply
     if annotators_per_item < 1 or not 1 <= min_correct <= annotators_per_item:

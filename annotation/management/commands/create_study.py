@@ -36,7 +36,7 @@ class Command(JsonCommand):
         parser.add_argument("--count", type=int)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--annotators-per-item", type=int, default=5)
-        parser.add_argument("--min-correct", type=int, default=3)
+        parser.add_argument("--min-correct", type=int, help="m of k correct to validate (default: a majority).")
         parser.add_argument("--items-per-batch", type=int, default=14)
         parser.add_argument("--screening-per-batch", type=int, default=2)
         parser.add_argument("--max-batches", type=int, default=5)
