@@ -43,33 +43,54 @@ def browser() -> Iterator[Any]:
         browser.close()
 
 
+# Generous: the shared 2-core machine is often under heavy load from other test suites.
+TIMEOUT_MS = 30_000
+
+
+def _failure_shot(request: pytest.FixtureRequest, page: Any, failed_before: int, artifacts_dir: Path) -> None:
+    """A failing test leaves a screenshot of where the page was, to see why without rerunning."""
+    if request.session.testsfailed > failed_before:
+        directory = artifacts_dir / "screenshots"
+        directory.mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^A-Za-z0-9_-]+", "-", request.node.name.removeprefix("test_"))
+        try:
+            page.screenshot(path=str(directory / f"FAILED-{name}.png"), full_page=True)
+        except Exception:  # noqa: BLE001 - a crashed page must not hide the test's own failure
+            pass
+
+
+def _new_page(context: Any) -> Any:
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.js_errors = errors  # checked by tests: a script error must fail the test, not pass silently
+    return page
+
+
 @pytest.fixture
 def context(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport=DESKTOP)
-    context.set_default_timeout(15_000)
     yield context
     context.close()
 
 
 @pytest.fixture
-def page(context: Any) -> Iterator[Any]:
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.js_errors = errors  # checked by tests: a script error must fail the test, not pass silently
+def page(context: Any, request: pytest.FixtureRequest, artifacts_dir: Path) -> Iterator[Any]:
+    failed_before = request.session.testsfailed
+    page = _new_page(context)
     yield page
+    _failure_shot(request, page, failed_before, artifacts_dir)
     page.close()
 
 
 @pytest.fixture
-def phone_page(browser: Any) -> Iterator[Any]:
+def phone_page(browser: Any, request: pytest.FixtureRequest, artifacts_dir: Path) -> Iterator[Any]:
+    failed_before = request.session.testsfailed
     context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.js_errors = errors
+    page = _new_page(context)
     yield page
+    _failure_shot(request, page, failed_before, artifacts_dir)
     context.close()
 
 

@@ -10,12 +10,16 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings
+from django.core.management import call_command
 from django.utils import timezone
 
 from annotation import selectors
 from annotation.models import Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
+from annotation.services.studies import study_create
 from annotation.views import participant_from_query
-from tasks.models import Setup, StyleComponent
+from tasks.models import ScreeningQuestion, Setup, StyleComponent
+from tasks.services.imports import corpus_import
 
 # The browser fixtures (one Chromium per module, a context per test, screenshots): imported, not a conftest.py.
 from tests.annotation.conftest_browser import *  # noqa: F403
@@ -32,12 +36,7 @@ REDIRECT = "https://app.prolific.com/submissions/complete?cc={code}"
 ELIGIBILITY = [
     {"name": "native", "text": "Is English your native language?", "choices": ["yes", "no"], "accept": ["yes"]},
 ]
-TASK = (
-    "Each screen shows two anchor sentences, A1 and A2, written in two different styles, and two sentences, S1 "
-    "and S2. Decide which sentence matches which anchor in style.\n\n"
-    "Example: A1 “gonna be late lol”, A2 “I am going to be late.”, S1 “I would appreciate your help.”, "
-    "S2 “pls help me out”. S2 goes with A1 and S1 with A2, so the answer is S2-S1."
-)
+STEL_CONTRACTION = settings.SHARED_DATA_DIR / "stel" / "quad_questions_char_contraction.tsv"
 
 
 NEXT_ITEM_OR_END = (
@@ -45,28 +44,39 @@ NEXT_ITEM_OR_END = (
 )
 
 
-def ensure_formality() -> None:
-    """The data migration's component row; a `--reuse-db` run after a transactional flush no longer has it."""
-    StyleComponent.objects.get_or_create(
-        name="formality", defaults={"label_1": "informal", "label_2": "formal", "kind": "dimension"}
-    )
+STEL_COMPONENTS = {
+    "formality": ("informal", "formal", "dimension"),
+    "simplicity": ("complex", "simple", "dimension"),
+    "contraction": ("expanded", "contracted", "characteristic"),
+    "nbr_substitution": ("plain", "substituted", "characteristic"),
+}
+
+
+def ensure_components() -> None:
+    """The data migration's component rows; a `--reuse-db` run after a transactional flush no longer has them."""
+    for name, (label_1, label_2, kind) in STEL_COMPONENTS.items():
+        StyleComponent.objects.get_or_create(name=name, defaults={"label_1": label_1, "label_2": label_2, "kind": kind})
 
 
 def quadruple_study(slug: str, *, items: int = 4, screening: int = 2, **fields: Any) -> Study:
-    ensure_formality()
-    defaults: dict[str, Any] = dict(
-        title="Which sentences share a style?", item_kind=ItemKind.QUADRUPLE, items_per_batch=items,
-        screening_per_batch=screening, annotators_per_item=5, min_correct=3, max_batches_per_participant=1,
+    """A quadruple study over STEL's published contraction instances, with STEL's screening questions.
+
+    Built the way a researcher builds one: the STEL TSV through the tasks importer, the study through
+    `study_create` (so the instructions are the project's own quadruple task description and example).
+    """
+    ensure_components()
+    corpus_name = f"stel-contraction-{slug}"
+    corpus_import(name=corpus_name, component=None, import_format="stel", paths=[STEL_CONTRACTION])
+    if not ScreeningQuestion.objects.exists():
+        call_command("loaddata", "screening_questions", verbosity=0)
+    options: dict[str, Any] = dict(
+        title="Which sentences share a style?", setup="quadruple", corpus=[corpus_name], count=items, seed=7,
+        items_per_batch=items, screening_per_batch=screening, annotators_per_item=5, max_batches=1,
         consent_text="You will judge the style of short English sentences.\n\nYour answers are used for research.",
-        eligibility_questions=ELIGIBILITY, task_description=TASK, completion_code=COMPLETED,
-        screened_out_code=SCREENED_OUT, redirect_url=REDIRECT,
+        eligibility_questions=ELIGIBILITY, completion_code=COMPLETED, screened_out_code=SCREENED_OUT,
+        redirect_url=REDIRECT,
     )
-    study = StudyFactory(slug=slug, **{**defaults, **fields})
-    corpus = CorpusFactory()
-    for _ in range(items):
-        StudyItemFactory(study=study, instance=TaskInstanceFactory(corpus=corpus))
-    ScreeningQuestionFactory.create_batch(max(screening, 1) + 1)
-    return study
+    return study_create(slug=slug, item_kind=ItemKind.QUADRUPLE, **{**options, **fields})
 
 
 def on_screen(page: Any, name: str) -> None:
@@ -118,7 +128,7 @@ def pass_eligibility_and_instructions(page: Any, shots: Any | None = None) -> No
     page.click("#eligibility-form button[type=submit]")
     on_screen(page, "instructions")
     text = page.inner_text("[data-screen=instructions]")
-    assert "Example: A1" in text and "S2-S1" in text
+    assert "Example" in text and "Answer: S2-S1" in text  # the project's task description with its example
     if shots:
         shots(page, "instructions")
     page.click("#instructions-start")
@@ -128,6 +138,8 @@ def pass_eligibility_and_instructions(page: Any, shots: Any | None = None) -> No
 @browser_test
 def test_prolific_participant_completes_a_full_batch(page: Any, live_server: Any, shots: Any) -> None:
     study = quadruple_study("browser-full")
+    served: list[Any] = []  # every `next` answer the page received: what the browser could ever know
+    page.on("response", lambda response: served.append(response) if response.url.endswith("/next/") else None)
     start_from_link(page, live_server, study, "?PROLIFIC_PID=5f1cPID00001&STUDY_ID=STU1&SESSION_ID=SES1", shots)
     pass_eligibility_and_instructions(page, shots)
 
@@ -139,8 +151,7 @@ def test_prolific_participant_completes_a_full_batch(page: Any, live_server: Any
         # All four texts and both pairings are on screen; nothing on it says which answer is right.
         for text_id in ("#text-a1", "#text-a2", "#text-s1", "#text-s2"):
             assert page.inner_text(text_id).strip()
-        html = page.content()
-        assert "correct" not in html.lower() and "screening" not in html.lower()
+        assert sorted(page.eval_on_selector("#item-body", "el => Object.keys(el.dataset)")) == ["itemId", "kind"]
         if position in (1, total):
             shots(page, f"item-{position}")
         _, _, is_screening = answer_ordering_item(page)
@@ -149,6 +160,11 @@ def test_prolific_participant_completes_a_full_batch(page: Any, live_server: Any
     shots(page, "done")
 
     assert seen_screening == study.screening_per_batch
+    items = [body["item"] for body in (response.json() for response in served) if body.get("item")]
+    assert len({item["id"] for item in items}) == total
+    for item in items:  # texts and choices only: nothing says which answer is right or which item screens
+        assert set(item) == {"id", "kind", "position", "texts", "choices"}
+        assert set(item["texts"]) == {"anchor_1", "anchor_2", "sentence_1", "sentence_2"}
     assert page.inner_text("#done-code") == COMPLETED
     assert page.get_attribute("#done-redirect", "href") == REDIRECT.format(code=COMPLETED)
     participant = Participant.objects.get(study=study, external_id="5f1cPID00001")
@@ -263,6 +279,12 @@ def test_keyboard_shortcuts_answer_items_from_an_mturk_link(page: Any, live_serv
             answer = "S1-S2" if expected == "S2-S1" else "S2-S1"
         key = "1" if answer == "S1-S2" else "2"
         keys_used.add(key)
+        # Focus starts on the item's heading (announced as its position) and the choices form one labelled group.
+        assert page.evaluate("document.activeElement.id") == "item-heading"
+        assert page.inner_text("#item-heading") == page.inner_text("#progress-text")
+        assert page.get_by_role("radiogroup", name="Which sentence matches each anchor in style?").count() == 1
+        assert page.get_by_role("radio", name="(S1-S2)").count() == 1
+        assert page.get_by_role("radio", name="(S2-S1)").count() == 1
         page.keyboard.press("Enter")  # nothing chosen yet: Enter does nothing
         assert current_item_id(page) == item_id
         page.keyboard.press(key)
@@ -393,7 +415,7 @@ def test_likert_item_with_two_questions(page: Any, live_server: Any, shots: Any)
 def test_triple_item_shows_one_anchor_and_asks_for_the_closest_sentence(
     page: Any, live_server: Any, shots: Any
 ) -> None:
-    ensure_formality()
+    ensure_components()
     study = StudyFactory(slug="browser-triple", item_kind=ItemKind.TRIPLE, items_per_batch=2, screening_per_batch=1,
                          completion_code=COMPLETED, consent_text="Triples.", max_batches_per_participant=1)
     corpus = CorpusFactory()
@@ -525,12 +547,12 @@ def test_batch_time_limit_passing_mid_batch_ends_politely(page: Any, live_server
 
 @pytest.mark.django_db
 def test_entry_page_renders_the_study_texts_without_answers(client: Any) -> None:
-    ensure_formality()
+    ensure_components()
     study = quadruple_study("page-texts")
     response = client.get(f"/s/{study.slug}/?PROLIFIC_PID=abc&STUDY_ID=s1&SESSION_ID=x1")
     assert response.status_code == 200
     html = response.content.decode()
-    assert "judge the style of short English sentences" in html and "Example: A1" in html
+    assert "judge the style of short English sentences" in html and "Answer: S2-S1" in html
     assert "Is English your native language?" in html
     assert '"accept"' not in html  # accepted eligibility answers stay on the server
     assert response.context["config"]["who"] == {
