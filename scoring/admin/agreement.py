@@ -1,0 +1,216 @@
+"""Researchers' door to agreement: start a computation, watch its progress, read the per-study dashboard (numbers
+and server-rendered plots), run the filter and the crowd-kit aggregation; filter runs and exports, read-only."""
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from annotation.models import Study
+from core.errors import ApplicationError
+from core.jobs import job_create, job_enqueue
+from core.models import Job
+from scoring.dashboard import PLOTS, plot_render
+from scoring.models import AgreementRun, BenchmarkExport, FilterRun
+from scoring.stats.runs import agreement_run_create
+
+LEVEL_CHOICES = [("", "the question's own"), ("nominal", "nominal"), ("ordinal", "ordinal"),
+                 ("interval", "interval"), ("ratio", "ratio")]
+
+
+class AgreementStartForm(forms.Form):
+    study = forms.ModelChoiceField(queryset=Study.objects.order_by("slug"), to_field_name="slug")
+    question = forms.CharField(required=False, help_text="Likert question, when the study has several.")
+    level = forms.ChoiceField(choices=LEVEL_CHOICES, required=False)
+    component = forms.CharField(required=False, help_text="Only items of this style component.")
+    seed = forms.IntegerField(initial=0)
+    resamples = forms.IntegerField(initial=1000, min_value=0, max_value=100_000, help_text="Bootstrap resamples.")
+
+
+class FilterForm(forms.Form):
+    min_correct = forms.IntegerField(required=False, min_value=1, help_text="m of k (default: the study's).")
+    balance = forms.BooleanField(required=False)
+    seed = forms.IntegerField(required=False)
+
+
+def _job_state(job: Job | None) -> dict[str, Any]:
+    if job is None:
+        return {"status": "done", "percent": 100.0, "error": ""}
+    return {"status": job.status, "percent": job.percent, "error": job.error}
+
+
+@admin.register(AgreementRun)
+class AgreementRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "study", "question", "level", "component", "state", "kappa", "alpha", "accuracy",
+                    "created_at", "dashboard_link"]
+    list_filter = ["study"]
+    change_list_template = "admin/scoring/agreement/change_list.html"
+
+    @admin.display(description="state")
+    def state(self, obj: AgreementRun) -> str:
+        return "computed" if obj.is_computed else (obj.job.status if obj.job else "—")
+
+    @admin.display(description="Fleiss' κ")
+    def kappa(self, obj: AgreementRun) -> str:
+        return _fmt(obj.result.get("fleiss_kappa"))
+
+    @admin.display(description="Krippendorff's α")
+    def alpha(self, obj: AgreementRun) -> str:
+        return _fmt(obj.result.get("krippendorff_alpha"))
+
+    @admin.display(description="majority accuracy")
+    def accuracy(self, obj: AgreementRun) -> str:
+        return _fmt(obj.result.get("majority_accuracy"))
+
+    @admin.display(description="dashboard")
+    def dashboard_link(self, obj: AgreementRun) -> str:
+        return format_html('<a href="{}">open</a>', reverse("admin:scoring_agreement_dashboard", args=[obj.pk]))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def get_urls(self) -> list:
+        view = self.admin_site.admin_view
+        return [
+            path("start/", view(self.start_view), name="scoring_agreement_start"),
+            path("study/<slug:slug>/", view(self.study_view), name="scoring_agreement_study"),
+            path("<int:run_id>/dashboard/", view(self.dashboard_view), name="scoring_agreement_dashboard"),
+            path("<int:run_id>/plot/<str:name>.<str:fmt>", view(self.plot_view), name="scoring_agreement_plot"),
+            path("<int:run_id>/filter/", view(self.filter_view), name="scoring_agreement_filter"),
+            path("<int:run_id>/aggregate/", view(self.aggregate_view), name="scoring_agreement_aggregate"),
+            *super().get_urls(),
+        ]
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
+                    extra_context: dict | None = None) -> HttpResponse:
+        return HttpResponseRedirect(reverse("admin:scoring_agreement_dashboard", args=[object_id]))
+
+    def start_view(self, request: HttpRequest) -> HttpResponse:
+        initial = {"study": request.GET.get("study")} if request.GET.get("study") else None
+        form = AgreementStartForm(request.POST or None, initial=initial)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                run = agreement_run_create(
+                    study=data["study"], question=data["question"], level=data["level"],
+                    component=data["component"], seed=data["seed"], resamples=data["resamples"],
+                    created_by=request.user.get_username(),
+                )
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
+            else:
+                messages.info(request, f"Agreement computation queued as job #{run.job_id}.")
+                return HttpResponseRedirect(reverse("admin:scoring_agreement_dashboard", args=[run.pk]))
+        context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
+                   "title": "Compute agreement for a study"}
+        return TemplateResponse(request, "admin/scoring/agreement/start.html", context)
+
+    def study_view(self, request: HttpRequest, slug: str) -> HttpResponse:
+        """The per-study dashboard: the latest computed run, else the latest run, else the start form."""
+        study = get_object_or_404(Study, slug=slug)
+        runs = AgreementRun.objects.filter(study=study)
+        run = runs.filter(computed_at__isnull=False).order_by("-computed_at").first() or runs.first()
+        if run is None:
+            return HttpResponseRedirect(reverse("admin:scoring_agreement_start") + f"?study={slug}")
+        return HttpResponseRedirect(reverse("admin:scoring_agreement_dashboard", args=[run.pk]))
+
+    def dashboard_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
+        run = get_object_or_404(AgreementRun.objects.select_related("study", "job"), pk=run_id)
+        result = run.result or {}
+        groups = [("overall", result)] if result else []
+        groups += [(f"component: {k}", v) for k, v in (result.get("components") or {}).items()]
+        groups += [(f"setup: {k}", v) for k, v in (result.get("setups") or {}).items()]
+        participants = sorted(result.get("participants", []), key=lambda p: (p["accuracy"] is None, p["accuracy"]))
+        aggregation = Job.objects.filter(kind="crowd_aggregation", params__agreement_run=run.pk).first()
+        context = {
+            **self.admin_site.each_context(request), "opts": self.model._meta, "run": run, "result": result,
+            "title": f"Agreement dashboard: {run.study.slug}", "groups": groups, "job": run.job,
+            "job_state": _job_state(run.job), "plots": [(name, title) for name, (title, _) in PLOTS.items()],
+            "participants": participants[:50], "n_participants": len(participants),
+            "filter_runs": FilterRun.objects.filter(study=run.study)[:10], "filter_form": FilterForm(),
+            "exports": BenchmarkExport.objects.filter(study=run.study)[:10], "aggregation": aggregation,
+            "aggregation_state": _job_state(aggregation) if aggregation else None,
+        }
+        return TemplateResponse(request, "admin/scoring/agreement/dashboard.html", context)
+
+    def plot_view(self, request: HttpRequest, run_id: int, name: str, fmt: str) -> HttpResponse:
+        run = get_object_or_404(AgreementRun, pk=run_id)
+        if not run.is_computed:
+            return HttpResponse("not computed yet", status=409, content_type="text/plain")
+        try:
+            body = plot_render(result=run.result, name=name, fmt=fmt)
+        except ApplicationError as exc:
+            return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
+        return HttpResponse(body, content_type="image/svg+xml" if fmt == "svg" else "image/png")
+
+    def filter_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
+        run = get_object_or_404(AgreementRun.objects.select_related("study"), pk=run_id)
+        form = FilterForm(request.POST or None)
+        target = reverse("admin:scoring_agreement_dashboard", args=[run.pk])
+        if request.method != "POST" or not form.is_valid():
+            messages.error(request, f"Filter not started: {form.errors.as_text() or 'use the form'}")
+            return HttpResponseRedirect(target)
+        from scoring.celery_tasks.agreement import filter_run_task
+
+        params = {"study": run.study.slug, **form.cleaned_data}
+        job = job_create(kind="filter_instances", params=params, created_by=request.user.get_username())
+        job_enqueue(job=job, task=filter_run_task, args=[params])
+        messages.info(request, f"Filter queued as job #{job.pk}.")
+        return HttpResponseRedirect(reverse("admin:core_job_change", args=[job.pk]))
+
+    def aggregate_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
+        run = get_object_or_404(AgreementRun.objects.select_related("study"), pk=run_id)
+        if request.method != "POST":
+            return HttpResponseRedirect(reverse("admin:scoring_agreement_dashboard", args=[run.pk]))
+        from scoring.celery_tasks.agreement import aggregation_task
+
+        params = {"study": run.study.slug, "agreement_run": run.pk}
+        job = job_create(kind="crowd_aggregation", params=params, created_by=request.user.get_username())
+        job_enqueue(job=job, task=aggregation_task, args=[params])
+        messages.info(request, f"Dawid–Skene and MACE queued as job #{job.pk}.")
+        return HttpResponseRedirect(reverse("admin:scoring_agreement_dashboard", args=[run.pk]))
+
+
+def _fmt(value: Any) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+@admin.register(FilterRun)
+class FilterRunAdmin(admin.ModelAdmin):
+    """Filter runs are evidence: shown, never edited or deleted."""
+
+    list_display = ["id", "study", "min_correct", "annotators_per_item", "balance", "seed", "n_validated",
+                    "n_rejected", "n_balanced_away", "n_incomplete", "created_at"]
+    list_filter = ["study", "balance"]
+    readonly_fields = [f.name for f in FilterRun._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(BenchmarkExport)
+class BenchmarkExportAdmin(admin.ModelAdmin):
+    list_display = ["id", "format", "path", "n_rows", "study", "filter_run", "created_at"]
+    list_filter = ["format"]
+    readonly_fields = [f.name for f in BenchmarkExport._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -109,6 +109,7 @@ def agreement_compute(
         "participants": participant_stats(responses=responses, per_item=per_item, participants=participants),
         "triple_vs_quadruple": triple_vs_quadruple(per_item),
         "irregular": _irregular(per_item=per_item, k=k),
+        "timeline": _timeline(responses),
     })
     result["n_participants"] = len(result["participants"])
     result["n_excluded_participants"] = int(participants["excluded"].sum())
@@ -173,6 +174,20 @@ def _irregular(*, per_item: pd.DataFrame, k: int) -> dict[str, Any]:
         "over_k_examples": over["external_id"].head(20).tolist(),
         "notes": notes,
     }
+
+
+def _timeline(responses: pd.DataFrame) -> list[dict[str, Any]]:
+    """Item responses per day (UTC), valid and excluded, for the dashboard."""
+    items = responses[~responses["is_screening"]]
+    if items.empty:
+        return []
+    days = (items["answered_at"].to_numpy() // 86400).astype("int64")
+    table = pd.crosstab(days, items["is_valid"].to_numpy())
+    out = []
+    for day, row in table.iterrows():
+        label = pd.Timestamp(int(day) * 86400, unit="s").strftime("%Y-%m-%d")
+        out.append({"day": label, "valid": int(row.get(True, 0)), "invalid": int(row.get(False, 0))})
+    return out
 
 
 def _plain(value: Any) -> Any:

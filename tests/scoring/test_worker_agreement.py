@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker, pytes
 REPO = Path(settings.BASE_DIR)
 N_ITEMS = 2000
 K = 5
-RESAMPLES = 2500  # enough bootstrap work that the task runs for several seconds: room to kill it mid-way
+RESAMPLES = 1000  # enough bootstrap work that the task runs for several seconds: room to kill it mid-way
 
 WORKER_SETTINGS = '''
 from config.settings.test import *  # noqa: F401,F403

@@ -1,0 +1,111 @@
+"""Researcher dashboard plots, rendered on the server with matplotlib (SVG for the page, PNG for download).
+
+Every plot is drawn from a stored AgreementRun result, so the page never recomputes statistics.
+"""
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on a server
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from core.errors import ApplicationError  # noqa: E402
+
+Figure = Any
+
+
+def _votes_per_component(result: dict[str, Any]) -> Figure:
+    components = result.get("components") or {}
+    k = int(result.get("k", 5))
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    names = [name for name, stats in components.items() if any(stats.get("votes_distribution", {}).values())]
+    if not names:
+        names, dists = ["all"], [result.get("votes_distribution", {})]
+    else:
+        dists = [components[name]["votes_distribution"] for name in names]
+    width = 0.8 / max(1, len(names))
+    x = np.arange(k + 1)
+    for index, (name, dist) in enumerate(zip(names, dists, strict=True)):
+        ax.bar(x + index * width - 0.4 + width / 2, [dist.get(str(v), 0) for v in x], width, label=name)
+    ax.set_xticks(x)
+    ax.set_xlabel(f"correct votes out of {k}")
+    ax.set_ylabel("instances")
+    ax.set_title("Distribution of correct votes per component")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _accuracy_per_component(result: dict[str, Any]) -> Figure:
+    components = result.get("components") or {}
+    names = [n for n, s in components.items() if s.get("majority_accuracy") is not None] or []
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    if not names and result.get("majority_accuracy") is not None:
+        names, values = ["all"], [result["majority_accuracy"]]
+    else:
+        values = [components[n]["majority_accuracy"] for n in names]
+    ax.bar(names, values, color="#417690")
+    for index, value in enumerate(values):
+        ax.text(index, value + 0.01, f"{value:.2f}", ha="center", fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel(f"majority accuracy (≥ {result.get('min_correct')} of {result.get('k')})")
+    ax.set_title("Accuracy per component")
+    return fig
+
+
+def _participant_accuracy(result: dict[str, Any]) -> Figure:
+    values = [p["accuracy"] for p in result.get("participants", []) if p.get("accuracy") is not None]
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    ax.hist(values, bins=np.linspace(0, 1, 21), color="#79aec8", edgecolor="white")
+    ax.set_xlabel("accuracy on instances")
+    ax.set_ylabel("participants")
+    ax.set_title(f"Participant accuracy ({len(values)} participants)")
+    return fig
+
+
+def _responses_over_time(result: dict[str, Any]) -> Figure:
+    timeline = result.get("timeline") or []
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    if timeline:
+        days = [row["day"] for row in timeline]
+        ax.bar(days, [row["valid"] for row in timeline], label="valid", color="#417690")
+        ax.bar(days, [row["invalid"] for row in timeline], bottom=[row["valid"] for row in timeline],
+               label="excluded", color="#ba2121")
+        ax.legend(fontsize=8)
+        if len(days) > 10:
+            ax.set_xticks(days[:: max(1, len(days) // 10)])
+        ax.tick_params(axis="x", labelrotation=45, labelsize=7)
+    ax.set_ylabel("responses")
+    ax.set_title("Responses over time (per day)")
+    return fig
+
+
+PLOTS: dict[str, tuple[str, Callable[[dict[str, Any]], Figure]]] = {
+    "votes": ("Distribution of correct votes per component", _votes_per_component),
+    "accuracy": ("Accuracy per component", _accuracy_per_component),
+    "participants": ("Participant accuracy", _participant_accuracy),
+    "timeline": ("Responses over time", _responses_over_time),
+}
+
+
+def plot_render(*, result: dict[str, Any], name: str, fmt: str = "svg") -> bytes:
+    """One dashboard plot as SVG or PNG bytes."""
+    if name not in PLOTS:
+        raise ApplicationError(f"unknown plot '{name}' (one of {', '.join(PLOTS)})", code="unknown_plot", status=404)
+    if fmt not in ("svg", "png"):
+        raise ApplicationError(f"plot format '{fmt}' must be svg or png", code="invalid_format", status=400)
+    fig = PLOTS[name][1](result)
+    try:
+        fig.tight_layout()
+        buffer = io.BytesIO()
+        # A fixed hash salt and no date keep the SVG identical for identical data.
+        plt.rcParams["svg.hashsalt"] = "stylecrowd"
+        fig.savefig(buffer, format=fmt, dpi=110, metadata={"Date": None} if fmt == "svg" else None)
+        return buffer.getvalue()
+    finally:
+        plt.close(fig)
