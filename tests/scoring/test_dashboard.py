@@ -77,7 +77,9 @@ def test_running_job_shows_progress_bar_and_failed_job_its_error(staff_client: C
     assert "The computation failed" in html and "ValueError: the database went away" in html
 
 
-def test_start_form_queues_a_run_and_refuses_bad_levels(staff_client: Client, django_capture_on_commit_callbacks) -> None:  # noqa: ANN001
+def test_start_form_queues_a_run_and_refuses_bad_levels(
+    staff_client: Client, django_capture_on_commit_callbacks  # noqa: ANN001
+) -> None:
     study, _ = annotated_study(answers=[["S2-S1"] * 5])
     url = reverse("admin:scoring_agreement_start")
     response = staff_client.post(url, {"study": study.slug, "level": "interval", "seed": 0, "resamples": 10})
