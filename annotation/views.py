@@ -6,10 +6,13 @@ JSON clients share one door. Nothing rendered here may reveal a correct answer o
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
@@ -38,6 +41,24 @@ def participant_from_query(query: dict[str, str]) -> dict[str, str]:
     return {"platform": "anonymous", "participant": "", "study_ref": "", "session_ref": ""}
 
 
+_LABEL_LINE = re.compile(r"^[A-Z][\w ()-]{0,20}:")  # "Answer: …", "Keys: …", "A1: …"
+
+
+def prose_html(text: str) -> SafeString:
+    """Researcher-written text as paragraphs: blank lines separate paragraphs; a line break inside one is kept
+    only where it is meant (an indented or "Label:" line, or after a finished sentence), so text hard-wrapped
+    at a fixed width still flows on a phone while an example's lines stay on their own lines."""
+    paragraphs = []
+    for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n").strip()):
+        html = ""
+        for line in block.split("\n"):
+            keep_break = html and (line[:1].isspace() or _LABEL_LINE.match(line) or html.rstrip()[-1:] in ".:!?)")
+            html += ("<br>" if keep_break else " " if html else "") + escape(line.strip())
+        if html:
+            paragraphs.append(f"<p>{html}</p>")
+    return mark_safe("\n".join(paragraphs))  # noqa: S308 - every piece of text above went through escape()
+
+
 def _public_eligibility(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Eligibility questions without their accepted answers (those stay on the server)."""
     public = []
@@ -63,7 +84,8 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
         return render(request, "annotation/unavailable.html", {"reason": study.status, "study": study}, status=410)
     if request.GET.get("assignmentId") == MTURK_PREVIEW:
         # A preview must not open a session (it would hold reservations for a worker who never accepted).
-        return render(request, "annotation/unavailable.html", {"reason": "preview", "study": study})
+        context = {"reason": "preview", "study": study, "task_html": prose_html(study.task_description)}
+        return render(request, "annotation/unavailable.html", context)
     who = participant_from_query({key: request.GET.get(key, "") for key in request.GET})
     too_long = [key for key, value in who.items() if len(value) > MAX_PARAM_LENGTH]
     if too_long:
@@ -77,5 +99,8 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
         "rewrite_min_length": study.rewrite_min_length,
         "api": "/api/v1/",
     }
-    context = {"study": study, "config": config, "has_consent": bool(study.consent_text.strip())}
+    context = {
+        "study": study, "config": config, "consent_html": prose_html(study.consent_text),
+        "task_html": prose_html(study.task_description),
+    }
     return render(request, "annotation/study.html", context)

@@ -17,7 +17,7 @@ from django.utils import timezone
 from annotation import selectors
 from annotation.models import Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
 from annotation.services.studies import study_create
-from annotation.views import participant_from_query
+from annotation.views import participant_from_query, prose_html
 from tasks.models import ScreeningQuestion, Setup, StyleComponent
 from tasks.services.imports import corpus_import
 
@@ -585,3 +585,13 @@ def test_unknown_closed_and_malformed_links_get_a_clear_page(client: Any) -> Non
     preview = client.get("/s/open-study/", {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "H"})
     assert preview.status_code == 200 and "Accept the HIT to start" in preview.content.decode()
     assert "annotator.js" not in preview.content.decode()  # no script, so no session is opened
+
+
+def test_prose_html_reflows_hard_wrapped_text_keeps_example_lines_and_escapes() -> None:
+    text = "You see two anchors and\ntwo sentences.\n\nExample\n  A1: gonna be late lol\nAnswer: S2-S1\n\n<b>x</b> & y"
+    assert prose_html(text) == (
+        "<p>You see two anchors and two sentences.</p>\n"
+        "<p>Example<br>A1: gonna be late lol<br>Answer: S2-S1</p>\n"
+        "<p>&lt;b&gt;x&lt;/b&gt; &amp; y</p>"
+    )
+    assert prose_html("  \n ") == ""
