@@ -595,3 +595,44 @@ def test_prose_html_reflows_hard_wrapped_text_keeps_example_lines_and_escapes() 
         "<p>&lt;b&gt;x&lt;/b&gt; &amp; y</p>"
     )
     assert prose_html("  \n ") == ""
+
+
+@browser_test
+def test_returning_participant_sees_their_code_again_then_a_clear_refusal(
+    browser: Any, page: Any, live_server: Any, shots: Any
+) -> None:
+    study = quadruple_study("browser-return", items=1, screening=0, eligibility_questions=[])
+    link = f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=back01&STUDY_ID=S&SESSION_ID=B"
+    page.goto(link)
+    on_screen(page, "consent")
+    page.click("#consent-agree")
+    on_screen(page, "instructions")
+    page.click("#instructions-start")
+    on_screen(page, "item")
+    answer_ordering_item(page)
+    on_screen(page, "done")
+    page.reload()  # same browser: the stored session shows the same code again
+    on_screen(page, "done")
+    assert page.inner_text("#done-code") == COMPLETED
+
+    # Another browser (nothing stored), same Prolific id, maximum batches reached: a clear refusal, no new batch.
+    other = browser.new_context()
+    try:
+        second = other.new_page()
+        second.goto(link)
+        second.wait_for_selector('body[data-screen="end"]')
+        shots(second, "no-more-work")
+        assert "no more items for you" in second.inner_text("#end-message")
+    finally:
+        other.close()
+    assert Batch.objects.filter(participant__external_id="back01").count() == 1
+
+    # Someone who declines consent is told plainly that nothing more is recorded.
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=declines01&STUDY_ID=S&SESSION_ID=D")
+    on_screen(page, "consent")
+    page.click("#consent-decline")
+    on_screen(page, "end")
+    shots(page, "declined")
+    assert "chose not to take part" in page.inner_text("#end-message")
+    assert not Response.objects.filter(participant__external_id="declines01").exists()
+    assert page.js_errors == []
