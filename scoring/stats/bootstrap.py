@@ -29,14 +29,23 @@ def bootstrap_ci(
     resamples: int,
     on_step: Callable[[], None] | None = None,
 ) -> dict:
-    """95% percentile interval of `statistic` over `resamples` resamples of the rows of `table`."""
+    """95% percentile interval of `statistic` over `resamples` resamples (with replacement) of the rows of `table`.
+
+    Rows are instances; many share the same counts (with k = 5 and two answers there are six patterns), and both
+    statistics ignore row order. So a resample is drawn as multinomial counts over the distinct rows — the same
+    distribution as drawing n row indices with replacement — and laid out with np.repeat, which is much cheaper
+    than fancy-indexing n random rows. The statistic itself is always the library's, on the full resampled table.
+    """
     n = table.shape[0]
     if n < 2 or resamples <= 0:
         return {"low": None, "high": None, "resamples": 0}
+    patterns, frequency = np.unique(table, axis=0, return_counts=True)
+    patterns = patterns.astype(np.int32, copy=False)
+    share = frequency / n
     rng = np.random.default_rng(seed)
     values = []
     for _ in range(resamples):
-        value = statistic(table[rng.integers(0, n, n)])
+        value = statistic(np.repeat(patterns, rng.multinomial(n, share), axis=0))
         if value is not None:
             values.append(value)
         if on_step is not None:
