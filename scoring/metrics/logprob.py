@@ -62,7 +62,13 @@ def token_probabilities(
     model: Any, sequences: list[tuple[list[int], list[int]]], *, device: str, batch_size: int, pad_id: int,
     progress: Progress | None = None,
 ) -> list[list[float]]:
-    """For each (context ids, rewrite ids): p(rewrite token i | context, rewrite tokens < i)."""
+    """For each (context ids, rewrite ids): p(rewrite token i | context, rewrite tokens < i).
+
+    Batches are length-sorted and LEFT-padded with explicit position ids, so every row's rewrite ends at the last
+    position and the LM head and the softmax over the vocabulary run only on the last max(rewrite length) + 1
+    positions (`logits_to_keep`) instead of the whole sequence — the softmax over a 30-150k vocabulary is most
+    of the cost of a small LM on CPU.
+    """
     import torch
 
     out: list[list[float]] = [[] for _ in sequences]
@@ -72,20 +78,29 @@ def token_probabilities(
             chunk = order[start:start + batch_size]
             rows = [sequences[n][0] + sequences[n][1] for n in chunk]
             width = max(len(r) for r in rows)
-            # Right padding: real tokens keep positions 0..len-1, so padded and unpadded runs agree.
+            keep = max(len(sequences[n][1]) for n in chunk) + 1
             ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
             mask = torch.zeros((len(rows), width), dtype=torch.long)
             for r, row in enumerate(rows):
-                ids[r, : len(row)] = torch.tensor(row)
-                mask[r, : len(row)] = 1
-            logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits.float()
-            log_probs = torch.log_softmax(logits, dim=-1)
+                ids[r, width - len(row):] = torch.tensor(row)
+                mask[r, width - len(row):] = 1
+            # Real tokens keep positions 0..len-1 whatever the padding, so batched equals unbatched.
+            positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+            inputs = {"input_ids": ids.to(device), "attention_mask": mask.to(device),
+                      "position_ids": positions.to(device)}
+            try:
+                logits = model(**inputs, logits_to_keep=keep).logits
+            except TypeError:  # a model class without logits_to_keep: keep the tail ourselves
+                logits = model(**inputs).logits
+            log_probs = torch.log_softmax(logits[:, -keep:].float(), dim=-1)
             for r, n in enumerate(chunk):
-                n_context, rewrite = len(sequences[n][0]), sequences[n][1]
-                # The logits at position j predict token j + 1.
-                positions = torch.arange(n_context - 1, n_context - 1 + len(rewrite), device=log_probs.device)
+                rewrite = sequences[n][1]
+                # Kept index j holds the logits after sequence position width - keep + j, which predict the next
+                # token; rewrite token k sits at width - len(rewrite) + k.
+                first = keep - len(rewrite) - 1
+                index = torch.arange(first, first + len(rewrite), device=log_probs.device)
                 targets = torch.tensor(rewrite, device=log_probs.device)
-                out[n] = log_probs[r, positions, targets].exp().tolist()
+                out[n] = log_probs[r, index, targets].exp().tolist()
             if progress:
                 progress(len(chunk) / len(CONTEXTS))
     return out
