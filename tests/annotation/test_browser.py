@@ -361,16 +361,13 @@ def test_likert_item_with_two_questions(page: Any, live_server: Any, shots: Any)
         {"name": "content", "text": "How well was the content preserved?", "min": 1, "max": 5,
          "labels": {"1": "Very poor", "2": "Poor", "3": "Acceptable", "4": "Good", "5": "Very good"}},
     ]
-    study = StudyFactory(
-        slug="browser-likert", item_kind=ItemKind.LIKERT, questions=questions, items_per_batch=2,
-        screening_per_batch=0, completion_code=COMPLETED, redirect_url=REDIRECT, consent_text="Rate rewrites.",
+    items = [{"id": f"likert-{n}", "source": f"gonna be late lol {n}", "rewrite": f"I am going to be late {n}.",
+              "reference": f"I will be late {n}.", "target_style": "formal"} for n in range(2)]
+    study = study_create(
+        slug="browser-likert", item_kind=ItemKind.LIKERT, title="Rate rewrites", items=items, questions=questions,
+        items_per_batch=2, completion_code=COMPLETED, redirect_url=REDIRECT, consent_text="Rate rewrites.",
+        eligibility_questions=[],
     )
-    for n in range(2):
-        StudyItem.objects.create(
-            study=study, external_id=f"likert-{n}", position=n, kind=ItemKind.LIKERT,
-            payload={"source": f"gonna be late lol {n}", "rewrite": f"I am going to be late {n}.",
-                     "reference": f"I will be late {n}.", "target_style": "formal"},
-        )
     page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=rater01&STUDY_ID=STU&SESSION_ID=SES")
     on_screen(page, "consent")
     page.click("#consent-agree")
@@ -447,13 +444,14 @@ def test_triple_item_shows_one_anchor_and_asks_for_the_closest_sentence(
 
 @browser_test
 def test_ranking_item_is_ordered_with_keyboard_operable_move_buttons(page: Any, live_server: Any, shots: Any) -> None:
-    study = StudyFactory(slug="browser-ranking", item_kind=ItemKind.RANKING, items_per_batch=1, screening_per_batch=0,
-                         completion_code=COMPLETED, consent_text="Rank outputs.")
     outputs = [{"id": "o1", "text": "I will be late.", "system": "human"},
                {"id": "o2", "text": "I am gonna be late.", "system": "copy"},
                {"id": "o3", "text": "Late I will be, sadly.", "system": "seq2seq"}]
-    StudyItem.objects.create(study=study, external_id="rank-1", kind=ItemKind.RANKING,
-                             payload={"source": "gonna be late lol", "outputs": outputs})
+    study = study_create(
+        slug="browser-ranking", item_kind=ItemKind.RANKING, items_per_batch=1, completion_code=COMPLETED,
+        consent_text="Rank outputs.", eligibility_questions=[],
+        items=[{"id": "rank-1", "source": "gonna be late lol", "outputs": outputs}],
+    )
     page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=ranker01&STUDY_ID=S&SESSION_ID=R")
     on_screen(page, "consent")
     page.click("#consent-agree")
@@ -488,10 +486,11 @@ def test_ranking_item_is_ordered_with_keyboard_operable_move_buttons(page: Any, 
 
 @browser_test
 def test_rewrite_item_enforces_the_minimum_length(page: Any, live_server: Any, shots: Any) -> None:
-    study = StudyFactory(slug="browser-rewrite", item_kind=ItemKind.REWRITE, items_per_batch=1, screening_per_batch=0,
-                         rewrite_min_length=20, completion_code=COMPLETED, consent_text="Rewrite sentences.")
-    StudyItem.objects.create(study=study, external_id="rw-1", kind=ItemKind.REWRITE,
-                             payload={"source": "gonna be late lol", "target_style": "formal"})
+    study = study_create(
+        slug="browser-rewrite", item_kind=ItemKind.REWRITE, items_per_batch=1, rewrite_min_length=20,
+        completion_code=COMPLETED, consent_text="Rewrite sentences.", eligibility_questions=[],
+        items=[{"id": "rw-1", "source": "gonna be late lol", "target_style": "formal"}],
+    )
     page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=writer01&STUDY_ID=S&SESSION_ID=W")
     on_screen(page, "consent")
     page.click("#consent-agree")
