@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import ORDERING_KINDS, Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
@@ -271,8 +271,42 @@ def session_start(*, token: str) -> Batch:
 # --- serving and answering -----------------------------------------------------------------------------
 
 
+NEXT_FIELDS = (
+    "id", "public_id", "position", "shown", "answered_at", "batch__id", "batch__state", "batch__expires_at",
+    "batch__token", "batch__number", "batch__study__id", "batch__study__item_kind", "batch__study__questions",
+    "batch__study__completion_code", "batch__study__screened_out_code", "batch__study__redirect_url",
+)
+
+
 def session_next(*, token: str) -> tuple[Batch, Reservation | None, dict[str, int]]:
-    """The batch's next unanswered reservation (marked shown) and the progress, or None once the batch is done."""
+    """The batch's next unanswered reservation and the progress, or None once the batch is done.
+
+    The hot path is one read and no write: the batch's reservations joined with their batch and study. (When an
+    item was shown is inferred at answer time from the previous answer, so serving an item never commits.)"""
+    if not token or len(token) > 64:
+        raise _not_found("Session")
+    rows = list(
+        Reservation.objects.filter(batch__token=token).select_related("batch__study").only(*NEXT_FIELDS)
+        .order_by("position")
+    )
+    batch = rows[0].batch if rows else None
+    if batch is None or batch.state != Batch.State.ITEMS or (
+        batch.expires_at is not None and batch.expires_at <= timezone.now()
+    ):
+        return _session_next_slow(token=token)
+    for row in rows:
+        row.batch = batch
+    progress = {"done": sum(1 for r in rows if r.answered_at is not None), "total": len(rows)}
+    reservation = next((r for r in rows if r.answered_at is None), None)
+    if reservation is None:
+        with transaction.atomic():
+            batch = _lock_batch(token)
+            _complete_if_done(batch)
+    return batch, reservation, progress
+
+
+def _session_next_slow(*, token: str) -> tuple[Batch, Reservation | None, dict[str, int]]:
+    """Every state other than a running batch: start it, expire it, or report how it ended."""
     batch = session_load(token=token)
     if batch.state == Batch.State.INSTRUCTIONS:
         batch = session_start(token=token)
@@ -280,11 +314,8 @@ def session_next(*, token: str) -> tuple[Batch, Reservation | None, dict[str, in
         raise _expired()
     if batch.state not in (Batch.State.ITEMS, Batch.State.COMPLETED, Batch.State.SCREENED_OUT):
         raise _wrong_state(batch, "get items")
-    # One query gives both the next item and the progress (a batch holds a few dozen reservations at most).
-    rows = list(
-        Reservation.objects.filter(batch=batch).order_by("position")
-        .only("id", "public_id", "position", "shown", "shown_at", "answered_at")
-    )
+    rows = list(Reservation.objects.filter(batch=batch).order_by("position").only(
+        "id", "public_id", "position", "shown", "answered_at"))
     progress = {"done": sum(1 for r in rows if r.answered_at is not None), "total": len(rows)}
     reservation = next((r for r in rows if r.answered_at is None), None)
     if batch.state != Batch.State.ITEMS:
@@ -293,11 +324,6 @@ def session_next(*, token: str) -> tuple[Batch, Reservation | None, dict[str, in
         with transaction.atomic():
             batch = _lock_batch(token)
             _complete_if_done(batch)
-        return batch, None, progress
-    if reservation.shown_at is None:
-        now = timezone.now()
-        Reservation.objects.filter(pk=reservation.pk, shown_at__isnull=True).update(shown_at=now)
-        reservation.shown_at = now
     return batch, reservation, progress
 
 
@@ -369,29 +395,35 @@ def answer_submit(*, token: str, item: str, answer: Any, seconds: float | None =
         raise _not_found("Session")
     now = timezone.now()
     with transaction.atomic():
-        batch = _lock_batch(token)
-        # An overdue batch is expired and committed before the error is raised (outside this block).
-        result = None if batch_expire(batch=batch, now=now) else _answer_locked(
-            batch=batch, item=item, answer=answer, seconds=seconds, now=now
-        )
-    if result is None:
-        raise _expired()
-    return result
+        # One query finds the reservation and locks it with its batch row: one participant's requests run one
+        # at a time (exclusion, completion), and a duplicate answer waits for the first to commit.
+        reservation = (
+            Reservation.objects.select_for_update(of=("self", "batch"))
+            .select_related("batch__study", "batch__participant", "study_item", "screening_question")
+            .filter(batch__token=token, public_id=str(item or "")[:32])
+            .first()
+        ) if item else None
+        if reservation is None:
+            batch = _lock_batch(token)  # 404 for a forged token
+        else:
+            batch = reservation.batch
+        overdue = batch.state == Batch.State.ITEMS and batch.expires_at is not None and batch.expires_at <= now
+        if not overdue:
+            return _answer_locked(batch=batch, reservation=reservation, item=item, answer=answer, seconds=seconds,
+                                  now=now)
+    session_load(token=token)  # expires the batch (its own transaction), committed before the error
+    raise _expired()
 
 
-def _answer_locked(*, batch: Batch, item: str, answer: Any, seconds: float | None, now: datetime) -> AnswerResult:
-    """Store one answer; the caller holds the batch row lock (one participant's requests run one at a time)."""
+def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, answer: Any,
+                   seconds: float | None, now: datetime) -> AnswerResult:
+    """Store one answer; the caller holds the batch row lock."""
     if batch.state == Batch.State.EXPIRED:
         raise _expired()
     if batch.state not in (Batch.State.ITEMS, Batch.State.COMPLETED):
         raise _wrong_state(batch, "answer items")
     study = batch.study
     participant = batch.participant
-    reservation = (
-        Reservation.objects.filter(batch=batch, public_id=str(item)[:32])
-        .select_related("study_item", "screening_question").first()
-        if item else None
-    )
     if reservation is None:
         raise ApplicationError(f"Item {item!r} is not reserved for this session.", code="not_reserved",
                                status=404, details={"item": [str(item)]})
@@ -402,15 +434,19 @@ def _answer_locked(*, batch: Batch, item: str, answer: Any, seconds: float | Non
             return AnswerResult(batch, False, _progress(batch))
         raise ApplicationError("This item was already answered differently; answers cannot be changed.",
                                code="answer_conflict", status=409)
+    before = Reservation.objects.filter(batch=batch).aggregate(
+        total=Count("id"), done=Count("id", filter=Q(answered_at__isnull=False)), last=Max("answered_at")
+    )
     # Claim the reservation: it must still be live. A concurrent reserver releasing it (expired) and this
     # claim are serialized on the row, and each re-checks its condition, so only one of them can win.
-    claim = Reservation.objects.filter(pk=reservation.pk, answered_at__isnull=True, expires_at__gt=now)
-    if not participant.excluded:
-        claim = claim.filter(released=False)
-    if claim.update(answered_at=now) != 1:
+    if reservation.expires_at <= now or (reservation.released and not participant.excluded):
         raise _expired()
+    # Shown when the previous answer was stored (one item per screen), or when the batch started.
+    previous = [t for t in (before["last"], batch.started_at) if t]
+    shown_at = reservation.shown_at or (max(previous) if previous else None)
+    Reservation.objects.filter(pk=reservation.pk).update(answered_at=now, shown_at=shown_at)
     if seconds is None or not isinstance(seconds, (int, float)) or seconds < 0:
-        seconds = (now - reservation.shown_at).total_seconds() if reservation.shown_at else None
+        seconds = (now - shown_at).total_seconds() if shown_at else None
     is_screening = reservation.screening_question_id is not None
     study_item = reservation.study_item
     if is_screening:
@@ -423,7 +459,7 @@ def _answer_locked(*, batch: Batch, item: str, answer: Any, seconds: float | Non
             screening_question_id=reservation.screening_question_id, batch_number=batch.number,
             question=question, answer=canonical, value=value, is_screening=is_screening,
             is_correct=(canonical == correct) if correct else None, is_valid=not participant.excluded,
-            shown=reservation.shown, shown_at=reservation.shown_at, answered_at=now, seconds=seconds,
+            shown=reservation.shown, shown_at=shown_at, answered_at=now, seconds=seconds,
             batch=batch, reservation=reservation,
         )
         for question, canonical, value in rows
@@ -433,7 +469,7 @@ def _answer_locked(*, batch: Batch, item: str, answer: Any, seconds: float | Non
                             reason=f"failed screening question {reservation.screening_question.name}")
     elif study_item is not None and study.adaptive_stopping and not participant.excluded:
         item_refresh_closed(item=study_item)
-    progress = _progress(batch)
+    progress = {"done": before["done"] + 1, "total": before["total"]}
     if batch.state == Batch.State.ITEMS and progress["done"] == progress["total"]:
         batch.state = Batch.State.COMPLETED
         batch.finished_at = now
