@@ -148,3 +148,20 @@ def test_bertscore_offline_with_local_path_equals_bert_score_package():
     _, _, f1 = bert_score.score([i.rewrite for i in items], [i.source for i in items],
                                 model_type=str(minilm_path()), num_layers=6, device="cpu")
     assert scores == pytest.approx([float(v) for v in f1], abs=1e-5)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message given on a machine without a GPU")
+def test_cuda_requested_without_a_gpu_is_a_clear_error(gpt2_dir):
+    metric = metrics_resolve(["logprob"])[0]
+    with pytest.raises(ApplicationError, match="no CUDA GPU is available"):
+        metric.check_options({"model_path": str(gpt2_dir), "device": "cuda"})
+    with pytest.raises(ApplicationError, match="device must be auto, cpu or cuda"):
+        metric.check_options({"model_path": str(gpt2_dir), "device": "tpu"})
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA path: needs a GPU")
+def test_logprob_on_cuda_in_half_precision_agrees_with_cpu(gpt2_dir):
+    metric = metrics_resolve(["logprob"])[0]
+    cpu = metric.score(ITEMS, options=metric.check_options({"model_path": str(gpt2_dir), "device": "cpu"}))
+    cuda = metric.score(ITEMS, options=metric.check_options({"model_path": str(gpt2_dir), "device": "cuda"}))
+    assert cuda["logprob_content"] == pytest.approx(cpu["logprob_content"], abs=5e-2)
