@@ -152,6 +152,8 @@ def test_prolific_participant_completes_a_full_batch(page: Any, live_server: Any
         for text_id in ("#text-a1", "#text-a2", "#text-s1", "#text-s2"):
             assert page.inner_text(text_id).strip()
         assert sorted(page.eval_on_selector("#item-body", "el => Object.keys(el.dataset)")) == ["itemId", "kind"]
+        if position == 1:  # the batch's 30-minute time limit is shown, counting down
+            assert page.inner_text("#time-left") in {"30 min left", "29 min left"}
         if position in (1, total):
             shots(page, f"item-{position}")
         _, _, is_screening = answer_ordering_item(page)

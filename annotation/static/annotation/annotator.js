@@ -97,6 +97,23 @@
     $("item-heading").textContent = total ? "Item " + current + " of " + total : "Item";
   }
 
+  // The batch's time limit, from `expires_at`: shown so nobody is surprised when unanswered items are released.
+  let expiresAt = null;
+  let clock = null;
+  function setDeadline(iso) {
+    expiresAt = iso ? new Date(iso) : null;
+    if (clock) { window.clearInterval(clock); clock = null; }
+    tick();
+    if (expiresAt) clock = window.setInterval(tick, 15000);
+  }
+  function tick() {
+    const node = $("time-left");
+    if (!expiresAt || isNaN(expiresAt.getTime())) { node.textContent = ""; return; }
+    const minutes = Math.max(0, Math.ceil((expiresAt.getTime() - Date.now()) / 60000));
+    node.textContent = minutes <= 1 ? "Less than a minute left" : minutes + " min left";
+    node.classList.toggle("low", minutes <= 5);
+  }
+
   function fail(message, retry) {
     $("error-message").textContent = message;
     $("error-retry").onclick = retry || (() => window.location.reload());
@@ -278,6 +295,7 @@
       }
       store.set(instructionsSeenKey(), "1");
       setProgress(data.progress);
+      setDeadline(data.expires_at);
       renderItem(data.item, notice);
     } catch (err) {
       if (err.code === "expired") return route(Object.assign({}, session, { state: "expired" }));
