@@ -250,3 +250,30 @@ def test_compute_agreement_errors() -> None:
     assert json.loads(out.getvalue().strip().splitlines()[-1])["ok"] is False
     with pytest.raises(CommandError, match="no items of component"):
         call_command("compute_agreement", "--study", study.slug, "--component", "simplicity", stdout=io.StringIO())
+
+
+def test_api_queues_runs_and_reports_errors(django_capture_on_commit_callbacks) -> None:  # noqa: ANN001
+    from django.contrib.auth.models import User
+    from rest_framework.test import APIClient
+
+    study, _ = annotated_study(answers=[["S2-S1"] * 5, ["S1-S2"] * 5])
+    client = APIClient()
+    assert client.post("/api/v1/agreement-runs/", {"study": study.slug}, format="json").status_code in (401, 403)
+    client.force_authenticate(User.objects.create_superuser("lead", "l@example.org", "pw"))
+    bad = client.post("/api/v1/agreement-runs/", {"study": study.slug, "level": "interval"}, format="json")
+    assert bad.status_code == 400 and "nominal" in bad.json()["error"]["message"]
+    missing = client.post("/api/v1/agreement-runs/", {"study": "nope"}, format="json")
+    assert missing.status_code == 404
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        queued = client.post("/api/v1/agreement-runs/", {"study": study.slug, "seed": 2, "resamples": 50},
+                             format="json")
+    assert queued.status_code == 202 and len(callbacks) == 1
+    body = queued.json()
+    assert body["computed"] is False and body["job"]["status"] == "created"
+    agreement_run_execute(run_id=body["agreement_run"])  # what the worker does
+    done = client.get(f"/api/v1/agreement-runs/{body['agreement_run']}/").json()
+    assert done["computed"] is True and done["result"]["n_items"] == 2 and "participants" not in done["result"]
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        queued = client.post("/api/v1/filter-runs/", {"study": study.slug, "balance": True, "seed": 1},
+                             format="json")
+    assert queued.status_code == 202 and len(callbacks) == 1

@@ -1,0 +1,86 @@
+"""REST door to agreement runs and filter runs (researchers only: the project's default IsAdminUser)."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.jobs import job_create, job_enqueue
+from scoring.filtering import filter_run_summary
+from scoring.models import AgreementRun, FilterRun
+from scoring.selectors import study_get
+from scoring.stats.runs import agreement_run_create, agreement_run_summary
+
+
+class AgreementRunInput(serializers.Serializer):
+    study = serializers.SlugField()
+    question = serializers.CharField(required=False, allow_blank=True, default="")
+    level = serializers.ChoiceField(choices=["", "nominal", "ordinal", "interval", "ratio"], required=False,
+                                    default="")
+    component = serializers.CharField(required=False, allow_blank=True, default="")
+    k = serializers.IntegerField(required=False, min_value=1, allow_null=True, default=None)
+    min_correct = serializers.IntegerField(required=False, min_value=1, allow_null=True, default=None)
+    seed = serializers.IntegerField(required=False, default=0)
+    resamples = serializers.IntegerField(required=False, min_value=0, max_value=100_000, default=1000)
+
+
+class FilterRunInput(serializers.Serializer):
+    study = serializers.SlugField()
+    min_correct = serializers.IntegerField(required=False, min_value=1, allow_null=True, default=None)
+    balance = serializers.BooleanField(required=False, default=False)
+    seed = serializers.IntegerField(required=False, allow_null=True, default=None)
+
+
+def _run_body(run: AgreementRun) -> dict[str, Any]:
+    job = run.job
+    body: dict[str, Any] = {
+        "agreement_run": run.pk, "study": run.study.slug, "params": run.params, "computed": run.is_computed,
+        "job": None if job is None else {"id": job.pk, "status": job.status, "percent": job.percent,
+                                         "error": job.error},
+    }
+    if run.is_computed:
+        body["result"] = agreement_run_summary(run)
+    return body
+
+
+class AgreementRunListView(APIView):
+    def post(self, request: Request) -> Response:
+        """Queue an agreement computation on a Celery worker; poll the returned run (or its job)."""
+        serializer = AgreementRunInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        run = agreement_run_create(
+            study=study_get(slug=data["study"]), question=data["question"], level=data["level"],
+            component=data["component"], k=data["k"], m=data["min_correct"], seed=data["seed"],
+            resamples=data["resamples"], created_by=request.user.get_username(),
+        )
+        return Response(_run_body(run), status=status.HTTP_202_ACCEPTED)
+
+
+class AgreementRunDetailView(APIView):
+    def get(self, request: Request, run_id: int) -> Response:
+        run = get_object_or_404(AgreementRun.objects.select_related("study", "job"), pk=run_id)
+        return Response(_run_body(run))
+
+
+class FilterRunListView(APIView):
+    def post(self, request: Request) -> Response:
+        """Queue filter_instances for a study; the job's result names the FilterRun it stored."""
+        from scoring.celery_tasks.agreement import filter_run_task
+
+        serializer = FilterRunInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        params = dict(serializer.validated_data)
+        study_get(slug=params["study"])
+        job = job_create(kind="filter_instances", params=params, created_by=request.user.get_username())
+        job_enqueue(job=job, task=filter_run_task, args=[params])
+        return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
+
+
+class FilterRunDetailView(APIView):
+    def get(self, request: Request, run_id: int) -> Response:
+        return Response(filter_run_summary(get_object_or_404(FilterRun.objects.select_related("study"), pk=run_id)))
