@@ -141,3 +141,43 @@ def test_export_errors_store_nothing(tmp_path: Path) -> None:
         call_command("export_benchmark", "--format", "jsonl", "--out", str(tmp_path), stdout=io.StringIO())
     assert not BenchmarkExport.objects.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_published_stel_instances_annotated_filtered_and_exported_with_votes(shared_data: Path, tmp_path: Path) -> None:
+    """STEL's real contraction sample → a study over its 100 instances → 5 responses each → filter → validated
+    export: same header and texts as the published file, votes filled with the correct votes among the first 5."""
+    import datetime as dt
+
+    from annotation.models import Participant, Response, StudyItem
+    from tests.factories import StudyFactory
+
+    source = shared_data / "stel" / "quad_questions_char_contraction.tsv"
+    corpus, _ = corpus_import(name="stel-contraction", component=None, import_format="stel", paths=[source])
+    study = StudyFactory(slug="stel-reannotation")
+    people = [Participant.objects.create(study=study, platform="prolific", external_id=f"R{j}") for j in range(5)]
+    expected_votes = {}
+    base = dt.datetime(2026, 5, 1, tzinfo=dt.UTC)
+    for index, instance in enumerate(corpus.instances.order_by("position")):
+        item = StudyItem.objects.create(study=study, instance=instance, external_id=instance.stel_id, position=index,
+                                        kind="quadruple", component=instance.component, family=instance.family,
+                                        correct_answer=instance.correct_order)
+        n_correct = index % 6  # 0…5 correct votes, cycling
+        wrong = "S1-S2" if instance.correct_order == "S2-S1" else "S2-S1"
+        for rater, person in enumerate(people):
+            answer = instance.correct_order if rater < n_correct else wrong
+            Response.objects.create(study=study, participant=person, study_item=item, answer=answer,
+                                    is_correct=answer == instance.correct_order,
+                                    answered_at=base + dt.timedelta(minutes=index * 5 + rater))
+        expected_votes[instance.stel_id] = n_correct
+    summary = run_command("filter_instances", "--study", study.slug)
+    assert summary["validated"] == sum(1 for v in expected_votes.values() if v >= 3)
+    out = tmp_path / "validated.tsv"
+    run_command("export_benchmark", "--format", "stel-tsv", "--status", "validated", "--study", study.slug,
+                "--out", str(out))
+    exported = parsed_rows(out)
+    published = {row[6]: row for row in parsed_rows(source)[1:]}
+    assert exported[0] == parsed_rows(source)[0]
+    assert len(exported) - 1 == summary["validated"]
+    for row in exported[1:]:
+        assert row[1:7] == published[row[6]][1:7] and row[8] == "contraction"
+        assert int(row[7]) == expected_votes[row[6]] >= 3
