@@ -40,7 +40,7 @@ def benchmark_read(path: Path | str) -> list[StelInstance]:
     if not path.is_file():
         raise ApplicationError(f"benchmark file {path} does not exist", code="file_not_found")
     try:
-        handle = path.open(encoding="utf-8", newline="")
+        handle = path.open(encoding="utf-8-sig", newline="")  # a BOM is not part of the header
     except OSError as exc:
         raise ApplicationError(f"cannot open benchmark file {path}: {exc}") from exc
     instances: list[StelInstance] = []

@@ -158,6 +158,7 @@ def stel_score(
         _write_predictions(Path(predictions_path), rows)
 
     return {
-        "methods": specs, "seed": seed, "device": device, "sets": results, "compare": comparisons,
+        "methods": specs, "seed": seed, "device": device, "devices": {m.name: m.device for m in resolved},
+        "sets": results, "compare": comparisons,
         "predictions": str(predictions_path) if predictions_path else None, "seconds": timings,
     }
