@@ -74,9 +74,13 @@ async def hammer(url: str, concurrency: int, requests: int) -> tuple[float, list
         async def worker() -> None:
             for _ in queue:
                 started = time.perf_counter()
-                async with session.get(url) as response:
-                    await response.read()
-                    statuses[response.status] = statuses.get(response.status, 0) + 1
+                try:
+                    async with session.get(url) as response:
+                        await response.read()
+                        status = response.status
+                except (aiohttp.ClientError, TimeoutError):
+                    status = 599  # reset or timeout under load: counted, like the simulator does
+                statuses[status] = statuses.get(status, 0) + 1
                 latencies.append(time.perf_counter() - started)
 
         started = time.perf_counter()
@@ -143,7 +147,7 @@ def main() -> None:
     server = subprocess.Popen(
         [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application", "--workers", str(args.workers),
          "--worker-class", "gthread", "--threads", str(args.threads), "--bind", f"127.0.0.1:{args.port}",
-         "--backlog", "2048", "--log-level", "warning"],
+         "--backlog", "2048", "--timeout", "120", "--log-level", "warning"],
         cwd=ROOT, env=env,
     )
     try:

@@ -47,10 +47,20 @@ class Crowd:
                                  for q in study.eligibility_questions}
 
     async def call(self, session: Any, method: str, endpoint: str, path: str, body: Any = None) -> tuple[int, Any]:
+        import aiohttp
+
         started = time.perf_counter()
-        async with session.request(method, self.base_url + path, json=body) as response:
-            text = await response.text()
-            status = response.status
+        try:
+            async with session.request(method, self.base_url + path, json=body) as response:
+                text = await response.text()
+                status = response.status
+        except (aiohttp.ClientConnectorError, ConnectionRefusedError):
+            raise  # nothing listens at --base-url: a configuration error, not a load result
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            # A reset or timeout under load is a result to report (status 599), not a reason to stop the run.
+            self.latencies[endpoint].append(time.perf_counter() - started)
+            self.statuses[endpoint][599] += 1
+            return 599, {"error": {"code": "connection", "message": str(exc)[:200]}}
         try:
             data = json.loads(text)
         except ValueError:  # e.g. an HTML 404 for a malformed URL: keep going, count it as an error
@@ -90,7 +100,7 @@ class Crowd:
             status, body = await self.call(session, "POST", "sessions", f"/api/v1/studies/{self.study.slug}/sessions/",
                                            {"participant": pid, "platform": "prolific"})
             if status not in (200, 201):
-                self.counts["refused"] += 1
+                self.counts["errors" if status == 599 else "refused"] += 1
                 return
             token = body["token"]
             status, body = await self.call(session, "POST", "consent", f"/api/v1/sessions/{token}/consent/",
