@@ -70,7 +70,7 @@ def char_ngram_counts(sentences: Sequence[str], n: int = 3) -> sparse.csr_matrix
         raise ValueError("char_ngram_counts packs an n-gram into 63 bits: n must be 1, 2 or 3")
     texts = [_RUNS_OF_WHITESPACE.sub(" ", sentence) for sentence in sentences]
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    codes = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
     per_sentence = np.maximum(lengths - (n - 1), 0)
     total = int(per_sentence.sum())
     if total == 0:

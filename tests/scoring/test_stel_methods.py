@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.errors import ApplicationError
 from scoring.stel_scoring.base import SimilarityMethod
@@ -156,3 +158,24 @@ def test_pos_cosine_of_tag_frequencies_with_a_given_tagger():
     values = method.similarity(["s1", "s1", "s3", "s1"], ["s2", "s1", "s4", "s3"]).tolist()
     # (DT1,NN1,VBD1)·(DT1,NN2) = 3 / (√3·√5)
     assert values == pytest.approx([3 / math.sqrt(15), 1.0, 1.0, 0.0])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(max_size=40), min_size=1, max_size=8), st.data())
+def test_char3gram_counts_equal_sklearns_char_analyzer(sentences, data):
+    """Invariant: the numpy n-gram counting gives the cosine sklearn's CountVectorizer(analyzer="char") gives."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from scoring.stel_scoring.simple import rowwise_cosine
+
+    other = data.draw(st.permutations(sentences))
+    ours = method_create("char3gram").similarity(sentences, other)
+    vocabulary_source = [*sentences, *other]
+    try:
+        counts = CountVectorizer(analyzer="char", ngram_range=(3, 3), lowercase=False).fit_transform(vocabulary_source)
+    except ValueError:  # no sentence has three characters: every pair is "alike" by convention
+        assert ours.tolist() == [1.0] * len(sentences)
+        return
+    index = np.arange(len(sentences))
+    expected = rowwise_cosine(counts, index, index + len(sentences))
+    assert ours == pytest.approx(expected, abs=1e-12)
