@@ -26,7 +26,7 @@ class MetricEvaluation(models.Model):
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return f"metric evaluation #{self.pk} {self.study_id}:{self.question}"
+        return f"metric evaluation #{self.pk} ({self.study.slug}, {self.question})"
 
     @property
     def is_computed(self) -> bool:
