@@ -48,8 +48,13 @@ def items_open_for(*, study: Study, participant: Participant, now: datetime):
     seen = Reservation.objects.filter(participant=participant, study_item__isnull=False).values("study_item_id")
     qs = StudyItem.objects.filter(study=study, is_closed=False).exclude(pk__in=seen)
     if not study.allow_multiple_setups:
+        # The same person (platform + id) across studies: the triple and the quadruple form of one draw share a
+        # family, and seeing one gives the other away.
         families = (
-            StudyItem.objects.filter(reservations__participant=participant).exclude(family="").values("family")
+            StudyItem.objects.filter(
+                reservations__participant__platform=participant.platform,
+                reservations__participant__external_id=participant.external_id,
+            ).exclude(family="").values("family")
         )
         qs = qs.exclude(family__in=families)
     return qs.annotate(held=held_count_subquery(now=now)).filter(held__lt=study.annotators_per_item)

@@ -282,3 +282,37 @@ def test_ping_and_researcher_endpoints_are_admin_only(client, django_user_model)
     assert len(lines) == 4
     bad = client.get(f"/api/v1/studies/{study.slug}/responses/?format=xml")
     assert bad.status_code == 400
+
+
+def test_triple_and_quadruple_forms_of_one_draw_go_to_different_people_unless_allowed(client):
+    from annotation.services.studies import study_create
+    from tests.factories import CorpusFactory, TaskInstanceFactory
+
+    quads = TaskInstanceFactory.create_batch(3, corpus=CorpusFactory())
+    for quad in quads:
+        TaskInstanceFactory(corpus=quad.corpus, family=quad.family, setup="triple", correct_order="S1-S2",
+                            anchor_2="")
+    corpus = [quads[0].corpus.name]
+    study_create(slug="quad", item_kind="quadruple", corpus=corpus, eligibility_questions=[], screening_per_batch=0,
+                 items_per_batch=3)
+    study_create(slug="trip", item_kind="triple", corpus=corpus, eligibility_questions=[], screening_per_batch=0,
+                 items_per_batch=3)
+    study_create(slug="trip-open", item_kind="triple", corpus=corpus, eligibility_questions=[],
+                 screening_per_batch=0, items_per_batch=3, allow_multiple_setups=True)
+    p = P(client, "quad", "SAME-PERSON")
+    p.start()
+    p.consent()
+    assert len(p.play()) == 3
+    r = client.post("/api/v1/studies/trip/sessions/", {"participant": "SAME-PERSON", "platform": "prolific"},
+                    format="json")
+    assert r.status_code == 409 and r.json()["error"]["code"] == "no_work_available"
+    other = P(client, "trip", "OTHER-PERSON")
+    other.start()
+    other.consent()
+    items = other.play()
+    assert len(items) == 3 and all(set(i["texts"]) == {"anchor_1", "sentence_1", "sentence_2"} for i in items)
+    assert all(i["choices"] == ["S1", "S2"] for i in items)
+    allowed = P(client, "trip-open", "SAME-PERSON")
+    allowed.start()
+    allowed.consent()
+    assert len(allowed.play()) == 3
