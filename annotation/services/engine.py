@@ -155,14 +155,16 @@ def batch_reserve(*, batch: Batch, now: datetime | None = None, rng: random.Rand
             question = next(screens_iter)
             rows.append(Reservation(
                 batch=batch, participant=participant, screening_question=question, position=position,
-                public_id=new_public_id(), shown=shown_for_screening(study=study, question=question, rng=rng),
+                public_id=new_public_id(),
+                shown={**shown_for_screening(study=study, question=question, rng=rng), "position": position},
                 expires_at=expires_at,
             ))
         else:
             item, slot = next(items_iter)
             rows.append(Reservation(
                 batch=batch, participant=participant, study_item=item, slot=slot, position=position,
-                public_id=new_public_id(), shown=shown_for_item(study=study, item=item, rng=rng),
+                public_id=new_public_id(),
+                shown={**shown_for_item(study=study, item=item, rng=rng), "position": position},
                 expires_at=expires_at,
             ))
     Reservation.objects.bulk_create(rows)
