@@ -155,7 +155,8 @@ def main() -> None:
         print(f"seeded {args.instances} instances x {args.k} responses in {time.perf_counter() - started:.1f} s",
               file=sys.stderr)
 
-    floors, totals = [], []
+    floors, totals, phases = [], [], []
+    load_before = round(os.getloadavg()[0], 2)  # the machine is shared: say how busy it was
     for _ in range(args.repeat):
         started = time.perf_counter()
         responses = selectors.responses_frame(study_id=study.pk)
@@ -164,12 +165,16 @@ def main() -> None:
         assert len(responses) == expected and len(items) == args.instances
         del responses, items
         started = time.perf_counter()
-        result, per_item = agreement_compute(study=study, seed=0, resamples=args.resamples)
+        timings: dict[str, float] = {}
+        result, per_item = agreement_compute(study=study, seed=0, resamples=args.resamples, timings=timings)
         totals.append(time.perf_counter() - started)
+        phases.append(timings)
     print(json.dumps({
         "instances": args.instances, "responses": expected, "k": args.k, "repeat": args.repeat,
         "read_floor_s": {"min": round(min(floors), 2), "median": round(statistics.median(floors), 2)},
         "all_statistics_s": {"min": round(min(totals), 2), "median": round(statistics.median(totals), 2)},
+        "phases_s_of_fastest": phases[totals.index(min(totals))],
+        "load_average_1min_before_after": [load_before, round(os.getloadavg()[0], 2)],
         "fleiss_kappa": round(result["fleiss_kappa"], 4), "krippendorff_alpha": round(result["krippendorff_alpha"], 4),
         "majority_accuracy": round(result["majority_accuracy"], 4),
         "bootstrap_resamples_overall": result["fleiss_kappa_ci"]["resamples"],
