@@ -179,3 +179,27 @@ def test_database_refuses_a_second_holder_of_a_slot():
     assert other is not None
     with pytest.raises(IntegrityError), transaction.atomic():
         Reservation.objects.filter(batch__token=other).update(slot=original.slot)
+
+
+def _process_participant(args: tuple[str, str]) -> int:
+    """Runs in a forked process: its own interpreter, its own PostgreSQL connection."""
+    slug, pid = args
+    connections.close_all()  # never share the parent's socket
+    try:
+        token = _open_session(slug, pid)
+        return _play(token) if token else 0
+    finally:
+        connections.close_all()
+
+
+def test_processes_race_for_the_last_slots():
+    import multiprocessing
+
+    study = make_study(n_instances=3, per_batch=3, k=2)
+    connections.close_all()
+    with multiprocessing.get_context("fork").Pool(6) as pool:
+        stored = pool.map(_process_participant, [(study.slug, f"proc-{i}") for i in range(6)])
+    assert sum(stored) == 3 * 2  # six processes, six slots: every slot once, no more
+    per_item = Counter(Response.objects.filter(study=study, is_valid=True).values_list("study_item_id", flat=True))
+    assert sorted(per_item.values()) == [2, 2, 2]
+    assert items_over_capacity(study=study) == []
