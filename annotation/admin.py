@@ -43,15 +43,21 @@ class StudyAdmin(admin.ModelAdmin):
         ("Participants", {"fields": ["recommendations"]}),
     ]
 
+    def _progress(self, obj: Study) -> dict[str, Any]:
+        # computed once per row of the change list (two columns read it)
+        if not hasattr(obj, "_progress_cache"):
+            obj._progress_cache = study_progress(study=obj)
+        return obj._progress_cache
+
     @admin.display(description="progress")
     def progress_summary(self, obj: Study) -> str:
-        p = study_progress(study=obj)
+        p = self._progress(obj)
         return (f"{p['items_complete']}/{p['items']} complete · {p['responses']} responses · "
                 f"{p['participants']} participants · {p['screened_out']} screened out · {p['excluded']} excluded")
 
     @admin.display(description="pay")
     def pay_summary(self, obj: Study) -> str:
-        p = study_progress(study=obj)
+        p = self._progress(obj)
         if p["median_minutes_per_batch"] is None:
             return "–"
         return f"{p['median_minutes_per_batch']} min/batch · {p['effective_hourly_pay']}/h"

@@ -110,7 +110,8 @@ def batch_answer_key(*, token: str) -> dict[str, dict[str, Any]]:
 def study_progress(*, study: Study) -> dict[str, Any]:
     k = study.annotators_per_item
     items = StudyItem.objects.filter(study=study).annotate(
-        n_valid=Count("responses__reservation", filter=Q(responses__is_valid=True), distinct=True)
+        # distinct people, so a Likert item's several question rows count once (imported rows have no batch)
+        n_valid=Count("responses__participant", filter=Q(responses__is_valid=True), distinct=True)
     )
     n_items = items.count()
     complete = items.filter(Q(n_valid__gte=k) | Q(is_closed=True)).count()

@@ -216,7 +216,7 @@ def test_admin_pages_and_export_action(admin_client):
     p.consent()
     p.play()
     page = admin_client.get("/admin/annotation/study/")
-    assert page.status_code == 200 and b"2/6 complete" not in page.content
+    assert page.status_code == 200 and b"0/6 complete" in page.content  # k = 3: one person completes nothing
     assert b"3 responses" in page.content and b"1 participants" in page.content
     change = admin_client.get(f"/admin/annotation/study/{study.pk}/change/")
     assert change.status_code == 200 and b"ADMINVIEW" in change.content and b"approve" in change.content
@@ -258,3 +258,33 @@ def test_full_project_schema_endpoint_serves():
     client.force_authenticate(get_user_model().objects.create_superuser("s", "s@example.com", "pw"))
     response = client.get("/api/schema/")
     assert response.status_code == 200 and b"/api/v1/sessions/{token}/next/" in response.content
+
+
+def test_study_progress_counts_complete_items_pay_and_likert_people_once():
+    from annotation.selectors import study_progress
+    from annotation.services.studies import QUESTION_PRESETS, study_create
+
+    study = make_study(n_instances=2, per_batch=2, k=1)
+    study.estimated_minutes = 6
+    study.target_hourly_pay = 12
+    study.save()
+    p = P(APIClient(), study.slug, "FAST")
+    p.start()
+    p.consent()
+    p.play()
+    batch = Batch.objects.get()
+    Batch.objects.filter(pk=batch.pk).update(finished_at=batch.started_at + timedelta(minutes=4))
+    progress = study_progress(study=study)
+    assert (progress["items"], progress["items_complete"], progress["responses"]) == (2, 2, 2)
+    assert progress["median_minutes_per_batch"] == 4.0
+    assert progress["effective_hourly_pay"] == 18.0  # 12/h for 6 estimated minutes, done in 4
+    likert = study_create(slug="lk-progress", item_kind="likert", annotators_per_item=1, eligibility_questions=[],
+                          items=[{"id": "a", "source": "u r late", "rewrite": "You are late."}],
+                          questions=QUESTION_PRESETS["gyafc"])
+    q = P(APIClient(), likert.slug, "RATER")
+    q.start()
+    q.consent()
+    item = q.next().json()["item"]
+    assert q.answer(item["id"], {"formality": 2, "fluency": 4, "meaning": 5}).status_code == 201
+    progress = study_progress(study=likert)
+    assert (progress["responses"], progress["items_complete"]) == (3, 1)  # three question rows, one person
