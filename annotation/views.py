@@ -59,6 +59,17 @@ def prose_html(text: str) -> SafeString:
     return mark_safe("\n".join(paragraphs))  # noqa: S308 - every piece of text above went through escape()
 
 
+# Where an MTurk ExternalQuestion must post the finished assignment; anything else is ignored, so the link
+# cannot be abused to make the page post to an arbitrary site.
+MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+
+
+def mturk_submit_url(query: dict[str, str]) -> str:
+    """MTurk's `turkSubmitTo` + `/mturk/externalSubmit`, for its two official hosts only ("" otherwise)."""
+    base = (query.get("turkSubmitTo") or "").strip().rstrip("/")
+    return f"{base}/mturk/externalSubmit" if base in MTURK_SUBMIT_HOSTS else ""
+
+
 def _public_eligibility(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Eligibility questions without their accepted answers (those stay on the server)."""
     public = []
@@ -86,7 +97,8 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
         # A preview must not open a session (it would hold reservations for a worker who never accepted).
         context = {"reason": "preview", "study": study, "task_html": prose_html(study.task_description)}
         return render(request, "annotation/unavailable.html", context)
-    who = participant_from_query({key: request.GET.get(key, "") for key in request.GET})
+    query = {key: request.GET.get(key, "") for key in request.GET}
+    who = participant_from_query(query)
     too_long = [key for key, value in who.items() if len(value) > MAX_PARAM_LENGTH]
     if too_long:
         return render(request, "annotation/unavailable.html", {"reason": "bad-link", "fields": too_long}, status=400)
@@ -97,6 +109,7 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
         "eligibility": _public_eligibility(study.eligibility_questions),
         "likert": _public_likert(study.questions),
         "rewrite_min_length": study.rewrite_min_length,
+        "mturk_submit": mturk_submit_url(query) if who["platform"] == "mturk" else "",
         "api": "/api/v1/",
     }
     context = {

@@ -17,7 +17,7 @@ from django.utils import timezone
 from annotation import selectors
 from annotation.models import Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
 from annotation.services.studies import study_create
-from annotation.views import participant_from_query, prose_html
+from annotation.views import mturk_submit_url, participant_from_query, prose_html
 from tasks.models import ScreeningQuestion, Setup, StyleComponent
 from tasks.services.imports import corpus_import
 
@@ -259,7 +259,8 @@ def test_reload_mid_batch_resumes_at_the_same_item(page: Any, live_server: Any, 
 @browser_test
 def test_keyboard_shortcuts_answer_items_from_an_mturk_link(page: Any, live_server: Any, shots: Any) -> None:
     study = quadruple_study("browser-keyboard", eligibility_questions=[])
-    page.goto(f"{live_server.url}/s/{study.slug}/?workerId=A1TURKER&assignmentId=ASG1&hitId=HIT1")
+    page.goto(f"{live_server.url}/s/{study.slug}/?workerId=A1TURKER&assignmentId=ASG1&hitId=HIT1"
+              "&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com")
     on_screen(page, "consent")
     page.click("#consent-agree")
     on_screen(page, "instructions")  # no eligibility questions in this study: straight to the instructions
@@ -296,6 +297,12 @@ def test_keyboard_shortcuts_answer_items_from_an_mturk_link(page: Any, live_serv
             shots(page, "chosen-by-keyboard")
         submit_and_wait(page, item_id, key="Enter")
     on_screen(page, "done")
+    # MTurk: the finished assignment is posted back to MTurk's externalSubmit with its id and the code.
+    assert page.get_attribute("#mturk-submit", "action") == "https://workersandbox.mturk.com/mturk/externalSubmit"
+    assert page.is_visible("#mturk-submit button")
+    assert page.input_value('#mturk-submit input[name="assignmentId"]') == "ASG1"
+    assert page.input_value("#mturk-code") == COMPLETED
+    shots(page, "mturk-done")
     assert wrong_on_purpose is not None
     participant = Participant.objects.get(study=study, external_id="A1TURKER")
     assert participant.platform == Participant.Platform.MTURK and not participant.excluded
@@ -571,6 +578,12 @@ def test_entry_page_renders_the_study_texts_without_answers(client: Any) -> None
 ])
 def test_participant_from_query(query: dict[str, str], expected: dict[str, str]) -> None:
     assert participant_from_query(query) == expected
+
+
+def test_mturk_submit_url_only_for_mturk_hosts() -> None:
+    assert mturk_submit_url({"turkSubmitTo": "https://www.mturk.com/"}) == "https://www.mturk.com/mturk/externalSubmit"
+    assert mturk_submit_url({"turkSubmitTo": "https://evil.example.com"}) == ""
+    assert mturk_submit_url({}) == ""
 
 
 @pytest.mark.django_db

@@ -136,6 +136,11 @@
     link.hidden = !redirectUrl;
     if (redirectUrl) link.href = redirectUrl;
     $("done-copy").hidden = !code;
+    const mturk = $("mturk-submit");
+    if (mturk) {  // an MTurk ExternalQuestion: the assignment is finished by posting back to MTurk
+      $("mturk-code").value = code || "";
+      mturk.hidden = false;
+    }
     show("done");
   }
 
@@ -546,6 +551,13 @@
     setTimeout(() => area.focus(), 0);
   }
 
+  // Leave the notice readable for a moment; ignore keys and clicks meanwhile so nothing is sent twice.
+  function pauseThenNext() {
+    busy = true;
+    setSubmitEnabled(false);
+    setTimeout(() => { busy = false; loadNext(); }, 1200);
+  }
+
   // `expired` on an answer means the batch's time limit passed, or only this item's reservation did: the
   // session's state tells which, so the participant either gets the polite end or simply the next item.
   async function itemExpired() {
@@ -557,7 +569,7 @@
     }
     $("item-error").classList.add("info");
     $("item-error").textContent = "This item has expired — loading the next one.";
-    setTimeout(() => loadNext(), 1200);
+    pauseThenNext();
   }
 
   async function submitItem() {
@@ -590,7 +602,7 @@
         const notice = explain(err);
         $("item-error").classList.add("info");
         $("item-error").textContent = notice;
-        setTimeout(() => loadNext(), 1200);
+        pauseThenNext();
         return;
       }
       if (err.code === "wrong_state") return boot();
