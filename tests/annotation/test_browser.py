@@ -299,7 +299,7 @@ def test_keyboard_shortcuts_answer_items_from_an_mturk_link(page: Any, live_serv
     on_screen(page, "done")
     # MTurk: the finished assignment is posted back to MTurk's externalSubmit with its id and the code.
     assert page.get_attribute("#mturk-submit", "action") == "https://workersandbox.mturk.com/mturk/externalSubmit"
-    assert page.is_visible("#mturk-submit button")
+    assert page.is_visible("#mturk-submit button") and not page.is_visible("#done-redirect")
     assert page.input_value('#mturk-submit input[name="assignmentId"]') == "ASG1"
     assert page.input_value("#mturk-code") == COMPLETED
     shots(page, "mturk-done")

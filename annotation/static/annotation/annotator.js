@@ -137,9 +137,10 @@
     if (redirectUrl) link.href = redirectUrl;
     $("done-copy").hidden = !code;
     const mturk = $("mturk-submit");
-    if (mturk) {  // an MTurk ExternalQuestion: the assignment is finished by posting back to MTurk
+    if (mturk) {  // an MTurk ExternalQuestion: the assignment is finished by posting back to MTurk, not a redirect
       $("mturk-code").value = code || "";
       mturk.hidden = false;
+      link.hidden = true;
     }
     show("done");
   }
