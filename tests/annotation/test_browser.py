@@ -488,6 +488,8 @@ def test_ranking_item_is_ordered_with_keyboard_operable_move_buttons(page: Any, 
     page.click("#item-submit")
     page.wait_for_function(NEXT_ITEM_OR_END, arg=item_id)
     on_screen(page, "done")
+    assert page.inner_text("#done-code") == COMPLETED
+    assert not page.is_visible("#done-redirect")  # this study has no redirect URL: no dead button
     response = Response.objects.get(participant__external_id="ranker01")
     assert json.loads(response.answer) == target
     assert page.js_errors == []
