@@ -52,7 +52,7 @@ def _dictionaries(table_sql: str, coded: dict[str, str], params: list[Any]) -> d
 def _binary_frame(
     table_sql: str, params: list[Any], numeric: dict[str, tuple[str, str]], coded: dict[str, str],
     text: dict[str, str] | None = None,
-) -> pd.DataFrame:
+) -> pd.DataFrame | None:
     """Columns of `SELECT … FROM table_sql`: `numeric` {name: (sql, kind)}, `coded` {name: text sql} (decoded
     through a dictionary of distinct values), `text` {name: text sql} (many distinct values: read as text)."""
     dictionaries = _dictionaries(table_sql, coded, params)
@@ -86,7 +86,10 @@ def _binary_frame(
             array = np.asarray(values, dtype=object)[array] if len(values) else np.full(count, "", dtype=object)
         frame[name] = array
     for (name, _), text in zip(text_columns, row[1 + len(kinds):], strict=True):
-        frame[name] = np.asarray(text.split("\x1f") if text is not None else [], dtype=object)
+        values = text.split("\x1f") if text is not None else []
+        if len(values) != count:  # a text held the separator itself: the caller reads row by row instead
+            return None
+        frame[name] = np.asarray(values, dtype=object)
     return pd.DataFrame(frame)
 
 
@@ -107,8 +110,9 @@ def responses_frame(*, study_id: int, question: str | None = None) -> pd.DataFra
     if question:
         where += " AND (question = %s OR is_screening)"
         params.append(question)
+    binary = None
     if connection.vendor == "postgresql":
-        frame = _binary_frame(
+        binary = _binary_frame(
             where, params,
             numeric={
                 "response_id": ("id", "i8"), "item_id": ("coalesce(study_item_id, -1)", "i8"),
@@ -120,6 +124,8 @@ def responses_frame(*, study_id: int, question: str | None = None) -> pd.DataFra
             },
             coded={"answer": "answer", "question": "question"},
         )
+    if connection.vendor == "postgresql" and binary is not None:
+        frame = binary
         if frame.empty:
             return _empty_responses()
         flags = frame.pop("flags").to_numpy()
@@ -175,20 +181,22 @@ ITEM_TEXT = {
     "family": "COALESCE(NULLIF(si.family, ''), ti.family, '')", "corpus": "COALESCE(co.name, '')",
 }
 ITEM_NUMBERS = {
-    "item_id": ("si.id", "i8"), "position": ("si.position::int8", "i8"),
-    "instance_id": ("COALESCE(ti.id, -1)", "i8"), "instance_position": ("COALESCE(ti.position::int8, -1)", "i8"),
-    "published_votes": ("COALESCE(ti.published_votes::float8, 'NaN')", "f8"),
+    "item_id": ("si.id", "i8"), "position": ("CAST(si.position AS BIGINT)", "i8"),
+    "instance_id": ("COALESCE(ti.id, -1)", "i8"),
+    "instance_position": ("COALESCE(CAST(ti.position AS BIGINT), -1)", "i8"),
+    "published_votes": ("COALESCE(CAST(ti.published_votes AS DOUBLE PRECISION), 'NaN')", "f8"),
 }
 
 
 def items_frame(*, study_id: int) -> pd.DataFrame:
     """The study's items with their component, setup, correct answer and the instance they show."""
+    frame = None
     if connection.vendor == "postgresql":
         unique = {"external_id", "family"}  # one per item: no point coding them
         frame = _binary_frame(ITEMS_FROM, [study_id], numeric=ITEM_NUMBERS,
                               coded={k: v for k, v in ITEM_TEXT.items() if k not in unique},
                               text={k: v for k, v in ITEM_TEXT.items() if k in unique})
-    else:
+    if frame is None:
         names = [*ITEM_NUMBERS, *ITEM_TEXT]
         exprs = [expr for expr, _ in ITEM_NUMBERS.values()] + list(ITEM_TEXT.values())
         frame = _plain_frame(f"SELECT {', '.join(exprs)} FROM {ITEMS_FROM}", [study_id], names)
