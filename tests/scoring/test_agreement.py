@@ -277,3 +277,26 @@ def test_api_queues_runs_and_reports_errors(django_capture_on_commit_callbacks) 
         queued = client.post("/api/v1/filter-runs/", {"study": study.slug, "balance": True, "seed": 1},
                              format="json")
     assert queued.status_code == 202 and len(callbacks) == 1
+
+
+def test_binary_reader_matches_the_orm_and_survives_separator_clash() -> None:
+    from annotation.models import StudyItem
+    from scoring import selectors
+
+    study, items = annotated_study(answers=[["S2-S1", "S1-S2", "S2-S1"], ["S1-S2"] * 3])
+    Response.objects.filter(participant__external_id="p1").update(is_valid=False, value=2.5)
+    frame = selectors.responses_frame(study_id=study.pk).sort_values("response_id").reset_index(drop=True)
+    expected = list(Response.objects.filter(study=study).order_by("id").values_list(
+        "id", "study_item_id", "participant_id", "answer", "is_valid", "is_correct", "value", "seconds"))
+    got = list(zip(frame["response_id"], frame["item_id"], frame["participant_id"], frame["answer"],
+                   frame["is_valid"], frame["is_correct"], frame["value"], frame["seconds"], strict=True))
+    for want, have in zip(expected, got, strict=True):
+        assert want[:5] == tuple(have[:5]) and float(want[5]) == have[5] and want[7] == have[7]
+        assert (want[6] is None and math.isnan(have[6])) or want[6] == have[6]
+    first = Response.objects.filter(study=study).order_by("id").first()
+    assert frame.loc[0, "answered_at"] == pytest.approx(first.answered_at.timestamp())
+    # an id holding the separator the fast path joins texts with: the reader falls back to row reads
+    StudyItem.objects.filter(pk=items[0].pk).update(external_id="odd\x1fid")
+    read = selectors.items_frame(study_id=study.pk)
+    assert read["external_id"].tolist() == ["odd\x1fid", items[1].external_id]
+    assert read["component"].tolist() == ["formality", "formality"] and read["setup"].tolist() == ["quadruple"] * 2
