@@ -172,19 +172,16 @@ ITEMS_FROM = (
     "LEFT JOIN tasks_taskinstance ti ON ti.id = si.instance_id "
     "LEFT JOIN tasks_stylecomponent c1 ON c1.id = si.component_id "
     "LEFT JOIN tasks_stylecomponent c2 ON c2.id = ti.component_id "
-    "LEFT JOIN tasks_corpus co ON co.id = ti.corpus_id "
     "WHERE si.study_id = %s"
 )
 ITEM_TEXT = {
     "external_id": "si.external_id", "kind": "si.kind", "component": "COALESCE(c1.name, c2.name, '')",
     "setup": "COALESCE(ti.setup, si.kind)", "correct_answer": "si.correct_answer",
-    "family": "COALESCE(NULLIF(si.family, ''), ti.family, '')", "corpus": "COALESCE(co.name, '')",
+    "family": "COALESCE(NULLIF(si.family, ''), ti.family, '')",
 }
 ITEM_NUMBERS = {
     "item_id": ("si.id", "i8"), "position": ("CAST(si.position AS BIGINT)", "i8"),
     "instance_id": ("COALESCE(ti.id, -1)", "i8"),
-    "instance_position": ("COALESCE(CAST(ti.position AS BIGINT), -1)", "i8"),
-    "published_votes": ("COALESCE(CAST(ti.published_votes AS DOUBLE PRECISION), 'NaN')", "f8"),
 }
 
 
@@ -208,7 +205,7 @@ def items_frame(*, study_id: int) -> pd.DataFrame:
     for name in ITEM_TEXT:
         frame[name] = frame[name].fillna("").astype(str)
     columns = ["item_id", "external_id", "position", "kind", "component", "setup", "correct_answer", "family",
-               "instance_id", "corpus", "instance_position", "published_votes"]
+               "instance_id"]
     return frame[columns].sort_values(["position", "item_id"], kind="stable").reset_index(drop=True)
 
 
