@@ -300,3 +300,20 @@ def test_binary_reader_matches_the_orm_and_survives_separator_clash() -> None:
     read = selectors.items_frame(study_id=study.pk)
     assert read["external_id"].tolist() == ["odd\x1fid", items[1].external_id]
     assert read["component"].tolist() == ["formality", "formality"] and read["setup"].tolist() == ["quadruple"] * 2
+
+
+def test_count_table_is_what_aggregate_raters_builds() -> None:
+    """The subjects × categories table comes from one bincount; statsmodels' aggregate_raters on the items × k
+    answer codes must give the very same table (so kappa is computed on statsmodels' own input)."""
+    from scoring import selectors
+    from scoring.stats.fleiss import fleiss_table, fleiss_table_from_codes
+    from scoring.stats.votes import first_k_responses, votes_compute
+
+    rng = np.random.default_rng(9)
+    answers = [[str(rng.choice(["S1-S2", "S2-S1"])) for _ in range(5)] for _ in range(25)]
+    study, _ = annotated_study(answers=answers)
+    first_k = first_k_responses(responses=selectors.responses_frame(study_id=study.pk), k=5)
+    data = votes_compute(first_k=first_k, items=selectors.items_frame(study_id=study.pk), k=5, m=3)
+    table, used = fleiss_table(counts=data.counts, rows=data.per_item["complete"].to_numpy())
+    codes = np.array([[data.categories.index(a) for a in row] for row in answers])
+    assert np.array_equal(table, fleiss_table_from_codes(codes, len(data.categories)))
