@@ -137,12 +137,18 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--ping-requests", type=int, default=8000)
     parser.add_argument("--port", type=int, default=18431)
+    parser.add_argument("--server-side-binding", action="store_true",
+                        help="Let psycopg prepare repeated statements (Django's server_side_binding option).")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "load_annotation.json"))
     args = parser.parse_args()
 
     ensure_database()
     slug, study_id = build_study(args.items, args.k, args.per_batch, args.screening)
     env = {**os.environ, "DJANGO_CONN_MAX_AGE": "600", "DJANGO_LOG_LEVEL": "ERROR"}
+    if args.server_side_binding:
+        # psycopg binds on the server and prepares a statement after 5 runs on a connection: no re-planning.
+        separator = "&" if "?" in env["DATABASE_URL"] else "?"
+        env["DATABASE_URL"] += f"{separator}server_side_binding=true"
     base = f"http://127.0.0.1:{args.port}"
     server = subprocess.Popen(
         [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application", "--workers", str(args.workers),
@@ -175,6 +181,7 @@ def main() -> None:
         "command": " ".join(sys.argv),
         "participants": args.participants, "concurrency": args.concurrency, "items": args.items, "k": args.k,
         "gunicorn": {"workers": args.workers, "threads": args.threads, "worker_class": "gthread"},
+        "server_side_binding": args.server_side_binding,
         "ceiling_ping": {"requests": len(ping_lat), "elapsed_s": round(ping_elapsed, 2), "rps": round(ping_rps, 1),
                          **pct(ping_lat), "status": ping_status},
         "annotation": {
