@@ -40,6 +40,8 @@ demo-data: $(STAMP)
 	$(DEMO_ENV) $(MANAGE) evaluate_metrics --study likert-demo --question content_preservation --metrics bleu,chrf,levenshtein,jaro_winkler,embedding_cosine --by style
 	$(DEMO_ENV) $(MANAGE) create_study --slug demo-formality --title "Which sentences share a style?" --setup quadruple --corpus formality-demo --annotators-per-item 3 --items-per-batch 6 --screening-per-batch 2 --redirect-url "https://app.prolific.com/submissions/complete?cc={code}"
 	$(DEMO_ENV) $(MANAGE) create_study --slug demo-simplicity-triple --setup triple --corpus turkcorpus-sample --annotators-per-item 3 --items-per-batch 6 --screening-per-batch 2
+	$(DEMO_ENV) $(MANAGE) import_annotations --study fleiss-1971 --question diagnosis --scale 1-5 --level nominal fixtures/annotations/fleiss1971.csv
+	$(DEMO_ENV) $(MANAGE) compute_agreement --study fleiss-1971 --json
 	$(DEMO_ENV) $(MANAGE) demo_admin
 
 demo: demo-data
