@@ -552,6 +552,30 @@ def test_batch_time_limit_passing_mid_batch_ends_politely(page: Any, live_server
     assert page.js_errors == []
 
 
+@browser_test
+def test_a_lapsed_item_is_explained_in_plain_words(page: Any, live_server: Any, shots: Any) -> None:
+    study = quadruple_study("browser-lapsed", eligibility_questions=[])
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=lapsed01&STUDY_ID=S&SESSION_ID=L")
+    on_screen(page, "consent")
+    page.click("#consent-agree")
+    on_screen(page, "instructions")
+    page.click("#instructions-start")
+    on_screen(page, "item")
+    # Only this item's reservation lapses (the batch itself is still open): the server answers 410 `expired`.
+    Reservation.objects.filter(public_id=current_item_id(page)).update(expires_at=timezone.now() - timedelta(minutes=1))
+    page.click('label[data-choice="S2-S1"]')
+    page.click("#item-submit")
+    page.wait_for_function("document.querySelector('#item-error').textContent.includes('expired')")
+    assert page.inner_text("#item-error") == "This item has expired — loading the next one."
+    assert page.is_disabled("#item-submit")  # nothing can be sent twice while the notice shows
+    shots(page, "item-expired-notice")
+    # The engine serves that same lapsed item again, so the page ends politely instead of looping.
+    on_screen(page, "end")
+    assert "time for this batch has run out" in page.inner_text("#end-message")
+    assert not Response.objects.filter(participant__external_id="lapsed01").exists()
+    assert page.js_errors == []
+
+
 # --- the page itself, without a browser ------------------------------------------------------------------
 
 

@@ -299,6 +299,10 @@
         if (data.state === "screened_out") return route(Object.assign({}, session, data));
         return doneScreen(data.completion_code, data.redirect_url);
       }
+      if (expiredItemId && data.item.id === expiredItemId) {
+        // The server offers the item it just called expired again: the time is up, not just this item's.
+        return route(Object.assign({}, session, { state: "expired" }));
+      }
       store.set(instructionsSeenKey(), "1");
       setProgress(data.progress);
       setDeadline(data.expires_at);
@@ -561,7 +565,9 @@
 
   // `expired` on an answer means the batch's time limit passed, or only this item's reservation did: the
   // session's state tells which, so the participant either gets the polite end or simply the next item.
+  let expiredItemId = null;
   async function itemExpired() {
+    expiredItemId = item && item.id;
     try {
       const { data } = await api("GET", "sessions/" + encodeURIComponent(session.token) + "/");
       if (data.state !== "items") return route(data);
