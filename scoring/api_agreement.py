@@ -4,6 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -48,6 +50,7 @@ def _run_body(run: AgreementRun) -> dict[str, Any]:
 
 
 class AgreementRunListView(APIView):
+    @extend_schema(operation_id="agreement_run_create", request=AgreementRunInput, responses={202: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         """Queue an agreement computation on a Celery worker; poll the returned run (or its job)."""
         serializer = AgreementRunInput(data=request.data)
@@ -62,12 +65,14 @@ class AgreementRunListView(APIView):
 
 
 class AgreementRunDetailView(APIView):
+    @extend_schema(operation_id="agreement_run_detail", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, run_id: int) -> Response:
         run = get_object_or_404(AgreementRun.objects.select_related("study", "job"), pk=run_id)
         return Response(_run_body(run))
 
 
 class FilterRunListView(APIView):
+    @extend_schema(operation_id="filter_run_create", request=FilterRunInput, responses={202: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         """Queue filter_instances for a study; the job's result names the FilterRun it stored."""
         from scoring.celery_tasks.agreement import filter_run_task
@@ -82,5 +87,6 @@ class FilterRunListView(APIView):
 
 
 class FilterRunDetailView(APIView):
+    @extend_schema(operation_id="filter_run_detail", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, run_id: int) -> Response:
         return Response(filter_run_summary(get_object_or_404(FilterRun.objects.select_related("study"), pk=run_id)))

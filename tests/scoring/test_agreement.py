@@ -277,6 +277,9 @@ def test_api_queues_runs_and_reports_errors(django_capture_on_commit_callbacks) 
         queued = client.post("/api/v1/filter-runs/", {"study": study.slug, "balance": True, "seed": 1},
                              format="json")
     assert queued.status_code == 202 and len(callbacks) == 1
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    assert {"/api/v1/agreement-runs/", "/api/v1/agreement-runs/{run_id}/", "/api/v1/filter-runs/"} <= set(
+        schema["paths"])
 
 
 def test_binary_reader_matches_the_orm_and_survives_separator_clash() -> None:
