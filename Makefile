@@ -46,6 +46,7 @@ demo-data: $(STAMP)
 
 demo: demo-data
 	@echo "Serving StyleCrowd on http://127.0.0.1:8000/admin/ (Ctrl-C to stop)"
+	@echo "Participant view: http://127.0.0.1:8000/s/demo-formality/?PROLIFIC_PID=demo-1&STUDY_ID=demo&SESSION_ID=demo-1"
 	$(DEMO_ENV) $(MANAGE) runserver 127.0.0.1:8000
 
 test: $(STAMP) browsers
