@@ -23,6 +23,7 @@ from tasks.services.imports import corpus_import
 
 # The browser fixtures (one Chromium per module, a context per test, screenshots): imported, not a conftest.py.
 from tests.annotation.conftest_browser import *  # noqa: F403
+from tests.annotation.conftest_browser import PHONE
 from tests.factories import CorpusFactory, ScreeningQuestionFactory, StudyFactory, StudyItemFactory, TaskInstanceFactory
 
 # live_server serves from another thread, so the data must be committed; serialized_rollback restores the
@@ -473,6 +474,10 @@ def test_ranking_item_is_ordered_with_keyboard_operable_move_buttons(page: Any, 
         return page.eval_on_selector_all("ol.ranking li", "rows => rows.map(r => r.dataset.output)")
 
     assert sorted(order()) == ["o1", "o2", "o3"]
+    page.set_viewport_size(PHONE)  # ranking on a phone: no sideways scrolling, move buttons big enough to tap
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    for box in [button.bounding_box() for button in page.query_selector_all("ol.ranking .move")]:
+        assert box["height"] >= 44 and box["width"] >= 44
     target = ["o3", "o1", "o2"]
     for rank, output in enumerate(target):
         # Keyboard only: focus the output's ▲ button and press Enter until it reaches its rank.
@@ -573,6 +578,31 @@ def test_a_lapsed_item_is_explained_in_plain_words(page: Any, live_server: Any, 
     on_screen(page, "end")
     assert "time for this batch has run out" in page.inner_text("#end-message")
     assert not Response.objects.filter(participant__external_id="lapsed01").exists()
+    assert page.js_errors == []
+
+
+@browser_test
+def test_a_lost_connection_is_explained_and_the_answer_can_be_resent(page: Any, live_server: Any, shots: Any) -> None:
+    study = quadruple_study("browser-offline", items=2, screening=0, eligibility_questions=[])
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=offline01&STUDY_ID=S&SESSION_ID=O")
+    on_screen(page, "consent")
+    page.click("#consent-agree")
+    on_screen(page, "instructions")
+    page.click("#instructions-start")
+    on_screen(page, "item")
+    item_id = current_item_id(page)
+    expected = selectors.reservation_expected_answer(public_id=item_id)
+    page.click(f'label[data-choice="{expected}"]')
+    page.route("**/answers/", lambda route: route.abort("internetdisconnected"))
+    page.click("#item-submit")
+    page.wait_for_function("document.querySelector('#item-error').textContent.length > 0")
+    assert page.inner_text("#item-error") == "We could not reach the server. Check your connection and try again."
+    shots(page, "offline")
+    assert current_item_id(page) == item_id and not page.is_disabled("#item-submit")
+    assert not Response.objects.filter(participant__external_id="offline01").exists()
+    page.unroute("**/answers/")
+    submit_and_wait(page, item_id)  # the same choice, sent again once the connection is back
+    assert Response.objects.filter(participant__external_id="offline01", is_correct=True).count() == 1
     assert page.js_errors == []
 
 
