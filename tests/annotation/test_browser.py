@@ -478,6 +478,11 @@ def test_ranking_item_is_ordered_with_keyboard_operable_move_buttons(page: Any, 
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     for box in [button.bounding_box() for button in page.query_selector_all("ol.ranking .move")]:
         assert box["height"] >= 44 and box["width"] >= 44
+    first = order()[0]
+    page.focus(f'li[data-output="{first}"]')
+    page.keyboard.press("Alt+ArrowDown")  # a focused text moves with Alt+arrows, and keeps the focus
+    assert order()[1] == first
+    assert page.evaluate("document.activeElement.dataset.output") == first
     target = ["o3", "o1", "o2"]
     for rank, output in enumerate(target):
         # Keyboard only: focus the output's ▲ button and press Enter until it reaches its rank.
