@@ -18,13 +18,13 @@ from annotation import selectors
 from annotation.models import Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
 from annotation.services.studies import study_create
 from annotation.views import mturk_submit_url, participant_from_query, prose_html
-from tasks.models import ScreeningQuestion, Setup, StyleComponent
+from tasks.models import ScreeningQuestion, StyleComponent
 from tasks.services.imports import corpus_import
 
 # The browser fixtures (one Chromium per module, a context per test, screenshots): imported, not a conftest.py.
 from tests.annotation.conftest_browser import *  # noqa: F403
 from tests.annotation.conftest_browser import PHONE
-from tests.factories import CorpusFactory, ScreeningQuestionFactory, StudyFactory, StudyItemFactory, TaskInstanceFactory
+from tests.factories import CorpusFactory, ScreeningQuestionFactory, StudyFactory, TaskInstanceFactory
 
 # live_server serves from another thread, so the data must be committed; serialized_rollback restores the
 # migrations' rows (the STEL components) that each transactional flush wipes.
@@ -419,35 +419,42 @@ def test_likert_item_with_two_questions(page: Any, live_server: Any, shots: Any)
 
 
 @browser_test
-def test_triple_item_shows_one_anchor_and_asks_for_the_closest_sentence(
-    page: Any, live_server: Any, shots: Any
+@pytest.mark.parametrize(("kind", "question"), [
+    (ItemKind.TRIPLE, "Which sentence is closest in style to A1?"),
+    (ItemKind.STYLE_OR_CONTENT, "Which sentence has the same style as A1 (whatever its content)?"),
+])
+def test_triple_and_style_or_content_items_show_one_anchor(
+    page: Any, live_server: Any, shots: Any, kind: str, question: str
 ) -> None:
     ensure_components()
-    study = StudyFactory(slug="browser-triple", item_kind=ItemKind.TRIPLE, items_per_batch=2, screening_per_batch=1,
-                         completion_code=COMPLETED, consent_text="Triples.", max_batches_per_participant=1)
     corpus = CorpusFactory()
     for _ in range(2):
-        StudyItemFactory(study=study, instance=TaskInstanceFactory(
-            corpus=corpus, setup=Setup.TRIPLE, anchor_2="", anchor_2_style=None))
+        TaskInstanceFactory(corpus=corpus, setup=kind, anchor_2="", anchor_2_style=None)
     ScreeningQuestionFactory.create_batch(2)
-    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=triple01&STUDY_ID=S&SESSION_ID=T")
+    study = study_create(
+        slug=f"browser-{kind}", item_kind=kind, setup=kind, corpus=[corpus.name], items_per_batch=2,
+        screening_per_batch=1, max_batches=1, completion_code=COMPLETED, consent_text="Short texts.",
+        eligibility_questions=[],
+    )
+    pid = f"{kind}-01"
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID={pid}&STUDY_ID=S&SESSION_ID=T")
     on_screen(page, "consent")
     page.click("#consent-agree")
     on_screen(page, "instructions")
+    assert "Example" in page.inner_text("[data-screen=instructions]")  # the project's description for the kind
     page.click("#instructions-start")
     on_screen(page, "item")
-    shots(page, "triple-item")
+    shots(page, f"{kind}-item")
     for _ in range(3):
-        assert page.query_selector("#text-a2") is None  # a triple has no second anchor
-        assert page.inner_text("#text-a1").strip() and page.inner_text("#item-question") == (
-            "Which sentence is closest in style to A1?")
+        assert page.query_selector("#text-a2") is None  # one anchor only
+        assert page.inner_text("#text-a1").strip() and page.inner_text("#item-question") == question
         item_id = current_item_id(page)
         expected = selectors.reservation_expected_answer(public_id=item_id)
         assert expected in {"S1", "S2"}
         page.keyboard.press("1" if expected == "S1" else "2")
         submit_and_wait(page, item_id, key="Enter")
     on_screen(page, "done")
-    responses = Response.objects.filter(participant__external_id="triple01")
+    responses = Response.objects.filter(participant__external_id=pid)
     assert responses.count() == 3 and all(r.is_correct and r.is_valid for r in responses)
     assert page.js_errors == []
 
