@@ -320,3 +320,22 @@ def test_count_table_is_what_aggregate_raters_builds() -> None:
     table, used = fleiss_table(counts=data.counts, rows=data.per_item["complete"].to_numpy())
     codes = np.array([[data.categories.index(a) for a in row] for row in answers])
     assert np.array_equal(table, fleiss_table_from_codes(codes, len(data.categories)))
+
+
+def test_distinct_rows_matches_numpy_unique() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from hypothesis.extra.numpy import arrays
+
+    from scoring.stats.bootstrap import distinct_rows
+
+    @settings(max_examples=80, deadline=None)
+    @given(arrays(np.int64, st.tuples(st.integers(1, 60), st.integers(1, 6)), elements=st.integers(0, 40)))
+    def check(table: np.ndarray) -> None:
+        rows, counts = distinct_rows(table)
+        expected_rows, expected_counts = np.unique(table, axis=0, return_counts=True)
+        assert sorted(zip(map(tuple, rows), counts, strict=True)) == sorted(
+            zip(map(tuple, expected_rows), expected_counts, strict=True))
+        assert counts.sum() == table.shape[0]
+
+    check()
