@@ -422,7 +422,7 @@ def test_likert_item_with_two_questions(page: Any, live_server: Any, shots: Any)
 @pytest.mark.parametrize(("kind", "question"), [
     (ItemKind.TRIPLE, "Which sentence is closest in style to A1?"),
     (ItemKind.STYLE_OR_CONTENT, "Which sentence has the same style as A1 (whatever its content)?"),
-])
+], ids=["triple", "style-or-content"])
 def test_triple_and_style_or_content_items_show_one_anchor(
     page: Any, live_server: Any, shots: Any, kind: str, question: str
 ) -> None:

@@ -405,7 +405,8 @@
     const t = next.texts;
     body.appendChild(el("div", { class: "texts" }, [textCard("A1", "anchor-1", t.anchor_1, "text-a1")]));
     body.appendChild(el("div", { class: "pair-row" }, [textCard("S1", "sentence", t.sentence_1, "text-s1"), textCard("S2", "sentence", t.sentence_2, "text-s2")]));
-    const describe = (value) => el("span", {}, [pill("s", value), " is closer in style to ", pill("a1", "A1")]);
+    const relation = kind === "style-or-content" ? " has the style of " : " is closer in style to ";
+    const describe = (value) => el("span", {}, [pill("s", value), relation, pill("a1", "A1")]);
     const question = kind === "style-or-content" ? "Which sentence has the same style as A1 (whatever its content)?"
       : "Which sentence is closest in style to A1?";
     item.read = choiceGroup(body, "choice", next.choices || ["S1", "S2"], describe, question);
