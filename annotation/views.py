@@ -17,6 +17,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
 from annotation.models import Study
+from annotation.services.display import public_questions
 
 # Query parameters each recruiting platform appends to the study link (Prolific's and MTurk's documented names).
 PLATFORM_PARAMS: dict[str, tuple[str, str, str]] = {
@@ -79,11 +80,6 @@ def _public_eligibility(questions: list[dict[str, Any]]) -> list[dict[str, Any]]
     return public
 
 
-def _public_likert(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    keep = ("name", "text", "min", "max", "labels")
-    return [{key: question[key] for key in keep if key in question} for question in questions or []]
-
-
 @require_GET
 @ensure_csrf_cookie
 def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
@@ -107,7 +103,7 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
         "kind": study.item_kind,
         "who": who,
         "eligibility": _public_eligibility(study.eligibility_questions),
-        "likert": _public_likert(study.questions),
+        "likert": public_questions(study),
         "rewrite_min_length": study.rewrite_min_length,
         "mturk_submit": mturk_submit_url(query) if who["platform"] == "mturk" else "",
         "api": "/api/v1/",
