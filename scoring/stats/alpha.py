@@ -44,10 +44,14 @@ def alpha_counts(
 
 
 def krippendorff_alpha_of(*, value_counts: np.ndarray, value_domain: np.ndarray, level: str) -> float | None:
-    """The package's alpha; None when undefined (no pairable unit, or a single value used)."""
-    if value_counts.shape[0] == 0 or (value_counts.sum(axis=0) > 0).sum() < 2:
+    """The package's alpha; None when undefined (no pairable unit, or a single value used: the package then
+    divides 0 by 0, so the NaN is the check — no extra pass over the table in the bootstrap's hot loop)."""
+    if value_counts.shape[0] == 0:
         return None
-    with np.errstate(divide="ignore", invalid="ignore"):
-        value = float(krippendorff.alpha(value_counts=value_counts, value_domain=value_domain,
-                                         level_of_measurement=level))
-    return None if np.isnan(value) else value
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = float(krippendorff.alpha(value_counts=value_counts, value_domain=value_domain,
+                                             level_of_measurement=level))
+    except (ValueError, ZeroDivisionError):
+        return None
+    return None if np.isnan(value) or np.isinf(value) else value
