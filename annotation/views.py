@@ -11,9 +11,9 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
-from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
 from annotation.models import Study
@@ -81,11 +81,10 @@ def _public_eligibility(questions: list[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 @require_GET
-@ensure_csrf_cookie
 def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
-    """`/s/<slug>/`: the whole participant flow, rendered once and advanced by `annotation/js/annotator.js`."""
+    """`/s/<slug>/`: the whole participant flow, rendered once and advanced by static/annotation/annotator.js."""
     study = Study.objects.filter(slug=slug).first()
-    if study is None:
+    if study is None or study.origin != Study.Origin.PLATFORM:  # imported annotations have no participants
         return render(request, "annotation/unavailable.html", {"reason": "missing"}, status=404)
     if study.status != Study.Status.ACTIVE:
         return render(request, "annotation/unavailable.html", {"reason": study.status, "study": study}, status=410)
@@ -106,7 +105,7 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
         "likert": public_questions(study),
         "rewrite_min_length": study.rewrite_min_length,
         "mturk_submit": mturk_submit_url(query) if who["platform"] == "mturk" else "",
-        "api": "/api/v1/",
+        "api": reverse("ping").removesuffix("ping/"),  # the annotator API's root, wherever it is mounted
     }
     context = {
         "study": study, "config": config, "consent_html": prose_html(study.consent_text),

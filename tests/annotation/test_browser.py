@@ -634,7 +634,8 @@ def test_entry_page_renders_the_study_texts_without_answers(client: Any) -> None
     assert response.context["config"]["who"] == {
         "platform": "prolific", "participant": "abc", "study_ref": "s1", "session_ref": "x1",
     }
-    assert "csrftoken" in response.cookies
+    assert response.context["config"]["api"] == "/api/v1/"
+    assert not response.cookies  # the page sets no cookie: the session token lives in the browser's storage
 
 
 @pytest.mark.parametrize(("query", "expected"), [
@@ -658,6 +659,8 @@ def test_mturk_submit_url_only_for_mturk_hosts() -> None:
 def test_unknown_closed_and_malformed_links_get_a_clear_page(client: Any) -> None:
     missing = client.get("/s/no-such-study/")
     assert missing.status_code == 404 and "could not find this study" in missing.content.decode()
+    StudyFactory(slug="imported-study", origin=Study.Origin.IMPORTED)
+    assert client.get("/s/imported-study/").status_code == 404
     StudyFactory(slug="closed-study", status=Study.Status.CLOSED, title="Old study")
     closed = client.get("/s/closed-study/")
     assert closed.status_code == 410 and "is closed" in closed.content.decode()

@@ -3,6 +3,7 @@
  * The session token is the participant's only credential; it is kept in localStorage under a key made of the
  * study and the participant, so a reload (or coming back from the same link) resumes the same item. The page
  * never sees a correct answer: it only renders texts and choices and posts what the participant picked.
+ * The screens and the session's life are here; drawing each item kind is in items.js (loaded first).
  */
 (function () {
   "use strict";
@@ -256,17 +257,10 @@
     } finally { busy = false; }
   });
 
-  const KIND_HINTS = {
-    quadruple: "Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue.",
-    triple: "Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue.",
-    "style-or-content": "Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue.",
-    likert: "Tip: press a number key (<kbd>1</kbd>–<kbd>5</kbd> on a five-point scale) to rate the highlighted question, then <kbd>Enter</kbd> to continue.",
-    ranking: "Tip: use the ▲ and ▼ buttons (or focus a text and press <kbd>Alt</kbd>+<kbd>↑</kbd>/<kbd>↓</kbd>) to order the texts, then <kbd>Enter</kbd> on Next.",
-    rewrite: "Tip: press <kbd>Ctrl</kbd>+<kbd>Enter</kbd> to continue once your text is long enough.",
-  };
+  const HINTS = window.StyleCrowdItems.hints;
 
   function showInstructions() {
-    $("instructions-hint").innerHTML = KIND_HINTS[config.kind] || "";
+    $("instructions-hint").innerHTML = HINTS[config.kind] || "";
     show("instructions");
   }
 
@@ -315,24 +309,14 @@
     } finally { busy = false; }
   }
 
-  function el(tag, attrs, children) {
-    const node = document.createElement(tag);
-    Object.entries(attrs || {}).forEach(([key, value]) => {
-      if (key === "class") node.className = value;
-      else if (key === "text") node.textContent = value;
-      else if (key === "html") node.innerHTML = value;
-      else node.setAttribute(key, value);
-    });
-    (children || []).forEach((child) => { if (child) node.appendChild(typeof child === "string" ? document.createTextNode(child) : child); });
-    return node;
-  }
-
-  function textCard(tag, cls, text, id) {
-    return el("div", { class: "text-card " + cls, id: id || "" }, [el("span", { class: "tag", text: tag }), el("p", { text: text || "" })]);
-  }
-
   function setSubmitEnabled(enabled) { $("item-submit").disabled = !enabled; }
 
+  function info(text) {
+    $("item-error").classList.add("info");
+    $("item-error").textContent = text;
+  }
+
+  // Draw the item with its kind's renderer (items.js); keep what it returns to read the answer and the keys.
   function renderItem(next, notice) {
     item = next;
     const body = $("item-body");
@@ -340,221 +324,19 @@
     $("item-error").textContent = notice || "";
     $("item-error").classList.toggle("info", Boolean(notice));
     setSubmitEnabled(false);
-    keyHandler = null;
     const kind = next.kind || config.kind;
     body.dataset.kind = kind;
     body.dataset.itemId = next.id;
-    if (kind === "quadruple") renderQuadruple(body, next);
-    else if (kind === "triple" || kind === "style-or-content") renderTriple(body, next, kind);
-    else if (kind === "likert") renderLikert(body, next);
-    else if (kind === "ranking") renderRanking(body, next);
-    else if (kind === "rewrite") renderRewrite(body, next);
-    else body.appendChild(el("p", { text: "This item cannot be shown (unknown kind " + kind + ")." }));
-    $("item-hint").innerHTML = KIND_HINTS[kind] || "";
+    const view = window.StyleCrowdItems.render(kind, {
+      body, item: next, setSubmitEnabled, info, submit: submitItem,
+      questions: (session.study && session.study.questions) || config.likert,
+      minLength: (session.study && session.study.rewrite_min_length) || config.rewrite_min_length,
+    });
+    item.read = view.read;
+    keyHandler = view.onKey;
+    $("item-hint").innerHTML = HINTS[kind] || "";
     itemShownAt = performance.now();
     show("item");
-  }
-
-  // A radio group of large cards; number keys pick the n-th choice.
-  function choiceGroup(body, name, choices, describe, question) {
-    const group = el("div", { class: "choices" + (choices.length === 2 ? " two" : ""), role: "radiogroup", "aria-labelledby": "item-question" });
-    choices.forEach((value, index) => {
-      const input = el("input", { type: "radio", name, value, id: name + "-" + index });
-      input.addEventListener("change", () => setSubmitEnabled(true));
-      const label = el("label", { class: "option choice", for: name + "-" + index, "data-choice": value },
-        [input, el("span", { class: "key", "aria-hidden": "true", text: String(index + 1) }), describe(value, index)]);
-      group.appendChild(label);
-    });
-    body.appendChild(el("p", { class: "question-text", id: "item-question", text: question }));
-    body.appendChild(group);
-    keyHandler = (event) => {
-      const n = parseInt(event.key, 10);
-      if (n >= 1 && n <= choices.length) {
-        const input = $(name + "-" + (n - 1));
-        input.checked = true;
-        input.focus();
-        setSubmitEnabled(true);
-        return true;
-      }
-      return false;
-    };
-    return () => { const picked = group.querySelector("input:checked"); return picked ? picked.value : null; };
-  }
-
-  function pill(cls, text) { return el("span", { class: "pill " + cls, text }); }
-
-  function renderQuadruple(body, next) {
-    const t = next.texts;
-    body.appendChild(el("p", { class: "row-label", text: "Anchors" }));
-    body.appendChild(el("div", { class: "pair-row" }, [textCard("A1", "anchor-1", t.anchor_1, "text-a1"), textCard("A2", "anchor-2", t.anchor_2, "text-a2")]));
-    body.appendChild(el("p", { class: "row-label", text: "Sentences" }));
-    body.appendChild(el("div", { class: "pair-row" }, [textCard("S1", "sentence", t.sentence_1, "text-s1"), textCard("S2", "sentence", t.sentence_2, "text-s2")]));
-    const describe = (value) => {
-      const [first, second] = value.split("-");
-      return el("span", { class: "pairing" }, [
-        el("span", {}, [pill("s", first), " goes with ", pill("a1", "A1")]),
-        el("span", {}, [pill("s", second), " goes with ", pill("a2", "A2")]),
-        el("span", { class: "visually-hidden", text: " (" + value + ")" }),
-      ]);
-    };
-    item.read = choiceGroup(body, "choice", next.choices || ["S1-S2", "S2-S1"], describe,
-      "Which sentence matches each anchor in style?");
-  }
-
-  function renderTriple(body, next, kind) {
-    const t = next.texts;
-    body.appendChild(el("div", { class: "texts" }, [textCard("A1", "anchor-1", t.anchor_1, "text-a1")]));
-    body.appendChild(el("div", { class: "pair-row" }, [textCard("S1", "sentence", t.sentence_1, "text-s1"), textCard("S2", "sentence", t.sentence_2, "text-s2")]));
-    const relation = kind === "style-or-content" ? " has the style of " : " is closer in style to ";
-    const describe = (value) => el("span", {}, [pill("s", value), relation, pill("a1", "A1")]);
-    const question = kind === "style-or-content" ? "Which sentence has the same style as A1 (whatever its content)?"
-      : "Which sentence is closest in style to A1?";
-    item.read = choiceGroup(body, "choice", next.choices || ["S1", "S2"], describe, question);
-  }
-
-  function renderLikert(body, next) {
-    const t = next.texts || {};
-    const cards = [];
-    if (t.source) cards.push(textCard("Original", "sentence", t.source, "text-source"));
-    if (t.rewrite) cards.push(textCard(t.target_style ? "Rewrite (" + t.target_style + ")" : "Rewrite", "anchor-1", t.rewrite, "text-rewrite"));
-    if (t.reference) cards.push(textCard("Reference", "anchor-2", t.reference, "text-reference"));
-    body.appendChild(el("div", { class: "texts" }, cards));
-    const questions = next.questions || (session.study && session.study.questions) || config.likert;
-    const fieldsets = questions.map((q, qi) => {
-      const fs = el("fieldset", { class: "question likert", "data-name": q.name });
-      fs.appendChild(el("legend", { text: q.text || q.name }));
-      const scale = el("div", { class: "scale", role: "radiogroup", "aria-label": q.text || q.name });
-      const labels = q.labels || {};
-      for (let v = q.min, pos = 1; v <= q.max; v += 1, pos += 1) {
-        const id = "q" + qi + "-" + v;
-        const input = el("input", { type: "radio", name: "likert-" + q.name, value: String(v), id });
-        if (labels[String(v)]) input.setAttribute("aria-label", v + " — " + labels[String(v)]);
-        input.addEventListener("change", () => { updateLikert(); });
-        input.addEventListener("focus", () => setActive(qi));
-        scale.appendChild(el("label", { class: "option", for: id, "data-value": String(v), "data-key": String(pos) }, [
-          input, el("span", { class: "value", text: (v > 0 && q.min < 0 ? "+" : "") + v }),
-          labels[String(v)] ? el("span", { class: "label", text: labels[String(v)], "aria-hidden": "true" }) : null,
-        ]));
-      }
-      fs.appendChild(scale);
-      const low = labels[String(q.min)]; const high = labels[String(q.max)];
-      if ((low || high) && Object.keys(labels).length <= 2) {
-        fs.appendChild(el("div", { class: "scale-ends", "aria-hidden": "true" }, [el("span", { text: low || "" }), el("span", { text: high || "" })]));
-      }
-      body.appendChild(fs);
-      return fs;
-    });
-    let active = 0;
-    function setActive(index) {
-      active = index;
-      fieldsets.forEach((fs, i) => fs.classList.toggle("active", i === active));
-    }
-    function updateLikert() {
-      const complete = fieldsets.every((fs) => fs.querySelector("input:checked"));
-      setSubmitEnabled(complete);
-    }
-    setActive(0);
-    keyHandler = (event) => {
-      const n = parseInt(event.key, 10);
-      if (!(n >= 1 && n <= 9)) return false;
-      const option = fieldsets[active].querySelector('label[data-key="' + n + '"] input');
-      if (!option) return false;
-      option.checked = true;
-      option.focus();
-      updateLikert();
-      // Move on to the next unanswered question so 1–5 can rate them all in a row.
-      const following = fieldsets.findIndex((fs, i) => i > active && !fs.querySelector("input:checked"));
-      if (following >= 0) setActive(following);
-      return true;
-    };
-    item.read = () => {
-      const answer = {};
-      for (const fs of fieldsets) {
-        const picked = fs.querySelector("input:checked");
-        if (!picked) return null;
-        answer[fs.dataset.name] = parseInt(picked.value, 10);
-      }
-      return answer;
-    };
-  }
-
-  function renderRanking(body, next) {
-    const t = next.texts || {};
-    if (t.source) body.appendChild(el("div", { class: "texts" }, [textCard("Original", "sentence", t.source, "text-source")]));
-    body.appendChild(el("p", { class: "question-text", id: "item-question", text: "Order these texts from best (top) to worst (bottom)." }));
-    const list = el("ol", { class: "ranking", "aria-labelledby": "item-question" });
-    const outputs = next.outputs || [];
-    function renumber() {
-      const rows = Array.from(list.children);
-      rows.forEach((li, i) => {
-        li.querySelector(".rank").textContent = String(i + 1);
-        li.querySelector(".up").disabled = i === 0;
-        li.querySelector(".down").disabled = i === rows.length - 1;
-        const text = li.querySelector(".output").textContent;
-        li.setAttribute("aria-label", "Rank " + (i + 1) + ": " + text);
-      });
-      setSubmitEnabled(rows.length > 0);
-    }
-    function move(li, delta, button) {
-      const rows = Array.from(list.children);
-      const index = rows.indexOf(li);
-      const target = index + delta;
-      if (target < 0 || target >= rows.length) return;
-      if (delta < 0) list.insertBefore(li, rows[target]); else list.insertBefore(li, rows[target].nextSibling);
-      renumber();
-      $("item-error").classList.add("info");
-      $("item-error").textContent = "Moved to rank " + (target + 1) + ".";
-      // Keep focus on the same control (or its twin if it just became disabled) so repeated presses keep moving.
-      const keep = li.querySelector(button.disabled ? (delta < 0 ? ".down" : ".up") : (delta < 0 ? ".up" : ".down"));
-      keep.focus();
-    }
-    outputs.forEach((output, i) => {
-      const id = typeof output === "string" ? "o" + (i + 1) : output.id;
-      const text = typeof output === "string" ? output : output.text;
-      const up = el("button", { type: "button", class: "move up", "aria-label": "Move up: " + text.slice(0, 60), text: "▲" });
-      const down = el("button", { type: "button", class: "move down", "aria-label": "Move down: " + text.slice(0, 60), text: "▼" });
-      const li = el("li", { "data-output": id, tabindex: "0" }, [
-        el("span", { class: "rank", "aria-hidden": "true" }), el("p", { class: "output", text }), el("span", { class: "moves" }, [up, down]),
-      ]);
-      up.addEventListener("click", () => move(li, -1, up));
-      down.addEventListener("click", () => move(li, 1, down));
-      li.addEventListener("keydown", (event) => {
-        if (event.target !== li || !event.altKey) return;
-        if (event.key === "ArrowUp") { event.preventDefault(); move(li, -1, up); li.focus(); }
-        if (event.key === "ArrowDown") { event.preventDefault(); move(li, 1, down); li.focus(); }
-      });
-      list.appendChild(li);
-    });
-    body.appendChild(list);
-    renumber();
-    item.read = () => Array.from(list.children).map((li) => li.dataset.output);
-  }
-
-  function renderRewrite(body, next) {
-    const t = next.texts || {};
-    const minLength = next.min_length || (session.study && session.study.rewrite_min_length) || config.rewrite_min_length || 1;
-    if (t.source) body.appendChild(el("div", { class: "texts" }, [textCard("Original", "sentence", t.source, "text-source")]));
-    const prompt = t.target_style ? "Rewrite the original so that it is " + t.target_style + ", keeping its meaning."
-      : "Rewrite the original in your own words, keeping its meaning.";
-    body.appendChild(el("label", { class: "question-text", for: "rewrite-text", text: prompt }));
-    const area = el("textarea", { id: "rewrite-text", name: "rewrite", "aria-describedby": "rewrite-counter", minlength: String(minLength) });
-    const counter = el("p", { class: "counter", id: "rewrite-counter", "aria-live": "polite" });
-    function update() {
-      const length = area.value.trim().length;
-      const ok = length >= minLength;
-      counter.textContent = ok ? length + " characters ✓" : length + " of at least " + minLength + " characters";
-      counter.classList.toggle("ok", ok);
-      setSubmitEnabled(ok);
-    }
-    area.addEventListener("input", update);
-    area.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); submitItem(); }
-    });
-    body.appendChild(area);
-    body.appendChild(counter);
-    update();
-    item.read = () => { const value = area.value.trim(); return value.length >= minLength ? value : null; };
-    setTimeout(() => area.focus(), 0);
   }
 
   // Leave the notice readable for a moment; ignore keys and clicks meanwhile so nothing is sent twice.

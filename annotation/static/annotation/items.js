@@ -1,0 +1,245 @@
+/* StyleCrowd item renderers: one function per item kind (docs/annotator-api.md, "Per kind").
+ *
+ * Each renderer fills `ctx.body` with the item's texts and answer controls and returns
+ * `{read, onKey}`: `read()` gives the answer to send (or null while incomplete), `onKey(event)` handles the
+ * number-key shortcuts and says whether it used the key. Renderers only ever see texts and choices.
+ */
+(function () {
+  "use strict";
+
+  const HINTS = {
+    quadruple: "Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue.",
+    triple: "Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue.",
+    "style-or-content": "Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue.",
+    likert: "Tip: press a number key (<kbd>1</kbd>–<kbd>5</kbd> on a five-point scale) to rate the highlighted question, then <kbd>Enter</kbd> to continue.",
+    ranking: "Tip: use the ▲ and ▼ buttons (or focus a text and press <kbd>Alt</kbd>+<kbd>↑</kbd>/<kbd>↓</kbd>) to order the texts, then <kbd>Enter</kbd> on Next.",
+    rewrite: "Tip: press <kbd>Ctrl</kbd>+<kbd>Enter</kbd> to continue once your text is long enough.",
+  };
+
+  function el(tag, attrs, children) {
+    const node = document.createElement(tag);
+    Object.entries(attrs || {}).forEach(([key, value]) => {
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = value;  // texts always go in as text, never as HTML
+      else node.setAttribute(key, value);
+    });
+    (children || []).forEach((child) => { if (child) node.appendChild(typeof child === "string" ? document.createTextNode(child) : child); });
+    return node;
+  }
+
+  function textCard(tag, cls, text, id) {
+    return el("div", { class: "text-card " + cls, id: id || "" }, [el("span", { class: "tag", text: tag }), el("p", { text: text || "" })]);
+  }
+
+  function pill(cls, text) { return el("span", { class: "pill " + cls, text }); }
+
+  // A radio group of large cards; number keys pick the n-th choice.
+  function choiceGroup(ctx, choices, describe, question) {
+    const name = "choice";
+    const group = el("div", { class: "choices" + (choices.length === 2 ? " two" : ""), role: "radiogroup", "aria-labelledby": "item-question" });
+    choices.forEach((value, index) => {
+      const input = el("input", { type: "radio", name, value, id: name + "-" + index });
+      input.addEventListener("change", () => ctx.setSubmitEnabled(true));
+      const label = el("label", { class: "option choice", for: name + "-" + index, "data-choice": value },
+        [input, el("span", { class: "key", "aria-hidden": "true", text: String(index + 1) }), describe(value, index)]);
+      group.appendChild(label);
+    });
+    ctx.body.appendChild(el("p", { class: "question-text", id: "item-question", text: question }));
+    ctx.body.appendChild(group);
+    return {
+      read: () => { const picked = group.querySelector("input:checked"); return picked ? picked.value : null; },
+      onKey: (event) => {
+        const n = parseInt(event.key, 10);
+        if (!(n >= 1 && n <= choices.length)) return false;
+        const input = document.getElementById(name + "-" + (n - 1));
+        input.checked = true;
+        input.focus();
+        ctx.setSubmitEnabled(true);
+        return true;
+      },
+    };
+  }
+
+  function quadruple(ctx) {
+    const t = ctx.item.texts;
+    ctx.body.appendChild(el("p", { class: "row-label", text: "Anchors" }));
+    ctx.body.appendChild(el("div", { class: "pair-row" }, [textCard("A1", "anchor-1", t.anchor_1, "text-a1"), textCard("A2", "anchor-2", t.anchor_2, "text-a2")]));
+    ctx.body.appendChild(el("p", { class: "row-label", text: "Sentences" }));
+    ctx.body.appendChild(el("div", { class: "pair-row" }, [textCard("S1", "sentence", t.sentence_1, "text-s1"), textCard("S2", "sentence", t.sentence_2, "text-s2")]));
+    // Each choice draws the pairing it stands for, so "S1-S2" never has to be decoded.
+    const describe = (value) => {
+      const [first, second] = value.split("-");
+      return el("span", { class: "pairing" }, [
+        el("span", {}, [pill("s", first), " goes with ", pill("a1", "A1")]),
+        el("span", {}, [pill("s", second), " goes with ", pill("a2", "A2")]),
+        el("span", { class: "visually-hidden", text: " (" + value + ")" }),
+      ]);
+    };
+    return choiceGroup(ctx, ctx.item.choices || ["S1-S2", "S2-S1"], describe, "Which sentence matches each anchor in style?");
+  }
+
+  function triple(ctx) {
+    const t = ctx.item.texts;
+    const styleOrContent = ctx.kind === "style-or-content";
+    ctx.body.appendChild(el("div", { class: "texts" }, [textCard("A1", "anchor-1", t.anchor_1, "text-a1")]));
+    ctx.body.appendChild(el("div", { class: "pair-row" }, [textCard("S1", "sentence", t.sentence_1, "text-s1"), textCard("S2", "sentence", t.sentence_2, "text-s2")]));
+    const relation = styleOrContent ? " has the style of " : " is closer in style to ";
+    const describe = (value) => el("span", {}, [pill("s", value), relation, pill("a1", "A1")]);
+    const question = styleOrContent ? "Which sentence has the same style as A1 (whatever its content)?"
+      : "Which sentence is closest in style to A1?";
+    return choiceGroup(ctx, ctx.item.choices || ["S1", "S2"], describe, question);
+  }
+
+  function likert(ctx) {
+    const t = ctx.item.texts || {};
+    const cards = [];
+    if (t.source) cards.push(textCard("Original", "sentence", t.source, "text-source"));
+    if (t.rewrite) cards.push(textCard(t.target_style ? "Rewrite (" + t.target_style + ")" : "Rewrite", "anchor-1", t.rewrite, "text-rewrite"));
+    if (t.reference) cards.push(textCard("Reference", "anchor-2", t.reference, "text-reference"));
+    ctx.body.appendChild(el("div", { class: "texts" }, cards));
+    const questions = ctx.item.questions || ctx.questions || [];
+    let active = 0;
+    const fieldsets = questions.map((q, qi) => {
+      const fs = el("fieldset", { class: "question likert", "data-name": q.name });
+      fs.appendChild(el("legend", { text: q.text || q.name }));
+      const scale = el("div", { class: "scale", role: "radiogroup", "aria-label": q.text || q.name });
+      const labels = q.labels || {};
+      for (let v = q.min, pos = 1; v <= q.max; v += 1, pos += 1) {
+        const id = "q" + qi + "-" + v;
+        const input = el("input", { type: "radio", name: "likert-" + q.name, value: String(v), id });
+        if (labels[String(v)]) input.setAttribute("aria-label", v + " — " + labels[String(v)]);
+        input.addEventListener("change", () => update());
+        input.addEventListener("focus", () => setActive(qi));
+        scale.appendChild(el("label", { class: "option", for: id, "data-value": String(v), "data-key": String(pos) }, [
+          input, el("span", { class: "value", text: (v > 0 && q.min < 0 ? "+" : "") + v }),
+          labels[String(v)] ? el("span", { class: "label", text: labels[String(v)], "aria-hidden": "true" }) : null,
+        ]));
+      }
+      fs.appendChild(scale);
+      const low = labels[String(q.min)];
+      const high = labels[String(q.max)];
+      if ((low || high) && Object.keys(labels).length <= 2) {
+        fs.appendChild(el("div", { class: "scale-ends", "aria-hidden": "true" }, [el("span", { text: low || "" }), el("span", { text: high || "" })]));
+      }
+      ctx.body.appendChild(fs);
+      return fs;
+    });
+    function setActive(index) {
+      active = index;
+      fieldsets.forEach((fs, i) => fs.classList.toggle("active", i === active));
+    }
+    function update() { ctx.setSubmitEnabled(fieldsets.every((fs) => fs.querySelector("input:checked"))); }
+    setActive(0);
+    return {
+      read: () => {
+        const answer = {};
+        for (const fs of fieldsets) {
+          const picked = fs.querySelector("input:checked");
+          if (!picked) return null;
+          answer[fs.dataset.name] = parseInt(picked.value, 10);
+        }
+        return answer;
+      },
+      onKey: (event) => {
+        const n = parseInt(event.key, 10);
+        if (!(n >= 1 && n <= 9) || !fieldsets.length) return false;
+        const option = fieldsets[active].querySelector('label[data-key="' + n + '"] input');
+        if (!option) return false;
+        option.checked = true;
+        option.focus();
+        update();
+        // Move on to the next unanswered question so 1–5 can rate them all in a row.
+        const following = fieldsets.findIndex((fs, i) => i > active && !fs.querySelector("input:checked"));
+        if (following >= 0) setActive(following);
+        return true;
+      },
+    };
+  }
+
+  function ranking(ctx) {
+    const t = ctx.item.texts || {};
+    if (t.source) ctx.body.appendChild(el("div", { class: "texts" }, [textCard("Original", "sentence", t.source, "text-source")]));
+    ctx.body.appendChild(el("p", { class: "question-text", id: "item-question", text: "Order these texts from best (top) to worst (bottom)." }));
+    const list = el("ol", { class: "ranking", "aria-labelledby": "item-question" });
+    function renumber() {
+      const rows = Array.from(list.children);
+      rows.forEach((li, i) => {
+        li.querySelector(".rank").textContent = String(i + 1);
+        li.querySelector(".up").disabled = i === 0;
+        li.querySelector(".down").disabled = i === rows.length - 1;
+        li.setAttribute("aria-label", "Rank " + (i + 1) + ": " + li.querySelector(".output").textContent);
+      });
+      ctx.setSubmitEnabled(rows.length > 0);
+    }
+    function move(li, delta, button) {
+      const rows = Array.from(list.children);
+      const target = rows.indexOf(li) + delta;
+      if (target < 0 || target >= rows.length) return;
+      if (delta < 0) list.insertBefore(li, rows[target]); else list.insertBefore(li, rows[target].nextSibling);
+      renumber();
+      ctx.info("Moved to rank " + (target + 1) + ".");
+      // Keep focus on the same control (or its twin if it just became disabled) so repeated presses keep moving.
+      li.querySelector(button.disabled ? (delta < 0 ? ".down" : ".up") : (delta < 0 ? ".up" : ".down")).focus();
+    }
+    (ctx.item.outputs || []).forEach((output, i) => {
+      const id = typeof output === "string" ? "o" + (i + 1) : output.id;
+      const text = typeof output === "string" ? output : output.text;
+      const up = el("button", { type: "button", class: "move up", "aria-label": "Move up: " + text.slice(0, 60), text: "▲" });
+      const down = el("button", { type: "button", class: "move down", "aria-label": "Move down: " + text.slice(0, 60), text: "▼" });
+      const li = el("li", { "data-output": id, tabindex: "0" }, [
+        el("span", { class: "rank", "aria-hidden": "true" }), el("p", { class: "output", text }), el("span", { class: "moves" }, [up, down]),
+      ]);
+      up.addEventListener("click", () => move(li, -1, up));
+      down.addEventListener("click", () => move(li, 1, down));
+      li.addEventListener("keydown", (event) => {
+        if (event.target !== li || !event.altKey) return;
+        if (event.key === "ArrowUp") { event.preventDefault(); move(li, -1, up); li.focus(); }
+        if (event.key === "ArrowDown") { event.preventDefault(); move(li, 1, down); li.focus(); }
+      });
+      list.appendChild(li);
+    });
+    ctx.body.appendChild(list);
+    renumber();
+    return { read: () => Array.from(list.children).map((li) => li.dataset.output), onKey: null };
+  }
+
+  function rewrite(ctx) {
+    const t = ctx.item.texts || {};
+    const minLength = ctx.item.min_length || ctx.minLength || 1;
+    if (t.source) ctx.body.appendChild(el("div", { class: "texts" }, [textCard("Original", "sentence", t.source, "text-source")]));
+    const prompt = t.target_style ? "Rewrite the original so that it is " + t.target_style + ", keeping its meaning."
+      : "Rewrite the original in your own words, keeping its meaning.";
+    ctx.body.appendChild(el("label", { class: "question-text", for: "rewrite-text", text: prompt }));
+    const area = el("textarea", { id: "rewrite-text", name: "rewrite", "aria-describedby": "rewrite-counter", minlength: String(minLength) });
+    const counter = el("p", { class: "counter", id: "rewrite-counter", "aria-live": "polite" });
+    function update() {
+      const length = area.value.trim().length;
+      const ok = length >= minLength;
+      counter.textContent = ok ? length + " characters ✓" : length + " of at least " + minLength + " characters";
+      counter.classList.toggle("ok", ok);
+      ctx.setSubmitEnabled(ok);
+    }
+    area.addEventListener("input", update);
+    area.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); ctx.submit(); }
+    });
+    ctx.body.appendChild(area);
+    ctx.body.appendChild(counter);
+    update();
+    setTimeout(() => area.focus(), 0);  // after the screen change has focused the heading
+    return { read: () => { const value = area.value.trim(); return value.length >= minLength ? value : null; }, onKey: null };
+  }
+
+  const RENDERERS = { quadruple, triple, "style-or-content": triple, likert, ranking, rewrite };
+
+  function render(kind, ctx) {
+    const renderer = RENDERERS[kind];
+    if (!renderer) {
+      ctx.body.appendChild(el("p", { text: "This item cannot be shown (unknown kind " + kind + ")." }));
+      return { read: () => null, onKey: null };
+    }
+    return renderer(Object.assign({ kind }, ctx));
+  }
+
+  window.StyleCrowdItems = { render, hints: HINTS };
+})();
