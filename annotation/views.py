@@ -105,7 +105,8 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
         "likert": public_questions(study),
         "rewrite_min_length": study.rewrite_min_length,
         "mturk_submit": mturk_submit_url(query) if who["platform"] == "mturk" else "",
-        "api": reverse("ping").removesuffix("ping/"),  # the annotator API's root, wherever it is mounted
+        # The annotator API's root, wherever it is mounted: the session endpoint minus its own path.
+        "api": reverse("session-create", kwargs={"slug": study.slug}).removesuffix(f"studies/{study.slug}/sessions/"),
     }
     context = {
         "study": study, "config": config, "consent_html": prose_html(study.consent_text),
