@@ -83,7 +83,9 @@ def _binary_frame(
         array = np.frombuffer(blob, dtype=dtype) if blob is not None else np.zeros(0, dtype=dtype)
         array = array.astype(np.dtype(dtype).newbyteorder("="))
         if values is not None:
-            array = np.asarray(values, dtype=object)[array] if len(values) else np.full(count, "", dtype=object)
+            # Categorical straight from the codes: no per-row string objects for a million answers.
+            array = pd.Categorical.from_codes(array, categories=values) if len(values) else \
+                np.full(count, "", dtype=object)
         frame[name] = array
     for (name, _), text in zip(text_columns, row[1 + len(kinds):], strict=True):
         values = text.split("\x1f") if text is not None else []
@@ -133,7 +135,6 @@ def responses_frame(*, study_id: int, question: str | None = None) -> pd.DataFra
         return frame.assign(
             is_correct=np.where(correct < 0, np.nan, correct).astype("float64"),
             is_valid=(flags & 1).astype(bool), is_screening=(flags & 2).astype(bool),
-            answer=frame["answer"].astype(str), question=frame["question"].astype(str),
         )[RESPONSE_COLUMNS]
     raw = _plain_frame(
         "SELECT id, study_item_id, participant_id, question, answer, value, is_correct, is_valid, is_screening, "
@@ -203,7 +204,9 @@ def items_frame(*, study_id: int) -> pd.DataFrame:
     for name, (_, kind) in ITEM_NUMBERS.items():
         frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("float64" if kind == "f8" else "int64")
     for name in ITEM_TEXT:
-        frame[name] = frame[name].fillna("").astype(str)
+        values = np.asarray(frame[name], dtype=object)  # plain strings: simplest downstream, few rows
+        values[pd.isna(values)] = ""
+        frame[name] = values
     columns = ["item_id", "external_id", "position", "kind", "component", "setup", "correct_answer", "family",
                "instance_id"]
     return frame[columns].sort_values(["position", "item_id"], kind="stable").reset_index(drop=True)
