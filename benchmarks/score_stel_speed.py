@@ -207,6 +207,7 @@ def main() -> None:
             fast = method.similarity(left, right)
             fast_seconds = min(fast_seconds, time.perf_counter() - began)
         method.close()
+        print(f"{spec}: vectorized {fast_seconds:.3f} s; timing the per-pair baseline", file=sys.stderr)
         if spec in baselines:
             per_pair = baselines[spec]
         elif spec.startswith("st:"):

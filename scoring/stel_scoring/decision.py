@@ -6,6 +6,9 @@ import zlib
 import numpy as np
 
 UNDECIDED, S1_S2, S2_S1 = 0, 1, 2  # STEL's coding of a prediction
+# Sides closer than this count as equal: mathematically equal similarities computed along different float paths
+# (e.g. another summation order) differ by ~1e-16, and a tie must not depend on that.
+TIE_TOLERANCE = 1e-12
 
 
 def predictions_decide(sim_a1_s1: np.ndarray, sim_a1_s2: np.ndarray, sim_a2_s2: np.ndarray,
@@ -13,13 +16,16 @@ def predictions_decide(sim_a1_s1: np.ndarray, sim_a1_s2: np.ndarray, sim_a2_s2: 
     """1 (S1-S2), 2 (S2-S1) or 0 (undecided) per instance.
 
     Quadruples: S1-S2 when (1 − sim(A1,S1))² + (1 − sim(A2,S2))² < (1 − sim(A1,S2))² + (1 − sim(A2,S1))², S2-S1
-    when greater, undecided when equal. Triples (and style-or-content): the alternative more similar to A1,
-    undecided on a tie. The A2 similarities of triples are ignored (pass NaN).
+    when greater, undecided when equal (within TIE_TOLERANCE). Triples (and style-or-content): the alternative
+    more similar to A1, undecided on a tie. The A2 similarities of triples are ignored (pass NaN).
     """
     quad_keep = (1 - sim_a1_s1) ** 2 + (1 - sim_a2_s2) ** 2
     quad_swap = (1 - sim_a1_s2) ** 2 + (1 - sim_a2_s1) ** 2
-    quad = np.where(quad_keep < quad_swap, S1_S2, np.where(quad_keep > quad_swap, S2_S1, UNDECIDED))
-    triple = np.where(sim_a1_s1 > sim_a1_s2, S1_S2, np.where(sim_a1_s1 < sim_a1_s2, S2_S1, UNDECIDED))
+    quad_margin = quad_swap - quad_keep
+    quad = np.where(quad_margin > TIE_TOLERANCE, S1_S2, np.where(quad_margin < -TIE_TOLERANCE, S2_S1, UNDECIDED))
+    triple_margin = sim_a1_s1 - sim_a1_s2
+    triple = np.where(triple_margin > TIE_TOLERANCE, S1_S2,
+                      np.where(triple_margin < -TIE_TOLERANCE, S2_S1, UNDECIDED))
     return np.where(is_quadruple, quad, triple).astype(np.int64)
 
 

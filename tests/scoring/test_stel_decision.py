@@ -35,6 +35,12 @@ def test_triple_rule_picks_the_alternative_closer_to_anchor_1_and_ignores_anchor
     assert decide(rows, [False] * 4) == [1, 2, 0, 1]
 
 
+def test_float_noise_does_not_break_a_tie():
+    # 0.1 + 0.2 != 0.3 in floating point: equal in exact arithmetic, so the instance stays undecided.
+    rows = [(1 - (0.1 + 0.2), 1 - 0.3, 1.0, 1.0), (0.1 + 0.2, 0.3, NAN, NAN), (0.3 + 1e-9, 0.3, NAN, NAN)]
+    assert decide(rows, [True, False, False]) == [0, 0, 1]
+
+
 def test_mixed_quadruples_and_triples():
     rows = [(0.4, 0.9, 1.0, 0.0), (0.4, 0.9, 1.0, 0.0)]
     assert decide(rows, [True, False]) == [1, 2]
