@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -40,11 +41,13 @@ def _body(run: Any, *, full: bool) -> dict[str, Any]:
 
 
 class ScoreRunListCreate(APIView):
+    @extend_schema(operation_id="score_runs_list", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
         return Response({"methods": [*SIMPLE_METHODS, *(f"{p}:<model path>" for p in MODEL_METHODS)],
                          "runs": [_body(run, full=False) for run in _runs()[:100]]})
 
-    @extend_schema(request=ScoreRunStartSerializer)
+    @extend_schema(operation_id="score_runs_start", request=ScoreRunStartSerializer,
+                   responses={202: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         """Validate and queue a score run on the `gpu` queue; poll the returned job."""
         serializer = ScoreRunStartSerializer(data=request.data)
@@ -59,5 +62,6 @@ class ScoreRunListCreate(APIView):
 
 
 class ScoreRunDetail(APIView):
+    @extend_schema(operation_id="score_run_detail", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, pk: int) -> Response:
         return Response(_body(get_object_or_404(_runs(), pk=pk), full=True))
