@@ -144,3 +144,21 @@ def test_balance_properties(sizes: dict[str, int], seed: int) -> None:
     assert set(kept.groupby("component").size().tolist()) == {target}  # equal sizes, as small as the smallest
     assert len(dropped) == len(set(dropped)) == sum(sizes.values()) - target * len(sizes)
     assert np.array_equal(dropped, balance_validated(validated=frame.sample(frac=1, random_state=1), seed=seed))
+
+
+@pytest.mark.django_db
+def test_filter_task_redelivered_after_storing_does_not_filter_twice() -> None:
+    """A worker dies after the FilterRun is committed but before its Job is marked done: the redelivered task
+    finds the run made for that job and reports it instead of recording a second decision."""
+    from core.jobs import job_create
+    from core.models import Job
+    from scoring.celery_tasks.agreement import filter_run_task
+
+    study, _ = annotated_study(answers=[votes(5), votes(1)])
+    params = {"study": study.slug, "min_correct": None, "balance": False, "seed": None}
+    job = job_create(kind="filter_instances", params=params)
+    first = instances_filter(study=study, job=job)  # what the killed delivery had stored
+    filter_run_task(job.pk, params)  # the redelivery
+    job.refresh_from_db()
+    assert job.status == Job.Status.DONE and job.result["filter_run"] == first.pk
+    assert FilterRun.objects.filter(study=study).count() == 1
