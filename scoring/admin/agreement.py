@@ -205,9 +205,17 @@ class FilterRunAdmin(admin.ModelAdmin):
 
 @admin.register(BenchmarkExport)
 class BenchmarkExportAdmin(admin.ModelAdmin):
-    list_display = ["id", "format", "path", "n_rows", "study", "filter_run", "created_at"]
+    list_display = ["id", "format", "path", "n_rows", "study", "filter_run", "created_at", "score_link"]
     list_filter = ["format"]
     readonly_fields = [f.name for f in BenchmarkExport._meta.fields]
+
+    @admin.display(description="score models")
+    def score_link(self, obj: BenchmarkExport) -> str:
+        # Added by the score_stel part: opens its start form with this export chosen (STEL TSV exports only).
+        if obj.format != BenchmarkExport.Format.STEL_TSV:
+            return "–"
+        return format_html('<a href="{}?export={}">score this export</a>', reverse("admin:scoring_scorerun_start"),
+                           obj.pk)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

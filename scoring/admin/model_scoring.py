@@ -37,7 +37,8 @@ class ScoreRunStartForm(forms.Form):
         help_text="Optional server-side STEL TSV paths of the unfiltered set, reported beside the validated one.",
     )
     methods = forms.CharField(initial=DEFAULT_METHODS, widget=forms.TextInput(attrs={"size": 80}), help_text=(
-        "Comma-separated: char3gram, word_length, punctuation, uppercase, levenshtein, pos, hf:&lt;path&gt;, "
+        "Comma-separated: char3gram, word_length, punctuation, uppercase, levenshtein, pos (needs NLTK tagger data, "
+        "see docs/gpu-worker.md), hf:&lt;path&gt;, "
         "st:&lt;path&gt;, nsp:&lt;path&gt; (st:minilm / hf:minilm = the packaged all-MiniLM-L6-v2), or a dotted path "
         "to a SimilarityMethod subclass."))
     compare = forms.CharField(required=False, help_text="Two or more of the methods, for McNemar's test.")

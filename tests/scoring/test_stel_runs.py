@@ -128,6 +128,17 @@ def test_score_an_export_through_the_api(shared_data, api, media, tmp_path, djan
 
 
 @pytest.mark.django_db
+def test_export_list_links_to_the_start_form_with_the_export_chosen(shared_data, admin_client):
+    tsv = BenchmarkExport.objects.create(path=contraction(shared_data), format=BenchmarkExport.Format.STEL_TSV)
+    BenchmarkExport.objects.create(path="/tmp/x.parquet", format=BenchmarkExport.Format.PARQUET)
+    listing = admin_client.get(reverse("admin:scoring_benchmarkexport_changelist")).content.decode()
+    link = f'{reverse("admin:scoring_scorerun_start")}?export={tsv.pk}'
+    assert listing.count("score this export") == 1 and link in listing
+    form = admin_client.get(link).content.decode()
+    assert f'<option value="{tsv.pk}" selected>' in form
+
+
+@pytest.mark.django_db
 def test_task_is_idempotent_and_records_failures(shared_data, media, tmp_path, django_capture_on_commit_callbacks):
     copy = tmp_path / "bench.tsv"
     shutil.copy(contraction(shared_data), copy)
