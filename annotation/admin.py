@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, StreamingHttpResponse
+from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
@@ -26,7 +27,7 @@ def _export(study: Study, fmt: str) -> StreamingHttpResponse:
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
     list_display = ["slug", "item_kind", "status", "annotators_per_item", "progress_summary", "pay_summary",
-                    "adaptive_stopping", "created_at"]
+                    "adaptive_stopping", "results_link", "created_at"]
     list_filter = ["item_kind", "status", "origin", "adaptive_stopping"]
     search_fields = ["slug", "title"]
     readonly_fields = ["live_progress", "recommendations", "created_at", "selection"]
@@ -54,6 +55,15 @@ class StudyAdmin(admin.ModelAdmin):
         p = self._progress(obj)
         return (f"{p['items_complete']}/{p['items']} complete · {p['responses']} responses · "
                 f"{p['participants']} participants · {p['screened_out']} screened out · {p['excluded']} excluded")
+
+    @admin.display(description="results")
+    def results_link(self, obj: Study) -> str:
+        # The agreement dashboard lives in the scoring app (which reads this one); link by URL name only.
+        try:
+            url = reverse("admin:scoring_agreement_study", args=[obj.slug])
+        except NoReverseMatch:
+            return "–"
+        return format_html('<a href="{}">agreement &amp; filters</a>', url)
 
     @admin.display(description="pay")
     def pay_summary(self, obj: Study) -> str:
