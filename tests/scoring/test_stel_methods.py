@@ -179,3 +179,14 @@ def test_char3gram_counts_equal_sklearns_char_analyzer(sentences, data):
     index = np.arange(len(sentences))
     expected = rowwise_cosine(counts, index, index + len(sentences))
     assert ours == pytest.approx(expected, abs=1e-12)
+
+
+def test_device_auto_picks_what_torch_sees_and_cuda_without_a_gpu_is_an_error():
+    import torch
+
+    assert method_create("st:minilm", device="auto").device == ("cuda" if torch.cuda.is_available() else "cpu")
+    if torch.cuda.is_available():
+        assert method_create("hf:minilm", device="cuda").device == "cuda"
+    else:
+        with pytest.raises(ApplicationError, match="no CUDA device"):
+            method_create("hf:minilm", device="cuda")
