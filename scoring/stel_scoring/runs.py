@@ -51,12 +51,13 @@ def score_run_start(
     from scoring.celery_tasks.model_scoring import score_run_execute_task
     from scoring.models import ScoreRun
 
-    paths = [str(p).strip() for p in (benchmark_paths or []) if str(p).strip()]
+    # Absolute paths: the worker that reads them may run in another working directory.
+    paths = [str(Path(str(p).strip()).resolve()) for p in (benchmark_paths or []) if str(p).strip()]
     if export_id is not None:
         paths.insert(0, _export_path(export_id))
     if not paths:
         raise ApplicationError("choose a benchmark export or give at least one server-side benchmark path")
-    full = [str(p).strip() for p in (full_paths or []) if str(p).strip()]
+    full = [str(Path(str(p).strip()).resolve()) for p in (full_paths or []) if str(p).strip()]
     specs = methods_parse(methods) if isinstance(methods, str) else methods_parse(",".join(methods))
     compared = (methods_parse(compare) if isinstance(compare, str) else list(compare)) if compare else []
     if compared and (len(compared) < 2 or any(spec not in specs for spec in compared)):

@@ -202,3 +202,26 @@ def test_real_worker_consuming_only_the_gpu_queue_scores_with_minilm(shared_data
     assert run.results["device"] == "auto" and run.is_computed
     assert 0.6 < run.results["sets"]["validated"]["methods"]["st:minilm"]["overall"]["accuracy"] <= 1.0
     assert Path(run.predictions_path).is_file()
+
+
+@pytest.mark.django_db
+def test_command_background_stores_a_run_on_the_gpu_queue(shared_data, media, monkeypatch,
+                                                           django_capture_on_commit_callbacks):
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    monkeypatch.chdir(shared_data)  # a relative path is stored absolute, for a worker in another directory
+    out = io.StringIO()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        call_command("score_stel", "stel/quad_questions_char_contraction.tsv", methods="uppercase", background=True,
+                     json=True, stdout=out, stderr=io.StringIO())
+    summary = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert summary["ok"] is True and summary["queue"] == "gpu" and summary["computed"] is False
+    assert len(callbacks) == 1
+    run = ScoreRun.objects.get(pk=summary["score_run"])
+    assert run.benchmark_paths == [contraction(shared_data)] and run.created_by == "score_stel"
+    score_run_execute_task(summary["job"], run.pk)
+    run.refresh_from_db()
+    assert run.results["sets"]["validated"]["methods"]["uppercase"]["overall"]["accuracy"] == 1.0

@@ -1,10 +1,12 @@
 """`manage.py score_stel BENCHMARK.tsv [...] --methods M1,M2 [--full FULL.tsv ...] [--seed N] [--device auto]
-[--predictions OUT.tsv] [--compare M1,M2] --json`: score style-similarity methods on STEL benchmarks."""
+[--predictions OUT.tsv] [--compare M1,M2] [--background] --json`: score style-similarity methods on STEL benchmarks."""
 from __future__ import annotations
 
 from typing import Any
 
 from core.commands import JsonCommand
+from core.errors import ApplicationError
+from scoring.stel_scoring.runs import GPU_QUEUE, score_run_start
 from scoring.stel_scoring.services import stel_score
 
 
@@ -23,9 +25,14 @@ class Command(JsonCommand):
         parser.add_argument("--predictions", default=None, metavar="OUT.tsv",
                             help="Write one row per instance and method (STEL coding 1/2/0, similarities).")
         parser.add_argument("--compare", default=None, metavar="M1,M2", help="McNemar's test between methods.")
+        parser.add_argument("--background", action="store_true",
+                            help="Store a score run and queue it on the gpu queue instead of computing here (where "
+                            "Celery is eager, as in the demo, it is computed at once); it then shows in the admin.")
         parser.add_argument("--json", action="store_true", help="Accepted for symmetry: the last line is JSON.")
 
     def run(self, **options: Any) -> dict[str, Any]:
+        if options["background"]:
+            return self.queue(**options)
         bars: dict[str, Any] = {}
 
         def progress(spec: str, done: int, total: int) -> None:
@@ -47,3 +54,15 @@ class Command(JsonCommand):
         finally:
             for bar in bars.values():
                 bar.close()
+
+    def queue(self, **options: Any) -> dict[str, Any]:
+        if options["predictions"]:
+            raise ApplicationError("--predictions is not used with --background: a stored run writes its predictions "
+                                   "under MEDIA_ROOT/score_runs/")
+        run = score_run_start(
+            benchmark_paths=options["benchmarks"], full_paths=options["full"], methods=options["methods"],
+            seed=options["seed"], device=options["device"], compare=options["compare"], created_by="score_stel",
+        )
+        run.refresh_from_db()
+        return {"score_run": run.pk, "job": run.job_id, "queue": GPU_QUEUE, "computed": run.is_computed,
+                **({"results": run.results} if run.is_computed else {})}
