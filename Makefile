@@ -42,6 +42,7 @@ demo-data: $(STAMP)
 	$(DEMO_ENV) $(MANAGE) create_study --slug demo-simplicity-triple --setup triple --corpus turkcorpus-sample --annotators-per-item 3 --items-per-batch 6 --screening-per-batch 2
 	$(DEMO_ENV) $(MANAGE) import_annotations --study fleiss-1971 --question diagnosis --scale 1-5 --level nominal fixtures/annotations/fleiss1971.csv
 	$(DEMO_ENV) $(MANAGE) compute_agreement --study fleiss-1971 --json
+	$(DEMO_ENV) $(MANAGE) score_stel $(SHARED)/stel/quad_questions_char_contraction.tsv --full $(SHARED)/stel/quad_questions_char_contraction.tsv $(SHARED)/stel/quad_questions_char_substitution.tsv --methods char3gram,word_length,punctuation,uppercase,levenshtein,st:minilm --compare uppercase,st:minilm --background --json >/dev/null
 	$(DEMO_ENV) $(MANAGE) demo_admin
 
 demo: demo-data
