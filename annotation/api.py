@@ -123,6 +123,15 @@ class PingView(APIView):
         return Response({"ok": True})
 
 
+class PingDatabaseView(PingView):
+    """The same trivial view plus one primary-key read: the ceiling of a view that needs the database at all."""
+
+    @extend_schema(operation_id="ping_database", responses={200: serializers.PingSerializer})
+    def get(self, request: Request) -> Response:
+        Study.objects.filter(pk=1).values_list("pk", flat=True).first()
+        return Response({"ok": True})
+
+
 # --- researcher (admin-only: the project's default permission) -------------------------------------------
 
 

@@ -4,6 +4,7 @@ from annotation import api
 
 urlpatterns = [
     path("ping/", api.PingView.as_view(), name="ping"),
+    path("ping/db/", api.PingDatabaseView.as_view(), name="ping-db"),
     path("studies/", api.StudyListView.as_view(), name="study-list"),
     path("studies/<slug:slug>/", api.StudyDetailView.as_view(), name="study-detail"),
     path("studies/<slug:slug>/participants/", api.StudyParticipantsView.as_view(), name="study-participants"),

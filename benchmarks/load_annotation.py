@@ -136,6 +136,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--ping-requests", type=int, default=8000)
+    parser.add_argument("--think-time", type=float, default=0.0,
+                        help="Mean seconds a simulated participant spends per item (0: as fast as possible).")
+    parser.add_argument("--ramp-up", type=float, default=0.0, help="Seconds over which participants arrive.")
     parser.add_argument("--port", type=int, default=18431)
     parser.add_argument("--server-side-binding", action="store_true",
                         help="Let psycopg prepare repeated statements (Django's server_side_binding option).")
@@ -153,7 +156,7 @@ def main() -> None:
     server = subprocess.Popen(
         [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application", "--workers", str(args.workers),
          "--worker-class", "gthread", "--threads", str(args.threads), "--bind", f"127.0.0.1:{args.port}",
-         "--backlog", "2048", "--timeout", "120", "--log-level", "warning"],
+         "--backlog", "2048", "--timeout", "120", "--keep-alive", "30", "--log-level", "warning"],
         cwd=ROOT, env=env,
     )
     try:
@@ -161,12 +164,16 @@ def main() -> None:
         asyncio.run(hammer(base + "/api/v1/ping/", 20, 500))  # warm every worker
         ping_elapsed, ping_lat, ping_status = asyncio.run(
             hammer(base + "/api/v1/ping/", args.concurrency, args.ping_requests))
+        asyncio.run(hammer(base + "/api/v1/ping/db/", 20, 500))
+        db_elapsed, db_lat, db_status = asyncio.run(
+            hammer(base + "/api/v1/ping/db/", args.concurrency, args.ping_requests))
         latencies_file = Path(args.out).with_suffix(".latencies.json")
         latencies_file.parent.mkdir(parents=True, exist_ok=True)
         sim = subprocess.run(
             [sys.executable, "manage.py", "simulate_annotators", "--study", slug, "--participants",
              str(args.participants), "--concurrency", str(args.concurrency), "--accuracy", "0.85", "--screen-fail",
-             str(args.screen_fail), "--base-url", base, "--latencies-out", str(latencies_file)],
+             str(args.screen_fail), "--base-url", base, "--latencies-out", str(latencies_file),
+             "--think-time", str(args.think_time), "--ramp-up", str(args.ramp_up)],
             cwd=ROOT, env=env, capture_output=True, text=True,
         )
         if sim.returncode:
@@ -177,6 +184,7 @@ def main() -> None:
         server.wait(timeout=30)
     latencies = json.loads(latencies_file.read_text())
     ping_rps = len(ping_lat) / ping_elapsed
+    db_rps = len(db_lat) / db_elapsed
     result = {
         "command": " ".join(sys.argv),
         "participants": args.participants, "concurrency": args.concurrency, "items": args.items, "k": args.k,
@@ -184,6 +192,9 @@ def main() -> None:
         "server_side_binding": args.server_side_binding,
         "ceiling_ping": {"requests": len(ping_lat), "elapsed_s": round(ping_elapsed, 2), "rps": round(ping_rps, 1),
                          **pct(ping_lat), "status": ping_status},
+        "ceiling_ping_db": {"requests": len(db_lat), "elapsed_s": round(db_elapsed, 2), "rps": round(db_rps, 1),
+                            **pct(db_lat), "status": db_status},
+        "think_time_s": args.think_time, "ramp_up_s": args.ramp_up,
         "annotation": {
             "elapsed_s": summary["elapsed_s"], "requests": summary["requests"], "rps": summary["requests_per_s"],
             "answers_stored": summary.get("answers_stored"), "errors": summary.get("errors", 0),
@@ -193,6 +204,7 @@ def main() -> None:
             "all_endpoints": summary["endpoints"],
         },
         "throughput_vs_ceiling": round(summary["requests_per_s"] / ping_rps, 3),
+        "throughput_vs_db_ceiling": round(summary["requests_per_s"] / db_rps, 3),
         "sql_items_over_k": sql_over_capacity(study_id),
         "load_average_after": os.getloadavg(),
     }

@@ -24,6 +24,7 @@ from annotation.selectors import batch_answer_key
 from core.commands import JsonCommand
 from core.errors import ApplicationError
 
+RETRIES = 3
 ENDPOINTS = ("sessions", "consent", "eligibility", "start", "next", "answers")
 
 
@@ -50,17 +51,23 @@ class Crowd:
         import aiohttp
 
         started = time.perf_counter()
-        try:
-            async with session.request(method, self.base_url + path, json=body) as response:
-                text = await response.text()
-                status = response.status
-        except (aiohttp.ClientConnectorError, ConnectionRefusedError):
-            raise  # nothing listens at --base-url: a configuration error, not a load result
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            # A reset or timeout under load is a result to report (status 599), not a reason to stop the run.
-            self.latencies[endpoint].append(time.perf_counter() - started)
-            self.statuses[endpoint][599] += 1
-            return 599, {"error": {"code": "connection", "message": str(exc)[:200]}}
+        for attempt in range(1, RETRIES + 1):
+            try:
+                async with session.request(method, self.base_url + path, json=body) as response:
+                    text = await response.text()
+                    status = response.status
+                break
+            except (aiohttp.ClientConnectorError, ConnectionRefusedError):
+                raise  # nothing listens at --base-url: a configuration error, not a load result
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                # A dropped keep-alive connection or a timeout: resend, as the browser UI lets people do. Every
+                # participant endpoint is safe to repeat (the same answer again is acknowledged, not stored twice).
+                self.counts["retries"] += 1
+                if attempt == RETRIES:
+                    self.latencies[endpoint].append(time.perf_counter() - started)
+                    self.statuses[endpoint][599] += 1
+                    return 599, {"error": {"code": "connection", "message": str(exc)[:200]}}
+                await asyncio.sleep(0.2 * attempt)
         try:
             data = json.loads(text)
         except ValueError:  # e.g. an HTML 404 for a malformed URL: keep going, count it as an error
@@ -129,13 +136,13 @@ class Crowd:
                 answer = self._answer(item, answer_key.get(item["id"], {}), fails_screening)
                 status, body = await self.call(session, "POST", "answers", f"/api/v1/sessions/{token}/answers/",
                                                {"item": item["id"], "answer": answer})
-                if status == 201:
+                if status in (200, 201):  # 200: a resent answer the server had already stored
                     self.counts["answers_stored"] += 1
                 else:
                     self.counts["errors"] += 1
                     return
 
-    async def run(self, *, participants: int, concurrency: int) -> float:
+    async def run(self, *, participants: int, concurrency: int, ramp_up: float = 0.0) -> float:
         import aiohttp
 
         semaphore = asyncio.Semaphore(concurrency)
@@ -144,6 +151,8 @@ class Crowd:
 
         async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
             async def one(index: int) -> None:
+                if ramp_up:  # arrivals spread evenly over the ramp-up, as when a study opens on a platform
+                    await asyncio.sleep(ramp_up * index / participants)
                 async with semaphore:
                     await self.participant(session, index)
 
@@ -178,6 +187,8 @@ class Command(JsonCommand):
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--think-time", type=float, default=0.0, help="Mean seconds per item (exponential).")
+        parser.add_argument("--ramp-up", type=float, default=0.0,
+                            help="Seconds over which the participants arrive (0: all at once).")
         parser.add_argument("--latencies-out", help="Write raw latencies (seconds) per endpoint as JSON here.")
 
     def run(self, **options: Any) -> dict[str, Any]:
@@ -206,7 +217,7 @@ class Command(JsonCommand):
                       batches_each=options["batches_each"], seed=options["seed"], think_time=options["think_time"])
         try:
             elapsed = asyncio.run(crowd.run(participants=options["participants"],
-                                            concurrency=options["concurrency"]))
+                                            concurrency=options["concurrency"], ramp_up=options["ramp_up"]))
         except OSError as exc:
             raise ApplicationError(f"--base-url {options['base_url']}: cannot connect ({exc}).") from exc
         if options["latencies_out"]:
