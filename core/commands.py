@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -41,3 +43,18 @@ class JsonCommand(BaseCommand):
         from tqdm import tqdm
 
         return tqdm(iterable, total=total, desc=desc, file=sys.stderr, disable=None, leave=False)
+
+    @contextmanager
+    def progress_bar(self, desc: str) -> Iterator[Callable[[int, int], None]]:
+        """A progress bar driven by the `progress(done, total)` callback that services accept."""
+        bar = self.progress(desc=desc)
+
+        def report(done: int, total: int) -> None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        try:
+            yield report
+        finally:
+            bar.close()

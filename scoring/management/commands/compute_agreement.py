@@ -33,21 +33,12 @@ class Command(JsonCommand):
         )
         if options["background"]:
             return {"agreement_run": run.pk, "job": run.job_id, "queued": True}
-        bar = self.progress(desc="bootstrap")
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
-
         from core.jobs import job_running
 
         assert run.job_id is not None
         with job_running(run.job_id) as job:
-            try:
+            with self.progress_bar("bootstrap") as progress:
                 run = agreement_run_execute(run_id=run.pk, job_id=run.job_id, progress=progress)
-            finally:
-                bar.close()
             if job is not None:
                 job.result = {"agreement_run": run.pk}
         summary = agreement_run_summary(run)

@@ -19,17 +19,8 @@ class Command(JsonCommand):
         parser.add_argument("--seed", type=int, default=None)
 
     def run(self, **options: Any) -> dict[str, Any]:
-        bar = self.progress(desc="filter")
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
-
-        try:
+        with self.progress_bar("filter") as progress:
             run = instances_filter(study=study_get(slug=options["study"]), min_correct=options["min_correct"],
                                    balance=options["balance"], seed=options["seed"], created_by="cli",
                                    progress=progress)
-        finally:
-            bar.close()
         return filter_run_summary(run)

@@ -20,16 +20,7 @@ class Command(JsonCommand):
         parser.add_argument("file", help="CSV (or TSV) file in long format.")
 
     def run(self, **options: Any) -> dict[str, Any]:
-        bar = self.progress(desc="import")
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
-
-        try:
+        with self.progress_bar("import") as progress:
             return annotations_import(study_slug=options["study"], question=options["question"],
                                       scale=options["scale"], level=options["level"], path=Path(options["file"]),
                                       progress=progress)
-        finally:
-            bar.close()

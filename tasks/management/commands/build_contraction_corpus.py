@@ -22,21 +22,9 @@ class Command(JsonCommand):
         parser.add_argument("--replace", action="store_true", help="Overwrite a corpus of the same name.")
 
     def run(self, **options: Any) -> dict[str, Any]:
-        converting, storing = self.progress(desc="converting sentences"), self.progress(desc="storing pairs")
-
-        def advance(bar: Any) -> Any:
-            def update(done: int, total: int) -> None:
-                bar.total = total
-                bar.n = done
-                bar.refresh()
-            return update
-
-        try:
+        with self.progress_bar("converting sentences") as converting, self.progress_bar("storing pairs") as storing:
             result = contraction_corpus_build(
                 name=options["name"], path=options["path"], replace=options["replace"],
-                progress=advance(storing), convert_progress=advance(converting),
+                progress=storing, convert_progress=converting,
             )
-        finally:
-            converting.close()
-            storing.close()
         return result.summary()

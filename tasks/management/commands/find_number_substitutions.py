@@ -25,17 +25,8 @@ class Command(JsonCommand):
         parser.add_argument("--load", action="store_true", help="Store the candidates in the review table.")
 
     def run(self, **options: Any) -> dict[str, Any]:
-        bar = self.progress(desc="scanning lines")
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
-
-        try:
+        with self.progress_bar("scanning lines") as progress:
             scan = nsubs_file_scan(path=options["path"], progress=progress)
-        finally:
-            bar.close()
         out = options.get("out")
         if out:
             try:

@@ -22,16 +22,9 @@ class Command(JsonCommand):
         corpus = Corpus.objects.select_related("component").filter(name=options["corpus"]).first()
         if corpus is None:
             raise ApplicationError(f"no corpus named {options['corpus']!r}", code="not_found", status=404)
-        bar = self.progress(desc=f"generating {options['setup']} instances")
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
-
-        run = instances_generate(corpus=corpus, setup=options["setup"], seed=options["seed"],
-                                 count=options["count"], replace=options["replace"], progress=progress)
-        bar.close()
+        with self.progress_bar(f"generating {options['setup']} instances") as progress:
+            run = instances_generate(corpus=corpus, setup=options["setup"], seed=options["seed"],
+                                     count=options["count"], replace=options["replace"], progress=progress)
         by_order = {order: run.instances.filter(correct_order=order).count() for order in ("S1-S2", "S2-S1")}
         return {"corpus": corpus.name, "component": corpus.component.name, "setup": run.setup, "seed": run.seed,
                 "count": run.count, "generation_run_id": run.pk, "instances": run.n_instances, "by_label": by_order}

@@ -22,17 +22,10 @@ class Command(JsonCommand):
         parser.add_argument("--licence", default="", help="Licence note of the source data.")
 
     def run(self, **options: Any) -> dict[str, Any]:
-        bar = self.progress(desc="storing pairs")
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
-
-        corpus, summary = corpus_import(
-            name=options["name"], component=options["component"], import_format=options["import_format"],
-            paths=options["paths"], seed=options["seed"], min_edit_distance=options["min_edit_distance"],
-            replace=options["replace"], source=options["source"], licence=options["licence"], progress=progress,
-        )
-        bar.close()
+        with self.progress_bar("storing pairs") as progress:
+            corpus, summary = corpus_import(
+                name=options["name"], component=options["component"], import_format=options["import_format"],
+                paths=options["paths"], seed=options["seed"], min_edit_distance=options["min_edit_distance"],
+                replace=options["replace"], source=options["source"], licence=options["licence"], progress=progress,
+            )
         return {"corpus_id": corpus.pk, **summary}
