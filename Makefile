@@ -33,7 +33,8 @@ demo-data: $(STAMP)
 	$(DEMO_ENV) $(MANAGE) import_corpus --name turkcorpus-sample --component simplicity --format turkcorpus --seed 1 fixtures/corpora/turkcorpus_sample.tsv
 	$(DEMO_ENV) $(MANAGE) import_corpus --name nsubs --component nbr_substitution --format aligned fixtures/corpora/nsubs_translated_sentences.txt fixtures/corpora/nsubs_sentences.txt
 	$(DEMO_ENV) $(MANAGE) build_contraction_corpus --name contraction-demo fixtures/corpora/contraction_sentences.txt
-	$(DEMO_ENV) $(MANAGE) import_corpus --name stel-contraction-published --component contraction --format stel $(SHARED)/stel/quad_questions_char_contraction.tsv || true
+	$(DEMO_ENV) $(MANAGE) import_corpus --name stel-contraction-published --component contraction --format stel $(SHARED)/stel/quad_questions_char_contraction.tsv
+	$(DEMO_ENV) $(MANAGE) find_number_substitutions fixtures/corpora/nsubs_sentences.txt --out /dev/null --load
 	for c in formality-demo turkcorpus-sample nsubs contraction-demo; do \
 	  for s in quadruple triple; do $(DEMO_ENV) $(MANAGE) generate_instances --corpus $$c --setup $$s --seed 1 || exit 1; done; done
 	$(DEMO_ENV) $(MANAGE) load_likert_demo
@@ -43,7 +44,22 @@ demo-data: $(STAMP)
 	$(DEMO_ENV) $(MANAGE) import_annotations --study fleiss-1971 --question diagnosis --scale 1-5 --level nominal fixtures/annotations/fleiss1971.csv
 	$(DEMO_ENV) $(MANAGE) compute_agreement --study fleiss-1971 --json
 	$(DEMO_ENV) $(MANAGE) score_stel $(SHARED)/stel/quad_questions_char_contraction.tsv --full $(SHARED)/stel/quad_questions_char_contraction.tsv $(SHARED)/stel/quad_questions_char_substitution.tsv --methods char3gram,word_length,punctuation,uppercase,levenshtein,st:minilm --compare uppercase,st:minilm --background --json >/dev/null
+	$(MAKE) --no-print-directory demo-crowd
 	$(DEMO_ENV) $(MANAGE) demo_admin
+
+# A crowd study filled by simulated participants over the HTTP API, then agreement, filter and export.
+demo-crowd: $(STAMP)
+	$(DEMO_ENV) $(MANAGE) create_study --slug demo-crowd --title "Simulated crowd (contraction)" --setup quadruple --corpus contraction-demo --count 30 --seed 1 --annotators-per-item 5 --items-per-batch 10 --screening-per-batch 2
+	PORT=$$($(BIN)/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
+	$(DEMO_ENV) $(MANAGE) runserver 127.0.0.1:$$PORT --noreload >demo-server.log 2>&1 & PID=$$!; \
+	trap "kill $$PID" EXIT; \
+	$(BIN)/python scripts/wait_for_url.py http://127.0.0.1:$$PORT/api/v1/ping/ 60; \
+	$(DEMO_ENV) $(MANAGE) simulate_annotators --study demo-crowd --participants 40 --accuracy 0.8 --screen-fail 0.1 --concurrency 2 --seed 1 --base-url http://127.0.0.1:$$PORT
+	$(DEMO_ENV) $(MANAGE) compute_agreement --study demo-crowd --json
+	$(DEMO_ENV) $(MANAGE) filter_instances --study demo-crowd --min-correct 3 --seed 1
+	mkdir -p demo-exports
+	$(DEMO_ENV) $(MANAGE) export_benchmark --format stel-tsv --status validated --study demo-crowd --out demo-exports/demo-crowd-validated.tsv
+	$(DEMO_ENV) $(MANAGE) score_stel demo-exports/demo-crowd-validated.tsv --methods char3gram,punctuation,levenshtein --json
 
 demo: demo-data
 	@echo "Serving StyleCrowd on http://127.0.0.1:8000/admin/ (Ctrl-C to stop)"

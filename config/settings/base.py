@@ -84,7 +84,11 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # The demo serves a browser and a simulated crowd at once: take the write lock when a transaction begins (so
+    # SQLite waits for it instead of failing with "database is locked") and let readers run beside the writer.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        timeout=30, transaction_mode="IMMEDIATE", init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
