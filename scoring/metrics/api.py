@@ -5,7 +5,7 @@ from typing import Any
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -27,6 +27,20 @@ class MetricEvaluationStartSerializer(serializers.Serializer):
         'Shared "model_path", "device", "batch_size", and per metric {"logprob": {"model_path": …}}.'))
 
 
+EvaluationSchema = inline_serializer("MetricEvaluationResult", {
+    "evaluation": serializers.IntegerField(), "study": serializers.CharField(), "question": serializers.CharField(),
+    "metrics": serializers.ListField(child=serializers.CharField()), "n_items": serializers.IntegerField(),
+    "n_ratings": serializers.IntegerField(), "correlations": serializers.JSONField(),
+    "timings": serializers.JSONField(), "computed": serializers.BooleanField(),
+    "job": serializers.JSONField(allow_null=True), "results": serializers.JSONField(required=False),
+    "params": serializers.JSONField(required=False),
+})
+EvaluationListSchema = inline_serializer("MetricEvaluationList", {
+    "metrics": serializers.ListField(child=serializers.CharField()),
+    "evaluations": serializers.ListField(child=serializers.JSONField()),
+})
+
+
 def _evaluation_body(evaluation: Any, *, full: bool) -> dict[str, Any]:
     body = {**metric_evaluation_summary(evaluation), "computed": evaluation.is_computed,
             "job": job_body(evaluation.job) if evaluation.job else None}
@@ -43,11 +57,13 @@ def _evaluations() -> Any:
 
 
 class MetricEvaluationListCreate(APIView):
+    @extend_schema(operation_id="metric_evaluations_list", responses=EvaluationListSchema)
     def get(self, request: Request) -> Response:
         return Response({"metrics": metric_names(),
                          "evaluations": [_evaluation_body(e, full=False) for e in _evaluations()[:100]]})
 
-    @extend_schema(request=MetricEvaluationStartSerializer)
+    @extend_schema(operation_id="metric_evaluations_start", request=MetricEvaluationStartSerializer,
+                   responses={202: EvaluationSchema})
     def post(self, request: Request) -> Response:
         """Validate and queue an evaluation (model metrics on the `gpu` queue); poll the returned job."""
         serializer = MetricEvaluationStartSerializer(data=request.data)
@@ -61,6 +77,7 @@ class MetricEvaluationListCreate(APIView):
 
 
 class MetricEvaluationDetail(APIView):
+    @extend_schema(operation_id="metric_evaluations_detail", responses=EvaluationSchema)
     def get(self, request: Request, pk: int) -> Response:
         return Response(_evaluation_body(get_object_or_404(_evaluations(), pk=pk), full=True))
 
