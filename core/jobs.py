@@ -12,6 +12,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections, transaction
+from django.db.models import F
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from core.errors import ApplicationError
@@ -90,7 +92,8 @@ def job_running(job_id: int) -> Iterator[Job | None]:
         )
         raise
     else:
+        # Progress was written by other statements (maybe another connection): finish from the stored values.
         Job.objects.filter(pk=job_id).update(
             status=Job.Status.DONE, result=job.result, finished_at=timezone.now(),
-            progress_done=max(job.progress_done, job.progress_total),
+            progress_done=Greatest(F("progress_done"), F("progress_total")),
         )
