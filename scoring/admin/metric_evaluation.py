@@ -7,11 +7,12 @@ from typing import Any
 from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from core.errors import ApplicationError
+from scoring.admin.records import ComputationRecordAdmin
 from scoring.metrics.forms import MetricEvaluationForm
 from scoring.metrics.plots import evaluation_plot_png
 from scoring.metrics.services import metric_evaluation_start
@@ -25,7 +26,7 @@ def _number(value: Any, digits: int = 3) -> str:
 
 
 @admin.register(MetricEvaluation)
-class MetricEvaluationAdmin(admin.ModelAdmin):
+class MetricEvaluationAdmin(ComputationRecordAdmin):
     list_display = ["id", "study", "question", "metric_list", "by_style", "status", "created_at"]
     list_filter = ["study", "question"]
     list_select_related = ["study", "job"]
@@ -33,16 +34,6 @@ class MetricEvaluationAdmin(admin.ModelAdmin):
               "params", "created_by", "created_at", "computed_at"]
     readonly_fields = fields
     change_form_template = "admin/scoring/metricevaluation/change_form.html"
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # a record of a computation: read-only
-
-    def get_urls(self) -> list:
-        return [path("start/", self.admin_site.admin_view(self.start_view), name="scoring_metricevaluation_start"),
-                *super().get_urls()]
-
-    def add_view(self, request: HttpRequest, form_url: str = "", extra_context: Any = None) -> HttpResponse:
-        return HttpResponseRedirect(reverse("admin:scoring_metricevaluation_start"))
 
     def start_view(self, request: HttpRequest) -> HttpResponse:
         form = MetricEvaluationForm(request.POST or None)

@@ -8,11 +8,12 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from core.errors import ApplicationError
+from scoring.admin.records import ComputationRecordAdmin
 from scoring.models import BenchmarkExport, ScoreRun
 from scoring.stel_scoring.runs import score_run_start
 
@@ -60,23 +61,13 @@ def _number(value: Any) -> str:
 
 
 @admin.register(ScoreRun)
-class ScoreRunAdmin(admin.ModelAdmin):
+class ScoreRunAdmin(ComputationRecordAdmin):
     list_display = ["id", "method_list", "benchmark", "status", "overall", "created_at"]
     list_select_related = ["job", "export"]
     fields = ["benchmark_paths", "full_paths", "export", "methods", "compare", "seed", "device", "status",
               "results_table", "compare_table", "predictions_path", "created_by", "created_at", "computed_at"]
     readonly_fields = fields
     change_form_template = "admin/scoring/scorerun/change_form.html"
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # a record of a computation: read-only
-
-    def get_urls(self) -> list:
-        return [path("start/", self.admin_site.admin_view(self.start_view), name="scoring_scorerun_start"),
-                *super().get_urls()]
-
-    def add_view(self, request: HttpRequest, form_url: str = "", extra_context: Any = None) -> HttpResponse:
-        return HttpResponseRedirect(reverse("admin:scoring_scorerun_start"))
 
     def start_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_add_permission(request):
