@@ -67,6 +67,7 @@ demo: demo-data
 	$(DEMO_ENV) $(MANAGE) runserver 127.0.0.1:8000
 
 test: $(STAMP) browsers
+	$(BIN)/ruff check .
 	$(TEST_ENV) $(BIN)/python -m pytest
 
 lint: $(STAMP)
