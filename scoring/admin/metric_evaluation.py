@@ -58,13 +58,7 @@ class MetricEvaluationAdmin(ComputationRecordAdmin):
     def status(self, obj: MetricEvaluation) -> SafeString:
         if obj.is_computed:
             return format_html("done ({} items)", (obj.results or {}).get("n_items"))
-        if obj.job is None:
-            return format_html("not started")
-        if obj.job.status == obj.job.Status.FAILED:
-            return format_html('<span class="errornote">failed: {}</span>', obj.job.error[-500:])
-        return format_html('<progress class="job-progress" max="100" value="{}"></progress> '
-                           '<span class="job-percent" data-job="{}">{}% {}</span>',
-                           obj.job.percent, obj.job.pk, obj.job.percent, obj.job.status)
+        return self.job_status(obj)
 
     @admin.display(description="Spearman with the mean human rating")
     def results_table(self, obj: MetricEvaluation) -> SafeString:

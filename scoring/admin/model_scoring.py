@@ -104,13 +104,7 @@ class ScoreRunAdmin(ComputationRecordAdmin):
     def status(self, obj: ScoreRun) -> SafeString:
         if obj.is_computed:
             return format_html("done")
-        if obj.job is None:
-            return format_html("not started")
-        if obj.job.status == obj.job.Status.FAILED:
-            return format_html('<span class="errornote">failed: {}</span>', obj.job.error[-500:])
-        return format_html('<progress class="job-progress" max="100" value="{}"></progress> '
-                           '<span class="job-percent" data-job="{}">{}% {}</span>',
-                           obj.job.percent, obj.job.pk, obj.job.percent, obj.job.status)
+        return self.job_status(obj)
 
     @admin.display(description="accuracy per component (share undecided), STEL Tables 3 and 7")
     def results_table(self, obj: ScoreRun) -> SafeString:

@@ -6,6 +6,8 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import path, reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 
 class ComputationRecordAdmin(admin.ModelAdmin):
@@ -26,3 +28,13 @@ class ComputationRecordAdmin(admin.ModelAdmin):
 
     def add_view(self, request: HttpRequest, form_url: str = "", extra_context: Any = None) -> HttpResponse:
         return HttpResponseRedirect(reverse(f"admin:{self.start_url_name()}"))
+
+    def job_status(self, obj: Any) -> SafeString:
+        """A record not computed yet: not started, failed with its error, or a progress bar the page polls."""
+        if obj.job is None:
+            return format_html("not started")
+        if obj.job.status == obj.job.Status.FAILED:
+            return format_html('<span class="errornote">failed: {}</span>', obj.job.error[-500:])
+        return format_html('<progress class="job-progress" max="100" value="{}"></progress> '
+                           '<span class="job-percent" data-job="{}">{}% {}</span>',
+                           obj.job.percent, obj.job.pk, obj.job.percent, obj.job.status)
