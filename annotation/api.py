@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.permissions import AllowAny
@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from annotation import selectors, serializers
 from annotation.models import Study
-from annotation.services import exports, sessions
+from annotation.services import exports, hot_path, sessions
 from annotation.services.display import public_item
 from core.errors import ApplicationError
 
@@ -87,7 +87,10 @@ class SessionStartView(ParticipantView):
 
 class SessionNextView(ParticipantView):
     @extend_schema(operation_id="session_next", responses={200: serializers.NextSerializer, **ERRORS})
-    def get(self, request: Request, token: str) -> Response:
+    def get(self, request: Request, token: str) -> Response | HttpResponse:
+        body = hot_path.next_fast(token=token)
+        if body is not None:
+            return HttpResponse(body, content_type="application/json")
         batch, reservation, progress = sessions.session_next(token=token)
         if reservation is None:
             code, redirect = selectors.batch_code(batch)
@@ -108,7 +111,7 @@ class SessionAnswerView(ParticipantView):
         data = _valid(serializers.AnswerInput, request.data)
         result = sessions.answer_submit(token=token, item=data["item"], answer=data["answer"],
                                         seconds=data.get("seconds"))
-        body = {"stored": result.stored, "state": result.batch.state, "progress": result.progress}
+        body = {"stored": result.stored, "state": result.state, "progress": result.progress}
         return Response(body, status=status.HTTP_201_CREATED if result.stored else status.HTTP_200_OK)
 
 

@@ -252,6 +252,9 @@ class Reservation(models.Model):
     position = models.PositiveSmallIntegerField(help_text="0-based place in the batch.")
     public_id = models.CharField(max_length=32, unique=True, help_text="Opaque id sent to the participant.")
     shown = models.JSONField(default=dict, blank=True, help_text="What is shown: texts, order, swap, outputs.")
+    public_item = models.JSONField(
+        default=dict, blank=True, help_text="The item exactly as `next` sends it (no answer, no swap flag)."
+    )
     expires_at = models.DateTimeField()
     released = models.BooleanField(default=False)
     released_at = models.DateTimeField(null=True, blank=True)

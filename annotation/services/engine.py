@@ -20,7 +20,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import ORDERING_KINDS, Batch, Participant, Reservation, Response, Study, StudyItem
-from annotation.services.display import shown_for_item, shown_for_screening
+from annotation.services.display import public_item, shown_for_item, shown_for_screening
 from tasks.models import ScreeningQuestion
 
 LOCK_WAIT_SECONDS = 5.0  # how long a reserver waits for items other reservers hold locked
@@ -151,22 +151,22 @@ def batch_reserve(*, batch: Batch, now: datetime | None = None, rng: random.Rand
     items_iter = iter(chosen)
     screens_iter = iter(screening)
     for position in range(total):
+        public_id = new_public_id()
         if position in screening_positions:
             question = next(screens_iter)
-            rows.append(Reservation(
-                batch=batch, participant=participant, screening_question=question, position=position,
-                public_id=new_public_id(),
-                shown={**shown_for_screening(study=study, question=question, rng=rng), "position": position},
-                expires_at=expires_at,
-            ))
+            shown = {**shown_for_screening(study=study, question=question, rng=rng), "position": position}
+            row = Reservation(batch=batch, participant=participant, screening_question=question)
         else:
             item, slot = next(items_iter)
-            rows.append(Reservation(
-                batch=batch, participant=participant, study_item=item, slot=slot, position=position,
-                public_id=new_public_id(),
-                shown={**shown_for_item(study=study, item=item, rng=rng), "position": position},
-                expires_at=expires_at,
-            ))
+            shown = {**shown_for_item(study=study, item=item, rng=rng), "position": position}
+            row = Reservation(batch=batch, participant=participant, study_item=item, slot=slot)
+        row.position = position
+        row.public_id = public_id
+        row.shown = shown
+        # What `next` sends, fixed now with the display: serving an item is then one read, no rendering.
+        row.public_item = public_item(shown=shown, public_id=public_id, position=position, study=study)
+        row.expires_at = expires_at
+        rows.append(row)
     Reservation.objects.bulk_create(rows)
     batch.n_items = total
     batch.started_at = now

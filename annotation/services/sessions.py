@@ -12,6 +12,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import ORDERING_KINDS, Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
+from annotation.services import hot_path
 from annotation.services.display import canonical_answer
 from annotation.services.engine import batch_reserve, item_refresh_closed, study_has_work_for
 from core.errors import ApplicationError
@@ -339,8 +340,8 @@ def _complete_if_done(batch: Batch) -> bool:
 
 @dataclass
 class AnswerResult:
-    batch: Batch
     stored: bool
+    state: str
     progress: dict[str, int]
 
 
@@ -391,6 +392,13 @@ def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list
 
 
 def answer_submit(*, token: str, item: str, answer: Any, seconds: float | None = None) -> AnswerResult:
+    """Store one answer: 201-stored, 200-already stored the same, or an ApplicationError.
+
+    The common case (a live item of a running batch, on PostgreSQL) is one statement in `hot_path`; every other
+    case, and a fast claim that lost a race, runs here under the batch row lock."""
+    fast = hot_path.answer_fast(token=token, item=item, answer=answer, seconds=seconds)
+    if fast is not None:
+        return AnswerResult(True, fast["state"], fast["progress"])
     if not token or len(token) > 64:
         raise _not_found("Session")
     now = timezone.now()
@@ -431,7 +439,7 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
     if reservation.answered_at is not None:
         existing = list(Response.objects.filter(reservation=reservation).values_list("question", "answer"))
         if sorted(existing) == sorted((q, a) for q, a, _ in rows):
-            return AnswerResult(batch, False, _progress(batch))
+            return AnswerResult(False, batch.state, _progress(batch))
         raise ApplicationError("This item was already answered differently; answers cannot be changed.",
                                code="answer_conflict", status=409)
     before = Reservation.objects.filter(batch=batch).aggregate(
@@ -474,7 +482,7 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
         batch.state = Batch.State.COMPLETED
         batch.finished_at = now
         batch.save(update_fields=["state", "finished_at"])
-    return AnswerResult(batch, True, progress)
+    return AnswerResult(True, batch.state, progress)
 
 
 def _progress(batch: Batch) -> dict[str, int]:

@@ -155,6 +155,12 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "WARNING")},
 }
 
+if DATABASES["default"]["ENGINE"].endswith("postgresql") and env_str("DJANGO_DB_PREPARE", "1") == "1":
+    # The ORM binds parameters on the client and never prepares. The participant hot path
+    # (annotation/services/hot_path.py) prepares its few statements explicitly, once per connection, which needs a
+    # threshold set. DJANGO_DB_PREPARE=0 turns that off (for a pooler in transaction mode older than PgBouncer 1.21).
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 1_000_000)
+
 # Progress rows are written through a second connection so the admin sees them while a long import or
 # computation still holds its own transaction open (PostgreSQL only; see core/jobs.py).
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from rest_framework.test import APIClient
 
 from annotation.models import Study
 from annotation.selectors import reservation_expected_answer, reservation_is_screening
+from annotation.services import hot_path
 from annotation.services.studies import study_create
 from tests.factories import ScreeningQuestionFactory, TaskInstanceFactory
 
@@ -68,3 +70,10 @@ class Participant:
             give = wrong if (screening and fail_screening) or (not screening and not correct) else expected
             response = self.answer(item["id"], give)
             assert response.status_code == 201, response.content
+
+
+@pytest.fixture(params=["fast", "general"])
+def serving_path(request: Any, monkeypatch: Any) -> str:
+    """Runs a test twice: with the PostgreSQL hot path for `next`/`answers`, and with the general ORM path only."""
+    monkeypatch.setattr(hot_path, "ENABLED", request.param == "fast")
+    return request.param

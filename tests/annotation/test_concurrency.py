@@ -18,9 +18,10 @@ from annotation.models import Reservation, Response
 from annotation.selectors import items_over_capacity, reservation_expected_answer
 from annotation.services import sessions
 from core.errors import ApplicationError
-from tests.annotation.helpers import make_study
+from tests.annotation.helpers import make_study, serving_path  # noqa: F401 (fixture)
 
-pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.slow,
+              pytest.mark.usefixtures("serving_path")]
 
 
 def _in_thread(fn):

@@ -10,9 +10,9 @@ from rest_framework.test import APIClient
 from annotation.models import Batch, Participant, Reservation, Response, StudyItem
 from annotation.selectors import reservation_expected_answer, reservation_is_screening
 from tests.annotation.helpers import Participant as P
-from tests.annotation.helpers import make_study
+from tests.annotation.helpers import make_study, serving_path  # noqa: F401 (fixture)
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("serving_path")]
 
 ELIGIBILITY = [{"name": "native", "text": "Is English your native language?", "choices": ["yes", "no"],
                 "accept": ["yes"]}]

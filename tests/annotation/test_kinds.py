@@ -9,8 +9,9 @@ from rest_framework.test import APIClient
 from annotation.models import Response
 from annotation.services.studies import QUESTION_PRESETS, study_create
 from tests.annotation.helpers import Participant as P
+from tests.annotation.helpers import serving_path  # noqa: F401 (fixture)
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("serving_path")]
 
 
 def _items(kind: str) -> list[dict]:

@@ -1,0 +1,182 @@
+"""The two requests a participant makes for every item, `next` and `answers`, in one or two SQL statements.
+
+These two endpoints are almost all of a study's traffic (two requests per item, against four per batch for the
+rest of the flow), so on PostgreSQL they skip the ORM for the common case:
+
+- `next_fast`: one prepared read returns the batch's state, its progress and the first unanswered item as the
+  JSON text stored at reservation time (`Reservation.public_item`), which goes out unparsed.
+- `answer_fast`: one prepared read finds the reservation (no lock); the answer is validated in Python with the
+  same `validate_answer` the general path uses; then ONE prepared statement (its own transaction, committed before
+  the 201 goes out) locks the batch row, share-locks the participant, claims the reservation, inserts the
+  response(s) and completes the batch when this was its last item.
+
+Everything else returns None and the caller takes the general ORM path in `sessions`, which handles every state
+and error: not a running batch, an overdue one, an item already answered (the idempotent 200 or the 409), a
+released reservation, an excluded participant, a wrong answer to a screening question (exclusion), an adaptive
+study, a reservation made before `public_item` existed, SQLite (the demo). A claim that loses a race returns None
+too, and nothing of it is stored: the statement is atomic.
+
+Locks are taken in the general path's order (batch row, then participant, then reservation), so a screening
+failure being processed in the general path, or an exclusion from the admin, serialize with the fast statement
+instead of deadlocking with it, and an excluded participant's answer can never be stored as valid: the statement
+re-checks `excluded` under the participant's share lock, and an exclusion that commits first makes the claim fail.
+"""
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+from annotation.models import Study
+from tasks.models import ScreeningQuestion
+
+ENABLED = True  # tests switch it off to run the same scenarios through the general path
+
+NEXT_SQL = """
+SELECT b.state, b.expires_at, b.expires_at > %(now)s, b.n_items,
+       (SELECT count(*) FROM annotation_reservation r WHERE r.batch_id = b.id AND r.answered_at IS NOT NULL),
+       (SELECT r.public_item::text FROM annotation_reservation r
+         WHERE r.batch_id = b.id AND r.answered_at IS NULL ORDER BY r.position LIMIT 1)
+FROM annotation_batch b WHERE b.token = %(token)s
+"""
+
+ANSWER_READ_SQL = """
+SELECT r.id, r.shown, r.answered_at IS NOT NULL, r.released, r.expires_at > %(now)s, r.study_item_id,
+       r.screening_question_id, b.id, b.state, b.expires_at > %(now)s, b.number, b.n_items, b.started_at,
+       b.participant_id, b.study_id, s.item_kind, s.adaptive_stopping, s.questions, s.rewrite_min_length,
+       p.excluded, si.correct_answer, sq.correct_order
+FROM annotation_reservation r
+JOIN annotation_batch b ON b.id = r.batch_id
+JOIN annotation_study s ON s.id = b.study_id
+JOIN annotation_participant p ON p.id = b.participant_id
+LEFT JOIN annotation_studyitem si ON si.id = r.study_item_id
+LEFT JOIN tasks_screeningquestion sq ON sq.id = r.screening_question_id
+WHERE r.public_id = %(item)s AND b.token = %(token)s
+"""
+
+# One statement, one transaction. CTE order matters only for locks: `batch` is evaluated first (the `person`
+# CTE needs it), then `person`, then the claim; the INSERT reads the claim, so a failed claim stores nothing.
+ANSWER_WRITE_SQL = """
+WITH batch AS (
+    SELECT id, n_items FROM annotation_batch
+    WHERE id = %(batch)s AND state = 'items' AND expires_at > %(now)s
+    FOR NO KEY UPDATE
+), person AS (
+    SELECT id FROM annotation_participant
+    WHERE id = %(participant)s AND NOT excluded AND EXISTS (SELECT 1 FROM batch)
+    FOR SHARE
+), before AS (
+    SELECT count(answered_at) AS done, max(answered_at) AS last
+    FROM annotation_reservation WHERE batch_id = %(batch)s
+), claimed AS (
+    UPDATE annotation_reservation r
+    SET answered_at = %(now)s,
+        shown_at = COALESCE(r.shown_at, GREATEST((SELECT last FROM before), %(started)s::timestamptz))
+    WHERE r.id = %(reservation)s AND r.answered_at IS NULL AND NOT r.released AND r.expires_at > %(now)s
+      AND EXISTS (SELECT 1 FROM person)
+    RETURNING r.id, r.shown, r.shown_at
+), stored AS (
+    INSERT INTO annotation_response (
+        study_id, participant_id, study_item_id, screening_question_id, batch_number, question, answer, value,
+        is_screening, is_correct, is_valid, shown, shown_at, answered_at, seconds, batch_id, reservation_id)
+    SELECT %(study)s, %(participant)s, %(study_item)s::bigint, %(screening)s::bigint, %(batch_number)s, a.question,
+           a.answer, a.value, %(is_screening)s, %(is_correct)s::boolean, true, c.shown, c.shown_at, %(now)s,
+           COALESCE(%(seconds)s::float8, EXTRACT(EPOCH FROM (%(now)s - c.shown_at))::float8), %(batch)s, c.id
+    FROM claimed c,
+         unnest(%(questions)s::text[], %(answers)s::text[], %(values)s::float8[]) AS a(question, answer, value)
+    RETURNING 1
+), finished AS (
+    UPDATE annotation_batch SET state = 'completed', finished_at = %(now)s
+    WHERE id = %(batch)s AND EXISTS (SELECT 1 FROM claimed)
+      AND (SELECT done FROM before) + 1 >= (SELECT n_items FROM batch)
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM stored), (SELECT count(*) FROM finished),
+       (SELECT done FROM before)
+"""
+
+
+def available() -> bool:
+    return ENABLED and connection.vendor == "postgresql"
+
+
+def _execute(sql: str, params: dict[str, Any]) -> list[tuple]:
+    """Run a statement on Django's connection with server-side binding, prepared once per connection."""
+    import psycopg
+
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(sql, params, prepare=True)
+        return cursor.fetchall()
+
+
+def _iso(value: datetime) -> str:
+    text = value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def next_fast(*, token: str) -> bytes | None:
+    """The whole JSON body of `next` for a running batch with an unanswered item, or None for the general path."""
+    if not available() or not token or len(token) > 64:
+        return None
+    rows = _execute(NEXT_SQL, {"token": token, "now": timezone.now()})
+    if not rows:
+        return None
+    state, expires_at, live, total, done, item = rows[0]
+    if state != "items" or not live or not item or item == "{}":
+        return None
+    return (
+        f'{{"item":{item},"progress":{{"done":{done},"total":{total}}},"state":"items",'
+        f'"expires_at":"{_iso(expires_at)}"}}'
+    ).encode()
+
+
+def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None) -> dict[str, Any] | None:
+    """Store an answer in one statement; the 201 body, or None for the general path.
+
+    Raises the general path's ApplicationError (400) for an invalid answer to a live item."""
+    from annotation.services.sessions import validate_answer  # local: sessions imports this module
+
+    if not available() or not token or len(token) > 64 or not isinstance(item, str) or not item or len(item) > 32:
+        return None
+    now = timezone.now()
+    rows = _execute(ANSWER_READ_SQL, {"item": item, "token": token, "now": now})
+    if not rows:
+        return None
+    (reservation_id, shown, answered, released, reservation_live, study_item_id, screening_id, batch_id, state,
+     batch_live, batch_number, n_items, started_at, participant_id, study_id, item_kind, adaptive, questions,
+     rewrite_min_length, excluded, item_correct, screening_order) = rows[0]
+    if (state != "items" or not batch_live or answered or released or not reservation_live or excluded or adaptive
+            or not shown or shown == "{}"):
+        return None
+    # Django's connection hands json/jsonb over as text (the ORM's JSONField parses it): parse what is needed.
+    shown = json.loads(shown)
+    questions = json.loads(questions) if item_kind == "likert" else []
+    study = Study(item_kind=item_kind, questions=questions, rewrite_min_length=rewrite_min_length)
+    answers = validate_answer(study=study, shown=shown, answer=answer)
+    is_screening = screening_id is not None
+    if is_screening:
+        correct = ScreeningQuestion(correct_order=screening_order).correct_answer_for(item_kind)
+        if correct and answers[0][1] != correct:
+            return None  # a failed screening question: the general path excludes the participant
+    else:
+        correct = item_correct or ""
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0):
+        seconds = None
+    result = _execute(ANSWER_WRITE_SQL, {
+        "batch": batch_id, "participant": participant_id, "reservation": reservation_id, "now": now,
+        "started": started_at, "study": study_id, "study_item": study_item_id, "screening": screening_id,
+        "batch_number": batch_number, "is_screening": is_screening,
+        "is_correct": (answers[0][1] == correct) if correct else None, "seconds": seconds,
+        "questions": [q for q, _, _ in answers], "answers": [a for _, a, _ in answers],
+        "values": [v for _, _, v in answers],
+    })
+    claimed, _stored, finished, done_before = result[0]
+    if not claimed:
+        return None  # lost a race (answered, released, excluded, expired meanwhile): nothing was stored
+    return {"stored": True, "state": "completed" if finished else "items",
+            "progress": {"done": done_before + 1, "total": n_items}}
+

@@ -1,0 +1,132 @@
+"""The PostgreSQL hot path of `next` and `answers`: taken for the common case, storing exactly what the general
+path stores, and safe against the races the general path's locks guard against."""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import connections
+from rest_framework.test import APIClient
+
+from annotation.models import Batch, Participant, Reservation, Response
+from annotation.selectors import reservation_expected_answer, reservation_is_screening
+from annotation.services import hot_path, sessions
+from annotation.services.display import canonical_answer
+from tests.annotation.helpers import Participant as P
+from tests.annotation.helpers import make_study
+
+
+@pytest.mark.django_db
+def test_a_correct_batch_never_reaches_the_general_answer_path(monkeypatch):
+    study = make_study(screening=2, per_batch=4)
+    p = P(APIClient(), study.slug, "HOT-1")
+    p.start()
+    p.consent()
+
+    def general(**kwargs):
+        raise AssertionError("the general answer path was used for a common answer")
+
+    monkeypatch.setattr(sessions, "_answer_locked", general)
+    seen = p.play()
+    assert len(seen) == 6
+    batch = Batch.objects.get(token=p.token)
+    assert batch.state == Batch.State.COMPLETED and batch.finished_at is not None
+    assert Response.objects.filter(batch=batch, is_valid=True).count() == 6
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "general"])
+def test_stored_rows_record_what_was_shown_and_when(fast, monkeypatch):
+    monkeypatch.setattr(hot_path, "ENABLED", fast)
+    study = make_study(screening=2, per_batch=4)
+    p = P(APIClient(), study.slug, f"ROWS-{fast}")
+    p.start()
+    p.consent()
+    client = p.client
+    answered = []
+    while True:
+        body = p.next().json()
+        if body["item"] is None:
+            break
+        item = body["item"]
+        displayed = reservation_expected_answer(public_id=item["id"])  # as the participant sees the item
+        canonical = canonical_answer(shown=Reservation.objects.get(public_id=item["id"]).shown, displayed=displayed)
+        response = client.post(f"/api/v1/sessions/{p.token}/answers/", {"item": item["id"], "answer": displayed},
+                               format="json")
+        assert response.status_code == 201, response.content
+        assert response.json()["progress"]["done"] == len(answered) + 1
+        answered.append((item["id"], canonical))
+    batch = Batch.objects.get(token=p.token)
+    previous = batch.started_at
+    for public_id, canonical in answered:
+        reservation = Reservation.objects.get(public_id=public_id)
+        row = Response.objects.get(reservation=reservation)
+        assert row.answer == canonical and row.is_correct is True and row.is_valid
+        assert row.shown == reservation.shown and row.batch_id == batch.pk and row.batch_number == batch.number
+        assert row.is_screening == reservation_is_screening(public_id=public_id)
+        assert row.study_item_id == reservation.study_item_id
+        assert row.screening_question_id == reservation.screening_question_id
+        assert row.answered_at == reservation.answered_at
+        assert row.shown_at == reservation.shown_at == previous  # one item per screen: shown when the last was answered
+        assert row.seconds == pytest.approx((row.answered_at - row.shown_at).total_seconds(), abs=1e-3)
+        previous = row.answered_at
+    assert batch.state == Batch.State.COMPLETED
+
+
+@pytest.mark.django_db
+def test_next_of_the_fast_path_equals_the_general_path(monkeypatch):
+    study = make_study(screening=2, per_batch=4)
+    p = P(APIClient(), study.slug, "SAME-NEXT")
+    p.start()
+    p.consent()
+    fast = p.next()
+    monkeypatch.setattr(hot_path, "ENABLED", False)
+    general = p.next()
+    assert fast.status_code == general.status_code == 200
+    assert fast["Content-Type"] == "application/json"
+    assert fast.json() == general.json()
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.slow
+def test_an_exclusion_racing_fast_answers_leaves_no_valid_response():
+    """The admin excludes a participant while their answers are being stored: whatever the interleaving, none of
+    their responses stays valid and none of their slots stays held."""
+    for round_ in range(4):
+        _race_exclusion_against_answers(round_)
+
+
+def _race_exclusion_against_answers(round_: int) -> None:
+    study = make_study(n_instances=10, per_batch=10, k=1, slug=f"race-{round_}")
+    token = sessions.session_create(slug=study.slug, participant_id="racer", platform="prolific").batch.token
+    sessions.session_consent(token=token, agree=True)
+    sessions.session_start(token=token)
+    items = list(Reservation.objects.filter(batch__token=token).order_by("position"))
+    barrier = threading.Barrier(2)
+
+    def answer_all() -> None:
+        try:
+            barrier.wait()
+            for reservation in items:
+                answer = reservation_expected_answer(public_id=reservation.public_id)
+                sessions.answer_submit(token=token, item=reservation.public_id, answer=answer)
+        finally:
+            connections.close_all()
+
+    def exclude() -> None:
+        try:
+            barrier.wait()
+            participant = Participant.objects.select_related("study").get(study=study, external_id="racer")
+            sessions.participant_exclude(participant=participant, reason="admin: test race")
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(2) as pool:
+        for future in [pool.submit(answer_all), pool.submit(exclude)]:
+            future.result()
+    assert Response.objects.filter(study=study, is_valid=True).count() == 0
+    assert not Reservation.objects.filter(batch__token=token, released=False).exists()
+    # nothing lost either: every answer is stored (as invalid), exactly once
+    assert Response.objects.filter(study=study).count() == Reservation.objects.filter(
+        batch__token=token, answered_at__isnull=False).count()
