@@ -132,6 +132,8 @@ class Participant(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["study", "platform", "external_id"], name="participant_unique"),
         ]
+        # One person across studies (a reserver skips every family they saw in any study).
+        indexes = [models.Index(fields=["platform", "external_id"], name="participant_person")]
 
     def __str__(self) -> str:
         return f"{self.platform}:{self.external_id}"

@@ -20,6 +20,10 @@ SPEEDER_MIN_ANSWERS = 5
 
 
 def batch_progress(batch: Batch) -> dict[str, int]:
+    if batch.state in (Batch.State.CONSENT, Batch.State.ELIGIBILITY, Batch.State.INSTRUCTIONS) or (
+        batch.state == Batch.State.SCREENED_OUT and not batch.n_items
+    ):
+        return {"done": 0, "total": 0}  # nothing reserved before the items start: no query
     counts = Reservation.objects.filter(batch=batch).aggregate(
         total=Count("id"), done=Count("id", filter=Q(answered_at__isnull=False))
     )

@@ -1,6 +1,7 @@
 """In-process cost of each participant endpoint through the full Django stack (WSGI handler, middleware, views,
 PostgreSQL), one participant at a time: no HTTP server, no concurrency, no load generator. What the load
-benchmark's server pays per request before any queueing.
+benchmark's server pays per request before any queueing: wall time (including the waits for PostgreSQL and for
+the WAL flush of a commit) and the Python CPU time of the request's thread.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/sc_ann_bench .venv/bin/python \
         benchmarks/participant_api_inprocess.py --participants 60 [--profile next|answers]
@@ -37,6 +38,7 @@ class Wsgi:
 
         self.app = get_wsgi_application()
         self.times: dict[str, list[float]] = {}
+        self.cpu: dict[str, list[float]] = {}
 
     def call(self, endpoint: str, method: str, path: str, body: object = None) -> tuple[int, dict]:
         raw = json.dumps(body).encode() if body is not None else b""
@@ -49,12 +51,13 @@ class Wsgi:
             "HTTP_HOST": "127.0.0.1",
         }
         status: list[str] = []
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         chunks = self.app(environ, lambda s, h, exc_info=None: status.append(s))
         data = b"".join(chunks)
         if hasattr(chunks, "close"):
             chunks.close()
         self.times.setdefault(endpoint, []).append(time.perf_counter() - started)
+        self.cpu.setdefault(endpoint, []).append(time.thread_time() - cpu_started)
         if int(status[0].split()[0]) >= 500:
             raise RuntimeError(data[:3000])
         return int(status[0].split()[0]), json.loads(data or b"null")
@@ -70,6 +73,7 @@ def main() -> None:
     ensure_database()
     slug, _ = build_study(2000, 5, 14, 2)
     client = Wsgi()
+    from annotation.selectors import reservation_expected_answer, reservation_is_screening
     rng = random.Random(1)
     profiler = cProfile.Profile()
     for _ in range(200):  # warm up: imports, URL resolver, connections, statement caches
@@ -80,6 +84,7 @@ def main() -> None:
                                       {"participant": f"inproc-{i}", "platform": "prolific"})
         assert status == 201, session
         token = session["token"]
+        fails_screening = rng.random() < 0.05
         client.call("consent", "POST", f"/api/v1/sessions/{token}/consent/", {"agree": True})
         if args.profile == "start":
             profiler.enable()
@@ -95,8 +100,13 @@ def main() -> None:
                 break
             if args.profile == "answers":
                 profiler.enable()
+            # As in the load benchmark: 85 % right, and 5 % of the participants answer screening questions wrongly.
+            expected = reservation_expected_answer(public_id=body["item"]["id"])
+            wrong = [c for c in body["item"]["choices"] if c != expected]
+            is_screening = reservation_is_screening(public_id=body["item"]["id"])
+            right = (not fails_screening) if is_screening else rng.random() < 0.85
             status, result = client.call("answers", "POST", f"/api/v1/sessions/{token}/answers/",
-                                         {"item": body["item"]["id"], "answer": rng.choice(body["item"]["choices"])})
+                                         {"item": body["item"]["id"], "answer": expected if right else wrong[0]})
             profiler.disable()
             assert status in (200, 201), result
     for _ in range(500):
@@ -104,7 +114,8 @@ def main() -> None:
         client.call("ping_db", "GET", "/api/v1/ping/db/")
     summary = {
         endpoint: {"n": len(values), "mean_ms": round(float(np.mean(values)) * 1000, 3),
-                   "p50_ms": round(float(np.percentile(values, 50)) * 1000, 3)}
+                   "p50_ms": round(float(np.percentile(values, 50)) * 1000, 3),
+                   "python_cpu_ms": round(float(np.mean(client.cpu[endpoint])) * 1000, 3)}
         for endpoint, values in client.times.items() if not endpoint.endswith("_warm")
     }
     if args.profile:

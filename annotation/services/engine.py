@@ -14,7 +14,7 @@ import secrets
 import time
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -43,25 +43,63 @@ def held_count_subquery(*, now: datetime) -> Subquery:
     return Coalesce(Subquery(holders, output_field=IntegerField()), Value(0))
 
 
-def items_open_for(*, study: Study, participant: Participant, now: datetime):
-    """Items this participant could be given now (fewest holders first), before locking."""
-    seen = Reservation.objects.filter(participant=participant, study_item__isnull=False).values("study_item_id")
-    qs = StudyItem.objects.filter(study=study, is_closed=False).exclude(pk__in=seen)
+OPEN_ITEMS_SQL = """
+SELECT i.id, i.family FROM annotation_studyitem i
+CROSS JOIN LATERAL (
+    SELECT COUNT(*) AS n FROM annotation_reservation r
+    WHERE r.study_item_id = i.id AND NOT r.released AND (r.answered_at IS NOT NULL OR r.expires_at > %s)
+) held
+WHERE i.study_id = %s AND NOT i.is_closed AND held.n < %s
+  AND i.id NOT IN (SELECT study_item_id FROM annotation_reservation
+                   WHERE participant_id = %s AND study_item_id IS NOT NULL)
+  {families}{exclude}
+{order}
+LIMIT %s {lock}
+"""
+
+# The same person (platform + id) across studies: the triple and the quadruple form of one draw share a family,
+# and seeing one gives the other away.
+SEEN_FAMILIES_SQL = """
+  AND (i.family = '' OR i.family NOT IN (
+      SELECT si.family FROM annotation_reservation r
+      JOIN annotation_participant p ON p.id = r.participant_id
+      JOIN annotation_studyitem si ON si.id = r.study_item_id
+      WHERE p.platform = %s AND p.external_id = %s AND si.family <> ''))
+"""
+
+
+def open_items(*, study: Study, participant: Participant, now: datetime, limit: int,
+               exclude_ids: set[int] = frozenset(), lock: bool = False,
+               ordered: bool = True) -> list[tuple[int, str]]:
+    """(id, family) of items this participant could be given now, fewest holders first with a random tie-break
+    (`ordered=False`: any, for a mere "is there work" check).
+
+    One statement; each item's holders (answered and not released, or live) are counted once, through the partial
+    index of live slots, whatever the table statistics say. With `lock`, the rows come back locked (`FOR UPDATE
+    SKIP LOCKED`: rows other reservers hold are passed over, not waited for) and the caller must be in a
+    transaction. Portable to SQLite (the demo), where the lock clause is dropped: SQLite serializes writers."""
+    params: list = [connection.ops.adapt_datetimefield_value(now), study.pk, study.annotators_per_item,
+                    participant.pk]
+    families = ""
     if not study.allow_multiple_setups:
-        # The same person (platform + id) across studies: the triple and the quadruple form of one draw share a
-        # family, and seeing one gives the other away.
-        families = (
-            StudyItem.objects.filter(
-                reservations__participant__platform=participant.platform,
-                reservations__participant__external_id=participant.external_id,
-            ).exclude(family="").values("family")
-        )
-        qs = qs.exclude(family__in=families)
-    return qs.annotate(held=held_count_subquery(now=now)).filter(held__lt=study.annotators_per_item)
+        families = SEEN_FAMILIES_SQL
+        params += [participant.platform, participant.external_id]
+    exclude = ""
+    if exclude_ids:
+        exclude = f"AND i.id NOT IN ({', '.join(['%s'] * len(exclude_ids))})"
+        params += sorted(exclude_ids)
+    params.append(limit)
+    locking = lock and connection.features.has_select_for_update_skip_locked
+    sql = OPEN_ITEMS_SQL.format(families=families, exclude=exclude,
+                                order="ORDER BY held.n, RANDOM()" if ordered else "",
+                                lock="FOR UPDATE OF i SKIP LOCKED" if locking else "")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(row[0], row[1]) for row in cursor.fetchall()]
 
 
 def study_has_work_for(*, study: Study, participant: Participant) -> bool:
-    return items_open_for(study=study, participant=participant, now=timezone.now()).exists()
+    return bool(open_items(study=study, participant=participant, now=timezone.now(), limit=1, ordered=False))
 
 
 def release_expired_for_items(*, item_ids: list[int], now: datetime) -> int:
@@ -75,15 +113,16 @@ def _lock_and_take(*, study: Study, participant: Participant, wanted: int, now: 
     """Lock up to `wanted` open items (fewest holders first, skipping rows other reservers hold) and give each a
     free slot. The caller is inside a transaction; locked rows are added to `exclude_ids`."""
     k = study.annotators_per_item
-    locked = list(
-        items_open_for(study=study, participant=participant, now=now)
-        .exclude(pk__in=exclude_ids)
-        .order_by("held", "?")
-        .select_related("instance")
-        .select_for_update(skip_locked=True, of=("self",))[:wanted]
-    )
-    if not locked:
+    rows = open_items(study=study, participant=participant, now=now, limit=wanted, exclude_ids=exclude_ids,
+                      lock=True)
+    if not rows:
         return []
+    # The texts of the locked items only (the candidate query stays narrow: ids, families, holder counts).
+    by_id = StudyItem.objects.select_related("instance").only(
+        "id", "kind", "family", "payload", "instance", "instance__anchor_1", "instance__anchor_2",
+        "instance__sentence_1", "instance__sentence_2",
+    ).in_bulk([pk for pk, _ in rows])
+    locked = [by_id[pk] for pk, _ in rows]
     ids = [item.pk for item in locked]
     exclude_ids.update(ids)
     # Under the row locks: expired holders are released, then the holders are recounted from committed rows
@@ -127,8 +166,8 @@ def batch_reserve(*, batch: Batch, now: datetime | None = None, rng: random.Rand
             continue
         # Nothing lockable: either no open item is left, or the open ones are being reserved by others right now
         # (their counts are not committed yet): wait briefly and look again.
-        still_open = items_open_for(study=study, participant=participant, now=now).exclude(pk__in=exclude_ids)
-        if time.monotonic() > deadline or not still_open.exists():
+        still_open = open_items(study=study, participant=participant, now=now, limit=1, exclude_ids=exclude_ids)
+        if time.monotonic() > deadline or not still_open:
             break
         time.sleep(pause + rng.random() * pause)
         pause = min(pause * 2, 0.1)

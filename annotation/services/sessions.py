@@ -127,19 +127,26 @@ def _session_create_once(*, study: Study, participant_id: str, platform: str, st
                          assignment: str, hit: str) -> SessionResult:
     now = timezone.now()
     with transaction.atomic():
-        participant, _ = Participant.objects.get_or_create(study=study, platform=platform, external_id=participant_id)
-        participant = Participant.objects.select_for_update().get(pk=participant.pk)
-        if participant.screened_out:
-            raise ApplicationError("You are not eligible for this study.", code="screened_out", status=403)
-        open_batch = Batch.objects.select_for_update().filter(
-            participant=participant, state__in=Batch.OPEN_STATES
+        participant = Participant.objects.select_for_update().filter(
+            study=study, platform=platform, external_id=participant_id
         ).first()
-        if open_batch is not None:
-            open_batch.study = study
-            open_batch.participant = participant
-            if not batch_expire(batch=open_batch, now=now):
-                return SessionResult(open_batch, False)
-        n_batches = Batch.objects.filter(participant=participant).count()
+        if participant is None:
+            # A newcomer: no batches to look at. A concurrent first request of the same person hits the unique
+            # constraint here and the caller's retry finds this row.
+            participant = Participant.objects.create(study=study, platform=platform, external_id=participant_id)
+            n_batches = 0
+        else:
+            if participant.screened_out:
+                raise ApplicationError("You are not eligible for this study.", code="screened_out", status=403)
+            open_batch = Batch.objects.select_for_update().filter(
+                participant=participant, state__in=Batch.OPEN_STATES
+            ).first()
+            if open_batch is not None:
+                open_batch.study = study
+                open_batch.participant = participant
+                if not batch_expire(batch=open_batch, now=now):
+                    return SessionResult(open_batch, False)
+            n_batches = Batch.objects.filter(participant=participant).count()
         if n_batches >= study.max_batches_per_participant:
             raise ApplicationError(
                 f"You have completed the maximum of {study.max_batches_per_participant} batches of this study.",
@@ -173,7 +180,6 @@ def session_consent(*, token: str, agree: Any) -> Batch:
     if agree is not True:
         raise ApplicationError("Consent is required to take part: send {\"agree\": true}.",
                                details={"agree": ["must be true"]})
-    session_load(token=token)
     with transaction.atomic():
         batch = _lock_batch(token)
         if batch.state != Batch.State.CONSENT:
@@ -252,21 +258,21 @@ def _is_comprehension(study: Study, name: str) -> bool:
 
 
 def session_start(*, token: str) -> Batch:
-    batch = session_load(token=token)
-    if batch.state == Batch.State.EXPIRED:
-        raise _expired()
     with transaction.atomic():
         batch = _lock_batch(token)
+        batch_expire(batch=batch, now=timezone.now())  # an overdue batch: expired, committed before the 410 below
         if batch.state in (Batch.State.ITEMS, Batch.State.COMPLETED):
             return batch
-        if batch.state != Batch.State.INSTRUCTIONS:
+        if batch.state == Batch.State.INSTRUCTIONS:
+            if batch.participant.excluded or not batch_reserve(batch=batch):
+                raise ApplicationError("There are no more items available for you in this study.",
+                                       code="no_work_available", status=409)
+            batch.state = Batch.State.ITEMS
+            batch.save(update_fields=["state", "n_items", "started_at", "expires_at"])
+            return batch
+        if batch.state != Batch.State.EXPIRED:
             raise _wrong_state(batch, "start the items")
-        if batch.participant.excluded or not batch_reserve(batch=batch):
-            raise ApplicationError("There are no more items available for you in this study.",
-                                   code="no_work_available", status=409)
-        batch.state = Batch.State.ITEMS
-        batch.save(update_fields=["state", "n_items", "started_at", "expires_at"])
-    return batch
+    raise _expired()
 
 
 # --- serving and answering -----------------------------------------------------------------------------
