@@ -6,6 +6,7 @@ from typing import Any
 from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -34,10 +35,24 @@ def _valid(serializer_class: type, data: Any) -> dict[str, Any]:
 
 
 class ParticipantView(APIView):
-    """Participant endpoints: anyone holding a session token may call them."""
+    """Participant endpoints: anyone holding a session token may call them. JSON in, JSON out."""
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    renderer_classes = [JSONRenderer]
+    parser_classes = [JSONParser]
+
+
+def _answer_input(data: Any) -> dict[str, Any]:
+    """The answer body; the common well-formed case is checked inline, anything else by the serializer (whose
+    error messages the API documents)."""
+    if isinstance(data, dict) and set(data) <= {"item", "answer", "seconds"} and "answer" in data:
+        item, seconds = data.get("item"), data.get("seconds")
+        if (isinstance(item, str) and 0 < len(item) <= 64 and item.strip() == item
+                and (seconds is None or (isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+                                         and 0 <= seconds < float("inf")))):
+            return {"item": item, "answer": data["answer"], "seconds": None if seconds is None else float(seconds)}
+    return _valid(serializers.AnswerInput, data)
 
 
 class SessionCreateView(ParticipantView):
@@ -108,18 +123,16 @@ class SessionAnswerView(ParticipantView):
         description="201 when stored; 200 when the same answer was already stored; 409 for a different one.",
     )
     def post(self, request: Request, token: str) -> Response:
-        data = _valid(serializers.AnswerInput, request.data)
+        data = _answer_input(request.data)
         result = sessions.answer_submit(token=token, item=data["item"], answer=data["answer"],
                                         seconds=data.get("seconds"))
         body = {"stored": result.stored, "state": result.state, "progress": result.progress}
         return Response(body, status=status.HTTP_201_CREATED if result.stored else status.HTTP_200_OK)
 
 
-class PingView(APIView):
-    """A trivial JSON view on the same stack (no database): the load benchmark's throughput ceiling."""
-
-    authentication_classes: list = []
-    permission_classes = [AllowAny]
+class PingView(ParticipantView):
+    """A trivial JSON view on the same stack as the participant endpoints (no database): the load benchmark's
+    throughput ceiling."""
 
     @extend_schema(operation_id="ping", responses={200: serializers.PingSerializer})
     def get(self, request: Request) -> Response:

@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import Count, F, Max, Min, Q
 
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
-from annotation.services.display import displayed_answer, public_questions
+from annotation.services.display import displayed_answer, public_questions, redirect_with_code
 
 SPEEDER_RATIO = 0.33  # median seconds per item below a third of the study's median: flagged as a speeder
 SPEEDER_MIN_ANSWERS = 5
@@ -31,8 +31,7 @@ def batch_progress(batch: Batch) -> dict[str, int]:
 
 
 def redirect_for(study: Study, code: str) -> str:
-    url = study.redirect_url or ""
-    return url.replace("{code}", code) if "{code}" in url else url
+    return redirect_with_code(study.redirect_url or "", code)
 
 
 def batch_code(batch: Batch) -> tuple[str | None, str | None]:

@@ -98,13 +98,13 @@ def main() -> None:
             assert status == 200, body
             if body["item"] is None:
                 break
-            if args.profile == "answers":
-                profiler.enable()
             # As in the load benchmark: 85 % right, and 5 % of the participants answer screening questions wrongly.
             expected = reservation_expected_answer(public_id=body["item"]["id"])
             wrong = [c for c in body["item"]["choices"] if c != expected]
             is_screening = reservation_is_screening(public_id=body["item"]["id"])
             right = (not fails_screening) if is_screening else rng.random() < 0.85
+            if args.profile == "answers":
+                profiler.enable()
             status, result = client.call("answers", "POST", f"/api/v1/sessions/{token}/answers/",
                                          {"item": body["item"]["id"], "answer": expected if right else wrong[0]})
             profiler.disable()
@@ -120,7 +120,10 @@ def main() -> None:
     }
     if args.profile:
         out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(args.top)
+        stats = pstats.Stats(profiler, stream=out).sort_stats(os.environ.get("PROFILE_SORT", "cumulative"))
+        stats.print_stats(args.top)
+        if os.environ.get("PROFILE_CALLERS"):
+            stats.print_callers(os.environ["PROFILE_CALLERS"])
         print(out.getvalue())
     print(json.dumps({"participants": args.participants, "per_request": summary}))
 

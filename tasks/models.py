@@ -226,9 +226,14 @@ class ScreeningQuestion(models.Model):
         return self.name
 
     def correct_answer_for(self, setup: str) -> str:
-        if setup == Setup.QUADRUPLE:
-            return self.correct_order
-        return "S1" if self.correct_order == Order.S1_S2 else "S2"
+        return screening_answer_for(correct_order=self.correct_order, setup=setup)
+
+
+def screening_answer_for(*, correct_order: str, setup: str) -> str:
+    """A screening question's correct answer in a setup: its order for quadruples, the sentence for triples."""
+    if setup == Setup.QUADRUPLE:
+        return correct_order
+    return "S1" if correct_order == Order.S1_S2 else "S2"
 
 
 class NumberSubstitutionCandidate(models.Model):

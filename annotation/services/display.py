@@ -105,3 +105,8 @@ def canonical_answer(*, shown: dict[str, Any], displayed: str) -> str:
 
 def displayed_answer(*, shown: dict[str, Any], canonical: str) -> str:
     return swap_answer(canonical) if shown.get("swapped") else canonical
+
+
+def redirect_with_code(url: str, code: str) -> str:
+    """The study's redirect URL with `{code}` filled in (Prolific's completion link takes the code as `cc=`)."""
+    return url.replace("{code}", code) if "{code}" in url else url

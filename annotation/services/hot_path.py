@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
 from django.db import connection
 from django.utils import timezone
 
-from annotation.models import Study
-from tasks.models import ScreeningQuestion
+from annotation.services.display import redirect_with_code
+from tasks.models import screening_answer_for
 
 ENABLED = True  # tests switch it off to run the same scenarios through the general path
 
@@ -39,8 +40,9 @@ NEXT_SQL = """
 SELECT b.state, b.expires_at, b.expires_at > %(now)s, b.n_items,
        (SELECT count(*) FROM annotation_reservation r WHERE r.batch_id = b.id AND r.answered_at IS NOT NULL),
        (SELECT r.public_item::text FROM annotation_reservation r
-         WHERE r.batch_id = b.id AND r.answered_at IS NULL ORDER BY r.position LIMIT 1)
-FROM annotation_batch b WHERE b.token = %(token)s
+         WHERE r.batch_id = b.id AND r.answered_at IS NULL ORDER BY r.position LIMIT 1),
+       s.completion_code, s.redirect_url
+FROM annotation_batch b JOIN annotation_study s ON s.id = b.study_id WHERE b.token = %(token)s
 """
 
 ANSWER_READ_SQL = """
@@ -125,7 +127,12 @@ def next_fast(*, token: str) -> bytes | None:
     rows = _execute(NEXT_SQL, {"token": token, "now": timezone.now()})
     if not rows:
         return None
-    state, expires_at, live, total, done, item = rows[0]
+    state, expires_at, live, total, done, item, completion_code, redirect_url = rows[0]
+    if state == "completed" and done == total:
+        # The last answer completed the batch: the completion code and where to go with it.
+        return json.dumps({"item": None, "state": state, "completion_code": completion_code,
+                           "redirect_url": redirect_with_code(redirect_url, completion_code),
+                           "progress": {"done": done, "total": total}}).encode()
     if state != "items" or not live or not item or item == "{}":
         return None
     return (
@@ -155,11 +162,11 @@ def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None) ->
     # Django's connection hands json/jsonb over as text (the ORM's JSONField parses it): parse what is needed.
     shown = json.loads(shown)
     questions = json.loads(questions) if item_kind == "likert" else []
-    study = Study(item_kind=item_kind, questions=questions, rewrite_min_length=rewrite_min_length)
+    study = SimpleNamespace(item_kind=item_kind, questions=questions, rewrite_min_length=rewrite_min_length)
     answers = validate_answer(study=study, shown=shown, answer=answer)
     is_screening = screening_id is not None
     if is_screening:
-        correct = ScreeningQuestion(correct_order=screening_order).correct_answer_for(item_kind)
+        correct = screening_answer_for(correct_order=screening_order, setup=item_kind)
         if correct and answers[0][1] != correct:
             return None  # a failed screening question: the general path excludes the participant
     else:

@@ -85,7 +85,15 @@ def test_next_of_the_fast_path_equals_the_general_path(monkeypatch):
     general = p.next()
     assert fast.status_code == general.status_code == 200
     assert fast["Content-Type"] == "application/json"
+    assert fast.json() == general.json() and fast.json()["item"] is not None
+    monkeypatch.setattr(hot_path, "ENABLED", True)
+    p.play()  # to the end: the last answer completes the batch
+    fast = p.next()
+    monkeypatch.setattr(hot_path, "ENABLED", False)
+    general = p.next()
     assert fast.json() == general.json()
+    assert fast.json()["item"] is None and fast.json()["completion_code"] == "DONE123"
+    assert fast.json()["redirect_url"] == "https://app.prolific.com/submissions/complete?cc=DONE123"
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
