@@ -9,6 +9,7 @@ a release and a late answer can never both win.
 """
 from __future__ import annotations
 
+import json
 import random
 import secrets
 import time
@@ -206,11 +207,34 @@ def batch_reserve(*, batch: Batch, now: datetime | None = None, rng: random.Rand
         row.public_item = public_item(shown=shown, public_id=public_id, position=position, study=study)
         row.expires_at = expires_at
         rows.append(row)
-    Reservation.objects.bulk_create(rows)
+    _insert_reservations(rows, now=now)
     batch.n_items = total
     batch.started_at = now
     batch.expires_at = expires_at
     return total
+
+
+RESERVATION_COLUMNS = ("batch_id", "participant_id", "study_item_id", "screening_question_id", "slot", "position",
+                       "public_id", "shown", "public_item", "expires_at", "released", "created_at")
+
+
+def _insert_reservations(rows: list[Reservation], *, now: datetime) -> None:
+    """One multi-row INSERT of a batch's reservations: a third of the Python time of `bulk_create`, which dumps
+    every column as an array on PostgreSQL. Portable (SQLite takes the same statement); the JSON columns go in as
+    text, which both databases accept for their JSON types."""
+    ops = connection.ops
+    created = ops.adapt_datetimefield_value(now)
+    values = []
+    for row in rows:
+        expires = ops.adapt_datetimefield_value(row.expires_at)
+        values += [row.batch_id, row.participant_id, row.study_item_id, row.screening_question_id, row.slot,
+                   row.position, row.public_id, json.dumps(row.shown), json.dumps(row.public_item), expires, False,
+                   created]
+    placeholders = ", ".join(["(" + ", ".join(["%s"] * len(RESERVATION_COLUMNS)) + ")"] * len(rows))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO annotation_reservation ({', '.join(RESERVATION_COLUMNS)}) VALUES {placeholders}", values
+        )
 
 
 def reservations_release_expired(*, now: datetime | None = None) -> dict[str, int]:
