@@ -142,7 +142,8 @@ class Participant(models.Model):
 class Response(models.Model):
     """One answer of one participant to one item (and one question of it, for Likert items)."""
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="responses")
+    # No index of its own: the (study, is_valid, study_item) index below serves every lookup by study.
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="responses", db_index=False)
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="responses")
     study_item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, null=True, blank=True, related_name="responses")
     screening_question = models.ForeignKey(

@@ -142,6 +142,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=18431)
     parser.add_argument("--server-side-binding", action="store_true",
                         help="Let psycopg prepare repeated statements (Django's server_side_binding option).")
+    parser.add_argument("--profile-client", default="",
+                        help="Write a cProfile of the load generator (simulate_annotators) to this path.")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "load_annotation.json"))
     args = parser.parse_args()
 
@@ -169,8 +171,9 @@ def main() -> None:
             hammer(base + "/api/v1/ping/db/", args.concurrency, args.ping_requests))
         latencies_file = Path(args.out).with_suffix(".latencies.json")
         latencies_file.parent.mkdir(parents=True, exist_ok=True)
+        profile = ["-m", "cProfile", "-o", args.profile_client] if args.profile_client else []
         sim = subprocess.run(
-            [sys.executable, "manage.py", "simulate_annotators", "--study", slug, "--participants",
+            [sys.executable, *profile, "manage.py", "simulate_annotators", "--study", slug, "--participants",
              str(args.participants), "--concurrency", str(args.concurrency), "--accuracy", "0.85", "--screen-fail",
              str(args.screen_fail), "--base-url", base, "--latencies-out", str(latencies_file),
              "--think-time", str(args.think_time), "--ramp-up", str(args.ramp_up)],

@@ -182,15 +182,18 @@ def session_consent(*, token: str, agree: Any) -> Batch:
                                details={"agree": ["must be true"]})
     with transaction.atomic():
         batch = _lock_batch(token)
-        if batch.state != Batch.State.CONSENT:
-            if batch.state in (Batch.State.ELIGIBILITY, Batch.State.INSTRUCTIONS, Batch.State.ITEMS):
-                return batch  # a repeated click: nothing to change
+        overdue = batch_expire(batch=batch, now=timezone.now())  # committed before the 409 below
+        if batch.state in (Batch.State.ELIGIBILITY, Batch.State.INSTRUCTIONS, Batch.State.ITEMS):
+            return batch  # a repeated click: nothing to change
+        if batch.state == Batch.State.CONSENT:
+            needs_eligibility = bool(batch.study.eligibility_questions) and not _passed_eligibility_before(batch)
+            batch.state = Batch.State.ELIGIBILITY if needs_eligibility else Batch.State.INSTRUCTIONS
+            batch.consented_at = timezone.now()
+            batch.save(update_fields=["state", "consented_at"])
+            return batch
+        if not overdue:
             raise _wrong_state(batch, "consent")
-        needs_eligibility = bool(batch.study.eligibility_questions) and not _passed_eligibility_before(batch)
-        batch.state = Batch.State.ELIGIBILITY if needs_eligibility else Batch.State.INSTRUCTIONS
-        batch.consented_at = timezone.now()
-        batch.save(update_fields=["state", "consented_at"])
-    return batch
+    raise _wrong_state(batch, "consent")
 
 
 def _validate_eligibility(study: Study, answers: Any) -> dict[str, str]:

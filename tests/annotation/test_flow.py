@@ -143,6 +143,23 @@ def test_expired_reservation_is_rejected_and_reopened(client):
     assert Response.objects.filter(participant__external_id="PID-7").count() == 2
 
 
+@pytest.mark.parametrize("endpoint, status", [("start", 410), ("consent", 409)])
+def test_an_overdue_batch_is_expired_by_start_and_consent_too(client, endpoint, status):
+    study = make_study(n_instances=2, per_batch=2, k=1)
+    p = P(client, study.slug, f"PID-late-{endpoint}")
+    p.start()
+    p.consent()
+    assert p.next().json()["item"] is not None
+    Reservation.objects.filter(batch__token=p.token).update(expires_at=timezone.now() - timedelta(seconds=1))
+    Batch.objects.filter(token=p.token).update(expires_at=timezone.now() - timedelta(seconds=1))
+    body = {"agree": True} if endpoint == "consent" else {}
+    r = client.post(f"/api/v1/sessions/{p.token}/{endpoint}/", body, format="json")
+    assert r.status_code == status, r.content
+    # the expiry was committed although the request failed: the state and the released slots stay
+    assert Batch.objects.get(token=p.token).state == Batch.State.EXPIRED
+    assert not Reservation.objects.filter(batch__token=p.token, released=False).exists()
+
+
 def test_expired_without_cleanup_is_not_live(client):
     """The engine treats an expired reservation as free even if nobody marked it (no Celery beat needed)."""
     study = make_study(n_instances=1, per_batch=1, k=1)
