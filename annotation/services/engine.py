@@ -44,19 +44,23 @@ def held_count_subquery(*, now: datetime) -> Subquery:
     return Coalesce(Subquery(holders, output_field=IntegerField()), Value(0))
 
 
-OPEN_ITEMS_SQL = """
-SELECT i.id, i.family FROM annotation_studyitem i
-CROSS JOIN LATERAL (
-    SELECT COUNT(*) AS n FROM annotation_reservation r
-    WHERE r.study_item_id = i.id AND NOT r.released AND (r.answered_at IS NOT NULL OR r.expires_at > %s)
-) held
-WHERE i.study_id = %s AND NOT i.is_closed AND held.n < %s
+# Slots an item's reservations hold right now: answered and not released, or live (not yet expired).
+HELD_SQL = """SELECT COUNT(*) AS n FROM annotation_reservation r
+    WHERE r.study_item_id = i.id AND NOT r.released AND (r.answered_at IS NOT NULL OR r.expires_at > %s)"""
+
+CANDIDATES_SQL = """i.study_id = %s AND NOT i.is_closed
   AND i.id NOT IN (SELECT study_item_id FROM annotation_reservation
                    WHERE participant_id = %s AND study_item_id IS NOT NULL)
-  {families}{exclude}
-{order}
-LIMIT %s {lock}
-"""
+  {families}{exclude}"""
+
+# PostgreSQL: the count in a LATERAL subquery is computed once per item, and the row lock applies to the items.
+OPEN_ITEMS_SQL = """SELECT i.id, i.family FROM annotation_studyitem i CROSS JOIN LATERAL ({held}) held
+WHERE {candidates} AND held.n < %s {order} LIMIT %s {lock}"""
+
+# SQLite (the demo) has no LATERAL: the same count in a derived table, and no row locks (one writer at a time).
+OPEN_ITEMS_PORTABLE_SQL = """SELECT id, family FROM (
+    SELECT i.id, i.family, ({held}) AS n FROM annotation_studyitem i WHERE {candidates}) held
+WHERE held.n < %s {order} LIMIT %s"""
 
 # The same person (platform + id) across studies: the triple and the quadruple form of one draw share a family,
 # and seeing one gives the other away.
@@ -78,9 +82,9 @@ def open_items(*, study: Study, participant: Participant, now: datetime, limit: 
     One statement; each item's holders (answered and not released, or live) are counted once, through the partial
     index of live slots, whatever the table statistics say. With `lock`, the rows come back locked (`FOR UPDATE
     SKIP LOCKED`: rows other reservers hold are passed over, not waited for) and the caller must be in a
-    transaction. Portable to SQLite (the demo), where the lock clause is dropped: SQLite serializes writers."""
-    params: list = [connection.ops.adapt_datetimefield_value(now), study.pk, study.annotators_per_item,
-                    participant.pk]
+    transaction. On SQLite (the demo) the same count runs in a derived table, without locks: SQLite has one
+    writer at a time."""
+    params: list = [connection.ops.adapt_datetimefield_value(now), study.pk, participant.pk]
     families = ""
     if not study.allow_multiple_setups:
         families = SEEN_FAMILIES_SQL
@@ -89,11 +93,14 @@ def open_items(*, study: Study, participant: Participant, now: datetime, limit: 
     if exclude_ids:
         exclude = f"AND i.id NOT IN ({', '.join(['%s'] * len(exclude_ids))})"
         params += sorted(exclude_ids)
-    params.append(limit)
-    locking = lock and connection.features.has_select_for_update_skip_locked
-    sql = OPEN_ITEMS_SQL.format(families=families, exclude=exclude,
-                                order="ORDER BY held.n, RANDOM()" if ordered else "",
-                                lock="FOR UPDATE OF i SKIP LOCKED" if locking else "")
+    params += [study.annotators_per_item, limit]
+    candidates = CANDIDATES_SQL.format(families=families, exclude=exclude)
+    order = "ORDER BY held.n, RANDOM()" if ordered else ""
+    if connection.vendor == "postgresql":
+        sql = OPEN_ITEMS_SQL.format(held=HELD_SQL, candidates=candidates, order=order,
+                                    lock="FOR UPDATE OF i SKIP LOCKED" if lock else "")
+    else:
+        sql = OPEN_ITEMS_PORTABLE_SQL.format(held=HELD_SQL, candidates=candidates, order=order)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [(row[0], row[1]) for row in cursor.fetchall()]
