@@ -24,6 +24,8 @@ def batch_progress(batch: Batch) -> dict[str, int]:
         batch.state == Batch.State.SCREENED_OUT and not batch.n_items
     ):
         return {"done": 0, "total": 0}  # nothing reserved before the items start: no query
+    if getattr(batch, "started_now", False):
+        return {"done": 0, "total": batch.n_items}  # this request reserved the items
     counts = Reservation.objects.filter(batch=batch).aggregate(
         total=Count("id"), done=Count("id", filter=Q(answered_at__isnull=False))
     )

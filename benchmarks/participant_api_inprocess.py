@@ -66,7 +66,7 @@ class Wsgi:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--participants", type=int, default=60)
-    parser.add_argument("--profile", choices=["next", "answers", "start"], default=None)
+    parser.add_argument("--profile", choices=["sessions", "consent", "start", "next", "answers"], default=None)
     parser.add_argument("--top", type=int, default=35)
     args = parser.parse_args()
 
@@ -80,12 +80,18 @@ def main() -> None:
         client.call("ping_warm", "GET", "/api/v1/ping/")
         client.call("ping_db_warm", "GET", "/api/v1/ping/db/")
     for i in range(args.participants):
+        if args.profile == "sessions":
+            profiler.enable()
         status, session = client.call("sessions", "POST", f"/api/v1/studies/{slug}/sessions/",
                                       {"participant": f"inproc-{i}", "platform": "prolific"})
         assert status == 201, session
+        profiler.disable()
         token = session["token"]
         fails_screening = rng.random() < 0.05
+        if args.profile == "consent":
+            profiler.enable()
         client.call("consent", "POST", f"/api/v1/sessions/{token}/consent/", {"agree": True})
+        profiler.disable()
         if args.profile == "start":
             profiler.enable()
         client.call("start", "POST", f"/api/v1/sessions/{token}/start/")

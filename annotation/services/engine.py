@@ -174,7 +174,8 @@ def batch_reserve(*, batch: Batch, now: datetime | None = None, rng: random.Rand
             continue
         # Nothing lockable: either no open item is left, or the open ones are being reserved by others right now
         # (their counts are not committed yet): wait briefly and look again.
-        still_open = open_items(study=study, participant=participant, now=now, limit=1, exclude_ids=exclude_ids)
+        still_open = open_items(study=study, participant=participant, now=now, limit=1, exclude_ids=exclude_ids,
+                                ordered=False)
         if time.monotonic() > deadline or not still_open:
             break
         time.sleep(pause + rng.random() * pause)
@@ -188,7 +189,7 @@ def batch_reserve(*, batch: Batch, now: datetime | None = None, rng: random.Rand
             Reservation.objects.filter(participant=participant, screening_question__isnull=False).values_list(
                 "screening_question_id", flat=True
             )
-        )
+        ) if batch.number > 1 else set()  # a first batch: nothing seen yet
         fresh = [q for q in pool if q.pk not in had]
         source = fresh if len(fresh) >= study.screening_per_batch else pool
         screening = rng.sample(source, min(study.screening_per_batch, len(source)))

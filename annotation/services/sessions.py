@@ -272,6 +272,7 @@ def session_start(*, token: str) -> Batch:
                                        code="no_work_available", status=409)
             batch.state = Batch.State.ITEMS
             batch.save(update_fields=["state", "n_items", "started_at", "expires_at"])
+            batch.started_now = True  # its progress is known without a query: nothing answered yet
             return batch
         if batch.state != Batch.State.EXPIRED:
             raise _wrong_state(batch, "start the items")
