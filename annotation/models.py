@@ -5,6 +5,8 @@ is_screening, answered_at); keep those fields' names and meaning stable.
 """
 from __future__ import annotations
 
+import secrets
+
 from django.db import models
 
 from tasks.models import ScreeningQuestion, StyleComponent, TaskInstance
@@ -84,6 +86,10 @@ class Study(models.Model):
         return self.slug
 
 
+def random_sort_key() -> int:
+    return secrets.randbelow(2**31 - 1)
+
+
 class StudyItem(models.Model):
     """One thing a study collects k annotations for: a task instance, or a Likert/ranking/rewrite/imported item.
 
@@ -101,11 +107,22 @@ class StudyItem(models.Model):
     payload = models.JSONField(default=dict, blank=True)
     correct_answer = models.CharField(max_length=64, blank=True, default="", help_text="Empty when unknown.")
     is_closed = models.BooleanField(default=False, help_text="Closed early by adaptive collection.")
+    # The serving order (annotation/services/engine.py): fewest holders first, ties broken by a random key drawn
+    # once per item. `fill` is written by reservers, who hold the item's row lock and count its holders exactly;
+    # releases elsewhere (expiry, exclusion) leave it high until the periodic tidy-up or the next reserver
+    # recounts. It is never below the live count, and it only orders candidates: whether a slot is free is
+    # always counted from the reservations themselves.
+    fill = models.PositiveSmallIntegerField(default=0, help_text="Slots held at the last count (serving order).")
+    sort_key = models.IntegerField(default=random_sort_key, help_text="Random tie-break of the serving order.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["study", "position"]
         constraints = [models.UniqueConstraint(fields=["study", "external_id"], name="item_unique_external_id")]
+        indexes = [
+            models.Index(fields=["study", "fill", "sort_key"], name="studyitem_serving_order",
+                         condition=models.Q(is_closed=False)),
+        ]
 
     def __str__(self) -> str:
         return f"{self.study_id}:{self.external_id}"

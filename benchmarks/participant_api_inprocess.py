@@ -68,10 +68,11 @@ def main() -> None:
     parser.add_argument("--participants", type=int, default=60)
     parser.add_argument("--profile", choices=["sessions", "consent", "start", "next", "answers"], default=None)
     parser.add_argument("--top", type=int, default=35)
+    parser.add_argument("--items", type=int, default=2000, help="Instances in the study (start scans them).")
     args = parser.parse_args()
 
     ensure_database()
-    slug, _ = build_study(2000, 5, 14, 2)
+    slug, _ = build_study(args.items, 5, 14, 2)
     client = Wsgi()
     from annotation.selectors import reservation_expected_answer, reservation_is_screening
     rng = random.Random(1)

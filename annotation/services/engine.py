@@ -16,7 +16,7 @@ import time
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -59,7 +59,7 @@ WHERE {candidates} AND held.n < %s {order} LIMIT %s {lock}"""
 
 # SQLite (the demo) has no LATERAL: the same count in a derived table, and no row locks (one writer at a time).
 OPEN_ITEMS_PORTABLE_SQL = """SELECT id, family FROM (
-    SELECT i.id, i.family, ({held}) AS n FROM annotation_studyitem i WHERE {candidates}) held
+    SELECT i.id, i.family, i.fill, i.sort_key, ({held}) AS n FROM annotation_studyitem i WHERE {candidates}) held
 WHERE held.n < %s {order} LIMIT %s"""
 
 # The same person (platform + id) across studies: the triple and the quadruple form of one draw share a family,
@@ -79,8 +79,10 @@ def open_items(*, study: Study, participant: Participant, now: datetime, limit: 
     """(id, family) of items this participant could be given now, fewest holders first with a random tie-break
     (`ordered=False`: any, for a mere "is there work" check).
 
-    One statement; each item's holders (answered and not released, or live) are counted once, through the partial
-    index of live slots, whatever the table statistics say. With `lock`, the rows come back locked (`FOR UPDATE
+    One statement. The items are walked in serving order (`fill`, then the random `sort_key`, along the
+    `studyitem_serving_order` index), so a reserver reads a handful of rows, not the whole study; each walked item's
+    holders (answered and not released, or live) are counted exactly, through the partial index of live slots, and
+    only items with a free slot are returned. With `lock`, the rows come back locked (`FOR UPDATE
     SKIP LOCKED`: rows other reservers hold are passed over, not waited for) and the caller must be in a
     transaction. On SQLite (the demo) the same count runs in a derived table, without locks: SQLite has one
     writer at a time."""
@@ -95,12 +97,13 @@ def open_items(*, study: Study, participant: Participant, now: datetime, limit: 
         params += sorted(exclude_ids)
     params += [study.annotators_per_item, limit]
     candidates = CANDIDATES_SQL.format(families=families, exclude=exclude)
-    order = "ORDER BY held.n, RANDOM()" if ordered else ""
     if connection.vendor == "postgresql":
-        sql = OPEN_ITEMS_SQL.format(held=HELD_SQL, candidates=candidates, order=order,
+        sql = OPEN_ITEMS_SQL.format(held=HELD_SQL, candidates=candidates,
+                                    order="ORDER BY i.fill, i.sort_key" if ordered else "",
                                     lock="FOR UPDATE OF i SKIP LOCKED" if lock else "")
     else:
-        sql = OPEN_ITEMS_PORTABLE_SQL.format(held=HELD_SQL, candidates=candidates, order=order)
+        sql = OPEN_ITEMS_PORTABLE_SQL.format(held=HELD_SQL, candidates=candidates,
+                                             order="ORDER BY held.fill, held.sort_key" if ordered else "")
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [(row[0], row[1]) for row in cursor.fetchall()]
@@ -142,16 +145,65 @@ def _lock_and_take(*, study: Study, participant: Participant, wanted: int, now: 
     ):
         held[item_id].add(slot)
     taken: list[tuple[StudyItem, int]] = []
+    fills: dict[int, int] = {}
     for item in locked:
+        fills[item.pk] = len(held[item.pk])
         if not study.allow_multiple_setups and item.family and item.family in exclude_families:
             continue
         free = [slot for slot in range(1, k + 1) if slot not in held[item.pk]]
         if not free:
             continue
         taken.append((item, free[0]))
+        fills[item.pk] += 1
         if item.family:
             exclude_families.add(item.family)
+    _write_fills(fills)
     return taken
+
+
+def _write_fills(fills: dict[int, int]) -> None:
+    """Store exact holder counts of items whose rows the caller holds locked (their serving order)."""
+    if not fills:
+        return
+    cases = " ".join(["WHEN %s THEN %s"] * len(fills))
+    params: list[int] = [value for pair in fills.items() for value in pair]
+    params += list(fills)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE annotation_studyitem SET fill = CASE id {cases} END "
+            f"WHERE id IN ({', '.join(['%s'] * len(fills))})",
+            params,
+        )
+
+
+def study_items_refresh_fill(*, item_ids: list[int] | None = None) -> int:
+    """Recount `fill` where releases outside a reservation (expiry, exclusion) left it high: the given items, or
+    every open item (the periodic tidy-up). Each row is locked only while it is rewritten, in its own statement,
+    so this never waits while holding other locks. Returns the number of items corrected."""
+    holders = ("(SELECT COUNT(*) FROM annotation_reservation r "
+               "WHERE r.study_item_id = annotation_studyitem.id AND NOT r.released)")
+    where, params = "", []
+    if item_ids is not None:
+        if not item_ids:
+            return 0
+        where, params = f" AND id IN ({', '.join(['%s'] * len(item_ids))})", sorted(set(item_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE annotation_studyitem SET fill = {holders} WHERE NOT is_closed AND fill <> {holders}{where}",
+            params,
+        )
+        return cursor.rowcount
+
+
+def reservations_release(reservations: QuerySet[Reservation], *, now: datetime) -> int:
+    """Release reservations outside a reserver's transaction (batch expiry, exclusion). Their items' `fill` is
+    recounted right after the caller's transaction commits, when it holds no locks (a failure there is logged:
+    the periodic tidy-up recounts too)."""
+    item_ids = list(reservations.filter(study_item__isnull=False).values_list("study_item_id", flat=True))
+    released = reservations.update(released=True, released_at=now)
+    if item_ids:
+        transaction.on_commit(lambda: study_items_refresh_fill(item_ids=item_ids), robust=True)
+    return released
 
 
 def batch_reserve(*, batch: Batch, now: datetime | None = None, rng: random.Random | None = None) -> int:
@@ -246,8 +298,10 @@ def _insert_reservations(rows: list[Reservation], *, now: datetime) -> None:
 
 
 def reservations_release_expired(*, now: datetime | None = None) -> dict[str, int]:
-    """Expire overdue batches and release their unanswered reservations. Idempotent; the engine does not need it
-    to run (expired reservations never count as holders), it only tidies up and moves sessions to `expired`."""
+    """Expire overdue batches, release their unanswered reservations and recount the serving order of items whose
+    holders were released. Idempotent; the engine does not need it to run (expired reservations never count as
+    holders, and a reserver recounts what it locks), it tidies up, moves sessions to `expired` and keeps released
+    slots near the front of the serving order."""
     from annotation.services.sessions import batch_expire  # local: sessions imports this module
 
     now = now or timezone.now()
@@ -260,7 +314,8 @@ def reservations_release_expired(*, now: datetime | None = None) -> dict[str, in
     released = Reservation.objects.filter(released=False, answered_at__isnull=True, expires_at__lte=now).update(
         released=True, released_at=now
     )
-    return {"expired_batches": expired_batches, "released_reservations": released}
+    refreshed = study_items_refresh_fill()
+    return {"expired_batches": expired_batches, "released_reservations": released, "items_recounted": refreshed}
 
 
 # --- adaptive collection ---------------------------------------------------------------------------------

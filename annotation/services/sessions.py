@@ -14,7 +14,7 @@ from django.utils import timezone
 from annotation.models import ORDERING_KINDS, Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
 from annotation.services import hot_path
 from annotation.services.display import canonical_answer
-from annotation.services.engine import batch_reserve, item_refresh_closed, study_has_work_for
+from annotation.services.engine import batch_reserve, item_refresh_closed, reservations_release, study_has_work_for
 from core.errors import ApplicationError
 
 PLATFORMS = {Participant.Platform.PROLIFIC, Participant.Platform.MTURK, Participant.Platform.ANONYMOUS}
@@ -42,9 +42,7 @@ def batch_expire(*, batch: Batch, now: datetime) -> bool:
     """Move an overdue batch to `expired` and release its unanswered reservations (caller holds the row lock)."""
     if batch.state != Batch.State.ITEMS or batch.expires_at is None or batch.expires_at > now:
         return False
-    Reservation.objects.filter(batch=batch, answered_at__isnull=True, released=False).update(
-        released=True, released_at=now
-    )
+    reservations_release(Reservation.objects.filter(batch=batch, answered_at__isnull=True, released=False), now=now)
     Batch.objects.filter(pk=batch.pk).update(state=Batch.State.EXPIRED, finished_at=now)
     batch.state = Batch.State.EXPIRED
     batch.finished_at = now
@@ -515,7 +513,7 @@ def participant_exclude(*, participant: Participant, reason: str, now: datetime 
         participant.exclusion_reason = reason[:200]
         participant.excluded_at = now
         n = Response.objects.filter(participant=participant, is_valid=True).update(is_valid=False)
-        Reservation.objects.filter(participant=participant, released=False).update(released=True, released_at=now)
+        reservations_release(Reservation.objects.filter(participant=participant, released=False), now=now)
         if participant.study.adaptive_stopping:
             for item in StudyItem.objects.filter(
                 Q(reservations__participant=participant), is_closed=True

@@ -333,3 +333,37 @@ def test_triple_and_quadruple_forms_of_one_draw_go_to_different_people_unless_al
     allowed.start()
     allowed.consent()
     assert len(allowed.play()) == 3
+
+
+def test_fill_follows_the_holders_and_stale_fills_still_serve(client, django_capture_on_commit_callbacks):
+    """`fill` orders the candidates. An exclusion recounts it once committed; a fill left high (a release whose
+    recount never ran) still lets the item be served, its free slot counted from the reservations."""
+    from annotation.services.sessions import participant_exclude
+
+    study = make_study(n_instances=4, per_batch=2, k=2)
+
+    def play(pid: str) -> set[int]:
+        p = P(client, study.slug, pid)
+        p.start()
+        p.consent()
+        return {Reservation.objects.get(public_id=i["id"]).study_item_id for i in p.play()}
+
+    a_items = play("FILL-A")
+    fills = dict(StudyItem.objects.filter(study=study).values_list("pk", "fill"))
+    assert {pk for pk, fill in fills.items() if fill == 1} == a_items and sorted(fills.values()) == [0, 0, 1, 1]
+    with django_capture_on_commit_callbacks(execute=True):
+        participant_exclude(participant=Participant.objects.get(external_id="FILL-A"), reason="test")
+    assert sorted(StudyItem.objects.filter(study=study).values_list("fill", flat=True)) == [0, 0, 0, 0]
+    b_items = play("FILL-B")
+    # B's slots released behind the engine's back: their fill stays 1 although nobody holds them
+    Reservation.objects.filter(participant__external_id="FILL-B").update(released=True)
+    Response.objects.filter(participant__external_id="FILL-B").update(is_valid=False)
+    assert {pk for pk, fill in StudyItem.objects.filter(study=study).values_list("pk", "fill") if fill} == b_items
+    served = set()
+    for pid in ("FILL-C", "FILL-D", "FILL-E", "FILL-F"):
+        served |= play(pid)
+    # 4 items × k=2 = 8 free slots: four more people fill every one of them, stale fills included
+    assert served == set(fills)
+    per_item = Response.objects.filter(study=study, is_valid=True).values_list("study_item_id", flat=True)
+    assert sorted(per_item) == sorted([pk for pk in fills for _ in range(2)])
+    assert sorted(StudyItem.objects.filter(study=study).values_list("fill", flat=True)) == [2, 2, 2, 2]

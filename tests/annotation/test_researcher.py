@@ -197,16 +197,23 @@ def test_release_task_expires_overdue_batches_idempotently():
     past = timezone.now() - timedelta(minutes=1)
     Batch.objects.update(expires_at=past)
     Reservation.objects.update(expires_at=past)
-    assert release_expired_reservations_task() == {"expired_batches": 1, "released_reservations": 0}
+    fills = dict(StudyItem.objects.values_list("pk", "fill"))
+    assert sorted(fills.values()) == [1, 1, 1]  # written by the reserver: each item has one holder
+    # the batch expires: two unanswered slots are released outside any reservation, and their fill is recounted
+    assert release_expired_reservations_task() == {"expired_batches": 1, "released_reservations": 0,
+                                                   "items_recounted": 2}
     assert Batch.objects.get().state == "expired"
     assert Reservation.objects.filter(released=True).count() == 2  # the answered one keeps its slot
-    assert release_expired_reservations_task() == {"expired_batches": 0, "released_reservations": 0}
+    assert sorted(StudyItem.objects.values_list("fill", flat=True)) == [0, 0, 1]
+    assert release_expired_reservations_task() == {"expired_batches": 0, "released_reservations": 0,
+                                                   "items_recounted": 0}
     from core.jobs import job_create
 
     job = job_create(kind="release_expired", params={})
     release_expired_reservations_task(job.pk)
     job.refresh_from_db()
-    assert job.status == "done" and job.result == {"expired_batches": 0, "released_reservations": 0}
+    assert job.status == "done" and job.result == {"expired_batches": 0, "released_reservations": 0,
+                                                   "items_recounted": 0}
 
 
 def test_admin_pages_and_export_action(admin_client):
