@@ -16,10 +16,12 @@ released reservation, an excluded participant, a wrong answer to a screening que
 study, a reservation made before `public_item` existed, SQLite (the demo). A claim that loses a race returns None
 too, and nothing of it is stored: the statement is atomic.
 
-Locks are taken in the general path's order (batch row, then participant, then reservation), so a screening
-failure being processed in the general path, or an exclusion from the admin, serialize with the fast statement
-instead of deadlocking with it, and an excluded participant's answer can never be stored as valid: the statement
-re-checks `excluded` under the participant's share lock, and an exclusion that commits first makes the claim fail.
+Locks: the statement takes the batch row first, as every general-path writer of a session does, so it
+serializes with them (a screening failure being processed, an expiry) instead of deadlocking; then a share lock
+on the participant, which an exclusion from the admin (participant first, then the reservations, no batch)
+serializes with; then the reservation. An excluded participant's answer can never be stored as valid: the
+statement re-checks `excluded` under the share lock, and an exclusion that commits first also releases the
+reservation, so the claim fails.
 """
 from __future__ import annotations
 

@@ -411,18 +411,18 @@ def answer_submit(*, token: str, item: str, answer: Any, seconds: float | None =
         raise _not_found("Session")
     now = timezone.now()
     with transaction.atomic():
-        # One query finds the reservation and locks it with its batch row: one participant's requests run one
-        # at a time (exclusion, completion), and a duplicate answer waits for the first to commit.
+        # The batch row first, then the reservation: the order every writer of a session takes (the hot path's
+        # statement too), so none can deadlock. One participant's requests run one at a time (exclusion,
+        # completion), and a duplicate answer waits for the first to commit.
+        batch = _lock_batch(token)  # 404 for a forged token
         reservation = (
-            Reservation.objects.select_for_update(of=("self", "batch"))
-            .select_related("batch__study", "batch__participant", "study_item", "screening_question")
-            .filter(batch__token=token, public_id=str(item or "")[:32])
+            Reservation.objects.select_for_update(of=("self",))
+            .select_related("study_item", "screening_question")
+            .filter(batch=batch, public_id=str(item or "")[:32])
             .first()
         ) if item else None
-        if reservation is None:
-            batch = _lock_batch(token)  # 404 for a forged token
-        else:
-            batch = reservation.batch
+        if reservation is not None:
+            reservation.batch = batch
         overdue = batch.state == Batch.State.ITEMS and batch.expires_at is not None and batch.expires_at <= now
         if not overdue:
             return _answer_locked(batch=batch, reservation=reservation, item=item, answer=answer, seconds=seconds,
