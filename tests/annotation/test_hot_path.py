@@ -138,3 +138,50 @@ def _race_exclusion_against_answers(round_: int) -> None:
     # nothing lost either: every answer is stored (as invalid), exactly once
     assert Response.objects.filter(study=study).count() == Reservation.objects.filter(
         batch__token=token, answered_at__isnull=False).count()
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.slow
+def test_a_fast_answer_waits_for_an_exclusion_in_progress():
+    """An exclusion runs participant → responses → reservations in one transaction. A fast answer arriving after
+    its responses were invalidated but before its reservations are released must not commit a valid response:
+    the statement's share lock on the participant makes it wait, and it then finds the participant excluded."""
+    from django.db import transaction
+    from django.utils import timezone
+
+    study = make_study(n_instances=2, per_batch=2, k=1, slug="excl-lock")
+    token = sessions.session_create(slug=study.slug, participant_id="locked", platform="prolific").batch.token
+    sessions.session_consent(token=token, agree=True)
+    sessions.session_start(token=token)
+    participant = Participant.objects.get(external_id="locked")
+    reservation = Reservation.objects.filter(batch__token=token).order_by("position").first()
+    answer = reservation_expected_answer(public_id=reservation.public_id)
+    invalidated, answered = threading.Event(), threading.Event()
+    result: dict[str, object] = {}
+
+    def exclude() -> None:
+        try:
+            with transaction.atomic():
+                Participant.objects.filter(pk=participant.pk).update(excluded=True)
+                Response.objects.filter(participant=participant, is_valid=True).update(is_valid=False)
+                invalidated.set()
+                answered.wait(timeout=1.0)  # the answer is blocked meanwhile (with the lock) or done (without)
+                Reservation.objects.filter(participant=participant, released=False).update(
+                    released=True, released_at=timezone.now())
+        finally:
+            connections.close_all()
+
+    def answer_now() -> None:
+        try:
+            invalidated.wait(timeout=10)
+            result["stored"] = sessions.answer_submit(token=token, item=reservation.public_id, answer=answer).stored
+            answered.set()
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(2) as pool:
+        for future in [pool.submit(exclude), pool.submit(answer_now)]:
+            future.result()
+    assert result["stored"] is True  # acknowledged and kept, as every answer is
+    row = Response.objects.get(reservation=reservation)
+    assert row.is_valid is False  # but never as a valid answer of an excluded participant
