@@ -112,7 +112,9 @@ def _execute(sql: str, params: dict[str, Any]) -> list[tuple]:
     import psycopg
 
     connection.ensure_connection()
-    with psycopg.Cursor(connection.connection) as cursor:
+    # Django's error wrapper: psycopg errors become django.db errors, and a broken connection is marked so that
+    # Django closes it at the end of the request instead of handing it to the next one.
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
         cursor.execute(sql, params, prepare=True)
         return cursor.fetchall()
 
