@@ -3,9 +3,14 @@
 Invariant: an item never has more than k valid responses. Each valid response belongs to a reservation that holds
 one of the item's slots 1…k; a slot is held while its reservation is not released, and the partial unique index
 `reservation_one_holder_per_slot` makes two holders of one slot impossible in PostgreSQL itself. Reservers lock
-the item rows they hand out (`select_for_update(skip_locked=True)`), release expired holders under that lock and
-recount; an answer claims its reservation with a conditional UPDATE (not released, not expired, not answered), so
-a release and a late answer can never both win.
+the item rows they hand out (`FOR UPDATE SKIP LOCKED`), release expired holders under that lock and recount; an
+answer claims its reservation with a conditional UPDATE (not released, not expired, not answered), so a release
+and a late answer can never both win.
+
+Serving order: fewest holders first, ties broken at random. Candidates are walked along the index
+(study, fill, sort_key): `fill` is the holder count the last reserver wrote under the row lock (recounted after
+out-of-band releases and periodically), `sort_key` a random number drawn once per item. Only the walked rows are
+counted exactly, so starting a batch reads about as many items as it reserves, whatever the study's size.
 """
 from __future__ import annotations
 
