@@ -17,12 +17,18 @@ from tests.annotation.helpers import Participant as P
 from tests.annotation.helpers import make_study
 
 
-@pytest.mark.django_db
-def test_a_correct_batch_never_reaches_the_general_answer_path(monkeypatch):
+def _consented(pid: str) -> P:
+    """A participant of a fresh study (4 instances + 2 screening questions per batch), past consent."""
     study = make_study(screening=2, per_batch=4)
-    p = P(APIClient(), study.slug, "HOT-1")
+    p = P(APIClient(), study.slug, pid)
     p.start()
     p.consent()
+    return p
+
+
+@pytest.mark.django_db
+def test_a_correct_batch_never_reaches_the_general_answer_path(monkeypatch):
+    p = _consented("HOT-1")
 
     def general(**kwargs):
         raise AssertionError("the general answer path was used for a common answer")
@@ -39,10 +45,7 @@ def test_a_correct_batch_never_reaches_the_general_answer_path(monkeypatch):
 @pytest.mark.parametrize("fast", [True, False], ids=["fast", "general"])
 def test_stored_rows_record_what_was_shown_and_when(fast, monkeypatch):
     monkeypatch.setattr(hot_path, "ENABLED", fast)
-    study = make_study(screening=2, per_batch=4)
-    p = P(APIClient(), study.slug, f"ROWS-{fast}")
-    p.start()
-    p.consent()
+    p = _consented(f"ROWS-{fast}")
     client = p.client
     answered = []
     while True:
@@ -76,10 +79,7 @@ def test_stored_rows_record_what_was_shown_and_when(fast, monkeypatch):
 
 @pytest.mark.django_db
 def test_next_of_the_fast_path_equals_the_general_path(monkeypatch):
-    study = make_study(screening=2, per_batch=4)
-    p = P(APIClient(), study.slug, "SAME-NEXT")
-    p.start()
-    p.consent()
+    p = _consented("SAME-NEXT")
     fast = p.next()
     monkeypatch.setattr(hot_path, "ENABLED", False)
     general = p.next()
