@@ -4,14 +4,10 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from django.contrib import admin, messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from core.errors import ApplicationError
 from scoring.admin.records import ComputationRecordAdmin
 from scoring.metrics.forms import MetricEvaluationForm
 from scoring.metrics.plots import evaluation_plot_png
@@ -35,20 +31,16 @@ class MetricEvaluationAdmin(ComputationRecordAdmin):
     readonly_fields = fields
     change_form_template = "admin/scoring/metricevaluation/change_form.html"
 
-    def start_view(self, request: HttpRequest) -> HttpResponse:
-        form = MetricEvaluationForm(request.POST or None)
-        if request.method == "POST" and form.is_valid():
-            try:
-                evaluation = metric_evaluation_start(**form.service_kwargs(), created_by=request.user.get_username())
-            except ApplicationError as exc:
-                form.add_error(None, exc.message)
-            else:
-                messages.info(request, f"Metric evaluation #{evaluation.pk} queued as job #{evaluation.job_id} "
-                                       f"(queue {evaluation.job.params.get('queue')}).")
-                return HttpResponseRedirect(reverse("admin:scoring_metricevaluation_change", args=[evaluation.pk]))
-        context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
-                   "title": "Evaluate metrics against human ratings"}
-        return TemplateResponse(request, "admin/scoring/metricevaluation/start.html", context)
+    start_form_class = MetricEvaluationForm
+    start_title = "Evaluate metrics against human ratings"
+    start_template = "admin/scoring/metricevaluation/start.html"
+
+    def start_record(self, **kwargs: Any) -> MetricEvaluation:
+        return metric_evaluation_start(**kwargs)
+
+    def start_message(self, record: MetricEvaluation) -> str:
+        queue = record.job.params.get("queue")
+        return f"Metric evaluation #{record.pk} queued as job #{record.job_id} (queue {queue})."
 
     @admin.display(description="metrics")
     def metric_list(self, obj: MetricEvaluation) -> str:

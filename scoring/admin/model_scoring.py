@@ -5,14 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin, messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.contrib import admin
+from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from core.errors import ApplicationError
 from scoring.admin.records import ComputationRecordAdmin
 from scoring.models import BenchmarkExport, ScoreRun
 from scoring.stel_scoring.runs import score_run_start
@@ -69,22 +66,18 @@ class ScoreRunAdmin(ComputationRecordAdmin):
     readonly_fields = fields
     change_form_template = "admin/scoring/scorerun/change_form.html"
 
-    def start_view(self, request: HttpRequest) -> HttpResponse:
-        if not self.has_add_permission(request):
-            return HttpResponse(status=403)
-        initial = {"export": request.GET.get("export")} if request.GET.get("export") else None
-        form = ScoreRunStartForm(request.POST or None, initial=initial)
-        if request.method == "POST" and form.is_valid():
-            try:
-                run = score_run_start(**form.service_kwargs(), created_by=request.user.get_username())
-            except ApplicationError as exc:
-                form.add_error(None, exc.message)
-            else:
-                messages.info(request, f"Score run #{run.pk} queued as job #{run.job_id} on the gpu queue.")
-                return HttpResponseRedirect(reverse("admin:scoring_scorerun_change", args=[run.pk]))
-        context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
-                   "title": "Score style-similarity methods on a STEL benchmark"}
-        return TemplateResponse(request, "admin/scoring/scorerun/start.html", context)
+    start_form_class = ScoreRunStartForm
+    start_title = "Score style-similarity methods on a STEL benchmark"
+    start_template = "admin/scoring/scorerun/start.html"
+
+    def start_initial(self, request: HttpRequest) -> dict[str, Any] | None:
+        return {"export": request.GET.get("export")} if request.GET.get("export") else None
+
+    def start_record(self, **kwargs: Any) -> ScoreRun:
+        return score_run_start(**kwargs)
+
+    def start_message(self, record: ScoreRun) -> str:
+        return f"Score run #{record.pk} queued as job #{record.job_id} on the gpu queue."
 
     @admin.display(description="methods")
     def method_list(self, obj: ScoreRun) -> str:

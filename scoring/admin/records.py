@@ -3,11 +3,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+
+from core.errors import ApplicationError
 
 
 class ComputationRecordAdmin(admin.ModelAdmin):
@@ -19,8 +23,38 @@ class ComputationRecordAdmin(admin.ModelAdmin):
     def start_url_name(self) -> str:
         return f"{self.model._meta.app_label}_{self.model._meta.model_name}_start"
 
-    def start_view(self, request: HttpRequest) -> HttpResponse:  # pragma: no cover - abstract
+    # The start form: a subclass names its form (with `service_kwargs()`), the service that starts the
+    # computation, the page's title and template, and the message once it is queued.
+    start_form_class: type[forms.Form]
+    start_title: str
+    start_template: str
+
+    def start_record(self, **kwargs: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def start_message(self, record: Any) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def start_initial(self, request: HttpRequest) -> dict[str, Any] | None:
+        return None
+
+    def start_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_add_permission(request):
+            return HttpResponse(status=403)
+        form = self.start_form_class(request.POST or None, initial=self.start_initial(request))
+        if request.method == "POST" and form.is_valid():
+            try:
+                record = self.start_record(**form.service_kwargs(), created_by=request.user.get_username())
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
+            else:
+                messages.info(request, self.start_message(record))
+                opts = self.model._meta
+                return HttpResponseRedirect(reverse(f"admin:{opts.app_label}_{opts.model_name}_change",
+                                                    args=[record.pk]))
+        context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
+                   "title": self.start_title}
+        return TemplateResponse(request, self.start_template, context)
 
     def get_urls(self) -> list:
         return [path("start/", self.admin_site.admin_view(self.start_view), name=self.start_url_name()),

@@ -123,3 +123,17 @@ def test_real_worker_on_the_gpu_queue_runs_a_model_metric(shared_data, settings)
     assert job.progress_total == 8 and job.progress_done == 8
     assert evaluation.results["columns"]["embedding_cosine_src"]["overall"]["n"] == 8
     assert all(-1 <= row["scores"]["embedding_cosine_src"] <= 1 + 1e-6 for row in evaluation.results["items"])
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["admin:scoring_metricevaluation_start", "admin:scoring_scorerun_start"])
+def test_start_forms_need_the_add_permission(client, django_user_model, name):
+    """Staff who may only look at computation records cannot start one (both forms share one start view)."""
+    from django.contrib.auth.models import Permission
+
+    viewer = django_user_model.objects.create_user("viewer", password="pw-viewer-1", is_staff=True)
+    viewer.user_permissions.add(*Permission.objects.filter(codename__in=["view_metricevaluation", "view_scorerun"]))
+    client.force_login(viewer)
+    assert client.get(reverse(name)).status_code == 403
+    assert client.post(reverse(name), {}).status_code == 403
+    assert not MetricEvaluation.objects.exists() and not Job.objects.exists()
