@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from annotation import selectors, serializers
 from annotation.models import Study
 from annotation.services import exports, hot_path, sessions
-from annotation.services.display import public_item
+from annotation.services.display import finished_payload, public_item
 from core.errors import ApplicationError
 
 ERRORS = {
@@ -109,8 +109,8 @@ class SessionNextView(ParticipantView):
         batch, reservation, progress = sessions.session_next(token=token)
         if reservation is None:
             code, redirect = selectors.batch_code(batch)
-            return Response({"item": None, "state": batch.state, "completion_code": code,
-                             "redirect_url": redirect, "progress": progress})
+            return Response(finished_payload(state=batch.state, completion_code=code, redirect_url=redirect,
+                                             progress=progress))
         item = public_item(shown=reservation.shown, public_id=reservation.public_id,
                            position=reservation.position, study=batch.study)
         return Response({"item": item, "progress": progress, "state": batch.state, "expires_at": batch.expires_at})

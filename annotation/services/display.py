@@ -107,6 +107,13 @@ def displayed_answer(*, shown: dict[str, Any], canonical: str) -> str:
     return swap_answer(canonical) if shown.get("swapped") else canonical
 
 
+def finished_payload(*, state: str, completion_code: str | None, redirect_url: str | None,
+                     progress: dict[str, int]) -> dict[str, Any]:
+    """What `next` answers once a batch has no item left: how it ended, the code and where to go with it."""
+    return {"item": None, "state": state, "completion_code": completion_code, "redirect_url": redirect_url,
+            "progress": progress}
+
+
 def redirect_with_code(url: str, code: str) -> str:
     """The study's redirect URL with `{code}` filled in (Prolific's completion link takes the code as `cc=`)."""
     return url.replace("{code}", code) if "{code}" in url else url

@@ -26,14 +26,14 @@ reservation, so the claim fails.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
 
 from django.db import connection
 from django.utils import timezone
+from rest_framework.utils.encoders import JSONEncoder
 
-from annotation.services.display import redirect_with_code
+from annotation.services.display import finished_payload, redirect_with_code
 from tasks.models import screening_answer_for
 
 ENABLED = True  # tests switch it off to run the same scenarios through the general path
@@ -62,7 +62,8 @@ WHERE r.public_id = %(item)s AND b.token = %(token)s
 """
 
 # One statement, one transaction. CTE order matters only for locks: `batch` is evaluated first (the `person`
-# CTE needs it), then `person`, then the claim; the INSERT reads the claim, so a failed claim stores nothing.
+# CTE needs it), then `person`, then the claim; the INSERT reads the claim, so a failed claim stores nothing
+# (a data-modifying CTE runs whether or not the final SELECT reads it).
 ANSWER_WRITE_SQL = """
 WITH batch AS (
     SELECT id, n_items FROM annotation_batch
@@ -98,8 +99,7 @@ WITH batch AS (
       AND (SELECT done FROM before) + 1 >= (SELECT n_items FROM batch)
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM stored), (SELECT count(*) FROM finished),
-       (SELECT done FROM before)
+SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM finished), (SELECT done FROM before)
 """
 
 
@@ -119,11 +119,6 @@ def _execute(sql: str, params: dict[str, Any]) -> list[tuple]:
         return cursor.fetchall()
 
 
-def _iso(value: datetime) -> str:
-    text = value.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
-
-
 def next_fast(*, token: str) -> bytes | None:
     """The whole JSON body of `next` for a running batch with an unanswered item, or None for the general path."""
     if not available() or not token or len(token) > 64:
@@ -134,14 +129,16 @@ def next_fast(*, token: str) -> bytes | None:
     state, expires_at, live, total, done, item, completion_code, redirect_url = rows[0]
     if state == "completed" and done == total:
         # The last answer completed the batch: the completion code and where to go with it.
-        return json.dumps({"item": None, "state": state, "completion_code": completion_code,
-                           "redirect_url": redirect_with_code(redirect_url, completion_code),
-                           "progress": {"done": done, "total": total}}).encode()
+        return json.dumps(finished_payload(
+            state=state, completion_code=completion_code,
+            redirect_url=redirect_with_code(redirect_url, completion_code), progress={"done": done, "total": total},
+        )).encode()
     if state != "items" or not live or not item or item == "{}":
         return None
+    # The item's stored JSON goes in as it is; the time is encoded as DRF encodes it on the general path.
     return (
         f'{{"item":{item},"progress":{{"done":{done},"total":{total}}},"state":"items",'
-        f'"expires_at":"{_iso(expires_at)}"}}'
+        f'"expires_at":{json.dumps(expires_at, cls=JSONEncoder)}}}'
     ).encode()
 
 
@@ -175,8 +172,6 @@ def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None) ->
             return None  # a failed screening question: the general path excludes the participant
     else:
         correct = item_correct or ""
-    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0):
-        seconds = None
     result = _execute(ANSWER_WRITE_SQL, {
         "batch": batch_id, "participant": participant_id, "reservation": reservation_id, "now": now,
         "started": started_at, "study": study_id, "study_item": study_item_id, "screening": screening_id,
@@ -185,7 +180,7 @@ def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None) ->
         "questions": [q for q, _, _ in answers], "answers": [a for _, a, _ in answers],
         "values": [v for _, _, v in answers],
     })
-    claimed, _stored, finished, done_before = result[0]
+    claimed, finished, done_before = result[0]
     if not claimed:
         return None  # lost a race (answered, released, excluded, expired meanwhile): nothing was stored
     return {"stored": True, "state": "completed" if finished else "items",

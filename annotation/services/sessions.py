@@ -404,6 +404,8 @@ def answer_submit(*, token: str, item: str, answer: Any, seconds: float | None =
 
     The common case (a live item of a running batch, on PostgreSQL) is one statement in `hot_path`; every other
     case, and a fast claim that lost a race, runs here under the batch row lock."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+        seconds = None  # not a usable duration: the server measures it from when the item was shown
     fast = hot_path.answer_fast(token=token, item=item, answer=answer, seconds=seconds)
     if fast is not None:
         return AnswerResult(True, fast["state"], fast["progress"])
@@ -461,7 +463,7 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
     previous = [t for t in (before["last"], batch.started_at) if t]
     shown_at = reservation.shown_at or (max(previous) if previous else None)
     Reservation.objects.filter(pk=reservation.pk).update(answered_at=now, shown_at=shown_at)
-    if seconds is None or not isinstance(seconds, (int, float)) or seconds < 0:
+    if seconds is None:
         seconds = (now - shown_at).total_seconds() if shown_at else None
     is_screening = reservation.screening_question_id is not None
     study_item = reservation.study_item
