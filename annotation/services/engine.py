@@ -78,6 +78,11 @@ SEEN_FAMILIES_SQL = """
 """
 
 
+def _placeholders(n: int) -> str:
+    """`%s, %s, …`: n parameters of a raw statement (an IN list, a row of VALUES)."""
+    return ", ".join(["%s"] * n)
+
+
 def open_items(*, study: Study, participant: Participant, now: datetime, limit: int,
                exclude_ids: set[int] = frozenset(), lock: bool = False,
                ordered: bool = True) -> list[tuple[int, str]]:
@@ -98,7 +103,7 @@ def open_items(*, study: Study, participant: Participant, now: datetime, limit: 
         params += [participant.platform, participant.external_id]
     exclude = ""
     if exclude_ids:
-        exclude = f"AND i.id NOT IN ({', '.join(['%s'] * len(exclude_ids))})"
+        exclude = f"AND i.id NOT IN ({_placeholders(len(exclude_ids))})"
         params += sorted(exclude_ids)
     params += [study.annotators_per_item, limit]
     candidates = CANDIDATES_SQL.format(families=families, exclude=exclude)
@@ -176,7 +181,7 @@ def _write_fills(fills: dict[int, int]) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE annotation_studyitem SET fill = CASE id {cases} END "
-            f"WHERE id IN ({', '.join(['%s'] * len(fills))})",
+            f"WHERE id IN ({_placeholders(len(fills))})",
             params,
         )
 
@@ -191,7 +196,8 @@ def study_items_refresh_fill(*, item_ids: list[int] | None = None) -> int:
     if item_ids is not None:
         if not item_ids:
             return 0
-        where, params = f" AND id IN ({', '.join(['%s'] * len(item_ids))})", sorted(set(item_ids))
+        params = sorted(set(item_ids))
+        where = f" AND id IN ({_placeholders(len(params))})"
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE annotation_studyitem SET fill = {holders} WHERE NOT is_closed AND fill <> {holders}{where}",
@@ -295,7 +301,7 @@ def _insert_reservations(rows: list[Reservation], *, now: datetime) -> None:
         values += [row.batch_id, row.participant_id, row.study_item_id, row.screening_question_id, row.slot,
                    row.position, row.public_id, json.dumps(row.shown), json.dumps(row.public_item), expires, False,
                    created]
-    placeholders = ", ".join(["(" + ", ".join(["%s"] * len(RESERVATION_COLUMNS)) + ")"] * len(rows))
+    placeholders = ", ".join([f"({_placeholders(len(RESERVATION_COLUMNS))})"] * len(rows))
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO annotation_reservation ({', '.join(RESERVATION_COLUMNS)}) VALUES {placeholders}", values
