@@ -1,12 +1,12 @@
 """The annotator JSON API (no login, no CSRF: the session token is the credential) and the researcher API."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -17,6 +17,7 @@ from annotation import selectors, serializers
 from annotation.models import Study
 from annotation.services import exports, hot_path, sessions
 from annotation.services.display import finished_payload, public_item
+from core.api import ParticipantJSONParser
 from core.errors import ApplicationError
 
 ERRORS = {
@@ -24,8 +25,13 @@ ERRORS = {
     for code, text in {
         400: "invalid body or answer", 403: "screened out", 404: "unknown token/study, or item not reserved",
         409: "wrong state, a different answer, or no work available", 410: "the batch time limit passed",
+        413: "body larger than PARTICIPANT_MAX_BODY_BYTES", 500: "server error (same JSON shape)",
     }.items()
 }
+# The shapes of what the server hands out (secrets.token_urlsafe: URL-safe base64), checked before any query so
+# that junk (a NUL byte, a megabyte of text) never reaches the database.
+TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+ITEM_SHAPE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
 def _valid(serializer_class: type, data: Any) -> dict[str, Any]:
@@ -40,7 +46,13 @@ class ParticipantView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
     renderer_classes = [JSONRenderer]
-    parser_classes = [JSONParser]
+    parser_classes = [ParticipantJSONParser]
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        token = kwargs.get("token")
+        if token is not None and not TOKEN_SHAPE.fullmatch(token):
+            raise ApplicationError("Session not found.", code="not_found", status=404)
 
 
 def _answer_input(data: Any) -> dict[str, Any]:
@@ -48,11 +60,15 @@ def _answer_input(data: Any) -> dict[str, Any]:
     error messages the API documents)."""
     if isinstance(data, dict) and set(data) <= {"item", "answer", "seconds"} and "answer" in data:
         item, seconds = data.get("item"), data.get("seconds")
-        if (isinstance(item, str) and 0 < len(item) <= 64 and item.strip() == item
+        if (isinstance(item, str) and ITEM_SHAPE.fullmatch(item)
                 and (seconds is None or (isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
                                          and 0 <= seconds < float("inf")))):
             return {"item": item, "answer": data["answer"], "seconds": None if seconds is None else float(seconds)}
-    return _valid(serializers.AnswerInput, data)
+    data = _valid(serializers.AnswerInput, data)
+    if not ITEM_SHAPE.fullmatch(data["item"]):
+        raise ApplicationError("This item is not reserved for this session.", code="not_reserved", status=404,
+                               details={"item": ["not an item id of this session"]})
+    return data
 
 
 class SessionCreateView(ParticipantView):

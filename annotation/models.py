@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import secrets
 
+from django.core.validators import URLValidator
 from django.db import models
 
 from tasks.models import ScreeningQuestion, StyleComponent, TaskInstance
@@ -21,6 +22,7 @@ class ItemKind(models.TextChoices):
     REWRITE = "rewrite", "free-text rewrite"
 
 
+HTTP_URL = URLValidator(schemes=["http", "https"])  # a redirect the participant's browser follows
 ORDERING_KINDS = (ItemKind.QUADRUPLE, ItemKind.TRIPLE, ItemKind.STYLE_OR_CONTENT)
 
 
@@ -67,7 +69,10 @@ class Study(models.Model):
     rewrite_min_length = models.PositiveSmallIntegerField(default=10)
     completion_code = models.CharField(max_length=64, blank=True, default="")
     screened_out_code = models.CharField(max_length=64, blank=True, default="")
-    redirect_url = models.URLField(max_length=500, blank=True, default="")
+    redirect_url = models.URLField(
+        max_length=500, blank=True, default="", validators=[HTTP_URL],
+        help_text="Where a finished participant is sent, http(s) only; {code} is replaced by the completion code.",
+    )
     estimated_minutes = models.PositiveSmallIntegerField(default=10)
     target_hourly_pay = models.DecimalField(max_digits=6, decimal_places=2, default=9)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -79,6 +84,11 @@ class Study(models.Model):
             models.CheckConstraint(condition=models.Q(annotators_per_item__gte=1), name="study_k_positive"),
             models.CheckConstraint(
                 condition=models.Q(min_correct__lte=models.F("annotators_per_item")), name="study_m_at_most_k"
+            ),
+            # A participant's browser is sent there: never a javascript:/data: URL running in the app's origin.
+            models.CheckConstraint(
+                condition=models.Q(redirect_url="") | models.Q(redirect_url__iregex=r"^https?://"),
+                name="study_redirect_url_http",
             ),
         ]
 

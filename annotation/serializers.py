@@ -11,6 +11,7 @@ class SessionCreateInput(serializers.Serializer):
     platform = serializers.ChoiceField(
         choices=[Participant.Platform.PROLIFIC, Participant.Platform.MTURK, Participant.Platform.ANONYMOUS],
         default=Participant.Platform.ANONYMOUS,
+        error_messages={"invalid_choice": "must be one of prolific, mturk, anonymous."},  # never echo the input
     )
     study_ref = serializers.CharField(required=False, allow_blank=True, max_length=128, default="")
     session_ref = serializers.CharField(required=False, allow_blank=True, max_length=128, default="")

@@ -116,4 +116,6 @@ def finished_payload(*, state: str, completion_code: str | None, redirect_url: s
 
 def redirect_with_code(url: str, code: str) -> str:
     """The study's redirect URL with `{code}` filled in (Prolific's completion link takes the code as `cc=`)."""
+    if not url.lower().startswith(("http://", "https://")):
+        return ""  # never hand the browser anything but an http(s) link (the database refuses others too)
     return url.replace("{code}", code) if "{code}" in url else url

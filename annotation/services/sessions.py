@@ -95,9 +95,8 @@ def session_create(
     if study is None:
         raise _not_found(f"Study '{slug}'")
     if platform not in PLATFORMS:
-        raise ApplicationError(
-            f"platform must be one of {sorted(PLATFORMS)}, not {platform!r}.", details={"platform": [platform]}
-        )
+        raise ApplicationError(f"platform must be one of {sorted(PLATFORMS)}.",
+                               details={"platform": [f"must be one of {sorted(PLATFORMS)}"]})
     participant_id = (participant_id or "").strip()
     if not participant_id:
         if platform != Participant.Platform.ANONYMOUS:
@@ -207,9 +206,9 @@ def _validate_eligibility(study: Study, answers: Any) -> dict[str, str]:
             errors[name] = [f"choose one of {choices}"]
         else:
             clean[name] = str(value)
-    unknown = sorted(set(answers) - {q["name"] for q in study.eligibility_questions})
-    for name in unknown:
-        errors[name] = ["unknown question"]
+    unknown = set(answers) - {q["name"] for q in study.eligibility_questions}
+    if unknown:  # counted, not named: an error never echoes what was sent
+        errors["unknown"] = [f"{len(unknown)} answer(s) to questions this study does not ask"]
     if errors:
         raise ApplicationError(
             "Eligibility answers are incomplete or invalid: " + "; ".join(f"{k}: {v[0]}" for k, v in errors.items()),
@@ -362,23 +361,22 @@ def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list
     kind = shown["kind"]
     if kind in ORDERING_KINDS:
         if not isinstance(answer, str) or answer not in shown["choices"]:
-            raise _invalid(f"answer must be one of {shown['choices']}, not {answer!r}.")
+            raise _invalid(f"answer must be one of {shown['choices']}.")
         return [("", canonical_answer(shown=shown, displayed=answer), None)]
     if kind == ItemKind.LIKERT:
         if not isinstance(answer, dict):
             raise _invalid("answer must be an object {question name: integer rating}.")
         names = [q["name"] for q in study.questions]
-        unknown = sorted(set(answer) - set(names))
-        if unknown:
-            raise _invalid(f"unknown question(s) {unknown}; the questions are {names}.")
+        if set(answer) - set(names):
+            raise _invalid(f"answer names a question this study does not ask; the questions are {names}.")
         rows = []
         for question in study.questions:
             value = answer.get(question["name"])
             if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-                raise _invalid(f"question '{question['name']}' needs an integer rating, got {value!r}.")
+                raise _invalid(f"question '{question['name']}' needs an integer rating.")
             if not question["min"] <= value <= question["max"]:
                 raise _invalid(
-                    f"question '{question['name']}': {value} is outside {question['min']}…{question['max']}."
+                    f"question '{question['name']}': the rating is outside {question['min']}…{question['max']}."
                 )
             rows.append((question["name"], str(int(value)), float(value)))
         return rows
@@ -395,6 +393,8 @@ def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list
             raise _invalid(f"the rewrite needs at least {study.rewrite_min_length} characters, got {len(text)}.")
         if len(text) > 5000:
             raise _invalid("the rewrite is longer than 5000 characters.")
+        if "\x00" in text:
+            raise _invalid("the rewrite contains a NUL character.")
         return [("", text, None)]
     raise _invalid(f"unknown item kind {kind!r}.")
 
@@ -443,8 +443,8 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
     study = batch.study
     participant = batch.participant
     if reservation is None:
-        raise ApplicationError(f"Item {item!r} is not reserved for this session.", code="not_reserved",
-                               status=404, details={"item": [str(item)]})
+        raise ApplicationError("This item is not reserved for this session.", code="not_reserved",
+                               status=404, details={"item": ["not reserved for this session"]})
     rows = validate_answer(study=study, shown=reservation.shown, answer=answer)
     if reservation.answered_at is not None:
         existing = list(Response.objects.filter(reservation=reservation).values_list("question", "answer"))

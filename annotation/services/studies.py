@@ -7,9 +7,10 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.models import ORDERING_KINDS, ItemKind, Study, StudyItem
+from annotation.models import HTTP_URL, ORDERING_KINDS, ItemKind, Study, StudyItem
 from core.errors import ApplicationError
 from tasks.models import InstanceStatus, Setup, TaskInstance
 
@@ -201,6 +202,20 @@ def instances_select(*, setup: str, corpus: list[str] | None = None, component: 
     return instances
 
 
+def redirect_url_check(*, redirect_url: str) -> None:
+    """A redirect URL must be http(s): the participant's browser follows it (javascript: would run in our origin)."""
+    if not redirect_url:
+        return
+    try:
+        HTTP_URL(redirect_url.replace("{code}", "CODE"))
+    except ValidationError:
+        raise ApplicationError(
+            "--redirect-url must be an http:// or https:// URL (e.g. "
+            "https://app.prolific.com/submissions/complete?cc={code}).",
+            details={"redirect_url": ["must be an http(s) URL"]},
+        ) from None
+
+
 def study_create(
     *, slug: str, item_kind: str, title: str = "", setup: str | None = None, corpus: list[str] | None = None,
     component: list[str] | None = None, status: str | None = InstanceStatus.CANDIDATE, count: int | None = None,
@@ -214,6 +229,7 @@ def study_create(
 ) -> Study:
     if item_kind not in ItemKind.values:
         raise ApplicationError(f"--kind must be one of {ItemKind.values}, not {item_kind!r}.")
+    redirect_url_check(redirect_url=redirect_url)
     if Study.objects.filter(slug=slug).exists():
         raise ApplicationError(f"A study with slug '{slug}' already exists.", code="conflict", status=409)
     if min_correct is None:
