@@ -170,7 +170,19 @@ def test_nul_bytes_in_strings_are_refused(client: Client) -> None:
     item = client.start_items("P-nul2")
     response = client.post(f"sessions/{client.token}/answers/", {"item": item["id"], "answer": "S1\u0000-S2"})
     assert_json_error(response, 400)
+    # free text (a rewrite study) is stored as given: a NUL byte in it must be refused, not reach PostgreSQL
+    rewrite = Client(client.base, rewrite_study("rewrite-nul").slug)
+    item = rewrite.start_items("P-nul3")
+    response = rewrite.post(f"sessions/{rewrite.token}/answers/", {"item": item["id"], "answer": "a fine\u0000rewrite"})
+    assert_json_error(response, 400)
     assert Response.objects.count() == 0
+
+
+def rewrite_study(slug: str) -> Study:
+    return study_create(
+        slug=slug, item_kind="rewrite", annotators_per_item=3, items_per_batch=3, eligibility_questions=[],
+        items=[{"id": f"r{i}", "source": "short text", "target_style": "formal"} for i in range(3)],
+    )
 
 
 # --- nesting ------------------------------------------------------------------------------------------------
@@ -190,12 +202,7 @@ def test_deeply_nested_json_is_a_json_400(client: Client, depth: int) -> None:
 
 
 def test_brackets_inside_strings_do_not_count_as_nesting(client: Client) -> None:
-    study = study_create(
-        slug="rewrite-brackets", item_kind="rewrite", annotators_per_item=3, items_per_batch=3,
-        eligibility_questions=[],
-        items=[{"id": f"r{i}", "source": "short text", "target_style": "formal"} for i in range(3)],
-    )
-    other = Client(client.base, study.slug)
+    other = Client(client.base, rewrite_study("rewrite-brackets").slug)
     item = other.start_items("P-brackets")
     text = "[[[[{{{{ a rewrite with many brackets }}}}]]]]" * 3
     response = other.post(f"sessions/{other.token}/answers/", {"item": item["id"], "answer": text})
@@ -291,9 +298,10 @@ def test_the_admin_refuses_a_javascript_redirect(client: Client, study: Study, a
     form = browser.get(url).context["adminform"].form
     data = {name: form[name].value() for name in form.fields}
     data = {k: ("" if v is None else json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in data.items()}
-    data["redirect_url"] = "javascript:alert(1)"
-    response = browser.post(url, data)
-    assert response.status_code == 200  # the form again, with the error
-    assert "redirect_url" in response.context["adminform"].form.errors
+    for bad in ("javascript:alert(1)", "ftp://files.example/x"):
+        data["redirect_url"] = bad
+        response = browser.post(url, data)
+        assert response.status_code == 200  # the form again, with the error
+        assert "redirect_url" in response.context["adminform"].form.errors
     study.refresh_from_db()
     assert study.redirect_url.startswith("https://")
