@@ -321,6 +321,8 @@
     item = next;
     const body = $("item-body");
     body.innerHTML = "";
+    const answer = $("item-answer");  // the choices go in the answer bar (sticky on phones) beside Next
+    answer.innerHTML = "";
     $("item-error").textContent = notice || "";
     $("item-error").classList.toggle("info", Boolean(notice));
     setSubmitEnabled(false);
@@ -328,7 +330,7 @@
     body.dataset.kind = kind;
     body.dataset.itemId = next.id;
     const view = window.StyleCrowdItems.render(kind, {
-      body, item: next, setSubmitEnabled, info, submit: submitItem,
+      body, answer, item: next, setSubmitEnabled, info, submit: submitItem,
       questions: (session.study && session.study.questions) || config.likert,
       minLength: (session.study && session.study.rewrite_min_length) || config.rewrite_min_length,
     });
@@ -403,6 +405,9 @@
   }
 
   $("item-form").addEventListener("submit", (event) => { event.preventDefault(); submitItem(); });
+
+  // Keyboard tips are for keyboards: CSS hides them on touch screens until a key is pressed (annotator.css).
+  document.addEventListener("keydown", () => document.documentElement.classList.add("keyboard-used"), { once: true });
 
   document.addEventListener("keydown", (event) => {
     if (document.body.dataset.screen !== "item" || busy) return;
