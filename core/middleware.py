@@ -85,6 +85,17 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return defaults.server_error(request)
 
 
+def client_address(request: HttpRequest) -> str:
+    """The client's address: REMOTE_ADDR; behind TRUSTED_PROXY_COUNT proxies that each append to X-Forwarded-For,
+    the address the outermost of them saw (entries further left are whatever the client sent, so never trusted)."""
+    hops = settings.TRUSTED_PROXY_COUNT
+    if hops > 0:
+        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
+        if len(forwarded) >= hops:
+            return forwarded[-hops]
+    return request.META.get("REMOTE_ADDR", "")
+
+
 def login_lockout_response(request: HttpRequest, credentials: Any = None, *args: Any, **kwargs: Any) -> HttpResponse:
     """django-axes' answer once an address has too many failed logins (AXES_LOCKOUT_CALLABLE)."""
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)

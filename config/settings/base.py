@@ -153,6 +153,9 @@ AUTHENTICATION_BACKENDS = [
 AXES_FAILURE_LIMIT = int(env_str("DJANGO_LOGIN_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(env_str("DJANGO_LOGIN_COOLOFF_MINUTES", "15")))
 AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_CLIENT_IP_CALLABLE = "core.middleware.client_address"
+# Proxies in front of gunicorn that append the client's address to X-Forwarded-For (nginx: 1); 0 trusts REMOTE_ADDR.
+TRUSTED_PROXY_COUNT = int(env_str("DJANGO_TRUSTED_PROXY_COUNT", "0"))
 AXES_RESET_ON_SUCCESS = True
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_LOCKOUT_CALLABLE = "core.middleware.login_lockout_response"

@@ -79,3 +79,20 @@ def test_api_basic_auth_is_locked_after_the_failure_limit(researcher: Any, setti
     assert client.get("/api/v1/studies/", **basic("researcher", PASSWORD)).status_code == 429
     other = Client(REMOTE_ADDR="198.51.100.10")
     assert other.get("/api/v1/studies/", **basic("researcher", PASSWORD)).status_code == 200
+
+
+def test_behind_a_proxy_each_client_address_is_counted_apart(researcher: Any, settings: Any) -> None:
+    """With DJANGO_TRUSTED_PROXY_COUNT=1 (nginx in front), the address nginx appended counts, not the proxy's own
+    and not what the client wrote into X-Forwarded-For itself."""
+    settings.AXES_FAILURE_LIMIT = 2
+    settings.TRUSTED_PROXY_COUNT = 1
+    attacker = Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="1.2.3.4, 203.0.113.50")
+    for _ in range(2):
+        admin_login(attacker, "wrong")
+    assert admin_login(attacker, PASSWORD).status_code == 429
+    # a different forged left-hand entry does not help the same client
+    forged = Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="9.9.9.9, 203.0.113.50")
+    assert admin_login(forged, PASSWORD).status_code == 429
+    # another client behind the same proxy is not locked out
+    colleague = Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.23")
+    assert admin_login(colleague, PASSWORD).status_code == 302
