@@ -50,7 +50,8 @@ class Command(JsonCommand):
         parser.add_argument("--task-description")
         parser.add_argument("--completion-code", default="")
         parser.add_argument("--screened-out-code", default="")
-        parser.add_argument("--redirect-url", default="")
+        parser.add_argument("--redirect-url", default="",
+                            help="http(s) URL a finished participant is sent to; {code} is replaced by the code")
         parser.add_argument("--estimated-minutes", type=int, default=10)
         parser.add_argument("--hourly-pay", type=float, default=9.0)
         parser.add_argument("--rewrite-min-length", type=int, default=10)
