@@ -83,6 +83,18 @@ class Traffic:
     def assets(self, path_part: str = "") -> list[tuple[str, str, int]]:
         return [r for r in self.responses if r[0] in ASSET_TYPES and path_part in r[1]]
 
+    def assert_references_loaded(self, page: Any) -> list[str]:
+        """Every script and stylesheet the page's DOM references was fetched from this server with a 200."""
+        referenced = page.evaluate(
+            "Array.from(document.querySelectorAll('script[src], link[rel=stylesheet]')).map(e => e.src || e.href)"
+        )
+        assert referenced, "the page references no scripts or stylesheets"
+        ok = {url for _, url, status in self.responses if status == 200}
+        missing = [url for url in referenced if url not in ok]
+        assert not missing, f"referenced but not loaded with 200: {missing}"
+        assert all(urlsplit(url).netloc == self.host for url in referenced), referenced
+        return referenced
+
     def assert_all_assets_ok(self) -> None:
         assert not self.outside, f"requests outside the server: {self.outside}"
         assert not self.failed, f"failed requests: {self.failed}"
@@ -121,6 +133,7 @@ def test_production_settings_under_gunicorn_serve_a_whole_batch_the_admin_and_of
             answer_ordering_item(page)
         on_screen(page, "done")
         assert page.inner_text("#done-code") == COMPLETED
+        assert len(traffic.assert_references_loaded(page)) >= 3
         page.screenshot(path=str(shots / "production-done.png"), full_page=True)
         annotator = traffic.assets("/static/annotation/")
         kinds = {Path(urlsplit(url).path).name.split(".")[0] + "." + url.rsplit(".", 1)[-1] for _, url, _ in annotator}
@@ -135,6 +148,7 @@ def test_production_settings_under_gunicorn_serve_a_whole_batch_the_admin_and_of
         page.fill("#id_password", ADMIN_PASSWORD)
         page.click("input[type=submit]")
         page.wait_for_selector("#site-name")
+        traffic.assert_references_loaded(page)
         admin_css = traffic.assets("/static/admin/css/")
         assert any("/base." in url for _, url, _ in admin_css), admin_css
         assert page.evaluate("getComputedStyle(document.querySelector('#header')).display") == "flex"
@@ -144,6 +158,7 @@ def test_production_settings_under_gunicorn_serve_a_whole_batch_the_admin_and_of
         page.wait_for_selector(".swagger-ui .info .title")
         assert "StyleCrowd API" in page.inner_text(".swagger-ui .info .title")
         page.wait_for_selector("text=/api/v1/sessions/{token}/answers/")
+        traffic.assert_references_loaded(page)
         page.screenshot(path=str(shots / "production-api-docs.png"))
         docs_assets = traffic.assets("/static/drf_spectacular_sidecar/")
         assert {"swagger-ui-bundle", "swagger-ui-standalone-preset", "swagger-ui"} <= {
