@@ -198,6 +198,26 @@ class StudyResponsesExportView(APIView):
         return response
 
 
+class StudyDecisionsExportView(APIView):
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[Any, str]:
+        return JSONRenderer(), JSONRenderer.media_type  # `?format=` names the platform here
+
+    @extend_schema(
+        operation_id="study_decisions_export",
+        parameters=[OpenApiParameter("format", str, enum=list(exports.DECISION_FORMATS),
+                                     description="prolific (default): one row per participant; mturk: per assignment")],
+        responses={(200, "text/csv"): str, **ERRORS},
+        description="Approve / reject / return per participant with the reason, as a CSV for the platform's bulk "
+                    "actions. Cells are neutralized against spreadsheet formula injection.",
+    )
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        fmt = request.query_params.get("format", "prolific")
+        body = exports.decisions_serialize(study=_study(slug), fmt=fmt)
+        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{slug}-decisions-{fmt}.csv"'
+        return response
+
+
 def _chain(first: str, rest: Any) -> Any:
     yield first
     yield from rest

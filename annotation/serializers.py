@@ -19,7 +19,7 @@ class SessionCreateInput(serializers.Serializer):
 
 
 class ConsentInput(serializers.Serializer):
-    agree = serializers.BooleanField()
+    agree = serializers.BooleanField(help_text="true: take part; false: decline (recorded; the batch ends).")
 
 
 class EligibilityInput(serializers.Serializer):
@@ -66,7 +66,7 @@ class SessionStudySerializer(serializers.Serializer):
 class SessionSerializer(serializers.Serializer):
     token = serializers.CharField()
     state = serializers.ChoiceField(choices=[
-        "consent", "eligibility", "instructions", "items", "completed", "screened_out", "expired",
+        "consent", "eligibility", "instructions", "items", "completed", "screened_out", "expired", "declined",
     ])
     batch = serializers.IntegerField()
     study = SessionStudySerializer()
@@ -152,5 +152,7 @@ class RecommendationSerializer(serializers.Serializer):
     median_seconds = serializers.FloatField(allow_null=True)
     speeder = serializers.BooleanField()
     batches = serializers.IntegerField()
+    submissions = serializers.ListField(child=serializers.CharField(), help_text="Prolific SESSION_IDs.")
+    assignments = serializers.ListField(child=serializers.DictField(), help_text="MTurk assignmentId/hitId.")
     recommendation = serializers.ChoiceField(choices=["approve", "return", "reject"])
     evidence = serializers.ListField(child=serializers.CharField())
