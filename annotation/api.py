@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from annotation import selectors, serializers
 from annotation.models import Study
-from annotation.services import exports, hot_path, sessions
+from annotation.services import exports, hot_path, sessions, studies
 from annotation.services.display import finished_payload, public_item
 from core.errors import ApplicationError
 
@@ -162,6 +162,23 @@ class StudyListView(APIView):
     @extend_schema(operation_id="study_list", responses={200: serializers.StudyProgressSerializer(many=True)})
     def get(self, request: Request) -> Response:
         return Response([selectors.study_progress(study=s) for s in Study.objects.all()])
+
+    @extend_schema(operation_id="study_create", request=serializers.StudyCreateInput,
+                   responses={201: serializers.StudyCreatedSerializer, **ERRORS},
+                   description="Create a study (as `create_study`): refused when it asks for screening questions "
+                               "and none fit its components and setup.")
+    def post(self, request: Request) -> Response:
+        data = _valid(serializers.StudyCreateInput, request.data)
+        kind = data.pop("kind")
+        status_filter = data.pop("status")
+        study = studies.study_create(
+            item_kind=kind, setup=kind,
+            status=None if status_filter == "any" else status_filter, **data,
+        )
+        body = {**selectors.study_progress(study=study), "completion_code": study.completion_code,
+                "screened_out_code": study.screened_out_code, "task_description": study.task_description,
+                "url": f"/s/{study.slug}/"}
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class StudyDetailView(APIView):

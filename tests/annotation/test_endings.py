@@ -384,3 +384,28 @@ def test_a_mixed_study_explains_every_component_and_a_given_description_wins(cli
     own = study_create(slug="own", item_kind="quadruple", corpus=[a[0].corpus.name], screening_per_batch=0,
                        task_description="My own words.")
     assert P(client, own.slug, "x").start()["study"]["task_description"] == "My own words."
+
+
+# --- the API's door to study creation ------------------------------------------------------------------------------
+
+
+def test_the_api_creates_studies_with_independent_codes_and_refuses_missing_screening():
+    instances = _instances("contraction")
+    api = APIClient()
+    body = {"slug": "api-made", "kind": "quadruple", "corpus": [instances[0].corpus.name], "screening_per_batch": 2,
+            "completion_code": "PAYME1"}
+    assert api.post("/api/v1/studies/", body, format="json").status_code in (401, 403)
+    api.force_authenticate(get_user_model().objects.create_superuser("r", "r@example.org", "pw"))
+    error = _api_error(api.post("/api/v1/studies/", body, format="json"), status=400, code="invalid")
+    assert "0 active screening question(s) fit component(s) contraction" in error["message"]
+    assert not Study.objects.exists()
+    _api_error(api.post("/api/v1/studies/", {**body, "screening_per_batch": 0, "screened_out_code": "SCREENED-PAYME1"},
+                        format="json"), status=400, code="invalid")
+    ScreeningQuestionFactory.create_batch(2, component=component("contraction"))
+    r = api.post("/api/v1/studies/", body, format="json")
+    assert r.status_code == 201, r.content
+    created = r.json()
+    assert created["completion_code"] == "PAYME1" and len(created["screened_out_code"]) == 8
+    assert "PAYME1" not in created["screened_out_code"] and created["url"] == "/s/api-made/"
+    assert COMPONENT_TEXTS["contraction"].anchors[0] in created["task_description"]
+    assert Study.objects.get(slug="api-made").screening_per_batch == 2
