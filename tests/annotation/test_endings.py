@@ -18,6 +18,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import IntegrityError, transaction
+from django.test import Client as DjangoClient
 from rest_framework.test import APIClient
 
 from annotation.models import Batch, Reservation, Response, Study
@@ -409,3 +410,24 @@ def test_the_api_creates_studies_with_independent_codes_and_refuses_missing_scre
     assert "PAYME1" not in created["screened_out_code"] and created["url"] == "/s/api-made/"
     assert COMPONENT_TEXTS["contraction"].anchors[0] in created["task_description"]
     assert Study.objects.get(slug="api-made").screening_per_batch == 2
+
+
+def test_a_closed_study_tells_people_to_return_it_without_thanking_them_for_taking_part():
+    study = make_study(slug="closed-now")
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
+    page = DjangoClient().get(f"/s/{study.slug}/?PROLIFIC_PID={PROLIFIC_PID}&STUDY_ID=S&SESSION_ID=X")
+    text = page.content.decode()
+    assert page.status_code == 410 and "return your submission" in text and "return the HIT" in text
+    assert "taking part!" not in text and "DONE123" not in text
+
+
+def test_create_study_prints_both_codes(tmp_path):
+    instances = _instances("formality")
+    out = io.StringIO()
+    call_command("create_study", "--slug", "cli-codes", "--setup", "quadruple", "--corpus", instances[0].corpus.name,
+                 "--screening-per-batch", "0", stdout=out)
+    summary = json.loads(out.getvalue().strip().splitlines()[-1])
+    study = Study.objects.get(slug="cli-codes")
+    assert (summary["completion_code"], summary["screened_out_code"]) == (study.completion_code,
+                                                                          study.screened_out_code)
+    assert summary["completion_code"] != summary["screened_out_code"]
