@@ -67,7 +67,11 @@ class Study(models.Model):
         help_text='[{"name": "native", "text": "Is English your native language?", "choices": ["yes", "no"], '
                   '"accept": ["yes"]}]',
     )
-    task_description = models.TextField(blank=True, default="")
+    task_description = models.TextField(
+        blank=True, default="",
+        help_text="The instructions before the items. create_study (and the API) compose them from the study's style "
+                  "components and setup, with a worked example per component, unless one is given.",
+    )
     questions = models.JSONField(
         default=list, blank=True,
         help_text='Likert questions: [{"name": "style", "text": …, "min": 1, "max": 5, "labels": {…}, '

@@ -45,6 +45,11 @@ class Migration(migrations.Migration):
             name='screened_out_code',
             field=models.CharField(default=annotation.models.new_study_code, help_text="Shown to participants screened out by the eligibility questions; drawn independently of the completion code (Prolific: the 'screened out' completion code of a fixed screening payment).", max_length=64),
         ),
+        migrations.AlterField(
+            model_name='study',
+            name='task_description',
+            field=models.TextField(blank=True, default='', help_text="The instructions before the items. create_study (and the API) compose them from the study's style components and setup, with a worked example per component, unless one is given."),
+        ),
         migrations.RunPython(independent_codes, migrations.RunPython.noop),
         migrations.AddConstraint(
             model_name='batch',

@@ -57,13 +57,14 @@ KEYS = {
 
 
 def _contrast(components: list[StyleComponent]) -> str:
+    """One sentence saying how the two styles differ."""
     parts = []
     for component in components:
         text = COMPONENT_TEXTS.get(component.name)
-        parts.append(text.contrast if text else f"{component.label_1} or {component.label_2}")
+        parts.append(text.contrast if text else f"whether a sentence is {component.label_1} or {component.label_2}")
     if len(parts) == 1:
-        return parts[0]
-    return "in each question in one of these ways: " + "; or ".join(parts)
+        return f"The styles differ in {parts[0]}."
+    return "In each question the styles differ in one of these ways: " + "; or ".join(parts) + "."
 
 
 def _example(setup: str, component: StyleComponent) -> str:
@@ -89,7 +90,7 @@ def task_description_compose(*, setup: str, components: list[StyleComponent]) ->
     if setup == ItemKind.QUADRUPLE:
         intro = (
             'In each question you see four sentences: two "anchor" sentences, A1 and A2, and two sentences S1 and '
-            f"S2. A1 and A2 say the same thing in two different styles. The styles differ {contrast}. S1 and S2 also "
+            f"S2. A1 and A2 say the same thing in two different styles. {contrast} S1 and S2 also "
             "say the same thing as each other (something different from A1 and A2), again in the two styles.\n\n"
             "Your task: match S1 and S2 to the anchors by style, ignoring what the sentences are about. Choose "
             '"S1-S2" if S1 has the style of A1 and S2 the style of A2, or "S2-S1" if S2 has the style of A1 and S1 '
@@ -98,7 +99,7 @@ def task_description_compose(*, setup: str, components: list[StyleComponent]) ->
     elif setup == ItemKind.TRIPLE:
         intro = (
             'In each question you see one "anchor" sentence A1 and two sentences S1 and S2. S1 and S2 say the same '
-            f"thing in two different styles. The styles differ {contrast}.\n\n"
+            f"thing in two different styles. {contrast}\n\n"
             "Your task: choose the sentence, S1 or S2, that is closest in style to A1, ignoring what the sentences "
             "are about."
         )
@@ -106,7 +107,7 @@ def task_description_compose(*, setup: str, components: list[StyleComponent]) ->
         intro = (
             'In each question you see one "anchor" sentence A1 and two sentences S1 and S2. One of S1 and S2 has '
             "the same style as A1 (but says something else); the other says what A1 says (but in a different "
-            f"style). The styles differ {contrast}.\n\n"
+            f"style). {contrast}\n\n"
             "Your task: choose the sentence, S1 or S2, that has the same style as A1 — not the one that means the "
             "same."
         )
