@@ -431,3 +431,11 @@ def test_create_study_prints_both_codes(tmp_path):
     assert (summary["completion_code"], summary["screened_out_code"]) == (study.completion_code,
                                                                           study.screened_out_code)
     assert summary["completion_code"] != summary["screened_out_code"]
+
+
+def test_the_admin_add_form_offers_two_independent_random_codes(admin_client):
+    form = admin_client.get("/admin/annotation/study/add/").context["adminform"].form
+    completion, screened = form["completion_code"].value(), form["screened_out_code"].value()
+    assert len(completion) == len(screened) == 8 and completion != screened
+    again = admin_client.get("/admin/annotation/study/add/").context["adminform"].form
+    assert again["screened_out_code"].value() != screened  # drawn afresh, not derived
