@@ -78,8 +78,22 @@ def csv_cell(value: Any) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
+REJECTION_NOTE = (
+    "Attention checks are items with one obvious answer, mixed in with the others; failing two of them is grounds for "
+    "rejection under Prolific's guidance on attention checks."
+)
+
+
 def _rejection_category(rec: dict[str, Any]) -> str:
     return "FAILED_CHECK" if rec["recommendation"] == "reject" else ""
+
+
+def _reason(rec: dict[str, Any]) -> str:
+    """The reason column; a rejection's is a message to the participant (Prolific asks for a real explanation)."""
+    reason = "; ".join(rec["evidence"]) or "completed"
+    if rec["recommendation"] == "reject":
+        reason = f"You {reason}. {REJECTION_NOTE}"
+    return reason
 
 
 def decisions_serialize(*, study: Study, fmt: str = "prolific") -> str:
@@ -95,7 +109,7 @@ def decisions_serialize(*, study: Study, fmt: str = "prolific") -> str:
         for rec in recs:
             if rec["platform"] == "imported":
                 continue
-            reason = "; ".join(rec["evidence"]) or "completed"
+            reason = _reason(rec)
             writer.writerow([csv_cell(v) for v in (
                 rec["participant"], rec["submissions"][-1] if rec["submissions"] else "", rec["recommendation"],
                 reason, _rejection_category(rec),
@@ -105,7 +119,7 @@ def decisions_serialize(*, study: Study, fmt: str = "prolific") -> str:
         for rec in recs:
             if rec["platform"] != "mturk":
                 continue
-            reason = "; ".join(rec["evidence"]) or "completed"
+            reason = _reason(rec)
             approve = "x" if rec["recommendation"] == "approve" else ""
             reject = reason if rec["recommendation"] == "reject" else ""
             for ref in rec["assignments"] or [{"assignment": "", "hit": ""}]:
