@@ -18,7 +18,7 @@ from annotation.services.engine import batch_reserve, item_refresh_closed, reser
 from core.errors import ApplicationError
 
 PLATFORMS = {Participant.Platform.PROLIFIC, Participant.Platform.MTURK, Participant.Platform.ANONYMOUS}
-FINISHED_STATES = (Batch.State.COMPLETED, Batch.State.SCREENED_OUT, Batch.State.EXPIRED)
+FINISHED_STATES = (Batch.State.COMPLETED, Batch.State.SCREENED_OUT, Batch.State.EXPIRED, Batch.State.DECLINED)
 
 
 def _not_found(what: str) -> ApplicationError:
@@ -143,6 +143,10 @@ def _session_create_once(*, study: Study, participant_id: str, platform: str, st
                 open_batch.participant = participant
                 if not batch_expire(batch=open_batch, now=now):
                     return SessionResult(open_batch, False)
+            declined = Batch.objects.filter(participant=participant).order_by("-number").first()
+            if declined is not None and declined.state == Batch.State.DECLINED:
+                declined.study, declined.participant = study, participant
+                return SessionResult(declined, False)  # declining is final: the declined ending again
             n_batches = Batch.objects.filter(participant=participant).count()
         if n_batches >= study.max_batches_per_participant:
             raise ApplicationError(
@@ -174,9 +178,13 @@ def _passed_eligibility_before(batch: Batch) -> bool:
 
 
 def session_consent(*, token: str, agree: Any) -> Batch:
-    if agree is not True:
-        raise ApplicationError("Consent is required to take part: send {\"agree\": true}.",
-                               details={"agree": ["must be true"]})
+    """`agree: true` moves on; `agree: false` records the decline: the batch ends in `declined` (it holds no
+    reservations yet), and a reload shows the declined ending, not the consent page again."""
+    if not isinstance(agree, bool):
+        raise ApplicationError("Send {\"agree\": true} to take part, or {\"agree\": false} to decline.",
+                               details={"agree": ["must be true or false"]})
+    if agree is False:
+        return session_decline(token=token)
     with transaction.atomic():
         batch = _lock_batch(token)
         overdue = batch_expire(batch=batch, now=timezone.now())  # committed before the 409 below
@@ -191,6 +199,19 @@ def session_consent(*, token: str, agree: Any) -> Batch:
         if not overdue:
             raise _wrong_state(batch, "consent")
     raise _wrong_state(batch, "consent")
+
+
+def session_decline(*, token: str) -> Batch:
+    with transaction.atomic():
+        batch = _lock_batch(token)
+        if batch.state == Batch.State.DECLINED:
+            return batch  # a repeated click
+        if batch.state != Batch.State.CONSENT:
+            raise _wrong_state(batch, "decline consent")
+        batch.state = Batch.State.DECLINED
+        batch.finished_at = timezone.now()
+        batch.save(update_fields=["state", "finished_at"])
+    return batch
 
 
 def _validate_eligibility(study: Study, answers: Any) -> dict[str, str]:
@@ -283,6 +304,7 @@ NEXT_FIELDS = (
     "id", "public_id", "position", "shown", "answered_at", "batch__id", "batch__state", "batch__expires_at",
     "batch__token", "batch__number", "batch__study__id", "batch__study__item_kind", "batch__study__questions",
     "batch__study__completion_code", "batch__study__screened_out_code", "batch__study__redirect_url",
+    "batch__participant__platform",
 )
 
 
@@ -294,7 +316,8 @@ def session_next(*, token: str) -> tuple[Batch, Reservation | None, dict[str, in
     if not token or len(token) > 64:
         raise _not_found("Session")
     rows = list(
-        Reservation.objects.filter(batch__token=token).select_related("batch__study").only(*NEXT_FIELDS)
+        Reservation.objects.filter(batch__token=token).select_related("batch__study", "batch__participant")
+        .only(*NEXT_FIELDS)
         .order_by("position")
     )
     batch = rows[0].batch if rows else None

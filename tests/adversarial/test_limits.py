@@ -289,6 +289,20 @@ def test_the_model_and_the_database_refuse_a_javascript_redirect(study: Study) -
     assert study.redirect_url.startswith("https://")
 
 
+def test_the_api_refuses_a_non_http_redirect(admin_user: Any) -> None:
+    from rest_framework.test import APIClient
+
+    make_study(n_instances=4, slug="base")
+    api = APIClient()
+    api.force_authenticate(admin_user)
+    for url in ("javascript:alert(1)", "ftp://files.example/x"):
+        response = api.post("/api/v1/studies/", {"slug": "evil-api", "kind": "quadruple", "screening_per_batch": 0,
+                                                 "redirect_url": url}, format="json")
+        assert response.status_code == 400, response.content
+        assert set(response.json()) == {"error"} and "redirect_url" in json.dumps(response.json())
+    assert not Study.objects.filter(slug="evil-api").exists()
+
+
 def test_the_admin_refuses_a_javascript_redirect(client: Client, study: Study, admin_user: Any) -> None:
     from django.test import Client as DjangoClient
 

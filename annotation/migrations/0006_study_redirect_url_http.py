@@ -4,13 +4,21 @@ import django.core.validators
 from django.db import migrations, models
 
 
+def drop_non_http_redirects(apps, schema_editor):
+    """A redirect that is not http(s) (javascript:, data:, ftp:, a relative path) is never followed again: emptied
+    before the constraint is added, so that existing studies migrate; their participants still see their code."""
+    Study = apps.get_model("annotation", "Study")
+    Study.objects.exclude(redirect_url="").exclude(redirect_url__iregex=r"^https?://").update(redirect_url="")
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0004_serving_order'),
+        ('annotation', '0005_codes_and_endings'),
     ]
 
     operations = [
+        migrations.RunPython(drop_non_http_redirects, migrations.RunPython.noop),
         migrations.AlterField(
             model_name='study',
             name='redirect_url',
