@@ -3,10 +3,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from axes.backends import AxesStandaloneBackend
 from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BasicAuthentication
+
+
+class LoginThrottleBackend(AxesStandaloneBackend):
+    """django-axes' check before the password backends. Every login over HTTP (the admin's form, DRF's Basic auth)
+    passes its request; a call without one is in-process code (a shell, the test client's `login()`), which has no
+    address to count, so it is left to the next backend instead of being refused as axes does."""
+
+    def authenticate(self, request: Any = None, username: str | None = None, password: str | None = None,
+                     **kwargs: Any) -> Any:
+        if request is None:
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)
 
 
 class LoginLocked(exceptions.Throttled):

@@ -147,7 +147,7 @@ SPECTACULAR_SETTINGS = {
 # API's Basic auth answer 429 until the cool-off has passed (a success resets the count). Attempts are kept in the
 # database, so the limit holds across gunicorn workers, and listed in the admin.
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
+    "core.authentication.LoginThrottleBackend",  # django-axes' lock-out check
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = int(env_str("DJANGO_LOGIN_FAILURE_LIMIT", "5"))

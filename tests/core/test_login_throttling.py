@@ -96,3 +96,9 @@ def test_behind_a_proxy_each_client_address_is_counted_apart(researcher: Any, se
     # another client behind the same proxy is not locked out
     colleague = Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.23")
     assert admin_login(colleague, PASSWORD).status_code == 302
+
+
+def test_in_process_logins_without_a_request_still_work(researcher: Any) -> None:
+    """The test client's login() (and a shell's authenticate()) pass no request: nothing to count, no error."""
+    assert Client().login(username="researcher", password=PASSWORD)
+    assert not Client().login(username="researcher", password="wrong")
