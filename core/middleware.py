@@ -32,8 +32,8 @@ def is_participant_path(path: str) -> bool:
 class ParticipantGuardMiddleware:
     """Refuses an oversized participant body from its Content-Length header, before anything reads it.
 
-    Django only ever reads as many bytes as Content-Length announces (a body without one reads as empty), so the
-    header check bounds what a participant request can make the server read and parse."""
+    Django reads as many bytes as Content-Length announces, so the header check bounds what a participant request can
+    make the server read and parse; a body without a length (chunked) is refused outright."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -47,6 +47,11 @@ class ParticipantGuardMiddleware:
 
     @staticmethod
     def _refuse_body(request: HttpRequest) -> HttpResponse | None:
+        if request.META.get("HTTP_TRANSFER_ENCODING"):
+            # A chunked body has no length to check first, and a server that terminates the input (gunicorn) lets
+            # Django read it to the end: refused unread. Browsers and HTTP clients send JSON with a Content-Length.
+            return error_response(status=411, code="length_required",
+                                  message="Send the body with a Content-Length header (no chunked transfer).")
         raw = request.META.get("CONTENT_LENGTH") or "0"
         try:
             length = int(raw)

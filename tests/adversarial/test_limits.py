@@ -112,6 +112,20 @@ def test_a_body_is_refused_from_its_header_before_it_is_read(study: Study, tmp_p
         started = time.monotonic()
         head, body = _raw_post(where.hostname, where.port, f"/api/v1/studies/{study.slug}/sessions/")
         assert time.monotonic() - started < 10
+        # a chunked body (no Content-Length to check first; gunicorn would let Django read it to its end) is refused
+        chunk = json.dumps({"participant": "P-chunked", "platform": "prolific", "pad": "c" * 60_000}).encode()
+        with socket.create_connection((where.hostname, where.port), timeout=30) as conn:
+            conn.sendall(
+                f"POST /api/v1/studies/{study.slug}/sessions/ HTTP/1.1\r\nHost: {where.hostname}\r\n"
+                "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode()
+                + f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n0\r\n\r\n"
+            )
+            chunked = b""
+            while part := conn.recv(65536):
+                chunked += part
+        assert chunked.startswith(b"HTTP/1.1 411"), chunked[:300]
+        assert b'"length_required"' in chunked and b"cccc" not in chunked
+    assert not Participant.objects.filter(external_id="P-chunked").exists()
     assert head.startswith(b"HTTP/1.1 413"), head
     assert b"application/json" in head
     body = body[body.index(b"{"):body.rindex(b"}") + 1]  # gunicorn may send it chunked
