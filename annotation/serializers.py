@@ -16,6 +16,11 @@ class SessionCreateInput(serializers.Serializer):
     session_ref = serializers.CharField(required=False, allow_blank=True, max_length=128, default="")
     assignment = serializers.CharField(required=False, allow_blank=True, max_length=128, default="")
     hit = serializers.CharField(required=False, allow_blank=True, max_length=128, default="")
+    token = serializers.CharField(
+        required=False, allow_blank=True, max_length=64, default="",
+        help_text="A session token this client holds (proves it started the session; the page sends it as the "
+                  "resume cookie instead).",
+    )
 
 
 class ConsentInput(serializers.Serializer):
@@ -26,10 +31,23 @@ class EligibilityInput(serializers.Serializer):
     answers = serializers.DictField(child=serializers.CharField(allow_blank=True))
 
 
+class SecondsField(serializers.FloatField):
+    """A finite number ≥ 0 (DRF refuses non-finite ones); unlike DRF's FloatField, `true` is not 1 second."""
+
+    def to_internal_value(self, data: object) -> float:
+        if isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class AnswerInput(serializers.Serializer):
     item = serializers.CharField(max_length=64)
     answer = serializers.JSONField(help_text='"S1-S2" | "S1" | {question: int} | ["o2", "o1"] | "rewrite text"')
-    seconds = serializers.FloatField(required=False, min_value=0, allow_null=True)
+    seconds = SecondsField(
+        required=False, min_value=0, allow_null=True,
+        help_text="Client-measured seconds on the item: information only (a finite number ≥ 0, stored clamped to "
+                  "3600); speed is measured by the server.",
+    )
 
 
 class ProgressSerializer(serializers.Serializer):
@@ -64,7 +82,7 @@ class SessionStudySerializer(serializers.Serializer):
 
 
 class SessionSerializer(serializers.Serializer):
-    token = serializers.CharField()
+    token = serializers.CharField(allow_null=True)
     state = serializers.ChoiceField(choices=[
         "consent", "eligibility", "instructions", "items", "completed", "screened_out", "expired",
     ])
@@ -121,6 +139,15 @@ class PingSerializer(serializers.Serializer):
     ok = serializers.BooleanField()
 
 
+class StudyParticipationSerializer(serializers.Serializer):
+    platform = serializers.ChoiceField(choices=["any", "prolific", "mturk"])
+    prolific_study_id = serializers.CharField(allow_blank=True)
+    allow_anonymous = serializers.BooleanField()
+    first_answer_grace_seconds = serializers.IntegerField()
+    max_open_batches = serializers.IntegerField(allow_null=True)
+    min_seconds_per_item = serializers.FloatField(allow_null=True)
+
+
 class StudyProgressSerializer(serializers.Serializer):
     slug = serializers.CharField()
     item_kind = serializers.CharField()
@@ -138,6 +165,7 @@ class StudyProgressSerializer(serializers.Serializer):
     effective_hourly_pay = serializers.FloatField(allow_null=True)
     target_hourly_pay = serializers.FloatField()
     adaptive = serializers.DictField(child=serializers.IntegerField(), allow_null=True)
+    participation = StudyParticipationSerializer()
 
 
 class RecommendationSerializer(serializers.Serializer):

@@ -165,3 +165,21 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql") and env_str("DJANGO_DB_
 # computation still holds its own transaction open (PostgreSQL only; see core/jobs.py).
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     DATABASES["progress"] = {**DATABASES["default"]}
+
+# Participation integrity (docs/annotator-api.md, "Who may take part"). A started batch whose first answer has not
+# arrived within the grace period gives its items back (a study may set its own); session creation is limited per
+# client address and per study ("N/s|min|hour|day"), counted in the shared cache so that the limits hold across
+# gunicorn workers. The client address is REMOTE_ADDR, or the X-Forwarded-For entry added by the nearest of
+# DJANGO_TRUSTED_PROXIES reverse proxies (0: the header is ignored, it is the client's to forge).
+ANNOTATION_FIRST_ANSWER_GRACE_SECONDS = int(env_str("ANNOTATION_FIRST_ANSWER_GRACE_SECONDS", "300"))
+ANNOTATION_SESSION_RATES = {
+    "address": env_str("ANNOTATION_SESSION_RATE_PER_ADDRESS", "20/min"),
+    "study": env_str("ANNOTATION_SESSION_RATE_PER_STUDY", "600/min"),
+}
+REST_FRAMEWORK["NUM_PROXIES"] = int(env_str("DJANGO_TRUSTED_PROXIES", "0"))
+# The shared cache: Redis from CACHE_URL (production and tests); local memory only for the one-process demo.
+CACHE_URL = env_str("CACHE_URL") or env_str("REDIS_CACHE_URL")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "KEY_PREFIX": "sc"}
+    if CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
