@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from annotation import selectors, serializers, throttles
 from annotation.models import Study
-from annotation.services import exports, hot_path, sessions
+from annotation.services import exports, hot_path, participation, sessions
 from annotation.services.display import finished_payload, public_item
 from core.errors import ApplicationError
 
@@ -138,7 +138,8 @@ class SessionNextView(ParticipantView):
                                              progress=progress))
         item = public_item(shown=reservation.shown, public_id=reservation.public_id,
                            position=reservation.position, study=batch.study)
-        return Response({"item": item, "progress": progress, "state": batch.state, "expires_at": batch.expires_at})
+        return Response({"item": item, "progress": progress, "state": batch.state,
+                         "expires_at": participation.batch_time_limit_at(batch)})
 
 
 class SessionAnswerView(ParticipantView):

@@ -12,6 +12,7 @@ from django.db.models.functions import Coalesce
 
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
 from annotation.services.display import displayed_answer, public_questions, redirect_with_code
+from annotation.services.participation import batch_time_limit_at
 
 SPEEDER_RATIO = 0.33  # median seconds per item below a third of the study's median: flagged as a speeder
 SPEEDER_MIN_ANSWERS = 5
@@ -68,7 +69,7 @@ def session_payload(batch: Batch) -> dict[str, Any]:
             "estimated_minutes": study.estimated_minutes,
         },
         "progress": batch_progress(batch),
-        "expires_at": batch.expires_at,
+        "expires_at": batch_time_limit_at(batch),
         "completion_code": code,
         "redirect_url": redirect,
     }

@@ -45,7 +45,8 @@ ENABLED = True  # tests switch it off to run the same scenarios through the gene
 # set and writes nothing. The UPDATE re-checks `served_at IS NULL` on the row, so concurrent repeats keep the first.
 NEXT_SQL = """
 WITH b AS (
-    SELECT b.id, b.state, b.expires_at, b.n_items, s.completion_code, s.redirect_url
+    SELECT b.id, b.state, b.expires_at, b.n_items, s.completion_code, s.redirect_url,
+           b.started_at + make_interval(mins => s.batch_time_limit_minutes) AS time_limit_at
     FROM annotation_batch b JOIN annotation_study s ON s.id = b.study_id WHERE b.token = %(token)s
 ), first AS (
     SELECT r.id, r.public_item::text AS item, r.served_at FROM annotation_reservation r
@@ -57,7 +58,7 @@ WITH b AS (
       AND EXISTS (SELECT 1 FROM b WHERE b.state = 'items' AND b.expires_at > %(now)s)
     RETURNING r.id
 )
-SELECT b.state, b.expires_at, b.expires_at > %(now)s, b.n_items,
+SELECT b.state, b.time_limit_at, b.expires_at > %(now)s, b.n_items,
        (SELECT count(*) FROM annotation_reservation r WHERE r.batch_id = b.id AND r.answered_at IS NOT NULL),
        (SELECT item FROM first), b.completion_code, b.redirect_url, (SELECT count(*) FROM served)
 FROM b
@@ -157,7 +158,7 @@ def next_fast(*, token: str) -> bytes | None:
     rows = _execute(NEXT_SQL, {"token": token, "now": timezone.now()})
     if not rows:
         return None
-    state, expires_at, live, total, done, item, completion_code, redirect_url, _served = rows[0]
+    state, time_limit_at, live, total, done, item, completion_code, redirect_url, _served = rows[0]
     if state == "completed" and done == total:
         # The last answer completed the batch: the completion code and where to go with it.
         return json.dumps(finished_payload(
@@ -169,7 +170,7 @@ def next_fast(*, token: str) -> bytes | None:
     # The item's stored JSON goes in as it is; the time is encoded as DRF encodes it on the general path.
     return (
         f'{{"item":{item},"progress":{{"done":{done},"total":{total}}},"state":"items",'
-        f'"expires_at":{json.dumps(expires_at, cls=JSONEncoder)}}}'
+        f'"expires_at":{json.dumps(time_limit_at, cls=JSONEncoder)}}}'
     ).encode()
 
 

@@ -88,6 +88,14 @@ def batch_deadline(*, time_limit_minutes: int, started_at: datetime) -> datetime
     return started_at + timedelta(minutes=time_limit_minutes)
 
 
+def batch_time_limit_at(batch: Batch) -> datetime | None:
+    """The `expires_at` participants are shown: the batch's time limit. (Until its first answer the batch is held
+    only for the grace period; the page counts down the time limit, which is what a participant plans by.)"""
+    if batch.started_at is None:
+        return batch.expires_at
+    return batch_deadline(time_limit_minutes=batch.study.batch_time_limit_minutes, started_at=batch.started_at)
+
+
 def open_batches_count(*, study: Study, now: datetime, exclude_pk: int | None = None,
                        started_only: bool = False) -> int:
     """Batches that take room now: started and not overdue, or (unless `started_only`: the count a start is

@@ -341,6 +341,7 @@ NEXT_FIELDS = (
     "id", "public_id", "position", "shown", "answered_at", "batch__id", "batch__state", "batch__expires_at",
     "batch__token", "batch__number", "batch__study__id", "batch__study__item_kind", "batch__study__questions",
     "batch__study__completion_code", "batch__study__screened_out_code", "batch__study__redirect_url",
+    "batch__started_at", "batch__study__batch_time_limit_minutes",  # the time limit shown (`expires_at`)
 )
 
 
