@@ -319,8 +319,11 @@ def first_answer_extend(*, batch: Batch, now: datetime) -> datetime:
     reservations get the whole time limit, counted from the start. Returns the new deadline."""
     deadline = batch_deadline(time_limit_minutes=batch.study.batch_time_limit_minutes,
                               started_at=batch.started_at or now)
-    Reservation.objects.filter(batch=batch, answered_at__isnull=True, released=False, expires_at__gt=now,
-                               expires_at__lt=deadline).update(expires_at=deadline)
+    # Rows a reserver is releasing right now are skipped, never waited for (it may be waiting on ours).
+    ids = list(Reservation.objects.select_for_update(skip_locked=True, no_key=True).filter(
+        batch=batch, answered_at__isnull=True, released=False, expires_at__gt=now, expires_at__lt=deadline
+    ).values_list("pk", flat=True))
+    Reservation.objects.filter(pk__in=ids).update(expires_at=deadline)
     if batch.expires_at is None or batch.expires_at < deadline:
         Batch.objects.filter(pk=batch.pk).update(expires_at=deadline)
         batch.expires_at = deadline

@@ -113,10 +113,15 @@ WITH batch AS (
     RETURNING 1
 ), extended AS (
     -- The batch's first answer: its other live reservations get the whole time limit (they had the grace period).
+    -- SKIP LOCKED: a row a reserver is releasing right now (it saw it expire) is left to it, so this statement
+    -- never waits on a reserver, which may be waiting on the rows this one holds.
     UPDATE annotation_reservation SET expires_at = %(deadline)s
-    WHERE batch_id = %(batch)s AND id <> %(reservation)s AND answered_at IS NULL AND NOT released
-      AND expires_at > %(now)s AND expires_at < %(deadline)s
-      AND (SELECT done FROM before) = 0 AND EXISTS (SELECT 1 FROM claimed)
+    WHERE id IN (
+        SELECT id FROM annotation_reservation
+        WHERE batch_id = %(batch)s AND id <> %(reservation)s AND answered_at IS NULL AND NOT released
+          AND expires_at > %(now)s AND expires_at < %(deadline)s
+          AND (SELECT done FROM before) = 0 AND EXISTS (SELECT 1 FROM claimed)
+        FOR NO KEY UPDATE SKIP LOCKED)
     RETURNING 1
 ), finished AS (
     -- One UPDATE of the batch row (a row changed twice in one statement keeps only one change): the first
