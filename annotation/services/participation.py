@@ -45,13 +45,16 @@ def entry_check(*, study: Study, platform: str, participant_id: str, study_ref: 
         if value and PLACEHOLDER.search(value):
             raise _bad_link(field, "the link still holds an unreplaced placeholder or a control character; "
                                    "open the study from the platform's own link.")
+    source = {EntryPlatform.PROLIFIC: "Prolific", EntryPlatform.MTURK: "MTurk"}.get(study.platform,
+                                                                                  "Prolific or MTurk")
     if platform == Participant.Platform.ANONYMOUS:
         if study.platform != EntryPlatform.ANY or not study.allow_anonymous:
-            raise _bad_link("platform", f"this study takes participants from {study.get_platform_display()} "
-                                        "links only; open it from the platform.")
+            raise _bad_link("platform", f"this study takes participants from {source} links only: open it from "
+                                        f"the study's page on {source}.")
         return
     if study.platform not in (EntryPlatform.ANY, platform):
-        raise _bad_link("platform", f"this study takes participants from {study.get_platform_display()} only.")
+        raise _bad_link("platform", f"this study takes participants from {source} links only: open it from "
+                                    f"the study's page on {source}.")
     if study.platform == EntryPlatform.PROLIFIC:
         if not PROLIFIC_ID.match(participant_id):
             raise _bad_link("PROLIFIC_PID", "must be a Prolific id of 24 hexadecimal characters.")

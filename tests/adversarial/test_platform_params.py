@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import Batch, Participant
+from annotation.models import Batch, Participant, Study
 from annotation.services.studies import study_create
 from core.errors import ApplicationError
 from tests.adversarial.crowd import Browser, assert_error, hex24
@@ -91,3 +91,36 @@ def test_platform_settings_are_checked_when_the_study_is_created():
             study_create(slug=f"bad-{i}", item_kind="quadruple", **kwargs)
     study = study_create(slug="mturk", item_kind="quadruple", platform="mturk")
     assert study.allow_anonymous is False  # off for platform studies
+
+
+@pytest.mark.django_db
+def test_create_study_cli_api_and_admin_expose_the_participation_settings(admin_client):
+    import io
+    import json
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    make_study(slug="base")  # instances to select from
+    out = io.StringIO()
+    call_command("create_study", "--slug", "paid", "--setup", "quadruple", "--platform", "prolific",
+                 "--prolific-study-id", STUDY_ID.upper(), "--first-answer-grace", "90", "--max-open-batches", "50",
+                 "--min-seconds-per-item", "1.5", stdout=out)
+    summary = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert summary["ok"] and summary["platform"] == "prolific" and summary["allow_anonymous"] is False
+    body = admin_client.get("/api/v1/studies/paid/").json()
+    assert body["participation"] == {
+        "platform": "prolific", "prolific_study_id": STUDY_ID, "allow_anonymous": False,
+        "first_answer_grace_seconds": 90, "max_open_batches": 50, "min_seconds_per_item": 1.5,
+    }
+    default = admin_client.get("/api/v1/studies/base/").json()["participation"]
+    assert default["platform"] == "any" and default["allow_anonymous"] is True
+    assert default["first_answer_grace_seconds"] == 300  # settings.ANNOTATION_FIRST_ANSWER_GRACE_SECONDS
+    page = admin_client.get(f"/admin/annotation/study/{Study.objects.get(slug='paid').pk}/change/")
+    assert page.status_code == 200 and b"Who may take part" in page.content and STUDY_ID.encode() in page.content
+    out = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("create_study", "--slug", "bad", "--setup", "quadruple", "--platform", "mturk",
+                     "--allow-anonymous", stdout=out)
+    assert "--allow-anonymous" in json.loads(out.getvalue().strip().splitlines()[-1])["error"]["message"]
+    assert not Study.objects.filter(slug="bad").exists()
