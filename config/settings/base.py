@@ -180,6 +180,7 @@ REST_FRAMEWORK["NUM_PROXIES"] = int(env_str("DJANGO_TRUSTED_PROXIES", "0"))
 # The shared cache: Redis from CACHE_URL (production and tests); local memory only for the one-process demo.
 CACHE_URL = env_str("CACHE_URL") or env_str("REDIS_CACHE_URL")
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "KEY_PREFIX": "sc"}
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL,
+                "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "sc")}
     if CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
