@@ -11,10 +11,11 @@ TEST_ENV := DJANGO_SETTINGS_MODULE=config.settings.test
 
 .PHONY: venv demo demo-data test lint bench browsers clean
 
-$(STAMP): requirements.txt
+# Direct dependencies are declared in pyproject.toml (groups: models, test, dev); constraints.txt pins every package.
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[models,test,dev]"
 	touch $(STAMP)
 
 venv: $(STAMP)

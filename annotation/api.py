@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from annotation import selectors, serializers, throttles
 from annotation.models import Study
-from annotation.services import exports, hot_path, participation, sessions
+from annotation.services import exports, hot_path, participation, sessions, studies
 from annotation.services.display import finished_payload, public_item
 from core.errors import ApplicationError
 
@@ -189,6 +189,23 @@ class StudyListView(APIView):
     def get(self, request: Request) -> Response:
         return Response([selectors.study_progress(study=s) for s in Study.objects.all()])
 
+    @extend_schema(operation_id="study_create", request=serializers.StudyCreateInput,
+                   responses={201: serializers.StudyCreatedSerializer, **ERRORS},
+                   description="Create a study (as `create_study`): refused when it asks for screening questions "
+                               "and none fit its components and setup.")
+    def post(self, request: Request) -> Response:
+        data = _valid(serializers.StudyCreateInput, request.data)
+        kind = data.pop("kind")
+        status_filter = data.pop("status")
+        study = studies.study_create(
+            item_kind=kind, setup=kind,
+            status=None if status_filter == "any" else status_filter, **data,
+        )
+        body = {**selectors.study_progress(study=study), "completion_code": study.completion_code,
+                "screened_out_code": study.screened_out_code, "task_description": study.task_description,
+                "url": f"/s/{study.slug}/"}
+        return Response(body, status=status.HTTP_201_CREATED)
+
 
 class StudyDetailView(APIView):
     @extend_schema(operation_id="study_progress", responses={200: serializers.StudyProgressSerializer, **ERRORS})
@@ -221,6 +238,26 @@ class StudyResponsesExportView(APIView):
         content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
         response = StreamingHttpResponse(_chain(first, chunks), content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{slug}-responses.{fmt}"'
+        return response
+
+
+class StudyDecisionsExportView(APIView):
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[Any, str]:
+        return JSONRenderer(), JSONRenderer.media_type  # `?format=` names the platform here
+
+    @extend_schema(
+        operation_id="study_decisions_export",
+        parameters=[OpenApiParameter("format", str, enum=list(exports.DECISION_FORMATS),
+                                     description="prolific (default): one row per participant; mturk: per assignment")],
+        responses={(200, "text/csv"): str, **ERRORS},
+        description="Approve / reject / return per participant with the reason, as a CSV for the platform's bulk "
+                    "actions. Cells are neutralized against spreadsheet formula injection.",
+    )
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        fmt = request.query_params.get("format", "prolific")
+        body = exports.decisions_serialize(study=_study(slug), fmt=fmt)
+        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{slug}-decisions-{fmt}.csv"'
         return response
 
 

@@ -45,9 +45,10 @@ ENABLED = True  # tests switch it off to run the same scenarios through the gene
 # set and writes nothing. The UPDATE re-checks `served_at IS NULL` on the row, so concurrent repeats keep the first.
 NEXT_SQL = """
 WITH b AS (
-    SELECT b.id, b.state, b.expires_at, b.n_items, s.completion_code, s.redirect_url,
+    SELECT b.id, b.state, b.expires_at, b.n_items, s.completion_code, s.redirect_url, p.platform,
            b.started_at + make_interval(mins => s.batch_time_limit_minutes) AS time_limit_at
-    FROM annotation_batch b JOIN annotation_study s ON s.id = b.study_id WHERE b.token = %(token)s
+    FROM annotation_batch b JOIN annotation_study s ON s.id = b.study_id
+    JOIN annotation_participant p ON p.id = b.participant_id WHERE b.token = %(token)s
 ), first AS (
     SELECT r.id, r.public_item::text AS item, r.served_at FROM annotation_reservation r
     WHERE r.batch_id = (SELECT id FROM b) AND r.answered_at IS NULL ORDER BY r.position LIMIT 1
@@ -60,7 +61,7 @@ WITH b AS (
 )
 SELECT b.state, b.time_limit_at, b.expires_at > %(now)s, b.n_items,
        (SELECT count(*) FROM annotation_reservation r WHERE r.batch_id = b.id AND r.answered_at IS NOT NULL),
-       (SELECT item FROM first), b.completion_code, b.redirect_url, (SELECT count(*) FROM served)
+       (SELECT item FROM first), b.completion_code, b.redirect_url, b.platform, (SELECT count(*) FROM served)
 FROM b
 """
 
@@ -163,12 +164,13 @@ def next_fast(*, token: str) -> bytes | None:
     rows = _execute(NEXT_SQL, {"token": token, "now": timezone.now()})
     if not rows:
         return None
-    state, time_limit_at, live, total, done, item, completion_code, redirect_url, _served = rows[0]
+    state, time_limit_at, live, total, done, item, completion_code, redirect_url, platform, _served = rows[0]
     if state == "completed" and done == total:
         # The last answer completed the batch: the completion code and where to go with it.
         return json.dumps(finished_payload(
             state=state, completion_code=completion_code,
-            redirect_url=redirect_with_code(redirect_url, completion_code), progress={"done": done, "total": total},
+            redirect_url=redirect_with_code(redirect_url, completion_code, platform=platform),
+            progress={"done": done, "total": total},
         )).encode()
     if state != "items" or not live or not item or item == "{}":
         return None

@@ -25,7 +25,7 @@ from annotation.services.engine import (
 from core.errors import ApplicationError
 
 PLATFORMS = {Participant.Platform.PROLIFIC, Participant.Platform.MTURK, Participant.Platform.ANONYMOUS}
-FINISHED_STATES = (Batch.State.COMPLETED, Batch.State.SCREENED_OUT, Batch.State.EXPIRED)
+FINISHED_STATES = (Batch.State.COMPLETED, Batch.State.SCREENED_OUT, Batch.State.EXPIRED, Batch.State.DECLINED)
 
 
 def _not_found(what: str) -> ApplicationError:
@@ -92,7 +92,7 @@ def session_load(*, token: str) -> Batch:
 class SessionResult:
     batch: Batch
     created: bool
-    finished: bool = False  # a finished batch shown again to a new browser: its code, never its token
+    finished: bool = False  # an ended batch shown again to a new browser: its code or ending, never its token
 
 
 def session_create(
@@ -163,16 +163,22 @@ def _session_create_once(*, study: Study, participant_id: str, platform: str, st
                     if owned:
                         return SessionResult(open_batch, False)
                     raise participation.in_progress_elsewhere(open_batch)
+            last = Batch.objects.filter(participant=participant).order_by("-number").first()
+            declined = last is not None and last.state == Batch.State.DECLINED
+            if owned and declined:
+                last.study, last.participant = study, participant
+                return SessionResult(last, False)  # declining is final: the declined ending again
             if not owned:
-                shown = _finished_for_platform_session(participant=participant, platform=platform,
-                                                       session_ref=session_ref, assignment=assignment)
+                shown = _ended_in_platform_session(participant=participant, platform=platform,
+                                                   session_ref=session_ref, assignment=assignment)
                 if shown is not None:
                     return SessionResult(shown, False, finished=True)
                 field, value = participation.platform_session(platform=platform, session_ref=session_ref,
                                                               assignment=assignment)
-                # MTurk: a new assignment is a new HIT the worker accepted. Anything else needs the first browser.
-                if not (field == "assignment" and not Batch.objects.filter(participant=participant,
-                                                                           assignment=value).exists()):
+                # MTurk: a new assignment is a new HIT the worker accepted (unless they declined: that is final).
+                # Anything else needs the first browser.
+                if not (field == "assignment" and not declined
+                        and not Batch.objects.filter(participant=participant, assignment=value).exists()):
                     raise participation.already_participated()
             n_batches = Batch.objects.filter(participant=participant).count()
         if n_batches >= study.max_batches_per_participant:
@@ -202,14 +208,15 @@ def _abandon_if_stale(batch: Batch, *, now: datetime) -> bool:
     return True
 
 
-def _finished_for_platform_session(*, participant: Participant, platform: str, session_ref: str,
-                                   assignment: str) -> Batch | None:
-    """The completed batch of this platform session (same Prolific SESSION_ID / MTurk assignmentId), if any."""
+def _ended_in_platform_session(*, participant: Participant, platform: str, session_ref: str,
+                               assignment: str) -> Batch | None:
+    """The completed (or declined) batch of this platform session (same Prolific SESSION_ID / MTurk
+    assignmentId), if any: shown again, without its token, to a new browser of the same link."""
     field, value = participation.platform_session(platform=platform, session_ref=session_ref, assignment=assignment)
     if not field:
         return None
     return Batch.objects.select_related("study").filter(
-        participant=participant, state=Batch.State.COMPLETED, **{field: value}
+        participant=participant, state__in=(Batch.State.COMPLETED, Batch.State.DECLINED), **{field: value}
     ).order_by("-number").first()
 
 
@@ -227,9 +234,13 @@ def _passed_eligibility_before(batch: Batch) -> bool:
 
 
 def session_consent(*, token: str, agree: Any) -> Batch:
-    if agree is not True:
-        raise ApplicationError("Consent is required to take part: send {\"agree\": true}.",
-                               details={"agree": ["must be true"]})
+    """`agree: true` moves on; `agree: false` records the decline: the batch ends in `declined` (it holds no
+    reservations yet), and a reload shows the declined ending, not the consent page again."""
+    if not isinstance(agree, bool):
+        raise ApplicationError("Send {\"agree\": true} to take part, or {\"agree\": false} to decline.",
+                               details={"agree": ["must be true or false"]})
+    if agree is False:
+        return session_decline(token=token)
     with transaction.atomic():
         batch = _lock_batch(token)
         overdue = batch_expire(batch=batch, now=timezone.now())  # committed before the 409 below
@@ -244,6 +255,19 @@ def session_consent(*, token: str, agree: Any) -> Batch:
         if not overdue:
             raise _wrong_state(batch, "consent")
     raise _wrong_state(batch, "consent")
+
+
+def session_decline(*, token: str) -> Batch:
+    with transaction.atomic():
+        batch = _lock_batch(token)
+        if batch.state == Batch.State.DECLINED:
+            return batch  # a repeated click
+        if batch.state != Batch.State.CONSENT:
+            raise _wrong_state(batch, "decline consent")
+        batch.state = Batch.State.DECLINED
+        batch.finished_at = timezone.now()
+        batch.save(update_fields=["state", "finished_at"])
+    return batch
 
 
 def _validate_eligibility(study: Study, answers: Any) -> dict[str, str]:
@@ -342,6 +366,7 @@ NEXT_FIELDS = (
     "batch__token", "batch__number", "batch__study__id", "batch__study__item_kind", "batch__study__questions",
     "batch__study__completion_code", "batch__study__screened_out_code", "batch__study__redirect_url",
     "batch__started_at", "batch__study__batch_time_limit_minutes",  # the time limit shown (`expires_at`)
+    "batch__participant__platform",
 )
 
 
@@ -353,7 +378,8 @@ def session_next(*, token: str) -> tuple[Batch, Reservation | None, dict[str, in
     if not token or len(token) > 64:
         raise _not_found("Session")
     rows = list(
-        Reservation.objects.filter(batch__token=token).select_related("batch__study").only(*NEXT_FIELDS)
+        Reservation.objects.filter(batch__token=token).select_related("batch__study", "batch__participant")
+        .only(*NEXT_FIELDS)
         .order_by("position")
     )
     batch = rows[0].batch if rows else None

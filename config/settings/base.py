@@ -126,6 +126,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Parallel corpora in, validated style benchmarks out: researcher and annotator endpoints.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Two `platform` fields with different choices: where a participant comes from, and what a study accepts.
+    "ENUM_NAME_OVERRIDES": {
+        "ParticipantPlatformEnum": ["prolific", "mturk", "anonymous"],
+        "StudyPlatformEnum": ["any", "prolific", "mturk"],
+    },
 }
 
 # Celery: without a broker URL the demo runs tasks eagerly in-process; tests, CI and production use Redis.

@@ -88,8 +88,8 @@ def test_platform_settings_are_checked_when_the_study_is_created():
     ]
     for i, (kwargs, flag) in enumerate(cases):
         with pytest.raises(ApplicationError, match=flag):
-            study_create(slug=f"bad-{i}", item_kind="quadruple", **kwargs)
-    study = study_create(slug="mturk", item_kind="quadruple", platform="mturk")
+            study_create(slug=f"bad-{i}", item_kind="quadruple", screening_per_batch=0, **kwargs)
+    study = study_create(slug="mturk", item_kind="quadruple", screening_per_batch=0, platform="mturk")
     assert study.allow_anonymous is False  # off for platform studies
 
 
@@ -103,7 +103,8 @@ def test_create_study_cli_api_and_admin_expose_the_participation_settings(admin_
 
     make_study(slug="base")  # instances to select from
     out = io.StringIO()
-    call_command("create_study", "--slug", "paid", "--setup", "quadruple", "--platform", "prolific",
+    call_command("create_study", "--slug", "paid", "--setup", "quadruple", "--screening-per-batch", "0",
+                 "--platform", "prolific",
                  "--prolific-study-id", STUDY_ID.upper(), "--first-answer-grace", "90", "--max-open-batches", "50",
                  "--min-seconds-per-item", "1.5", stdout=out)
     summary = json.loads(out.getvalue().strip().splitlines()[-1])
@@ -116,11 +117,19 @@ def test_create_study_cli_api_and_admin_expose_the_participation_settings(admin_
     default = admin_client.get("/api/v1/studies/base/").json()["participation"]
     assert default["platform"] == "any" and default["allow_anonymous"] is True
     assert default["first_answer_grace_seconds"] == 300  # settings.ANNOTATION_FIRST_ANSWER_GRACE_SECONDS
+    created = admin_client.post("/api/v1/studies/", {"slug": "paid-api", "kind": "quadruple", "screening_per_batch": 0,
+                                                     "platform": "mturk", "max_open_batches": 10}, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["participation"]["platform"] == "mturk"
+    assert created.json()["participation"]["allow_anonymous"] is False
+    refused = admin_client.post("/api/v1/studies/", {"slug": "bad-api", "kind": "quadruple", "screening_per_batch": 0,
+                                                     "platform": "mturk", "allow_anonymous": True}, format="json")
+    assert refused.status_code == 400 and "--allow-anonymous" in refused.json()["error"]["message"]
     page = admin_client.get(f"/admin/annotation/study/{Study.objects.get(slug='paid').pk}/change/")
     assert page.status_code == 200 and b"Who may take part" in page.content and STUDY_ID.encode() in page.content
     out = io.StringIO()
     with pytest.raises(CommandError):
-        call_command("create_study", "--slug", "bad", "--setup", "quadruple", "--platform", "mturk",
-                     "--allow-anonymous", stdout=out)
+        call_command("create_study", "--slug", "bad", "--setup", "quadruple", "--screening-per-batch", "0",
+                     "--platform", "mturk", "--allow-anonymous", stdout=out)
     assert "--allow-anonymous" in json.loads(out.getvalue().strip().splitlines()[-1])["error"]["message"]
     assert not Study.objects.filter(slug="bad").exists()

@@ -112,6 +112,7 @@ class Command(JsonCommand):
             "min_correct": study.min_correct, "items_per_batch": study.items_per_batch,
             "screening_per_batch": study.screening_per_batch, "max_batches": study.max_batches_per_participant,
             "adaptive": study.adaptive_stopping, "completion_code": study.completion_code,
+            "screened_out_code": study.screened_out_code,
             "selection": study.selection, "url": f"/s/{study.slug}/", "platform": study.platform,
             "allow_anonymous": study.allow_anonymous,
         }

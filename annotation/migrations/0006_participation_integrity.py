@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0004_serving_order'),
+        ('annotation', '0005_codes_and_endings'),
     ]
 
     operations = [
