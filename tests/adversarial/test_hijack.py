@@ -115,3 +115,18 @@ def test_a_finished_participant_sees_the_code_on_the_page_in_a_new_browser(live_
         finally:
             browser.close()
     assert Batch.objects.filter(study=study).count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_declined_participant_is_shown_the_declined_ending_in_a_new_browser_without_a_token(live_server):
+    study, study_id = _prolific_study("declined")
+    link = {"participant": hex24(), "platform": "prolific", "study_ref": study_id, "session_ref": hex24()}
+    first = Browser(live_server.url, study.slug)
+    first.open(**link)
+    assert first.call("POST", "consent/", {"agree": False}).json()["state"] == "declined"
+    again = Browser(live_server.url, study.slug).open(**link)
+    assert again.status_code == 200 and again.json()["state"] == "declined" and again.json()["token"] is None
+    assert first.open(**link).json()["token"] == first.token  # the browser that declined: its session
+    assert_error(Browser(live_server.url, study.slug).open(**{**link, "session_ref": hex24()}),
+                 code="already_participated", status=409)
+    assert Batch.objects.filter(participant__external_id=link["participant"]).count() == 1
