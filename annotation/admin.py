@@ -61,7 +61,7 @@ class StudyAdmin(admin.ModelAdmin):
     form = StudyAdminForm
     list_display = ["slug", "item_kind", "status", "annotators_per_item", "progress_summary", "pay_summary",
                     "adaptive_stopping", "results_link", "created_at"]
-    list_filter = ["item_kind", "status", "origin", "adaptive_stopping"]
+    list_filter = ["item_kind", "status", "origin", "platform", "adaptive_stopping"]
     search_fields = ["slug", "title"]
     readonly_fields = ["live_progress", "recommendations", "created_at", "selection"]
     actions = ["export_csv", "export_jsonl", "export_decisions_prolific", "export_decisions_mturk"]
@@ -74,6 +74,13 @@ class StudyAdmin(admin.ModelAdmin):
                                           "rewrite_min_length"]}),
         ("Platform", {"fields": ["completion_code", "screened_out_code", "redirect_url", "estimated_minutes",
                                  "target_hourly_pay"]}),
+        ("Who may take part", {
+            "fields": ["platform", "prolific_study_id", "allow_anonymous", "first_answer_grace_seconds",
+                       "max_open_batches", "min_seconds_per_item"],
+            "description": "Prolific/MTurk studies check the platform's link parameters and refuse anonymous "
+                           "links; a started batch without a first answer within the grace period gives its items "
+                           "back (docs/annotator-api.md).",
+        }),
         ("Participants", {"fields": ["recommendations"]}),
     ]
 
@@ -172,7 +179,7 @@ class StudyItemAdmin(admin.ModelAdmin):
 class ResponseInline(admin.TabularInline):
     model = Response
     fields = ["answered_at", "study_item", "screening_question", "question", "answer", "is_correct", "is_screening",
-              "is_valid", "seconds", "batch_number"]
+              "is_valid", "server_seconds", "seconds", "batch_number"]
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -210,8 +217,8 @@ class ParticipantAdmin(admin.ModelAdmin):
 
 class ReservationInline(admin.TabularInline):
     model = Reservation
-    fields = ["position", "public_id", "study_item", "screening_question", "slot", "expires_at", "shown_at",
-              "answered_at", "released"]
+    fields = ["position", "public_id", "study_item", "screening_question", "slot", "expires_at", "served_at",
+              "shown_at", "answered_at", "released"]
     readonly_fields = fields
     extra = 0
     can_delete = False

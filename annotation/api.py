@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -13,9 +14,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import selectors, serializers
+from annotation import selectors, serializers, throttles
 from annotation.models import Study
-from annotation.services import exports, hot_path, sessions, studies
+from annotation.services import exports, hot_path, participation, sessions, studies
 from annotation.services.display import finished_payload, public_item
 from core.api import ParticipantJSONParser
 from core.errors import ApplicationError
@@ -24,7 +25,8 @@ ERRORS = {
     code: OpenApiResponse(serializers.ErrorSerializer, description=text)
     for code, text in {
         400: "invalid body or answer", 403: "screened out", 404: "unknown token/study, or item not reserved",
-        409: "wrong state, a different answer, or no work available", 410: "the batch time limit passed",
+        409: "wrong state, a different answer, no work available, in progress in another browser, study busy",
+        410: "the batch time limit passed",
         413: "body larger than PARTICIPANT_MAX_BODY_BYTES", 500: "server error (same JSON shape)",
     }.items()
 }
@@ -71,20 +73,43 @@ def _answer_input(data: Any) -> dict[str, Any]:
     return data
 
 
+RESUME_COOKIE = "stylecrowd_resume"  # HttpOnly, path-scoped to one study's session endpoint: only its browser resumes
+
+
 class SessionCreateView(ParticipantView):
+    """Start or resume a session. Rate-limited per client address, then per study (a request refused for its
+    address does not count against the study); a participant id alone never returns a token: the client proves
+    it started the session with the resume cookie or the `token` it kept (docs/annotator-api.md)."""
+
+    throttle_classes = [throttles.SessionCreateAddressThrottle, throttles.SessionCreateStudyThrottle]
+
+    def check_throttles(self, request: Request) -> None:
+        for throttle in self.get_throttles():
+            if not throttle.allow_request(request, self):
+                self.throttled(request, throttle.wait())
+
     @extend_schema(
         operation_id="session_create", request=serializers.SessionCreateInput,
-        responses={201: serializers.SessionSerializer, 200: serializers.SessionSerializer, **ERRORS},
-        description="Start (201) or resume (200) a participant's session of a study.",
+        responses={201: serializers.SessionSerializer, 200: serializers.SessionSerializer, **ERRORS,
+                   429: OpenApiResponse(serializers.ErrorSerializer, description="too many sessions opened")},
+        description="Start (201) or resume (200) a participant's session of a study; 200 with `token: null` and "
+                    "the completion code for a batch finished in this platform session.",
     )
     def post(self, request: Request, slug: str) -> Response:
         data = _valid(serializers.SessionCreateInput, request.data)
+        proofs = tuple(t for t in (request.COOKIES.get(RESUME_COOKIE, ""), data["token"]) if t)
         result = sessions.session_create(
             slug=slug, participant_id=data["participant"], platform=data["platform"], study_ref=data["study_ref"],
-            session_ref=data["session_ref"], assignment=data["assignment"], hit=data["hit"],
+            session_ref=data["session_ref"], assignment=data["assignment"], hit=data["hit"], proofs=proofs,
         )
-        return Response(selectors.session_payload(result.batch),
-                        status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+        body = selectors.session_payload(result.batch)
+        if result.finished:
+            body["token"] = None  # the code again, never the finished batch's credential
+            return Response(body, status=status.HTTP_200_OK)
+        response = Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+        response.set_cookie(RESUME_COOKIE, result.batch.token, max_age=7 * 24 * 3600, path=request.path,
+                            httponly=True, samesite="Strict", secure=settings.SESSION_COOKIE_SECURE)
+        return response
 
 
 class SessionDetailView(ParticipantView):
@@ -129,7 +154,8 @@ class SessionNextView(ParticipantView):
                                              progress=progress))
         item = public_item(shown=reservation.shown, public_id=reservation.public_id,
                            position=reservation.position, study=batch.study)
-        return Response({"item": item, "progress": progress, "state": batch.state, "expires_at": batch.expires_at})
+        return Response({"item": item, "progress": progress, "state": batch.state,
+                         "expires_at": participation.batch_time_limit_at(batch)})
 
 
 class SessionAnswerView(ParticipantView):

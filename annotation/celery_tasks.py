@@ -12,7 +12,8 @@ def release_expired_reservations_task(job_id: int | None = None) -> dict[str, in
     """Periodic (celery beat, every minute: CELERY_BEAT_SCHEDULE) or on demand with a Job row.
 
     Safe to run twice or concurrently: it only releases what is overdue and unanswered. The engine never
-    depends on it (an expired reservation never counts as a holder); it moves sessions to `expired`."""
+    depends on it (an expired reservation never counts as a holder); it moves sessions to `expired`, among them
+    batches whose first answer did not arrive within the study's grace period (a bot farm's hoarded slots)."""
     if job_id is None:
         return reservations_release_expired()
     with job_running(job_id) as job:

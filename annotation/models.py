@@ -35,6 +35,12 @@ def new_study_code() -> str:
     return "".join(secrets.choice(alphabet) for _ in range(8))
 
 
+class EntryPlatform(models.TextChoices):
+    ANY = "any", "any link (Prolific, MTurk or anonymous)"
+    PROLIFIC = "prolific", "Prolific only"
+    MTURK = "mturk", "MTurk only"
+
+
 class Study(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft", "draft"
@@ -94,12 +100,40 @@ class Study(models.Model):
     )
     estimated_minutes = models.PositiveSmallIntegerField(default=10)
     target_hourly_pay = models.DecimalField(max_digits=6, decimal_places=2, default=9)
+    # Participation integrity (docs/annotator-api.md, "Who may take part").
+    platform = models.CharField(
+        max_length=10, choices=EntryPlatform.choices, default=EntryPlatform.ANY,
+        help_text="Which links are accepted. Prolific/MTurk studies require and check the platform's parameters.",
+    )
+    prolific_study_id = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="Prolific's study id: when set, a Prolific link must carry STUDY_ID equal to it.",
+    )
+    allow_anonymous = models.BooleanField(
+        default=True, help_text="Accept links without a platform id (off, and enforced off, for platform studies).",
+    )
+    first_answer_grace_seconds = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="A started batch whose first answer has not arrived within this many seconds gives its items "
+                  "back. Empty: settings.ANNOTATION_FIRST_ANSWER_GRACE_SECONDS.",
+    )
+    max_open_batches = models.PositiveIntegerField(
+        null=True, blank=True, help_text="At most this many batches open at once (empty: no cap).",
+    )
+    min_seconds_per_item = models.FloatField(
+        null=True, blank=True,
+        help_text="A participant whose median server-measured time per item is below this is flagged a speeder.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "studies"
         constraints = [
+            models.CheckConstraint(
+                condition=models.Q(platform="any") | models.Q(allow_anonymous=False),
+                name="study_platform_not_anonymous",
+            ),
             models.CheckConstraint(condition=models.Q(annotators_per_item__gte=1), name="study_k_positive"),
             models.CheckConstraint(
                 condition=models.Q(min_correct__lte=models.F("annotators_per_item")), name="study_m_at_most_k"
@@ -210,7 +244,12 @@ class Response(models.Model):
     shown = models.JSONField(default=dict, blank=True, help_text="Exactly what was shown: texts, order, positions.")
     shown_at = models.DateTimeField(null=True, blank=True)
     answered_at = models.DateTimeField()
-    seconds = models.FloatField(null=True, blank=True)
+    seconds = models.FloatField(
+        null=True, blank=True, help_text="Client-reported seconds on the item (information only, 0…3600)."
+    )
+    server_seconds = models.FloatField(
+        null=True, blank=True, help_text="Server-measured seconds from serving the item to its answer."
+    )
     batch = models.ForeignKey("Batch", on_delete=models.SET_NULL, null=True, blank=True, related_name="responses")
     reservation = models.ForeignKey(
         "Reservation", on_delete=models.SET_NULL, null=True, blank=True, related_name="responses"
@@ -317,6 +356,7 @@ class Reservation(models.Model):
     expires_at = models.DateTimeField()
     released = models.BooleanField(default=False)
     released_at = models.DateTimeField(null=True, blank=True)
+    served_at = models.DateTimeField(null=True, blank=True, help_text="When `next` first returned this item.")
     shown_at = models.DateTimeField(null=True, blank=True)
     answered_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -8,9 +8,11 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import Count, F, Max, Min, Q
+from django.db.models.functions import Coalesce
 
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
 from annotation.services.display import displayed_answer, public_questions, redirect_with_code
+from annotation.services.participation import batch_time_limit_at
 
 SPEEDER_RATIO = 0.33  # median seconds per item below a third of the study's median: flagged as a speeder
 SPEEDER_MIN_ANSWERS = 5
@@ -66,7 +68,7 @@ def session_payload(batch: Batch) -> dict[str, Any]:
             "estimated_minutes": study.estimated_minutes,
         },
         "progress": batch_progress(batch),
-        "expires_at": batch.expires_at,
+        "expires_at": batch_time_limit_at(batch),
         "completion_code": code,
         "redirect_url": redirect,
     }
@@ -148,6 +150,18 @@ def study_progress(*, study: Study) -> dict[str, Any]:
         "effective_hourly_pay": round(effective, 2) if effective is not None else None,
         "target_hourly_pay": float(study.target_hourly_pay),
         "adaptive": study_adaptive_savings(study=study) if study.adaptive_stopping else None,
+        "participation": study_participation(study=study),
+    }
+
+
+def study_participation(*, study: Study) -> dict[str, Any]:
+    """Who may take part and how much room one arrival may take (the study's settings, defaults resolved)."""
+    from annotation.services.participation import grace_seconds
+
+    return {
+        "platform": study.platform, "prolific_study_id": study.prolific_study_id,
+        "allow_anonymous": study.allow_anonymous, "first_answer_grace_seconds": grace_seconds(study),
+        "max_open_batches": study.max_open_batches, "min_seconds_per_item": study.min_seconds_per_item,
     }
 
 
@@ -166,10 +180,11 @@ def participant_recommendations(*, study: Study) -> list[dict[str, Any]]:
     failed: dict[int, list[dict[str, Any]]] = defaultdict(list)
     answered: dict[int, int] = defaultdict(int)
     checks: dict[int, int] = defaultdict(int)
+    # Speed on the server's clock (served → answered); the client's `seconds` only for imported rows without it.
     for pid, is_screening, is_correct, seconds, answer, sq_name, shown, at in Response.objects.filter(
         study=study
-    ).values_list("participant_id", "is_screening", "is_correct", "seconds", "answer", "screening_question__name",
-                  "shown", "answered_at"):
+    ).values_list("participant_id", "is_screening", "is_correct", Coalesce("server_seconds", "seconds"), "answer",
+                  "screening_question__name", "shown", "answered_at"):
         answered[pid] += 1
         if seconds is not None and not is_screening:
             seconds_by_participant[pid].append(seconds)
@@ -200,10 +215,12 @@ def participant_recommendations(*, study: Study) -> list[dict[str, Any]]:
         pid = participant.pk
         evidence: list[str] = []
         median = medians.get(pid)
-        speeder = bool(
-            study_median and median is not None and len(seconds_by_participant[pid]) >= SPEEDER_MIN_ANSWERS
-            and median < SPEEDER_RATIO * study_median
-        )
+        enough = median is not None and len(seconds_by_participant[pid]) >= SPEEDER_MIN_ANSWERS
+        relative_speeder = bool(enough and study_median and median < SPEEDER_RATIO * study_median)
+        # Absolute: below the study's minimum seconds per item, however fast everyone else is (a bot farm).
+        absolute_speeder = bool(median is not None and study.min_seconds_per_item
+                                and median < study.min_seconds_per_item)
+        speeder = relative_speeder or absolute_speeder
         if participant.screened_out:
             recommendation = "return"
             evidence.append(f"screened out: {participant.exclusion_reason or 'eligibility'}")
@@ -225,7 +242,10 @@ def participant_recommendations(*, study: Study) -> list[dict[str, Any]]:
             if failed[pid]:
                 evidence.append("failed 1 attention check: data excluded, payment approved (one failure is no "
                                 "ground for rejection)")
-        if speeder:
+        if absolute_speeder:
+            evidence.append(f"speeder: median {median:.1f} s per item (server-measured) is below the study's "
+                            f"minimum of {study.min_seconds_per_item:g} s")
+        if relative_speeder:
             evidence.append(f"speeder: median {median:.1f} s per item vs study median {study_median:.1f} s")
         out.append({
             "participant": participant.external_id,
@@ -252,7 +272,7 @@ def participant_recommendations(*, study: Study) -> list[dict[str, Any]]:
 
 EXPORT_COLUMNS = [
     "study", "instance_id", "participant", "platform", "question", "answer", "value", "correct", "is_screening",
-    "is_valid", "participant_excluded", "answered_at", "seconds", "batch", "position", "shown",
+    "is_valid", "participant_excluded", "answered_at", "seconds", "server_seconds", "batch", "position", "shown",
 ]
 
 
@@ -262,16 +282,16 @@ def response_export_rows(*, study: Study) -> Iterator[dict[str, Any]]:
         .order_by("answered_at", "id")
         .values_list("study_item__external_id", "screening_question__name", "participant__external_id",
                      "participant__platform", "question", "answer", "value", "is_correct", "is_screening",
-                     "is_valid", "participant__excluded", "answered_at", "seconds", "batch_number",
+                     "is_valid", "participant__excluded", "answered_at", "seconds", "server_seconds", "batch_number",
                      "reservation__position", "shown")
     )
     for (item_id, sq, pid, platform, question, answer, value, correct, screening, valid, excluded, at, seconds,
-         batch, position, shown) in qs.iterator(chunk_size=2000):
+         server_seconds, batch, position, shown) in qs.iterator(chunk_size=2000):
         yield {
             "study": study.slug, "instance_id": item_id or sq, "participant": pid, "platform": platform,
             "question": question, "answer": answer, "value": value, "correct": correct, "is_screening": screening,
             "is_valid": valid, "participant_excluded": excluded, "answered_at": at.isoformat(), "seconds": seconds,
-            "batch": batch, "position": position, "shown": shown,
+            "server_seconds": server_seconds, "batch": batch, "position": position, "shown": shown,
         }
 
 

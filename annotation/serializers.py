@@ -17,6 +17,11 @@ class SessionCreateInput(serializers.Serializer):
     session_ref = serializers.CharField(required=False, allow_blank=True, max_length=128, default="")
     assignment = serializers.CharField(required=False, allow_blank=True, max_length=128, default="")
     hit = serializers.CharField(required=False, allow_blank=True, max_length=128, default="")
+    token = serializers.CharField(
+        required=False, allow_blank=True, max_length=64, default="",
+        help_text="A session token this client holds (proves it started the session; the page sends it as the "
+                  "resume cookie instead).",
+    )
 
 
 class ConsentInput(serializers.Serializer):
@@ -27,10 +32,23 @@ class EligibilityInput(serializers.Serializer):
     answers = serializers.DictField(child=serializers.CharField(allow_blank=True))
 
 
+class SecondsField(serializers.FloatField):
+    """A finite number ≥ 0 (DRF refuses non-finite ones); unlike DRF's FloatField, `true` is not 1 second."""
+
+    def to_internal_value(self, data: object) -> float:
+        if isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class AnswerInput(serializers.Serializer):
     item = serializers.CharField(max_length=64)
     answer = serializers.JSONField(help_text='"S1-S2" | "S1" | {question: int} | ["o2", "o1"] | "rewrite text"')
-    seconds = serializers.FloatField(required=False, min_value=0, allow_null=True)
+    seconds = SecondsField(
+        required=False, min_value=0, allow_null=True,
+        help_text="Client-measured seconds on the item: information only (a finite number ≥ 0, stored clamped to "
+                  "3600); speed is measured by the server.",
+    )
 
 
 class ProgressSerializer(serializers.Serializer):
@@ -65,7 +83,7 @@ class SessionStudySerializer(serializers.Serializer):
 
 
 class SessionSerializer(serializers.Serializer):
-    token = serializers.CharField()
+    token = serializers.CharField(allow_null=True)
     state = serializers.ChoiceField(choices=[
         "consent", "eligibility", "instructions", "items", "completed", "screened_out", "expired", "declined",
     ])
@@ -122,6 +140,15 @@ class PingSerializer(serializers.Serializer):
     ok = serializers.BooleanField()
 
 
+class StudyParticipationSerializer(serializers.Serializer):
+    platform = serializers.ChoiceField(choices=["any", "prolific", "mturk"])
+    prolific_study_id = serializers.CharField(allow_blank=True)
+    allow_anonymous = serializers.BooleanField()
+    first_answer_grace_seconds = serializers.IntegerField()
+    max_open_batches = serializers.IntegerField(allow_null=True)
+    min_seconds_per_item = serializers.FloatField(allow_null=True)
+
+
 class StudyProgressSerializer(serializers.Serializer):
     slug = serializers.CharField()
     item_kind = serializers.CharField()
@@ -139,6 +166,7 @@ class StudyProgressSerializer(serializers.Serializer):
     effective_hourly_pay = serializers.FloatField(allow_null=True)
     target_hourly_pay = serializers.FloatField()
     adaptive = serializers.DictField(child=serializers.IntegerField(), allow_null=True)
+    participation = StudyParticipationSerializer()
 
 
 class RecommendationSerializer(serializers.Serializer):
@@ -189,6 +217,15 @@ class StudyCreateInput(serializers.Serializer):
     redirect_url = serializers.URLField(required=False, allow_blank=True, max_length=500, default="")
     estimated_minutes = serializers.IntegerField(required=False, min_value=1, default=10)
     target_hourly_pay = serializers.FloatField(required=False, min_value=0, default=9.0)
+    # Who may take part (docs/annotator-api.md): checked by study_create, as for the CLI.
+    platform = serializers.ChoiceField(choices=["any", "prolific", "mturk"], required=False, default="any")
+    prolific_study_id = serializers.CharField(required=False, allow_blank=True, max_length=64, default="")
+    allow_anonymous = serializers.BooleanField(required=False, allow_null=True, default=None,
+                                               help_text="Empty: on for platform `any`, off otherwise.")
+    first_answer_grace_seconds = serializers.IntegerField(required=False, min_value=1, allow_null=True, default=None)
+    max_open_batches = serializers.IntegerField(required=False, min_value=1, allow_null=True, default=None)
+    min_seconds_per_item = serializers.FloatField(required=False, min_value=0, max_value=3600, allow_null=True,
+                                                  default=None)
 
     def validate_eligibility_questions(self, value: list[dict] | None) -> list[dict] | None:
         if value is not None and not all(q.get("name") and isinstance(q.get("choices"), list) for q in value):

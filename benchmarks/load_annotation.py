@@ -149,6 +149,9 @@ def main() -> None:
     parser.add_argument("--think-time", type=float, default=0.0,
                         help="Mean seconds a simulated participant spends per item (0: as fast as possible).")
     parser.add_argument("--ramp-up", type=float, default=0.0, help="Seconds over which participants arrive.")
+    parser.add_argument("--session-rate-per-address", default="1000000/min",
+                        help="ANNOTATION_SESSION_RATE_PER_ADDRESS for the server: every simulated participant "
+                             "comes from 127.0.0.1, so the production default (20/min) would throttle the load.")
     parser.add_argument("--port", type=int, default=18431)
     parser.add_argument("--server-side-binding", action="store_true",
                         help="Let psycopg prepare repeated statements (Django's server_side_binding option).")
@@ -159,7 +162,9 @@ def main() -> None:
 
     ensure_database()
     slug, study_id = build_study(args.items, args.k, args.per_batch, args.screening)
-    env = {**os.environ, "DJANGO_CONN_MAX_AGE": "600", "DJANGO_LOG_LEVEL": "ERROR"}
+    env = {**os.environ, "DJANGO_CONN_MAX_AGE": "600", "DJANGO_LOG_LEVEL": "ERROR",
+           "ANNOTATION_SESSION_RATE_PER_ADDRESS": args.session_rate_per_address,
+           "ANNOTATION_SESSION_RATE_PER_STUDY": os.environ.get("ANNOTATION_SESSION_RATE_PER_STUDY", "1000000/min")}
     if args.server_side_binding:
         # psycopg binds on the server and prepares a statement after 5 runs on a connection: no re-planning.
         separator = "&" if "?" in env["DATABASE_URL"] else "?"
@@ -223,6 +228,7 @@ def main() -> None:
         "ceiling_ping_db": {"requests": len(db_lat), "elapsed_s": round(db_elapsed, 2), "rps": round(db_rps, 1),
                             "rps_before_after": db_runs, **pct(db_lat), "status": db_status},
         "think_time_s": args.think_time, "ramp_up_s": args.ramp_up,
+        "session_rate_per_address": args.session_rate_per_address,
         "annotation": {
             "elapsed_s": summary["elapsed_s"], "requests": summary["requests"], "rps": summary["requests_per_s"],
             "answers_stored": summary.get("answers_stored"), "errors": summary.get("errors", 0),

@@ -68,7 +68,7 @@ def _nesting(raw: bytes) -> int:
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
-        return Response({"error": exc.as_dict()}, status=exc.status)
+        return Response({"error": exc.as_dict()}, status=exc.status, headers=exc.headers or None)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(str(exc) or "Not found.")
     elif isinstance(exc, PermissionDenied):

@@ -122,7 +122,8 @@ def responses_frame(*, study_id: int, question: str | None = None) -> pd.DataFra
                 # three flags in one column: is_valid, is_screening, is_correct (-1 unknown, 0, 1) + 1
                 "flags": ("is_valid::int + 2 * is_screening::int + 4 * (coalesce(is_correct::int, -1) + 1)", "i4"),
                 "answered_at": ("extract(epoch from answered_at)::float8", "f8"),
-                "seconds": ("coalesce(seconds, 'NaN')", "f8"),
+                # the server's measure; the client's only where the server has none (imported annotations)
+                "seconds": ("coalesce(server_seconds, seconds, 'NaN')", "f8"),
             },
             coded={"answer": "answer", "question": "question"},
         )
@@ -138,7 +139,7 @@ def responses_frame(*, study_id: int, question: str | None = None) -> pd.DataFra
         )[RESPONSE_COLUMNS]
     raw = _plain_frame(
         "SELECT id, study_item_id, participant_id, question, answer, value, is_correct, is_valid, is_screening, "
-        f"answered_at, seconds FROM {where}", params,
+        f"answered_at, coalesce(server_seconds, seconds) FROM {where}", params,
         ["response_id", "item_id", "participant_id", "question", "answer", "value", "is_correct", "is_valid",
          "is_screening", "answered_at", "seconds"],
     )

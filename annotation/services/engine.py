@@ -18,7 +18,7 @@ import json
 import random
 import secrets
 import time
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.db import connection, transaction
 from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from annotation.models import ORDERING_KINDS, Batch, Participant, Reservation, Response, Study, StudyItem
 from annotation.services.display import public_item, shown_for_item, shown_for_screening
+from annotation.services.participation import batch_deadline, first_answer_deadline
 from annotation.services.screening import study_screening_pool
 from tasks.models import ScreeningQuestion
 
@@ -219,12 +220,17 @@ def reservations_release(reservations: QuerySet[Reservation], *, now: datetime) 
 
 
 def batch_reserve(*, batch: Batch, now: datetime | None = None, rng: random.Random | None = None) -> int:
-    """Reserve the batch's items and screening questions (caller holds the batch row lock, in a transaction)."""
+    """Reserve the batch's items and screening questions (caller holds the batch row lock, in a transaction).
+
+    Until its first answer arrives the batch and its reservations live only for the study's grace period; the
+    first answer extends them to the batch time limit (`first_answer_extend`). A batch that never answers thus
+    gives its slots back after the grace period, to reservers (an expired reservation holds nothing) and to
+    the periodic release."""
     study = batch.study
     participant = batch.participant
     now = now or timezone.now()
     rng = rng or random.Random(secrets.randbits(64))
-    expires_at = now + timedelta(minutes=study.batch_time_limit_minutes)
+    expires_at = first_answer_deadline(study=study, now=now)
     chosen: list[tuple[StudyItem, int]] = []
     exclude_ids: set[int] = set()
     families: set[str] = set()
@@ -307,6 +313,22 @@ def _insert_reservations(rows: list[Reservation], *, now: datetime) -> None:
         cursor.execute(
             f"INSERT INTO annotation_reservation ({', '.join(RESERVATION_COLUMNS)}) VALUES {placeholders}", values
         )
+
+
+def first_answer_extend(*, batch: Batch, now: datetime) -> datetime:
+    """The batch's first answer arrived (caller holds the batch row lock): the batch and its other live
+    reservations get the whole time limit, counted from the start. Returns the new deadline."""
+    deadline = batch_deadline(time_limit_minutes=batch.study.batch_time_limit_minutes,
+                              started_at=batch.started_at or now)
+    # Rows a reserver is releasing right now are skipped, never waited for (it may be waiting on ours).
+    ids = list(Reservation.objects.select_for_update(skip_locked=True, no_key=True).filter(
+        batch=batch, answered_at__isnull=True, released=False, expires_at__gt=now, expires_at__lt=deadline
+    ).values_list("pk", flat=True))
+    Reservation.objects.filter(pk__in=ids).update(expires_at=deadline)
+    if batch.expires_at is None or batch.expires_at < deadline:
+        Batch.objects.filter(pk=batch.pk).update(expires_at=deadline)
+        batch.expires_at = deadline
+    return deadline
 
 
 def reservations_release_expired(*, now: datetime | None = None) -> dict[str, int]:

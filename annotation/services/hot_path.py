@@ -3,12 +3,14 @@
 These two endpoints are almost all of a study's traffic (two requests per item, against four per batch for the
 rest of the flow), so on PostgreSQL they skip the ORM for the common case:
 
-- `next_fast`: one prepared read returns the batch's state, its progress and the first unanswered item as the
-  JSON text stored at reservation time (`Reservation.public_item`), which goes out unparsed.
+- `next_fast`: one prepared statement returns the batch's state, its progress and the first unanswered item as
+  the JSON text stored at reservation time (`Reservation.public_item`), which goes out unparsed, and stamps the
+  item's `served_at` the first time it is served (the start of its server-measured time).
 - `answer_fast`: one prepared read finds the reservation (no lock); the answer is validated in Python with the
   same `validate_answer` the general path uses; then ONE prepared statement (its own transaction, committed before
   the 201 goes out) locks the batch row, share-locks the participant, claims the reservation, inserts the
-  response(s) and completes the batch when this was its last item.
+  response(s) with the server-measured time, extends the batch to its time limit when this was its first answer
+  (it had only the grace period) and completes the batch when this was its last item.
 
 Everything else returns None and the caller takes the general ORM path in `sessions`, which handles every state
 and error: not a running batch, an overdue one, an item already answered (the idempotent 200 or the 409), a
@@ -34,25 +36,40 @@ from django.utils import timezone
 from rest_framework.utils.encoders import JSONEncoder
 
 from annotation.services.display import finished_payload, redirect_with_code
+from annotation.services.participation import batch_deadline
 from tasks.models import screening_answer_for
 
 ENABLED = True  # tests switch it off to run the same scenarios through the general path
 
+# The first serve of an item stamps `served_at` (the server's clock for its time starts there); a repeat finds it
+# set and writes nothing. The UPDATE re-checks `served_at IS NULL` on the row, so concurrent repeats keep the first.
 NEXT_SQL = """
-SELECT b.state, b.expires_at, b.expires_at > %(now)s, b.n_items,
+WITH b AS (
+    SELECT b.id, b.state, b.expires_at, b.n_items, s.completion_code, s.redirect_url, p.platform,
+           b.started_at + make_interval(mins => s.batch_time_limit_minutes) AS time_limit_at
+    FROM annotation_batch b JOIN annotation_study s ON s.id = b.study_id
+    JOIN annotation_participant p ON p.id = b.participant_id WHERE b.token = %(token)s
+), first AS (
+    SELECT r.id, r.public_item::text AS item, r.served_at FROM annotation_reservation r
+    WHERE r.batch_id = (SELECT id FROM b) AND r.answered_at IS NULL ORDER BY r.position LIMIT 1
+), served AS (
+    UPDATE annotation_reservation r SET served_at = %(now)s
+    FROM first f
+    WHERE r.id = f.id AND f.served_at IS NULL AND r.served_at IS NULL
+      AND EXISTS (SELECT 1 FROM b WHERE b.state = 'items' AND b.expires_at > %(now)s)
+    RETURNING r.id
+)
+SELECT b.state, b.time_limit_at, b.expires_at > %(now)s, b.n_items,
        (SELECT count(*) FROM annotation_reservation r WHERE r.batch_id = b.id AND r.answered_at IS NOT NULL),
-       (SELECT r.public_item::text FROM annotation_reservation r
-         WHERE r.batch_id = b.id AND r.answered_at IS NULL ORDER BY r.position LIMIT 1),
-       s.completion_code, s.redirect_url, p.platform
-FROM annotation_batch b JOIN annotation_study s ON s.id = b.study_id
-JOIN annotation_participant p ON p.id = b.participant_id WHERE b.token = %(token)s
+       (SELECT item FROM first), b.completion_code, b.redirect_url, b.platform, (SELECT count(*) FROM served)
+FROM b
 """
 
 ANSWER_READ_SQL = """
 SELECT r.id, r.shown, r.answered_at IS NOT NULL, r.released, r.expires_at > %(now)s, r.study_item_id,
        r.screening_question_id, b.id, b.state, b.expires_at > %(now)s, b.number, b.n_items, b.started_at,
        b.participant_id, b.study_id, s.item_kind, s.adaptive_stopping, s.questions, s.rewrite_min_length,
-       p.excluded, si.correct_answer, sq.correct_order
+       p.excluded, si.correct_answer, sq.correct_order, s.batch_time_limit_minutes
 FROM annotation_reservation r
 JOIN annotation_batch b ON b.id = r.batch_id
 JOIN annotation_study s ON s.id = b.study_id
@@ -80,27 +97,47 @@ WITH batch AS (
 ), claimed AS (
     UPDATE annotation_reservation r
     SET answered_at = %(now)s,
-        shown_at = COALESCE(r.shown_at, GREATEST((SELECT last FROM before), %(started)s::timestamptz))
+        shown_at = COALESCE(r.served_at, r.shown_at, GREATEST((SELECT last FROM before), %(started)s::timestamptz))
     WHERE r.id = %(reservation)s AND r.answered_at IS NULL AND NOT r.released AND r.expires_at > %(now)s
       AND EXISTS (SELECT 1 FROM person)
     RETURNING r.id, r.shown, r.shown_at
 ), stored AS (
     INSERT INTO annotation_response (
         study_id, participant_id, study_item_id, screening_question_id, batch_number, question, answer, value,
-        is_screening, is_correct, is_valid, shown, shown_at, answered_at, seconds, batch_id, reservation_id)
+        is_screening, is_correct, is_valid, shown, shown_at, answered_at, seconds, server_seconds, batch_id,
+        reservation_id)
     SELECT %(study)s, %(participant)s, %(study_item)s::bigint, %(screening)s::bigint, %(batch_number)s, a.question,
            a.answer, a.value, %(is_screening)s, %(is_correct)s::boolean, true, c.shown, c.shown_at, %(now)s,
-           COALESCE(%(seconds)s::float8, EXTRACT(EPOCH FROM (%(now)s - c.shown_at))::float8), %(batch)s, c.id
+           %(seconds)s::float8, EXTRACT(EPOCH FROM (%(now)s - c.shown_at))::float8, %(batch)s, c.id
     FROM claimed c,
          unnest(%(questions)s::text[], %(answers)s::text[], %(values)s::float8[]) AS a(question, answer, value)
     RETURNING 1
-), finished AS (
-    UPDATE annotation_batch SET state = 'completed', finished_at = %(now)s
-    WHERE id = %(batch)s AND EXISTS (SELECT 1 FROM claimed)
-      AND (SELECT done FROM before) + 1 >= (SELECT n_items FROM batch)
+), extended AS (
+    -- The batch's first answer: its other live reservations get the whole time limit (they had the grace period).
+    -- SKIP LOCKED: a row a reserver is releasing right now (it saw it expire) is left to it, so this statement
+    -- never waits on a reserver, which may be waiting on the rows this one holds.
+    UPDATE annotation_reservation SET expires_at = %(deadline)s
+    WHERE id IN (
+        SELECT id FROM annotation_reservation
+        WHERE batch_id = %(batch)s AND id <> %(reservation)s AND answered_at IS NULL AND NOT released
+          AND expires_at > %(now)s AND expires_at < %(deadline)s
+          AND (SELECT done FROM before) = 0 AND EXISTS (SELECT 1 FROM claimed)
+        FOR NO KEY UPDATE SKIP LOCKED)
     RETURNING 1
+), finished AS (
+    -- One UPDATE of the batch row (a row changed twice in one statement keeps only one change): the first
+    -- answer extends the deadline, the last completes the batch.
+    UPDATE annotation_batch
+    SET expires_at = GREATEST(expires_at, %(deadline)s),
+        state = CASE WHEN (SELECT done FROM before) + 1 >= (SELECT n_items FROM batch) THEN 'completed' ELSE state END,
+        finished_at = CASE WHEN (SELECT done FROM before) + 1 >= (SELECT n_items FROM batch) THEN %(now)s
+                           ELSE finished_at END
+    WHERE id = %(batch)s AND EXISTS (SELECT 1 FROM claimed)
+      AND ((SELECT done FROM before) = 0 OR (SELECT done FROM before) + 1 >= (SELECT n_items FROM batch))
+    RETURNING state
 )
-SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM finished), (SELECT done FROM before)
+SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM finished WHERE state = 'completed'),
+       (SELECT done FROM before), (SELECT count(*) FROM extended)
 """
 
 
@@ -127,7 +164,7 @@ def next_fast(*, token: str) -> bytes | None:
     rows = _execute(NEXT_SQL, {"token": token, "now": timezone.now()})
     if not rows:
         return None
-    state, expires_at, live, total, done, item, completion_code, redirect_url, platform = rows[0]
+    state, time_limit_at, live, total, done, item, completion_code, redirect_url, platform, _served = rows[0]
     if state == "completed" and done == total:
         # The last answer completed the batch: the completion code and where to go with it.
         return json.dumps(finished_payload(
@@ -140,7 +177,7 @@ def next_fast(*, token: str) -> bytes | None:
     # The item's stored JSON goes in as it is; the time is encoded as DRF encodes it on the general path.
     return (
         f'{{"item":{item},"progress":{{"done":{done},"total":{total}}},"state":"items",'
-        f'"expires_at":{json.dumps(expires_at, cls=JSONEncoder)}}}'
+        f'"expires_at":{json.dumps(time_limit_at, cls=JSONEncoder)}}}'
     ).encode()
 
 
@@ -158,7 +195,7 @@ def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None) ->
         return None
     (reservation_id, shown, answered, released, reservation_live, study_item_id, screening_id, batch_id, state,
      batch_live, batch_number, n_items, started_at, participant_id, study_id, item_kind, adaptive, questions,
-     rewrite_min_length, excluded, item_correct, screening_order) = rows[0]
+     rewrite_min_length, excluded, item_correct, screening_order, time_limit_minutes) = rows[0]
     if (state != "items" or not batch_live or answered or released or not reservation_live or excluded or adaptive
             or not shown or shown == "{}"):
         return None
@@ -176,13 +213,14 @@ def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None) ->
         correct = item_correct or ""
     result = _execute(ANSWER_WRITE_SQL, {
         "batch": batch_id, "participant": participant_id, "reservation": reservation_id, "now": now,
+        "deadline": batch_deadline(time_limit_minutes=time_limit_minutes, started_at=started_at or now),
         "started": started_at, "study": study_id, "study_item": study_item_id, "screening": screening_id,
         "batch_number": batch_number, "is_screening": is_screening,
         "is_correct": (answers[0][1] == correct) if correct else None, "seconds": seconds,
         "questions": [q for q, _, _ in answers], "answers": [a for _, a, _ in answers],
         "values": [v for _, _, v in answers],
     })
-    claimed, finished, done_before = result[0]
+    claimed, finished, done_before, _extended = result[0]
     if not claimed:
         return None  # lost a race (answered, released, excluded, expired meanwhile): nothing was stored
     return {"stored": True, "state": "completed" if finished else "items",

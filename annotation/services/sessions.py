@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,9 +13,15 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import ORDERING_KINDS, Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
-from annotation.services import hot_path
+from annotation.services import hot_path, participation
 from annotation.services.display import canonical_answer
-from annotation.services.engine import batch_reserve, item_refresh_closed, reservations_release, study_has_work_for
+from annotation.services.engine import (
+    batch_reserve,
+    first_answer_extend,
+    item_refresh_closed,
+    reservations_release,
+    study_has_work_for,
+)
 from core.errors import ApplicationError
 
 PLATFORMS = {Participant.Platform.PROLIFIC, Participant.Platform.MTURK, Participant.Platform.ANONYMOUS}
@@ -85,12 +92,17 @@ def session_load(*, token: str) -> Batch:
 class SessionResult:
     batch: Batch
     created: bool
+    finished: bool = False  # an ended batch shown again to a new browser: its code or ending, never its token
 
 
 def session_create(
     *, slug: str, participant_id: str = "", platform: str = Participant.Platform.ANONYMOUS, study_ref: str = "",
-    session_ref: str = "", assignment: str = "", hit: str = "",
+    session_ref: str = "", assignment: str = "", hit: str = "", proofs: tuple[str, ...] = (),
 ) -> SessionResult:
+    """Start a participant's batch, or resume it for the client that started it.
+
+    `proofs` are the session tokens the client holds (its resume cookie, a token sent in the body): a participant
+    id alone never hands out a token (see `participation`)."""
     study = Study.objects.filter(slug=slug, status=Study.Status.ACTIVE, origin=Study.Origin.PLATFORM).first()
     if study is None:
         raise _not_found(f"Study '{slug}'")
@@ -98,6 +110,11 @@ def session_create(
         raise ApplicationError(f"platform must be one of {sorted(PLATFORMS)}.",
                                details={"platform": [f"must be one of {sorted(PLATFORMS)}"]})
     participant_id = (participant_id or "").strip()
+    if platform == Participant.Platform.MTURK:
+        assignment = assignment or session_ref
+        hit = hit or study_ref
+    participation.entry_check(study=study, platform=platform, participant_id=participant_id, study_ref=study_ref,
+                              session_ref=session_ref, assignment=assignment, hit=hit)
     if not participant_id:
         if platform != Participant.Platform.ANONYMOUS:
             raise ApplicationError(f"participant is required for platform '{platform}'.",
@@ -105,13 +122,12 @@ def session_create(
         participant_id = f"anon-{secrets.token_hex(8)}"
     if len(participant_id) > 128:
         raise ApplicationError("participant is longer than 128 characters.", details={"participant": ["too long"]})
-    if platform == Participant.Platform.MTURK:
-        assignment = assignment or session_ref
-        hit = hit or study_ref
+    proofs = tuple(p for p in proofs if p and len(p) <= 64)
     for attempt in range(3):
         try:
             return _session_create_once(study=study, participant_id=participant_id, platform=platform,
-                                        study_ref=study_ref, session_ref=session_ref, assignment=assignment, hit=hit)
+                                        study_ref=study_ref, session_ref=session_ref, assignment=assignment, hit=hit,
+                                        proofs=proofs)
         except IntegrityError:
             # Two first requests of one participant raced (participant_unique / one open batch): the retry finds
             # the winner's rows and returns its session.
@@ -121,7 +137,7 @@ def session_create(
 
 
 def _session_create_once(*, study: Study, participant_id: str, platform: str, study_ref: str, session_ref: str,
-                         assignment: str, hit: str) -> SessionResult:
+                         assignment: str, hit: str, proofs: tuple[str, ...]) -> SessionResult:
     now = timezone.now()
     with transaction.atomic():
         participant = Participant.objects.select_for_update().filter(
@@ -135,18 +151,34 @@ def _session_create_once(*, study: Study, participant_id: str, platform: str, st
         else:
             if participant.screened_out:
                 raise ApplicationError("You are not eligible for this study.", code="screened_out", status=403)
+            owned = bool(proofs) and Batch.objects.filter(participant=participant, token__in=proofs).exists()
             open_batch = Batch.objects.select_for_update().filter(
                 participant=participant, state__in=Batch.OPEN_STATES
             ).first()
             if open_batch is not None:
                 open_batch.study = study
                 open_batch.participant = participant
-                if not batch_expire(batch=open_batch, now=now):
-                    return SessionResult(open_batch, False)
-            declined = Batch.objects.filter(participant=participant).order_by("-number").first()
-            if declined is not None and declined.state == Batch.State.DECLINED:
-                declined.study, declined.participant = study, participant
-                return SessionResult(declined, False)  # declining is final: the declined ending again
+                if not batch_expire(batch=open_batch, now=now) and not _abandon_if_stale(open_batch, now=now):
+                    if owned:
+                        return SessionResult(open_batch, False)
+                    raise participation.in_progress_elsewhere(open_batch)
+            last = Batch.objects.filter(participant=participant).order_by("-number").first()
+            declined = last is not None and last.state == Batch.State.DECLINED
+            if owned and declined:
+                last.study, last.participant = study, participant
+                return SessionResult(last, False)  # declining is final: the declined ending again
+            if not owned:
+                shown = _ended_in_platform_session(participant=participant, platform=platform,
+                                                   session_ref=session_ref, assignment=assignment)
+                if shown is not None:
+                    return SessionResult(shown, False, finished=True)
+                field, value = participation.platform_session(platform=platform, session_ref=session_ref,
+                                                              assignment=assignment)
+                # MTurk: a new assignment is a new HIT the worker accepted (unless they declined: that is final).
+                # Anything else needs the first browser.
+                if not (field == "assignment" and not declined
+                        and not Batch.objects.filter(participant=participant, assignment=value).exists()):
+                    raise participation.already_participated()
             n_batches = Batch.objects.filter(participant=participant).count()
         if n_batches >= study.max_batches_per_participant:
             raise ApplicationError(
@@ -157,11 +189,34 @@ def _session_create_once(*, study: Study, participant_id: str, platform: str, st
         if participant.excluded or not study_has_work_for(study=study, participant=participant):
             raise ApplicationError("There are no more items available for you in this study.",
                                    code="no_work_available", status=409)
+        participation.check_room(study=study, now=now)
         batch = Batch.objects.create(
             study=study, participant=participant, number=n_batches + 1, token=secrets.token_urlsafe(32),
             study_ref=study_ref[:128], session_ref=session_ref[:128], assignment=assignment[:128], hit=hit[:128],
         )
     return SessionResult(batch, True)
+
+
+def _abandon_if_stale(batch: Batch, *, now: datetime) -> bool:
+    """A batch left before its items started for longer than the batch time limit ends (`expired`), so that
+    the participant can start again elsewhere; it holds no items."""
+    if batch.state == Batch.State.ITEMS or batch.created_at > participation.stale_before(study=batch.study, now=now):
+        return False
+    Batch.objects.filter(pk=batch.pk).update(state=Batch.State.EXPIRED, finished_at=now)
+    batch.state = Batch.State.EXPIRED
+    return True
+
+
+def _ended_in_platform_session(*, participant: Participant, platform: str, session_ref: str,
+                               assignment: str) -> Batch | None:
+    """The completed (or declined) batch of this platform session (same Prolific SESSION_ID / MTurk
+    assignmentId), if any: shown again, without its token, to a new browser of the same link."""
+    field, value = participation.platform_session(platform=platform, session_ref=session_ref, assignment=assignment)
+    if not field:
+        return None
+    return Batch.objects.select_related("study").filter(
+        participant=participant, state__in=(Batch.State.COMPLETED, Batch.State.DECLINED), **{field: value}
+    ).order_by("-number").first()
 
 
 # --- consent, eligibility, start -----------------------------------------------------------------------
@@ -285,6 +340,11 @@ def session_start(*, token: str) -> Batch:
         if batch.state in (Batch.State.ITEMS, Batch.State.COMPLETED):
             return batch
         if batch.state == Batch.State.INSTRUCTIONS:
+            study = batch.study
+            if study.max_open_batches:
+                # Starts of a capped study take turns on its row, so the cap holds under concurrency.
+                Study.objects.select_for_update().filter(pk=study.pk).values_list("pk", flat=True).first()
+                participation.check_room(study=study, now=timezone.now(), exclude_pk=batch.pk, started_only=True)
             if batch.participant.excluded or not batch_reserve(batch=batch):
                 raise ApplicationError("There are no more items available for you in this study.",
                                        code="no_work_available", status=409)
@@ -304,6 +364,7 @@ NEXT_FIELDS = (
     "id", "public_id", "position", "shown", "answered_at", "batch__id", "batch__state", "batch__expires_at",
     "batch__token", "batch__number", "batch__study__id", "batch__study__item_kind", "batch__study__questions",
     "batch__study__completion_code", "batch__study__screened_out_code", "batch__study__redirect_url",
+    "batch__started_at", "batch__study__batch_time_limit_minutes",  # the time limit shown (`expires_at`)
     "batch__participant__platform",
 )
 
@@ -311,8 +372,8 @@ NEXT_FIELDS = (
 def session_next(*, token: str) -> tuple[Batch, Reservation | None, dict[str, int]]:
     """The batch's next unanswered reservation and the progress, or None once the batch is done.
 
-    The hot path is one read and no write: the batch's reservations joined with their batch and study. (When an
-    item was shown is inferred at answer time from the previous answer, so serving an item never commits.)"""
+    One read (the batch's reservations joined with their batch and study) and, the first time an item is
+    served, one write of its `served_at`: the server's clock starts the item's time there."""
     if not token or len(token) > 64:
         raise _not_found("Session")
     rows = list(
@@ -333,7 +394,14 @@ def session_next(*, token: str) -> tuple[Batch, Reservation | None, dict[str, in
         with transaction.atomic():
             batch = _lock_batch(token)
             _complete_if_done(batch)
+    else:
+        _mark_served(reservation)
     return batch, reservation, progress
+
+
+def _mark_served(reservation: Reservation) -> None:
+    """When `next` first returns an item: where its server-measured time starts (a repeat keeps the first)."""
+    Reservation.objects.filter(pk=reservation.pk, served_at__isnull=True).update(served_at=timezone.now())
 
 
 def _session_next_slow(*, token: str) -> tuple[Batch, Reservation | None, dict[str, int]]:
@@ -355,6 +423,8 @@ def _session_next_slow(*, token: str) -> tuple[Batch, Reservation | None, dict[s
         with transaction.atomic():
             batch = _lock_batch(token)
             _complete_if_done(batch)
+    else:
+        _mark_served(reservation)
     return batch, reservation, progress
 
 
@@ -422,13 +492,23 @@ def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list
     raise _invalid(f"unknown item kind {kind!r}.")
 
 
+MAX_CLIENT_SECONDS = 3600.0
+
+
+def client_seconds(value: Any) -> float | None:
+    """The client-reported time on an item, kept as information only: a finite number clamped to
+    0…MAX_CLIENT_SECONDS, or None. Speed is judged on the server's clock (`Response.server_seconds`)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        return None
+    return min(float(value), MAX_CLIENT_SECONDS)
+
+
 def answer_submit(*, token: str, item: str, answer: Any, seconds: float | None = None) -> AnswerResult:
     """Store one answer: 201-stored, 200-already stored the same, or an ApplicationError.
 
     The common case (a live item of a running batch, on PostgreSQL) is one statement in `hot_path`; every other
     case, and a fast claim that lost a race, runs here under the batch row lock."""
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
-        seconds = None  # not a usable duration: the server measures it from when the item was shown
+    seconds = client_seconds(seconds)
     fast = hot_path.answer_fast(token=token, item=item, answer=answer, seconds=seconds)
     if fast is not None:
         return AnswerResult(True, fast["state"], fast["progress"])
@@ -482,12 +562,14 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
     # claim are serialized on the row, and each re-checks its condition, so only one of them can win.
     if reservation.expires_at <= now or (reservation.released and not participant.excluded):
         raise _expired()
-    # Shown when the previous answer was stored (one item per screen), or when the batch started.
+    # Shown when `next` served it; failing that (never served through `next`), when the previous answer was
+    # stored (one item per screen), or when the batch started.
     previous = [t for t in (before["last"], batch.started_at) if t]
-    shown_at = reservation.shown_at or (max(previous) if previous else None)
+    shown_at = reservation.served_at or reservation.shown_at or (max(previous) if previous else None)
     Reservation.objects.filter(pk=reservation.pk).update(answered_at=now, shown_at=shown_at)
-    if seconds is None:
-        seconds = (now - shown_at).total_seconds() if shown_at else None
+    server_seconds = (now - shown_at).total_seconds() if shown_at else None
+    if before["done"] == 0 and batch.state == Batch.State.ITEMS:
+        first_answer_extend(batch=batch, now=now)
     is_screening = reservation.screening_question_id is not None
     study_item = reservation.study_item
     if is_screening:
@@ -501,7 +583,7 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
             question=question, answer=canonical, value=value, is_screening=is_screening,
             is_correct=(canonical == correct) if correct else None, is_valid=not participant.excluded,
             shown=reservation.shown, shown_at=shown_at, answered_at=now, seconds=seconds,
-            batch=batch, reservation=reservation,
+            server_seconds=server_seconds, batch=batch, reservation=reservation,
         )
         for question, canonical, value in rows
     ])

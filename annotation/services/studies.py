@@ -9,8 +9,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.models import HTTP_URL, ORDERING_KINDS, ItemKind, Study, StudyItem, new_study_code
+from annotation.models import HTTP_URL, ORDERING_KINDS, EntryPlatform, ItemKind, Study, StudyItem, new_study_code
 from annotation.services.descriptions import task_description_compose
+from annotation.services.participation import PROLIFIC_ID
 from annotation.services.screening import screening_require
 from core.errors import ApplicationError
 from tasks.models import InstanceStatus, Setup, StyleComponent, TaskInstance
@@ -169,6 +170,32 @@ def redirect_url_check(*, redirect_url: str) -> None:
         ) from None
 
 
+def participation_settings_check(
+    *, platform: str, prolific_study_id: str, allow_anonymous: bool | None, first_answer_grace_seconds: int | None,
+    max_open_batches: int | None, min_seconds_per_item: float | None,
+) -> dict[str, Any]:
+    """Who may take part (annotation/services/participation.py), checked: the Study fields to store."""
+    if platform not in EntryPlatform.values:
+        raise ApplicationError(f"--platform must be one of {EntryPlatform.values}, not {platform!r}.")
+    if prolific_study_id and (platform != EntryPlatform.PROLIFIC or not PROLIFIC_ID.match(prolific_study_id)):
+        raise ApplicationError("--prolific-study-id needs --platform prolific and a Prolific study id "
+                               "(24 hexadecimal characters).")
+    if allow_anonymous is None:
+        allow_anonymous = platform == EntryPlatform.ANY
+    if allow_anonymous and platform != EntryPlatform.ANY:
+        raise ApplicationError(f"--allow-anonymous cannot be used with --platform {platform}: a platform study "
+                               "takes participants from the platform's links only.")
+    if first_answer_grace_seconds is not None and first_answer_grace_seconds < 1:
+        raise ApplicationError("--first-answer-grace must be at least 1 second.")
+    if max_open_batches is not None and max_open_batches < 1:
+        raise ApplicationError("--max-open-batches must be at least 1.")
+    if min_seconds_per_item is not None and not 0 <= min_seconds_per_item <= 3600:
+        raise ApplicationError("--min-seconds-per-item must be between 0 and 3600.")
+    return {"platform": platform, "prolific_study_id": prolific_study_id.lower(), "allow_anonymous": allow_anonymous,
+            "first_answer_grace_seconds": first_answer_grace_seconds, "max_open_batches": max_open_batches,
+            "min_seconds_per_item": min_seconds_per_item}
+
+
 def study_codes(*, completion_code: str = "", screened_out_code: str = "") -> tuple[str, str]:
     """The study's two codes: the researcher's, or random ones drawn independently of each other. A screened-out
     code that is, or is derived from, the completion code is refused: it must not earn the full pay."""
@@ -196,6 +223,9 @@ def study_create(
     eligibility_questions: list[dict[str, Any]] | None = None, task_description: str | None = None,
     completion_code: str = "", screened_out_code: str = "", redirect_url: str = "", estimated_minutes: int = 10,
     target_hourly_pay: float = 9.0, rewrite_min_length: int = 10,
+    platform: str = "any", prolific_study_id: str = "", allow_anonymous: bool | None = None,
+    first_answer_grace_seconds: int | None = None, max_open_batches: int | None = None,
+    min_seconds_per_item: float | None = None,
 ) -> Study:
     if item_kind not in ItemKind.values:
         raise ApplicationError(f"--kind must be one of {ItemKind.values}, not {item_kind!r}.")
@@ -210,6 +240,11 @@ def study_create(
         raise ApplicationError("need 1 ≤ --min-correct ≤ --annotators-per-item.")
     if items_per_batch < 1 or max_batches < 1 or time_limit_minutes < 1:
         raise ApplicationError("--items-per-batch, --max-batches and --time-limit must be at least 1.")
+    participation = participation_settings_check(
+        platform=platform, prolific_study_id=prolific_study_id, allow_anonymous=allow_anonymous,
+        first_answer_grace_seconds=first_answer_grace_seconds, max_open_batches=max_open_batches,
+        min_seconds_per_item=min_seconds_per_item,
+    )
     selection: dict[str, Any] = {"count": count, "seed": seed}
     instances: list[TaskInstance] = []
     if item_kind in ORDERING_KINDS:
@@ -249,7 +284,7 @@ def study_create(
             task_description=task_description or DESCRIPTIONS[item_kind], questions=questions or [],
             completion_code=completion_code, screened_out_code=screened_out_code,
             redirect_url=redirect_url, estimated_minutes=estimated_minutes, target_hourly_pay=target_hourly_pay,
-            rewrite_min_length=rewrite_min_length,
+            rewrite_min_length=rewrite_min_length, **participation,
         )
         if instances:
             StudyItem.objects.bulk_create([

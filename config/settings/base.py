@@ -141,6 +141,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # No call to validator.swagger.io either: the docs page makes no request outside this server.
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
+    # Two `platform` fields with different choices: where a participant comes from, and what a study accepts.
+    "ENUM_NAME_OVERRIDES": {
+        "ParticipantPlatformEnum": ["prolific", "mturk", "anonymous"],
+        "StudyPlatformEnum": ["any", "prolific", "mturk"],
+    },
 }
 
 # Login throttling (django-axes): after AXES_FAILURE_LIMIT failed logins from one address, the admin login and the
@@ -198,3 +203,21 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql") and env_str("DJANGO_DB_
 # computation still holds its own transaction open (PostgreSQL only; see core/jobs.py).
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     DATABASES["progress"] = {**DATABASES["default"]}
+
+# Participation integrity (docs/annotator-api.md, "Who may take part"). A started batch whose first answer has not
+# arrived within the grace period gives its items back (a study may set its own); session creation is limited per
+# client address and per study ("N/s|min|hour|day"), counted in the shared cache so that the limits hold across
+# gunicorn workers. The client address is core.middleware.client_address (TRUSTED_PROXY_COUNT above).
+ANNOTATION_FIRST_ANSWER_GRACE_SECONDS = int(env_str("ANNOTATION_FIRST_ANSWER_GRACE_SECONDS", "300"))
+ANNOTATION_SESSION_RATES = {
+    "address": env_str("ANNOTATION_SESSION_RATE_PER_ADDRESS", "20/min"),
+    "study": env_str("ANNOTATION_SESSION_RATE_PER_STUDY", "600/min"),
+}
+REST_FRAMEWORK["NUM_PROXIES"] = TRUSTED_PROXY_COUNT  # DRF's own throttles count the same address
+# The shared cache: Redis from CACHE_URL (production and tests); local memory only for the one-process demo.
+CACHE_URL = env_str("CACHE_URL") or env_str("REDIS_CACHE_URL")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL,
+                "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "sc")}
+    if CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}

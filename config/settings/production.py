@@ -35,3 +35,11 @@ CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 # The health endpoint of a load balancer usually speaks plain HTTP to the app: keep it out of the redirect.
 SECURE_REDIRECT_EXEMPT = [r"^api/v1/ping/$"]
+
+# Rate limits must be counted in one place for every gunicorn worker: CACHE_URL, else the broker's Redis.
+if CACHE_URL is None:  # noqa: F405
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    if not broker.startswith(("redis://", "rediss://")):
+        raise ImproperlyConfigured("Set CACHE_URL (a Redis URL) in production: rate limits need a shared cache.")
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": broker,
+                          "KEY_PREFIX": "sc"}}

@@ -38,8 +38,10 @@ class Participant:
         self.token: str | None = None
 
     def start(self) -> dict[str, Any]:
+        # A token this participant already holds proves it is the same client (as the browser's resume cookie).
         response = self.client.post(f"/api/v1/studies/{self.slug}/sessions/",
-                                    {"participant": self.pid, "platform": self.platform}, format="json")
+                                    {"participant": self.pid, "platform": self.platform, "token": self.token or ""},
+                                    format="json")
         assert response.status_code in (200, 201), response.content
         self.token = response.json()["token"]
         return response.json()

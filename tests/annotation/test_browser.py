@@ -700,15 +700,22 @@ def test_returning_participant_sees_their_code_again_then_a_clear_refusal(
     on_screen(page, "done")
     assert page.inner_text("#done-code") == COMPLETED
 
-    # Another browser (nothing stored), same Prolific id, maximum batches reached: a clear refusal, no new batch.
+    # Another browser (nothing stored), the same Prolific link (id and SESSION_ID): the code again (issue 9), not
+    # consent and no new batch.
     other = browser.new_context()
     try:
         second = other.new_page()
         second.goto(link)
-        second.wait_for_selector('body[data-screen="end"]')
-        shots(second, "no-more-work")
-        assert second.inner_text("#end-heading") == "This study is full"
-        assert "no more work available for you" in second.inner_text("#end-message")
+        second.wait_for_selector('body[data-screen="done"]')
+        shots(second, "code-again-new-browser")
+        assert second.inner_text("#done-code") == COMPLETED
+        # the same id with another SESSION_ID (someone who knows only the id): a clear refusal, no code
+        third = other.new_page()
+        third.goto(link.replace("SESSION_ID=B", "SESSION_ID=OTHER"))
+        third.wait_for_selector('body[data-screen="end"]')
+        shots(third, "already-participated")
+        assert "already taken part" in third.inner_text("#end-message")
+        assert COMPLETED not in third.content()
     finally:
         other.close()
     assert Batch.objects.filter(participant__external_id="back01").count() == 1

@@ -192,9 +192,10 @@ def test_screening_failure_excludes_and_reopens_slots(client):
     good.start()
     good.consent()
     assert len([i for i in good.play() if not reservation_is_screening(public_id=i["id"])]) == 4
-    # and the excluded participant gets no new batch, told the same as when a study is full
-    r = client.post(f"/api/v1/studies/{study.slug}/sessions/", {"participant": "PID-BAD", "platform": "prolific"},
-                    format="json")
+    # and the excluded participant gets no new batch, told the same as when a study is full (the client proves it
+    # is the participant's own with a token it holds: the shared test client's cookie is PID-GOOD's by now)
+    r = client.post(f"/api/v1/studies/{study.slug}/sessions/",
+                    {"participant": "PID-BAD", "platform": "prolific", "token": bad.token}, format="json")
     assert r.status_code == 409 and r.json()["error"]["code"] == "no_work_available"
 
 

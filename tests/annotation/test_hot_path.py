@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 
 import pytest
 from django.db import connections
@@ -71,8 +72,12 @@ def test_stored_rows_record_what_was_shown_and_when(fast, monkeypatch):
         assert row.study_item_id == reservation.study_item_id
         assert row.screening_question_id == reservation.screening_question_id
         assert row.answered_at == reservation.answered_at
-        assert row.shown_at == reservation.shown_at == previous  # one item per screen: shown when the last was answered
-        assert row.seconds == pytest.approx((row.answered_at - row.shown_at).total_seconds(), abs=1e-3)
+        # Shown when `next` served it (after the previous answer), measured on the server's clock; the client sent
+        # no `seconds`, so none is stored.
+        assert row.shown_at == reservation.shown_at == reservation.served_at
+        assert previous <= reservation.served_at <= row.answered_at
+        assert row.server_seconds == pytest.approx((row.answered_at - row.shown_at).total_seconds(), abs=1e-3)
+        assert row.seconds is None
         previous = row.answered_at
     assert batch.state == Batch.State.COMPLETED
 
@@ -185,3 +190,52 @@ def test_a_fast_answer_waits_for_an_exclusion_in_progress():
     assert result["stored"] is True  # acknowledged and kept, as every answer is
     row = Response.objects.get(reservation=reservation)
     assert row.is_valid is False  # but never as a valid answer of an excluded participant
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "general"])
+def test_next_stamps_served_at_once_and_the_answer_keeps_the_client_seconds_only_as_bounded_information(
+        fast, monkeypatch):
+    monkeypatch.setattr(hot_path, "ENABLED", fast)
+    p = _consented(f"SERVED-{fast}")
+    item = p.next().json()["item"]
+    first = Reservation.objects.get(public_id=item["id"]).served_at
+    assert first is not None
+    assert p.next().json()["item"]["id"] == item["id"]  # the same item again: served_at keeps the first serve
+    assert Reservation.objects.get(public_id=item["id"]).served_at == first
+    answer = reservation_expected_answer(public_id=item["id"])
+    r = p.client.post(f"/api/v1/sessions/{p.token}/answers/", {"item": item["id"], "answer": answer, "seconds": 1e308},
+                      format="json")
+    assert r.status_code == 201, r.content
+    row = Response.objects.get(reservation__public_id=item["id"])
+    assert row.seconds == sessions.MAX_CLIENT_SECONDS  # bounded: kept as information, never trusted
+    assert row.server_seconds < 5 and row.shown_at == first
+    item = p.next().json()["item"]
+    for bad in ("-1", '"fast"', "1e400", "true"):  # 1e400 parses as infinity: written as raw JSON text
+        r = p.client.post(f"/api/v1/sessions/{p.token}/answers/",
+                          f'{{"item": "{item["id"]}", "answer": "S1-S2", "seconds": {bad}}}',
+                          content_type="application/json")
+        assert r.status_code == 400 and "seconds" in r.json()["error"]["details"], (bad, r.content)
+    assert not Response.objects.filter(reservation__public_id=item["id"]).exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "general"])
+def test_the_first_answer_extends_a_batch_from_its_grace_period_to_its_time_limit(fast, monkeypatch):
+    monkeypatch.setattr(hot_path, "ENABLED", fast)
+    p = _consented(f"GRACE-{fast}")
+    study = Batch.objects.get(token=p.token).study
+    study.first_answer_grace_seconds = 120
+    study.save(update_fields=["first_answer_grace_seconds"])
+    item = p.next().json()["item"]
+    batch = Batch.objects.get(token=p.token)
+    grace_end = batch.started_at + timedelta(seconds=120)
+    assert batch.expires_at == grace_end
+    assert set(Reservation.objects.filter(batch=batch).values_list("expires_at", flat=True)) == {grace_end}
+    r = p.answer(item["id"], reservation_expected_answer(public_id=item["id"]))
+    assert r.status_code == 201, r.content
+    batch.refresh_from_db()
+    limit = batch.started_at + timedelta(minutes=study.batch_time_limit_minutes)
+    assert batch.expires_at == limit
+    assert set(Reservation.objects.filter(batch=batch, answered_at__isnull=True).values_list(
+        "expires_at", flat=True)) == {limit}

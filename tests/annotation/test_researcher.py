@@ -163,10 +163,10 @@ def test_recommendations_follow_prolific_guidance():
     screened.start()
     screened.consent()
     client.post(f"/api/v1/sessions/{screened.token}/eligibility/", {"answers": {"native": "no"}}, format="json")
-    # a speeder: answers far faster than everybody else
-    Response.objects.filter(participant__external_id__in=["ok", "twice", "once"]).update(seconds=12.0)
+    # a speeder: answers far faster than everybody else on the server's clock (whatever its client claims)
+    Response.objects.filter(participant__external_id__in=["ok", "twice", "once"]).update(server_seconds=12.0)
     speedy = run("speedy", False)
-    Response.objects.filter(participant__external_id="speedy").update(seconds=1.0)
+    Response.objects.filter(participant__external_id="speedy").update(server_seconds=1.0, seconds=30.0)
     recs = {r["participant"]: r for r in participant_recommendations(study=study)}
     assert recs["ok"]["recommendation"] == "approve" and not recs["ok"]["evidence"]
     assert recs["twice"]["recommendation"] == "reject" and len(recs["twice"]["failed_checks"]) == 2

@@ -1,11 +1,12 @@
 """python manage.py create_study --slug S --setup quadruple [--component formality] [--count 100 --seed 1] …"""
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
 
-from annotation.models import ORDERING_KINDS, ItemKind
+from annotation.models import ORDERING_KINDS, EntryPlatform, ItemKind
 from annotation.selectors import study_progress
 from annotation.services.studies import items_read_jsonl, questions_load, study_create
 from core.commands import JsonCommand
@@ -55,6 +56,17 @@ class Command(JsonCommand):
         parser.add_argument("--estimated-minutes", type=int, default=10)
         parser.add_argument("--hourly-pay", type=float, default=9.0)
         parser.add_argument("--rewrite-min-length", type=int, default=10)
+        parser.add_argument("--platform", choices=EntryPlatform.values, default=EntryPlatform.ANY,
+                            help="Accept only this platform's links and check their parameters (default: any).")
+        parser.add_argument("--prolific-study-id", default="", help="Prolific STUDY_ID that links must carry.")
+        parser.add_argument("--allow-anonymous", action=argparse.BooleanOptionalAction, default=None,
+                            help="Accept links without a platform id (default: only for --platform any).")
+        parser.add_argument("--first-answer-grace", type=int, dest="first_answer_grace_seconds",
+                            help="Seconds a started batch has for its first answer before its items go back "
+                                 "(default: settings.ANNOTATION_FIRST_ANSWER_GRACE_SECONDS).")
+        parser.add_argument("--max-open-batches", type=int, help="Cap on batches open at once (default: none).")
+        parser.add_argument("--min-seconds-per-item", type=float,
+                            help="Flag participants whose median server-measured seconds per item is lower.")
 
     def run(self, **options: Any) -> dict[str, Any]:
         kind = options["kind"] or options["setup"]
@@ -86,7 +98,10 @@ class Command(JsonCommand):
             task_description=options["task_description"], completion_code=options["completion_code"],
             screened_out_code=options["screened_out_code"], redirect_url=options["redirect_url"],
             estimated_minutes=options["estimated_minutes"], target_hourly_pay=options["hourly_pay"],
-            rewrite_min_length=options["rewrite_min_length"],
+            rewrite_min_length=options["rewrite_min_length"], platform=options["platform"],
+            prolific_study_id=options["prolific_study_id"], allow_anonymous=options["allow_anonymous"],
+            first_answer_grace_seconds=options["first_answer_grace_seconds"],
+            max_open_batches=options["max_open_batches"], min_seconds_per_item=options["min_seconds_per_item"],
         )
         per_component: dict[str, int] = {}
         for name in study.items.values_list("component__name", flat=True):
@@ -99,5 +114,6 @@ class Command(JsonCommand):
             "screening_per_batch": study.screening_per_batch, "max_batches": study.max_batches_per_participant,
             "adaptive": study.adaptive_stopping, "completion_code": study.completion_code,
             "screened_out_code": study.screened_out_code,
-            "selection": study.selection, "url": f"/s/{study.slug}/",
+            "selection": study.selection, "url": f"/s/{study.slug}/", "platform": study.platform,
+            "allow_anonymous": study.allow_anonymous,
         }

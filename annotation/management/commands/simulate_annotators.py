@@ -19,7 +19,7 @@ import numpy as np
 from asgiref.sync import sync_to_async
 from django.db import connections
 
-from annotation.models import ItemKind, Study
+from annotation.models import EntryPlatform, ItemKind, Study
 from annotation.selectors import batch_answer_key
 from core.commands import JsonCommand
 from core.errors import ApplicationError
@@ -42,6 +42,7 @@ class Crowd:
         self.rng = random.Random(seed)
         self.think_time = think_time
         self.latencies: dict[str, list[float]] = defaultdict(list)
+        self.retry_after = 5.0
         self.statuses: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
         self.counts = defaultdict(int)
         self.eligible_answers = {q["name"]: (q.get("accept") or q.get("choices"))[0]
@@ -56,6 +57,8 @@ class Crowd:
                 async with session.request(method, self.base_url + path, json=body) as response:
                     text = await response.text()
                     status = response.status
+                    # read right after this call returns (no await in between), so coroutines do not mix it up
+                    self.retry_after = float(response.headers.get("Retry-After", "5") or 5)
                 break
             except (aiohttp.ClientConnectorError, ConnectionRefusedError):
                 raise  # nothing listens at --base-url: a configuration error, not a load result
@@ -99,17 +102,39 @@ class Crowd:
             p = key["published_votes"] / 5
         return expected if self.rng.random() < p else wrong
 
+    def link(self) -> dict[str, str]:
+        """A well-formed platform link for this study (docs/annotator-api.md, "Who may take part")."""
+        if self.study.platform == EntryPlatform.MTURK:
+            return {"platform": "mturk", "participant": f"A{self.rng.getrandbits(52):013X}",
+                    "study_ref": f"{self.rng.getrandbits(120):030X}",
+                    "session_ref": f"{self.rng.getrandbits(120):030X}"}
+        return {"platform": "prolific", "participant": f"{self.rng.getrandbits(96):024x}",
+                "study_ref": self.study.prolific_study_id or f"{self.rng.getrandbits(96):024x}",
+                "session_ref": f"{self.rng.getrandbits(96):024x}"}
+
+    async def open_session(self, session: Any, link: dict[str, str]) -> tuple[int, Any]:
+        """POST sessions/, waiting out a 429 (Retry-After) as a patient participant would, a few times."""
+        for _ in range(RETRIES):
+            status, body = await self.call(session, "POST", "sessions",
+                                           f"/api/v1/studies/{self.study.slug}/sessions/", link)
+            if status != 429:
+                break
+            self.counts["throttled"] += 1
+            await asyncio.sleep(min(self.retry_after, 60.0))
+        return status, body
+
     async def participant(self, session: Any, index: int) -> None:
-        pid = f"sim-{self.rng.getrandbits(48):012x}-{index}"
+        link = self.link()
         fails_screening = self.rng.random() < self.screen_fail
         self.counts["screen_failers"] += fails_screening
         for _ in range(self.batches_each):
-            status, body = await self.call(session, "POST", "sessions", f"/api/v1/studies/{self.study.slug}/sessions/",
-                                           {"participant": pid, "platform": "prolific"})
-            if status not in (200, 201):
+            # The token of the previous batch proves it is the same participant (a browser sends its cookie).
+            status, body = await self.open_session(session, link)
+            if status not in (200, 201) or not body.get("token"):
                 self.counts["errors" if status == 599 else "refused"] += 1
                 return
             token = body["token"]
+            link = {**link, "token": token}
             status, body = await self.call(session, "POST", "consent", f"/api/v1/sessions/{token}/consent/",
                                            {"agree": True})
             if body.get("state") == "eligibility":
@@ -149,7 +174,10 @@ class Crowd:
         connector = aiohttp.TCPConnector(limit=concurrency)
         timeout = aiohttp.ClientTimeout(total=120)
 
-        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+        # No shared cookie jar: the simulated participants are different browsers (each proves its session with
+        # the token it holds).
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout,
+                                         cookie_jar=aiohttp.DummyCookieJar()) as session:
             async def one(index: int) -> None:
                 if ramp_up:  # arrivals spread evenly over the ramp-up, as when a study opens on a platform
                     await asyncio.sleep(ramp_up * index / participants)

@@ -50,7 +50,7 @@
     }
   }
 
-  async function api(method, path, body) {
+  async function api(method, path, body, withCookie) {
     let response;
     try {
       response = await fetch(API + path, {
@@ -58,7 +58,9 @@
         headers: body === undefined ? { Accept: "application/json" }
           : { Accept: "application/json", "Content-Type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
-        credentials: "omit",  // the token is the credential; never send a researcher's admin cookie along
+        // The token is the credential. Only opening a session sends cookies: the HttpOnly resume cookie (scoped to
+        // this study's session endpoint) proves this browser started the session, when localStorage cannot.
+        credentials: withCookie ? "same-origin" : "omit",
         cache: "no-store",
       });
     } catch (e) {
@@ -210,10 +212,17 @@
     try {
       const { data } = await api("POST", "studies/" + encodeURIComponent(config.slug) + "/sessions/", {
         participant: who.participant, platform: who.platform, study_ref: who.study_ref, session_ref: who.session_ref,
-      });
+      }, true);
+      // No token: a batch that ended in this platform session, opened again in another browser: its code again
+      // (or its ending), never its credential.
+      if (!data.token) {
+        return data.state === "completed" ? doneScreen(data.completion_code, data.redirect_url) : route(data);
+      }
       store.set(sessionKey, data.token);
       route(data);
     } catch (err) {
+      if (err.code === "session_in_progress") return endScreen("in_progress", null, null);
+      if (err.code === "already_participated") return endScreen("already_participated", null, null);
       if (err.code === "screened_out") return endScreen("screened_out_before", null, null);
       if (err.code === "no_work_available") return endScreen("full", null, null);
       if (err.status === 404) return endScreen("unavailable", null, null);

@@ -42,6 +42,24 @@
       message: "This study is not taking participants at the moment.",
       todo: RETURN_TODO,
     },
+    in_progress: {
+      heading: "This study is open in another browser",
+      message: "This study is already in progress in another browser or on another device, and only that browser can continue it.",
+      todo: {
+        prolific: "Please continue in the browser where you started. If you cannot, wait until the batch's time limit has passed and open the study link again, or return your submission on Prolific (\u201cReturn submission\u201d).",
+        mturk: "Please continue in the browser where you started. If you cannot, wait until the batch's time limit has passed and open the HIT again, or return the HIT on Mechanical Turk (\u201cReturn\u201d).",
+        anonymous: "Please continue in the browser where you started.",
+      },
+    },
+    already_participated: {
+      heading: "You have already taken part",
+      message: "You have already taken part in this study from another browser or device.",
+      todo: {
+        prolific: "If you finished there, your completion code was shown there. Otherwise please return your submission on Prolific (\u201cReturn submission\u201d), or message the researcher on Prolific.",
+        mturk: "If you finished there, your code was shown there. Otherwise please return the HIT on Mechanical Turk (\u201cReturn\u201d).",
+        anonymous: "There is nothing more to do: you can close this page.",
+      },
+    },
     screened_out_before: {
       heading: "This study is not a match for you",
       message: "Based on your earlier answers you are not eligible for this study.",
