@@ -52,7 +52,8 @@ class CorpusAdmin(admin.ModelAdmin):
                 job = corpus_import_enqueue(
                     name=data["name"], component=data["component"].name if data["component"] else None,
                     import_format=data["import_format"], files=data["files"], seed=data["seed"],
-                    min_edit_distance=data["min_edit_distance"], replace=data["replace"], source=data["source"],
+                    min_edit_distance=data["min_edit_distance"], detokenize=data.get("detokenize"),
+                    replace=data["replace"], source=data["source"],
                     licence=data["licence"], created_by=request.user.get_username(),
                 )
             except ApplicationError as exc:

@@ -45,7 +45,8 @@ class CorpusListCreate(APIView):
         v = serializer.validated_data
         job = corpus_import_enqueue(
             name=v["name"], component=v.get("component") or None, import_format=v["format"], files=v["files"],
-            seed=v["seed"], min_edit_distance=v["min_edit_distance"], replace=v["replace"], source=v["source"],
+            seed=v["seed"], min_edit_distance=v.get("min_edit_distance"), detokenize=v.get("detokenize"),
+            replace=v["replace"], source=v["source"],
             licence=v["licence"], created_by=request.user.get_username(),
         )
         job.refresh_from_db()
