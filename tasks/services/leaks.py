@@ -5,8 +5,12 @@ artefact, an apostrophe, the final mark, a digit, the case of the first letter, 
 style-similarity method on the corpus's generated instances, with STEL's decision rule: two texts are alike when
 their feature values are equal (length: 1 − |a − b| / max(a, b)). A feature that decides many instances and is
 almost always right when it does (at least `min_accuracy_decided`, with a binomial test against chance below
-`alpha`) gives the label away: a warning with examples. Length is the one graded feature: as a dimension's genuine
-signal (simple sentences are shorter) it decides nearly every instance and is right well short of always.
+`alpha`) gives the label away: a warning with examples.
+
+Length is reported but never called a leak: a length difference is part of what many styles are (a contraction
+is shorter than its expansion, so in STEL's quadruples length alone picks the parallel order, as it does in
+STEL's own contraction instances; simple sentences are shorter than complex ones). A length leak that is not the
+style (boilerplate on one side) shows up in the report's `length` row, for a researcher to judge.
 """
 from __future__ import annotations
 
@@ -42,6 +46,7 @@ class SurfaceFeature:
     description: str
     value: Callable[[str], Any]
     graded: bool = False  # numeric: similarity 1 − |a − b| / max(a, b) instead of equal / not equal
+    informational: bool = False  # reported, never a leak (see the module docstring)
 
 
 FEATURES: tuple[SurfaceFeature, ...] = (
@@ -52,7 +57,8 @@ FEATURES: tuple[SurfaceFeature, ...] = (
     SurfaceFeature("digits", "contains a digit", lambda t: _DIGIT.search(t) is not None),
     SurfaceFeature("first_letter_uppercase", "the first letter is upper-case", _first_letter_upper),
     SurfaceFeature("double_space", "contains two spaces in a row", lambda t: "  " in t),
-    SurfaceFeature("length", "length in characters (graded)", len, graded=True),
+    SurfaceFeature("length", "length in characters (graded; informational: often part of the style)", len,
+                   graded=True, informational=True),
 )
 
 
@@ -87,7 +93,8 @@ def feature_audit(
     n = len(instances)
     pvalue = float(binomtest(n_right, n_decided, 0.5, alternative="greater").pvalue) if n_decided else 1.0
     accuracy_decided = n_right / n_decided if n_decided else None
-    leak = bool(n_decided >= min_decided and pvalue < alpha and accuracy_decided is not None
+    leak = bool(not feature.informational and n_decided >= min_decided and pvalue < alpha
+                and accuracy_decided is not None
                 and accuracy_decided >= min_accuracy_decided)
     examples = []
     if leak:
@@ -98,7 +105,8 @@ def feature_audit(
                 "values": {"A1": a1[index], "A2": a2[index] if row[1] else None, "S1": s1[index], "S2": s2[index]},
             })
     return {
-        "feature": feature.name, "description": feature.description, "instances": n, "decided": n_decided,
+        "feature": feature.name, "description": feature.description, "informational": feature.informational,
+        "instances": n, "decided": n_decided,
         "right": n_right, "accuracy": (n_right + 0.5 * (n - n_decided)) / n if n else None,
         "accuracy_decided": accuracy_decided, "pvalue": pvalue, "leak": leak, "examples": examples,
     }
