@@ -18,6 +18,7 @@ from tasks.serializers import (
     StyleComponentSerializer,
     TaskInstanceSerializer,
 )
+from tasks.services.components import component_create
 from tasks.services.uploads import corpus_import_enqueue, instances_generate_enqueue
 
 
@@ -25,6 +26,14 @@ class StyleComponentList(generics.ListAPIView):
     queryset = StyleComponent.objects.all()
     serializer_class = StyleComponentSerializer
     pagination_class = None
+
+    @extend_schema(request=StyleComponentSerializer, responses={201: StyleComponentSerializer})
+    def post(self, request: Request) -> Response:
+        """Create a style component (a STEL `style type`), e.g. before importing a new characteristic file."""
+        serializer = StyleComponentSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        component = component_create(**serializer.validated_data)
+        return Response(StyleComponentSerializer(component).data, status=status.HTTP_201_CREATED)
 
 
 class CorpusListCreate(APIView):

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from core.errors import ApplicationError
 from tasks.models import Corpus, Order, ParallelPair, Setup, StyleComponent, TaskInstance
+from tasks.services.components import ComponentSpec, component_build, component_save, labels_from_stel_ids
 from tasks.services.normalization import NORMALIZERS
 from tasks.services.pair_test import PAIR_TEST_REASONS, STEL_MIN_EDIT_DISTANCE
 from tasks.services.parsers import (  # noqa: F401 - PairRow and read_text are imported from here by builders
@@ -100,8 +101,8 @@ def _stel_styles(row: StelRow, component: StyleComponent) -> tuple[int, int, boo
         anchor_tag = parts[1].split("-")[0]
         sentence_tag = parts[2].split("-")[0]
         labels = {component.label_1: 1, component.label_2: 2}
-        a1 = labels.get(STEL_ID_TAGS.get(anchor_tag, ""))
-        s1 = labels.get(STEL_ID_TAGS.get(sentence_tag, ""))
+        a1 = labels.get(STEL_ID_TAGS.get(anchor_tag, anchor_tag))
+        s1 = labels.get(STEL_ID_TAGS.get(sentence_tag, sentence_tag))
         if a1 and s1 and ((a1 == s1) == (row.correct_alternative == 1)):
             return a1, s1, True
     a1 = 1
@@ -177,6 +178,7 @@ def corpus_import(
     min_edit_distance: int | None = None,
     detokenize: bool | None = None,
     normalizer: str = "moses",
+    create_component: ComponentSpec | None = None,
     replace: bool = False,
     source: str = "",
     licence: str = "",
@@ -188,6 +190,8 @@ def corpus_import(
     ("moses", or "stel" for STEL's own mapping), then every pair passes STEL's pair test (non-empty, not equal,
     not a substring, edit distance at least `min_edit_distance`; None = STEL's 4 for a dimension, 0 for a
     characteristic, whose pairs differ by a few characters by design); failing pairs are dropped and counted.
+    `create_component` creates the component when it does not exist yet (for STEL files: the one style type
+    they name), in the transaction that stores the corpus.
     Nothing is stored when any line is bad: parsing finishes before the one transaction that writes."""
     if import_format not in FORMATS:
         raise ApplicationError(
@@ -206,18 +210,23 @@ def corpus_import(
     normalize = NORMALIZERS[normalizer] if detokenize else None
     text_params = {"detokenize": detokenize, "normalizer": normalizer if detokenize else None}
     if import_format == "stel":
-        comp = component_get(name=component) if component else None
         rows, changed = _stel_rows_normalize(parse_stel(paths), normalize)
-        corpus = corpus_store_stel(
-            name=name, component=comp, rows=rows, paths=paths, replace=replace, progress=progress,
-            params=text_params,
-        )
+        style_types = sorted({row.style_type for row in rows})
+        wanted = component or (style_types[0] if len(style_types) == 1 else None)
+        comp = _component_resolve(wanted, create_component, [row.stel_id for row in rows]) if wanted else None
+        with transaction.atomic():
+            if comp is not None and comp.pk is None:
+                component_save(component=comp)
+            corpus = corpus_store_stel(
+                name=name, component=comp, rows=rows, paths=paths, replace=replace, progress=progress,
+                params=text_params,
+            )
         return corpus, {"corpus": corpus.name, "component": corpus.component.name, "format": import_format,
                         "instances": corpus.n_instances, "pairs": 0, "skipped": 0, "texts_changed": changed,
                         **text_params}
     if not component:
         raise ApplicationError("--component is required for this format", code="missing_component")
-    comp = component_get(name=component)
+    comp = _component_resolve(component, create_component, [])
     if min_edit_distance is None:
         min_edit_distance = default_min_edit_distance(comp)
     params: dict[str, Any] = {"files": [str(p) for p in paths], "min_edit_distance": min_edit_distance,
@@ -231,14 +240,28 @@ def corpus_import(
         stats = {"rows_read": len(parsed), **read_stats, **stats}
     skipped = sum(stats[f"skipped_{reason}"] for reason in PAIR_TEST_REASONS)
     params["stats"] = stats
-    corpus = corpus_store(
-        name=name, component=comp, import_format=import_format, pairs=pairs,
-        source=source or "; ".join(str(p) for p in paths), licence=licence, params=params,
-        n_rows_read=stats.get("rows_read", len(pairs)), n_skipped=skipped, replace=replace, progress=progress,
-    )
+    with transaction.atomic():
+        if comp.pk is None:
+            component_save(component=comp)
+        corpus = corpus_store(
+            name=name, component=comp, import_format=import_format, pairs=pairs,
+            source=source or "; ".join(str(p) for p in paths), licence=licence, params=params,
+            n_rows_read=stats.get("rows_read", len(pairs)), n_skipped=skipped, replace=replace, progress=progress,
+        )
     return corpus, {"corpus": corpus.name, "component": comp.name, "format": import_format, "pairs": len(pairs),
                     "skipped": skipped, **stats, "rows_read": corpus.n_rows_read,
                     "seed": seed if import_format == "turkcorpus" else None, **text_params}
+
+
+def _component_resolve(name: str, spec: ComponentSpec | None, stel_ids: list[str]) -> StyleComponent:
+    """The existing component, or (with `spec`) an unsaved new one that the import's transaction saves."""
+    existing = StyleComponent.objects.filter(name=name).first()
+    if existing is not None or spec is None:
+        return existing or component_get(name=name)
+    labels = spec.labels or labels_from_stel_ids(stel_ids) or ("style_1", "style_2")
+    labels = tuple(STEL_ID_TAGS.get(label, label) for label in labels) if spec.labels is None else labels
+    return component_build(name=name, label_1=labels[0], label_2=labels[1], kind=spec.kind,
+                           description=spec.description)
 
 
 def _stel_rows_normalize(
