@@ -119,6 +119,22 @@ def _instances(corpus: Corpus, run: GenerationRun, setup: str, pairs: list[tuple
     return instances
 
 
+def _from_stel(*, corpus: Corpus, setup: str, seed: int, count: int | None,
+               progress: Callable[[int, int], None] | None) -> GenerationRun:
+    """An imported STEL corpus has instances, not pairs: style-or-content ones can be built from its quadruples."""
+    from tasks.services.stel_or_content import style_or_content_from_stel
+
+    if setup != Setup.STYLE_OR_CONTENT:
+        raise ApplicationError(f"corpus '{corpus.name}' holds imported STEL instances, not pairs: only "
+                               f"style-or-content instances can be generated from it", code="too_few_pairs")
+    run = GenerationRun.objects.create(corpus=corpus, setup=setup, seed=seed, count=count,
+                                       params={"version": GENERATION_VERSION, "rng": "numpy.default_rng",
+                                               "from": "imported STEL quadruples"})
+    run.n_instances = style_or_content_from_stel(corpus=corpus, run=run, seed=seed, count=count, progress=progress)
+    run.save(update_fields=["n_instances"])
+    return run
+
+
 def instances_generate(
     *,
     corpus: Corpus,
@@ -148,6 +164,8 @@ def instances_generate(
                     f"corpus '{corpus.name}' has {setup} instances used in a study; they cannot be replaced",
                     code="instances_in_use", status=409,
                 ) from None
+        if corpus.import_format == Corpus.Format.STEL:
+            return _from_stel(corpus=corpus, setup=setup, seed=seed, count=count, progress=progress)
         rows = ParallelPair.objects.filter(corpus=corpus).order_by("position").values_list(
             "id", "source_id", "text_1", "text_2", "metadata__style_tags"
         )
