@@ -7,6 +7,7 @@ from typing import Any
 
 from annotation.models import ORDERING_KINDS, ItemKind
 from annotation.selectors import study_progress
+from annotation.services.sampling_plan import sampling_plan_compute
 from annotation.services.studies import items_read_jsonl, questions_load, study_create
 from core.commands import JsonCommand
 from core.errors import ApplicationError
@@ -54,6 +55,14 @@ class Command(JsonCommand):
         parser.add_argument("--estimated-minutes", type=int, default=10)
         parser.add_argument("--hourly-pay", type=float, default=9.0)
         parser.add_argument("--rewrite-min-length", type=int, default=10)
+        parser.add_argument("--target-validated", type=int,
+                            help="Sampling plan: size each --component's share so that, at its expected validation "
+                                 "rate, it ends with this many validated instances (STEL sampled more simple than "
+                                 "formal items).")
+        parser.add_argument("--validation-rate", action="append", default=[], metavar="COMPONENT=RATE",
+                            help="Expected validation rate of a component (repeatable), e.g. simplicity=0.68.")
+        parser.add_argument("--rates-from-study", action="append", default=[], metavar="SLUG",
+                            help="Measure the rates on earlier, filtered studies (repeatable).")
 
     def run(self, **options: Any) -> dict[str, Any]:
         kind = options["kind"] or options["setup"]
@@ -61,6 +70,7 @@ class Command(JsonCommand):
             raise ApplicationError("give --setup (quadruple, triple, style-or-content) or --kind.")
         if options["count"] is not None and options["count"] < 1:
             raise ApplicationError("--count must be at least 1.")
+        plan = self.plan(kind, options) if options["target_validated"] is not None else None
         items = items_read_jsonl(path=Path(options["items"]), kind=kind) if options["items"] else None
         questions = questions_load(spec=options["questions"]) if options["questions"] else None
         eligibility = None
@@ -86,6 +96,8 @@ class Command(JsonCommand):
             screened_out_code=options["screened_out_code"], redirect_url=options["redirect_url"],
             estimated_minutes=options["estimated_minutes"], target_hourly_pay=options["hourly_pay"],
             rewrite_min_length=options["rewrite_min_length"],
+            counts_per_component={name: entry["sample"] for name, entry in plan["components"].items()}
+            if plan else None,
         )
         per_component: dict[str, int] = {}
         for name in study.items.values_list("component__name", flat=True):
@@ -97,5 +109,21 @@ class Command(JsonCommand):
             "min_correct": study.min_correct, "items_per_batch": study.items_per_batch,
             "screening_per_batch": study.screening_per_batch, "max_batches": study.max_batches_per_participant,
             "adaptive": study.adaptive_stopping, "completion_code": study.completion_code,
-            "selection": study.selection, "url": f"/s/{study.slug}/",
+            "selection": study.selection, "url": f"/s/{study.slug}/", "sampling_plan": plan,
         }
+
+    def plan(self, kind: str, options: dict[str, Any]) -> dict[str, Any]:
+        rates: dict[str, float] = {}
+        for entry in options["validation_rate"]:
+            name, sep, value = entry.partition("=")
+            try:
+                rates[name.strip()] = float(value)
+            except ValueError:
+                raise ApplicationError(f"--validation-rate {entry!r}: expected COMPONENT=RATE") from None
+            if not sep:
+                raise ApplicationError(f"--validation-rate {entry!r}: expected COMPONENT=RATE")
+        return sampling_plan_compute(
+            setup=options["setup"] or kind, components=options["component"] or [],
+            target_validated=options["target_validated"], rates=rates, rates_from_studies=options["rates_from_study"],
+            corpus=options["corpus"], status=None if options["status"] == "any" else options["status"],
+        )
