@@ -50,6 +50,7 @@ class CorpusAdmin(admin.ModelAdmin):
         )
         warnings = format_html_join("", '<li class="leak-warning"><strong>Warning:</strong> {}</li>',
                                     ((w,) for w in report["warnings"]))
+        warnings += format_html_join("", '<li class="leak-note">Note: {}</li>', ((n,) for n in report["notes"]))
         verdict = "Leaks found" if report["leaks"] else "No surface feature decides the instances (passed)"
         return format_html(
             '<div class="leak-audit"><p><strong>{}</strong></p><ul>{}</ul><table><tr><th>feature</th>'

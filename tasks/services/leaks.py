@@ -26,6 +26,14 @@ from core.errors import ApplicationError
 from tasks.models import Corpus, Order, Setup, TaskInstance
 from tasks.services.normalization import has_tokenization_artefact
 
+# Features that are a marker of the component's style itself (number substitutions are digits; informal writing
+# drops capitals and final stops): reported as notes, never as leaks. An apostrophe is not listed for contraction:
+# STEL built its pairs so that both sides have one, and a contraction corpus where only one side has one leaks.
+STYLE_MARKERS: dict[str, frozenset[str]] = {
+    "nbr_substitution": frozenset({"digits"}),
+    "formality": frozenset({"first_letter_uppercase", "final_punctuation"}),
+}
+
 _FINAL = re.compile(r"[.!?…]+[\"')\]]*$")
 _DIGIT = re.compile(r"\d")
 
@@ -72,7 +80,7 @@ def _similarity(feature: SurfaceFeature, x: np.ndarray, y: np.ndarray) -> np.nda
 
 def feature_audit(
     *, instances: Sequence[tuple[str, str, str, str, int]], feature: SurfaceFeature, alpha: float,
-    min_accuracy_decided: float, min_decided: int,
+    min_accuracy_decided: float, min_decided: int, style_marker: bool = False,
 ) -> dict[str, Any]:
     """Score one feature on (anchor_1, anchor_2, sentence_1, sentence_2, correct 1|2) tuples; anchor_2 "" = triple."""
     texts = list(zip(*instances, strict=True))[:4] if instances else [(), (), (), ()]
@@ -93,11 +101,11 @@ def feature_audit(
     n = len(instances)
     pvalue = float(binomtest(n_right, n_decided, 0.5, alternative="greater").pvalue) if n_decided else 1.0
     accuracy_decided = n_right / n_decided if n_decided else None
-    leak = bool(not feature.informational and n_decided >= min_decided and pvalue < alpha
-                and accuracy_decided is not None
-                and accuracy_decided >= min_accuracy_decided)
+    decides = bool(n_decided >= min_decided and pvalue < alpha and accuracy_decided is not None
+                   and accuracy_decided >= min_accuracy_decided)
+    leak = decides and not feature.informational and not style_marker
     examples = []
-    if leak:
+    if decides:
         for index in np.flatnonzero(decided & (predictions == correct))[:3].tolist():
             row = instances[index]
             examples.append({
@@ -106,6 +114,7 @@ def feature_audit(
             })
     return {
         "feature": feature.name, "description": feature.description, "informational": feature.informational,
+        "style_marker": style_marker, "decides": decides,
         "instances": n, "decided": n_decided,
         "right": n_right, "accuracy": (n_right + 0.5 * (n - n_decided)) / n if n else None,
         "accuracy_decided": accuracy_decided, "pvalue": pvalue, "leak": leak, "examples": examples,
@@ -114,9 +123,12 @@ def feature_audit(
 
 def instances_audit(
     *, corpus: Corpus, setup: str | None = None, alpha: float = 1e-3, min_accuracy_decided: float = 0.8,
-    min_decided: int = 20,
+    min_decided: int = 20, style_markers: frozenset[str] | None = None,
 ) -> dict[str, Any]:
     """Audit the instances of `corpus` (one setup, or all) for surface features that give the label away.
+
+    `style_markers` (default: `STYLE_MARKERS` of the corpus's component) are features that are the style itself:
+    when one decides the instances it gives a note, not a leak.
 
     A leak needs all three: at least `min_decided` decided instances, a one-sided binomial p-value below `alpha`
     (divided by the number of features: Bonferroni), and an accuracy on decided instances of at least
@@ -135,8 +147,14 @@ def instances_audit(
         raise ApplicationError(f"corpus '{corpus.name}' has no{' ' + setup if setup else ''} instances to audit; "
                                "generate instances first", code="no_instances")
     threshold = alpha / len(FEATURES)
+    markers = STYLE_MARKERS.get(corpus.component.name, frozenset()) if style_markers is None else style_markers
+    unknown = sorted(set(markers) - {feature.name for feature in FEATURES})
+    if unknown:
+        raise ApplicationError(f"unknown feature(s) {', '.join(unknown)} (known: "
+                               f"{', '.join(f.name for f in FEATURES)})", code="invalid_value")
     features = [feature_audit(instances=rows, feature=feature, alpha=threshold,
-                              min_accuracy_decided=min_accuracy_decided, min_decided=min_decided)
+                              min_accuracy_decided=min_accuracy_decided, min_decided=min_decided,
+                              style_marker=feature.name in markers)
                 for feature in FEATURES]
     leaks = [f["feature"] for f in features if f["leak"]]
     warnings = [
@@ -145,8 +163,13 @@ def instances_audit(
         "import_corpus --detokenize) or rebuild the corpus before a study uses them"
         for f in features if f["leak"]
     ]
+    notes = [
+        f"{f['feature']} decides {f['decided']} of {f['instances']} instances (right in {f['right']}): a marker of "
+        f"{corpus.component.name} itself, not a leak, but a benchmark this marker alone solves measures little"
+        for f in features if f["decides"] and not f["leak"]
+    ]
     return {
-        "corpus": corpus.name, "setup": setup, "instances": len(rows), "alpha": alpha,
-        "min_accuracy_decided": min_accuracy_decided, "passed": not leaks, "leaks": leaks, "warnings": warnings,
-        "features": features,
+        "corpus": corpus.name, "component": corpus.component.name, "setup": setup, "instances": len(rows),
+        "alpha": alpha, "min_accuracy_decided": min_accuracy_decided, "style_markers": sorted(markers),
+        "passed": not leaks, "leaks": leaks, "warnings": warnings, "notes": notes, "features": features,
     }

@@ -80,3 +80,17 @@ def test_corpus_admin_page_shows_the_audit(admin_user, shared_data: Path) -> Non
     client.force_login(admin_user)
     page = client.get(f"/admin/tasks/corpus/{corpus.pk}/change/").content.decode()
     assert "Leaks found" in page and "leak-warning" in page and "tokenization_artefact" in page
+
+
+def test_a_marker_of_the_style_itself_is_a_note_not_a_leak(shared_data: Path) -> None:
+    # Number substitutions are digits: on STEL's nsubs pairs "contains a digit" decides instances, as it should.
+    stel = shared_data / "stel"
+    corpus, _ = corpus_import(name="nsubs", component="nbr_substitution", import_format="aligned",
+                              paths=[stel / "nsubs_translated_sentences.txt", stel / "nsubs_sentences.txt"])
+    instances_generate(corpus=corpus, setup="quadruple", seed=1)
+    report, err = audit("--corpus", "nsubs")
+    digits = next(f for f in report["features"] if f["feature"] == "digits")
+    assert digits["decides"] is True and digits["style_marker"] is True and digits["leak"] is False
+    assert report["passed"] is True and "digits decides" in report["notes"][0] and "note:" in err
+    strict, _ = audit("--corpus", "nsubs", "--style-marker", "none")
+    assert strict["leaks"] == ["digits"] and strict["passed"] is False
