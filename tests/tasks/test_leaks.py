@@ -94,3 +94,13 @@ def test_a_marker_of_the_style_itself_is_a_note_not_a_leak(shared_data: Path) ->
     assert report["passed"] is True and "digits decides" in report["notes"][0] and "note:" in err
     strict, _ = audit("--corpus", "nsubs", "--style-marker", "none")
     assert strict["leaks"] == ["digits"] and strict["passed"] is False
+
+
+def test_create_study_warns_when_its_corpus_leaks(shared_data: Path) -> None:
+    turk_corpus(shared_data, detokenize=False)
+    out, err = StringIO(), StringIO()
+    call_command("create_study", "--slug", "leaky", "--setup", "quadruple", "--corpus", "turk-False", "--count", "50",
+                 "--screening-per-batch", "0", stdout=out, stderr=err)
+    summary = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert summary["leak_warnings"] and "tokenization_artefact" in summary["leak_warnings"][0]
+    assert "warning: corpus 'turk-False'" in err.getvalue()

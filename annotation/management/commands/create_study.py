@@ -99,6 +99,7 @@ class Command(JsonCommand):
             counts_per_component={name: entry["sample"] for name, entry in plan["components"].items()}
             if plan else None,
         )
+        leak_warnings = self.audit(study)
         per_component: dict[str, int] = {}
         for name in study.items.values_list("component__name", flat=True):
             per_component[name or "-"] = per_component.get(name or "-", 0) + 1
@@ -110,7 +111,22 @@ class Command(JsonCommand):
             "screening_per_batch": study.screening_per_batch, "max_batches": study.max_batches_per_participant,
             "adaptive": study.adaptive_stopping, "completion_code": study.completion_code,
             "selection": study.selection, "url": f"/s/{study.slug}/", "sampling_plan": plan,
+            "leak_warnings": leak_warnings,
         }
+
+    def audit(self, study: Any) -> list[str]:
+        """The leak detector on every corpus the study draws instances from (tasks.services.leaks)."""
+        from tasks.models import Corpus
+        from tasks.services.leaks import instances_audit
+
+        corpus_ids = set(study.items.filter(instance__isnull=False).values_list("instance__corpus_id", flat=True))
+        warnings: list[str] = []
+        for corpus in Corpus.objects.filter(pk__in=corpus_ids).select_related("component").order_by("name"):
+            report = instances_audit(corpus=corpus, setup=study.item_kind)
+            warnings += [f"corpus '{corpus.name}': {warning}" for warning in report["warnings"]]
+        for warning in warnings:
+            self.stderr.write(f"warning: {warning}")
+        return warnings
 
     def plan(self, kind: str, options: dict[str, Any]) -> dict[str, Any]:
         rates: dict[str, float] = {}
