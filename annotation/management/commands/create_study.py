@@ -5,8 +5,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from django.db import transaction
+
 from annotation.models import ORDERING_KINDS, ItemKind
 from annotation.selectors import study_progress
+from annotation.services.practice import practice_items_set
 from annotation.services.sampling_plan import sampling_plan_compute
 from annotation.services.studies import items_read_jsonl, questions_load, study_create
 from core.commands import JsonCommand
@@ -55,6 +58,10 @@ class Command(JsonCommand):
         parser.add_argument("--estimated-minutes", type=int, default=10)
         parser.add_argument("--hourly-pay", type=float, default=9.0)
         parser.add_argument("--rewrite-min-length", type=int, default=10)
+        parser.add_argument("--practice", metavar="FILE.json",
+                            help="Practice items shown with feedback before the first batch (a JSON list of "
+                                 "{anchor_1, anchor_2, sentence_1, sentence_2, correct_answer, explanation}); "
+                                 "never counted as answers, shown once per participant.")
         parser.add_argument("--target-validated", type=int,
                             help="Sampling plan: size each --component's share so that, at its expected validation "
                                  "rate, it ends with this many validated instances (STEL sampled more simple than "
@@ -71,6 +78,9 @@ class Command(JsonCommand):
         if options["count"] is not None and options["count"] < 1:
             raise ApplicationError("--count must be at least 1.")
         plan = self.plan(kind, options) if options["target_validated"] is not None else None
+        practice = _json_file(options["practice"], "--practice") if options["practice"] else None
+        if practice is not None and not isinstance(practice, list):
+            raise ApplicationError(f"{options['practice']}: expected a JSON list of practice items.")
         items = items_read_jsonl(path=Path(options["items"]), kind=kind) if options["items"] else None
         questions = questions_load(spec=options["questions"]) if options["questions"] else None
         eligibility = None
@@ -82,6 +92,25 @@ class Command(JsonCommand):
                 isinstance(q, dict) and q.get("name") and q.get("choices") for q in eligibility
             ):
                 raise ApplicationError(f"{options['eligibility']}: expected a list of {{name, text, choices, accept}}.")
+        with transaction.atomic():
+            study = self.create(kind, options, items, questions, eligibility, plan, practice)
+        leak_warnings = self.audit(study)
+        per_component: dict[str, int] = {}
+        for name in study.items.values_list("component__name", flat=True):
+            per_component[name or "-"] = per_component.get(name or "-", 0) + 1
+        progress = study_progress(study=study)
+        return {
+            "study": study.slug, "item_kind": study.item_kind, "items": progress["items"],
+            "per_component": per_component, "annotators_per_item": study.annotators_per_item,
+            "min_correct": study.min_correct, "items_per_batch": study.items_per_batch,
+            "screening_per_batch": study.screening_per_batch, "max_batches": study.max_batches_per_participant,
+            "adaptive": study.adaptive_stopping, "completion_code": study.completion_code,
+            "selection": study.selection, "url": f"/s/{study.slug}/", "sampling_plan": plan,
+            "leak_warnings": leak_warnings, "practice_items": study.practice_items.count(),
+        }
+
+    def create(self, kind: str, options: dict[str, Any], items: Any, questions: Any, eligibility: Any,
+               plan: dict[str, Any] | None, practice: list[Any] | None) -> Any:
         study = study_create(
             slug=options["slug"], item_kind=kind, title=options["title"], setup=options["setup"],
             corpus=options["corpus"], component=options["component"],
@@ -99,20 +128,9 @@ class Command(JsonCommand):
             counts_per_component={name: entry["sample"] for name, entry in plan["components"].items()}
             if plan else None,
         )
-        leak_warnings = self.audit(study)
-        per_component: dict[str, int] = {}
-        for name in study.items.values_list("component__name", flat=True):
-            per_component[name or "-"] = per_component.get(name or "-", 0) + 1
-        progress = study_progress(study=study)
-        return {
-            "study": study.slug, "item_kind": study.item_kind, "items": progress["items"],
-            "per_component": per_component, "annotators_per_item": study.annotators_per_item,
-            "min_correct": study.min_correct, "items_per_batch": study.items_per_batch,
-            "screening_per_batch": study.screening_per_batch, "max_batches": study.max_batches_per_participant,
-            "adaptive": study.adaptive_stopping, "completion_code": study.completion_code,
-            "selection": study.selection, "url": f"/s/{study.slug}/", "sampling_plan": plan,
-            "leak_warnings": leak_warnings,
-        }
+        if practice is not None:
+            practice_items_set(study=study, items=practice)
+        return study
 
     def audit(self, study: Any) -> list[str]:
         """The leak detector on every corpus the study draws instances from (tasks.services.leaks)."""
