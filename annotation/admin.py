@@ -241,3 +241,5 @@ class ResponseAdmin(admin.ModelAdmin):
     list_filter = ["study", "is_screening", "is_valid", "is_correct"]
     search_fields = ["participant__external_id", "study_item__external_id"]
     raw_id_fields = ["participant", "study_item", "batch", "reservation"]
+
+from annotation import admin_practice  # noqa: E402,F401  (practice items)

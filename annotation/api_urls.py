@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import api
+from annotation import api, api_practice
 
 urlpatterns = [
     path("ping/", api.PingView.as_view(), name="ping"),
@@ -17,4 +17,5 @@ urlpatterns = [
     path("sessions/<str:token>/start/", api.SessionStartView.as_view(), name="session-start"),
     path("sessions/<str:token>/next/", api.SessionNextView.as_view(), name="session-next"),
     path("sessions/<str:token>/answers/", api.SessionAnswerView.as_view(), name="session-answer"),
+    path("sessions/<str:token>/practice/", api_practice.SessionPracticeView.as_view(), name="session-practice"),
 ]

@@ -383,3 +383,6 @@ class Reservation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.batch_id}#{self.position}"
+
+
+from annotation.models_practice import PracticeAnswer, PracticeItem  # noqa: E402,F401  (practice items)

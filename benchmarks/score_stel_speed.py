@@ -2,13 +2,15 @@
 all-MiniLM-L6-v2, vectorized (the project's implementation) vs a straightforward per-pair implementation.
 
 Usage:
-    .venv/bin/python benchmarks/score_stel_speed.py [--instances 1830] [--seed 1] [--out result.json]
+    .venv/bin/python benchmarks/score_stel_speed.py [--instances 1830] [--seed 1] [--raw] [--out result.json]
     .venv/bin/python benchmarks/score_stel_speed.py --hf-bert-base --device cuda   # on a GPU machine
 
 The benchmark is STEL's 200 published instances (shared/data/stel) plus quadruples generated from TurkCorpus
 (complex/simple Wikipedia sentences, shared/data/turkcorpus) the way STEL builds them: anchor pair (A1, A2) from
-one parallel pair, alternatives from another, their order drawn at random. Both sides compute the same 7,320
-similarities (4 per quadruple); the script checks that they agree before reporting the ratio.
+one parallel pair, alternatives from another, their order drawn at random. The TurkCorpus pairs are read as
+StyleCrowd imports them (STEL's reading: all 8 turkers, text detokenized, STEL's pair test with re-draws);
+`--raw` keeps the tokenized text and the old single draw, whose tokenization artefacts leak the label. Both sides
+compute the same 7,320 similarities (4 per quadruple); the script checks that they agree before reporting the ratio.
 
 Baselines (per pair, no reuse between pairs): char3gram/punctuation with collections.Counter and a Python cosine,
 word_length/uppercase with Python arithmetic, levenshtein with one rapidfuzz call per pair, MiniLM with one
@@ -39,15 +41,24 @@ HEADER = ["", "Anchor 1", "Anchor 2", "Alternative 1.1", "Alternative 1.2", "Cor
           "# Votes out of 5 for Correct Alternative", "style type"]
 
 
-def build_benchmark(shared: Path, n_instances: int, seed: int, out: Path) -> int:
+def turk_pairs_normalized(shared: Path, seed: int) -> list[tuple[str, str]]:
+    from tasks.services.normalization import text_detokenize
+    from tasks.services.parsers import parse_turkcorpus
+
+    paths = [shared / "turkcorpus" / name for name in ("tune.8turkers.organized.tsv", "test.8turkers.organized.tsv")]
+    rows, _ = parse_turkcorpus(paths, seed=seed, min_edit_distance=4, normalize=text_detokenize)
+    return [(row.text_1, row.text_2) for row in rows]
+
+
+def build_benchmark(shared: Path, n_instances: int, seed: int, out: Path, *, raw: bool = False) -> int:
     """STEL's 200 published quadruples + TurkCorpus quadruples up to n_instances, written as one STEL TSV."""
     rows: list[list[str]] = []
     for name in ("quad_questions_char_contraction.tsv", "quad_questions_char_substitution.tsv"):
         with (shared / "stel" / name).open(encoding="utf-8", newline="") as handle:
             rows.extend(list(r.values())[1:] for r in csv.DictReader(handle, delimiter="\t"))
     rng = np.random.default_rng(seed)
-    pairs: list[tuple[str, str]] = []
-    for name in ("tune.8turkers.organized.tsv", "test.8turkers.organized.tsv"):
+    pairs: list[tuple[str, str]] = [] if raw else turk_pairs_normalized(shared, seed)
+    for name in ("tune.8turkers.organized.tsv", "test.8turkers.organized.tsv") if raw else ():
         with (shared / "turkcorpus" / name).open(encoding="utf-8", newline="") as handle:
             for cells in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
                 # One of the simplifications drawn at random, as STEL did (rows have 8 or 9 candidates).
@@ -82,7 +93,7 @@ def _cosine_counts(x: Counter, y: Counter) -> float:
 
 
 def _trigrams(s: str) -> Counter:
-    s = re.sub(r"\s\s+", " ", s)  # runs of whitespace count as one space, as in the project (and sklearn)
+    s = re.sub(r"\s\s+", " ", s.lower())  # lower-cased, runs of whitespace as one space: sklearn's defaults (STEL)
     return Counter(s[i:i + 3] for i in range(len(s) - 2))
 
 
@@ -90,7 +101,7 @@ def baseline_char3gram(a: str, b: str) -> float:
     return _cosine_counts(_trigrams(a), _trigrams(b))
 
 
-MARKS = set("',:\u2018\u2019_!?;.\"()-")
+MARKS = set("',:_!?;.\"()-")  # STEL's 12 marks
 
 
 def baseline_punctuation(a: str, b: str) -> float:
@@ -99,8 +110,8 @@ def baseline_punctuation(a: str, b: str) -> float:
 
 def baseline_word_length(a: str, b: str) -> float:
     def avg(s: str) -> float:
-        words = s.split()
-        return sum(map(len, words)) / len(words) if words else 0.0
+        words = s.split(" ")  # STEL splits on single spaces
+        return sum(map(len, words)) / len(words)
 
     x, y = avg(a), avg(b)
     return 1.0 if max(x, y) == 0 else 1 - abs(x - y) / max(x, y)
@@ -162,6 +173,7 @@ def main() -> None:
                         help="Time the per-pair model baselines on this many pairs and extrapolate (0 = all).")
     parser.add_argument("--repeats", type=int, default=5, help="Best of this many runs for the simple methods.")
     parser.add_argument("--out", default=None, help="Also write the JSON result to this file.")
+    parser.add_argument("--raw", action="store_true", help="TurkCorpus text as published (tokenized; leaks).")
     args = parser.parse_args()
 
     import django
@@ -177,7 +189,7 @@ def main() -> None:
 
     workdir = Path(tempfile.mkdtemp(prefix="score-stel-bench-"))
     bench = workdir / "stel_sized.tsv"
-    n = build_benchmark(Path(settings.SHARED_DATA_DIR), args.instances, args.seed, bench)
+    n = build_benchmark(Path(settings.SHARED_DATA_DIR), args.instances, args.seed, bench, raw=args.raw)
     instances = benchmark_set_read([bench])
     left, right, _ = _pair_lists(instances)
     distinct = len(set(left) | set(right))
@@ -242,7 +254,12 @@ def main() -> None:
         "instances": n, "pairs": len(left), "distinct_sentences": distinct, "device": args.device,
         "torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count(), "python": platform.python_version(),
         "methods": results, "end_to_end_seconds": round(end_to_end, 2),
+        "turkcorpus": "raw" if args.raw else "normalized",
         "accuracy": {spec: t["overall"]["accuracy"] for spec, t in summary["sets"]["validated"]["methods"].items()},
+        "accuracy_stel": {spec: t["overall"]["accuracy_stel"]
+                          for spec, t in summary["sets"]["validated"]["methods"].items()},
+        "accuracy_simplicity": {spec: t["components"]["simplicity"]["accuracy"]
+                                for spec, t in summary["sets"]["validated"]["methods"].items()},
     }
     print(json.dumps(report))
     if args.out:

@@ -1,5 +1,9 @@
-"""filter_instances: mark a study's instances validated or rejected by the majority rule (m of the first k valid
-responses correct), optionally balance the components (seeded), and keep an immutable FilterRun record."""
+"""filter_instances: mark a study's instances validated or rejected by the majority rule (m of k valid responses
+correct), optionally balance the components (seeded; all, or within chosen groups), and keep an immutable FilterRun.
+
+Which k responses count when an item has more (irregular data): `surplus="first"` takes the first k in time;
+`surplus="stel"` is STEL's rule (eval_annotations.py): surplus votes are removed correct ones first, so the item keeps
+min(k, incorrect) incorrect votes and k − that many correct ones (85 of STEL's 2,113 items had more than 5)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -17,25 +21,57 @@ from scoring.stats.runs import json_safe
 from scoring.stats.summary import agreement_compute
 from tasks.models import InstanceStatus, TaskInstance
 
+SURPLUS_RULES = ("first", "stel")
+
 UPDATE_CHUNK = 10_000
 FILTER_RESAMPLES = 200
 
 
-def balance_validated(*, validated: pd.DataFrame, seed: int | None) -> np.ndarray:
-    """Instance ids to drop so every component keeps as many validated instances as the smallest one (STEL's
-    822 → 815 formal). Components are visited by name and ids sorted, so the draw is reproducible from the seed."""
+def balance_validated(*, validated: pd.DataFrame, seed: int | None,
+                      groups: list[list[str]] | None = None) -> np.ndarray:
+    """Instance ids to drop so that the components of each group keep as many validated instances as the group's
+    smallest (STEL balanced its two dimensions only: formal 822 → 815 = simple's count). `groups=None` is one
+    group of every component; a component in no group is left as it is. Groups and components are visited in
+    order and ids sorted, so the draw is reproducible from the seed."""
     if validated.empty:
         return np.zeros(0, dtype=np.int64)
     sizes = validated.groupby("component")["instance_id"].size()
-    target = int(sizes.min())
     rng = np.random.default_rng(seed)
     dropped = []
-    for name in sorted(sizes.index):
-        ids = np.sort(validated.loc[validated["component"] == name, "instance_id"].to_numpy())
-        excess = len(ids) - target
-        if excess > 0:
-            dropped.append(np.sort(rng.choice(ids, size=excess, replace=False)))
+    for group in ([sorted(sizes.index)] if groups is None else groups):
+        present = [name for name in sorted(set(group)) if name in sizes.index]
+        if len(present) < 2:
+            continue
+        target = int(sizes[present].min())
+        for name in present:
+            ids = np.sort(validated.loc[validated["component"] == name, "instance_id"].to_numpy())
+            excess = len(ids) - target
+            if excess > 0:
+                dropped.append(np.sort(rng.choice(ids, size=excess, replace=False)))
     return np.concatenate(dropped) if dropped else np.zeros(0, dtype=np.int64)
+
+
+def surplus_stel_apply(*, items: pd.DataFrame, study: Study, k: int, m: int) -> tuple[pd.DataFrame, int]:
+    """Decide the items with more than k valid responses by STEL's rule: n_correct = max(0, k − incorrect votes
+    among all valid responses). Returns the table and how many items it changed the count of."""
+    from scoring import selectors
+
+    surplus = items["n_valid"].to_numpy() > k
+    if not surplus.any():
+        return items, 0
+    responses = selectors.responses_frame(study_id=study.pk)
+    valid = responses[responses["is_valid"] & ~responses["is_screening"]
+                      & responses["item_id"].isin(items.loc[surplus, "item_id"])]
+    correct_answer = items.set_index("item_id")["correct_answer"]
+    wrong = valid["answer"].to_numpy() != correct_answer.reindex(valid["item_id"]).to_numpy()
+    incorrect = pd.Series(wrong, index=valid["item_id"].to_numpy()).groupby(level=0).sum()
+    n_incorrect = items["item_id"].map(incorrect).fillna(0).astype(np.int64).to_numpy()
+    n_correct = np.where(surplus, np.maximum(0, k - n_incorrect), items["n_correct"].to_numpy())
+    changed = int((n_correct != items["n_correct"].to_numpy()).sum())
+    decision = items["decision"].to_numpy().copy()
+    decidable = surplus & np.isin(decision, ["validated", "rejected"])
+    decision[decidable] = np.where(n_correct[decidable] >= m, "validated", "rejected")
+    return items.assign(n_correct=n_correct, decision=decision), changed
 
 
 def _counts(frame: pd.DataFrame, column: str) -> dict[str, dict[str, int]]:
@@ -57,12 +93,16 @@ def instances_filter(
     study: Study,
     min_correct: int | None = None,
     balance: bool = False,
+    balance_groups: list[list[str]] | None = None,
+    surplus: str = "first",
     seed: int | None = None,
     created_by: str = "",
     job: Job | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> FilterRun:
-    """Decide every instance of the study with complete annotations; leave incomplete ones as they are."""
+    """Decide every instance of the study with complete annotations; leave incomplete ones as they are.
+
+    `balance_groups` (implies balance) balances only within each group of component names."""
     if job is not None:
         done = FilterRun.objects.filter(job=job).first()
         if done is not None:  # a redelivered task: the decision was made and recorded already
@@ -71,6 +111,9 @@ def instances_filter(
     m = int(min_correct or study.min_correct)
     if not 1 <= m <= k:
         raise ApplicationError(f"--min-correct {m} must be between 1 and the study's k = {k}", code="invalid_rule")
+    if surplus not in SURPLUS_RULES:
+        raise ApplicationError(f"surplus rule {surplus!r}: one of {', '.join(SURPLUS_RULES)}", code="invalid_rule")
+    balance = balance or bool(balance_groups)
     if balance and seed is None:
         raise ApplicationError("--balance needs --seed so the random removal can be reproduced", code="seed_required")
     summary, per_item = agreement_compute(study=study, m=m, seed=seed or 0, resamples=FILTER_RESAMPLES,
@@ -82,9 +125,19 @@ def instances_filter(
     statuses = dict(TaskInstance.objects.filter(pk__in=[int(i) for i in items["instance_id"]])
                     .values_list("pk", "status"))
     items = items.assign(status_before=items["instance_id"].map(statuses))
+    surplus_changed = 0
+    if surplus == "stel":
+        items, surplus_changed = surplus_stel_apply(items=items, study=study, k=k, m=m)
+    if balance_groups:
+        known = set(items["component"])
+        unknown = sorted({name for group in balance_groups for name in group} - known)
+        if unknown:
+            raise ApplicationError(f"--balance-groups names component(s) {', '.join(unknown)} that the study does "
+                                   f"not have (it has: {', '.join(sorted(known))})", code="unknown_component")
     decided = items[items["decision"].isin(["validated", "rejected"])]
     validated = decided[decided["decision"] == "validated"]
-    dropped = balance_validated(validated=validated, seed=seed) if balance else np.zeros(0, dtype=np.int64)
+    dropped = (balance_validated(validated=validated, seed=seed, groups=balance_groups) if balance
+               else np.zeros(0, dtype=np.int64))
     keep = validated[~validated["instance_id"].isin(dropped)]
     rejected_ids = decided.loc[decided["decision"] == "rejected", "instance_id"].to_numpy()
 
@@ -109,7 +162,12 @@ def instances_filter(
                                for name, stats in summary.get("components", {}).items()},
                 "irregular": summary.get("irregular", {}).get("notes", []),
                 "balanced_away_instance_ids": [int(i) for i in dropped],
-                "rule": f"validated when at least {m} of the first {k} valid responses are correct",
+                "rule": (f"validated when at least {m} of the first {k} valid responses are correct"
+                         if surplus == "first" else
+                         f"validated when at least {m} of {k} valid responses are correct; surplus responses "
+                         "removed correct ones first (STEL)"),
+                "surplus": surplus, "surplus_items_changed": surplus_changed,
+                "balance_groups": balance_groups,
             }),
             n_validated=len(keep), n_rejected=len(rejected_ids), n_balanced_away=len(dropped),
             n_incomplete=int((items["decision"] == "incomplete").sum()), created_by=created_by, job=job,
@@ -120,7 +178,10 @@ def instances_filter(
 def filter_run_summary(run: FilterRun) -> dict[str, Any]:
     return {
         "filter_run": run.pk, "study": run.study.slug, "min_correct": run.min_correct, "k": run.annotators_per_item,
-        "balance": run.balance, "seed": run.seed, "validated": run.n_validated, "rejected": run.n_rejected,
+        "balance": run.balance, "balance_groups": run.statistics.get("balance_groups"),
+        "surplus": run.statistics.get("surplus", "first"),
+        "surplus_items_changed": run.statistics.get("surplus_items_changed", 0), "seed": run.seed,
+        "validated": run.n_validated, "rejected": run.n_rejected,
         "balanced_away": run.n_balanced_away, "incomplete": run.n_incomplete, "counts_before": run.counts_before,
         "counts_after": run.counts_after, "fleiss_kappa": run.statistics.get("fleiss_kappa"),
         "krippendorff_alpha": run.statistics.get("krippendorff_alpha"),
@@ -136,7 +197,8 @@ def filter_job_execute(*, job_id: int, params: dict[str, Any]) -> dict[str, Any]
     job = Job.objects.get(pk=job_id)
     run = instances_filter(
         study=study_get(slug=params["study"]), min_correct=params.get("min_correct"),
-        balance=bool(params.get("balance")), seed=params.get("seed"), created_by=job.created_by, job=job,
+        balance=bool(params.get("balance")), balance_groups=params.get("balance_groups"),
+        surplus=params.get("surplus", "first"), seed=params.get("seed"), created_by=job.created_by, job=job,
         progress=progress_for(job_id, every=20),
     )
     return filter_run_summary(run)

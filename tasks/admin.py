@@ -6,11 +6,12 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from core.errors import ApplicationError
 from tasks.forms import CorpusImportForm, GenerateInstancesForm
 from tasks.models import Corpus, GenerationRun, ParallelPair, StyleComponent, TaskInstance
+from tasks.services.leaks import instances_audit
 from tasks.services.uploads import corpus_import_enqueue, instances_generate_enqueue
 
 
@@ -27,13 +28,35 @@ class CorpusAdmin(admin.ModelAdmin):
     list_filter = ["component", "import_format"]
     search_fields = ["name", "source"]
     readonly_fields = ["import_format", "import_params", "n_pairs", "n_rows_read", "n_skipped", "n_instances",
-                       "created_at"]
+                       "created_at", "leak_audit"]
     actions = ["generate_instances"]
     change_list_template = "admin/tasks/corpus_change_list.html"
 
     @admin.display(description="instances")
     def n_instances_total(self, obj: Corpus) -> int:
         return obj.instances.count()
+
+    @admin.display(description="leak audit")
+    def leak_audit(self, obj: Corpus) -> str:
+        """Surface features that decide the corpus's instances (tasks.services.leaks), shown before a study uses
+        them."""
+        if obj.pk is None or not obj.instances.exists():
+            return "no instances yet: generate instances, then this page audits them for leaks"
+        report = instances_audit(corpus=obj)
+        rows = format_html_join(
+            "", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            ((f["feature"], f"{f['decided']} / {f['instances']}", f"{f['accuracy']:.3f}", f"{f['pvalue']:.1e}",
+              "LEAK" if f["leak"] else "ok") for f in report["features"]),
+        )
+        warnings = format_html_join("", '<li class="leak-warning"><strong>Warning:</strong> {}</li>',
+                                    ((w,) for w in report["warnings"]))
+        warnings += format_html_join("", '<li class="leak-note">Note: {}</li>', ((n,) for n in report["notes"]))
+        verdict = "Leaks found" if report["leaks"] else "No surface feature decides the instances (passed)"
+        return format_html(
+            '<div class="leak-audit"><p><strong>{}</strong></p><ul>{}</ul><table><tr><th>feature</th>'
+            "<th>decided</th><th>accuracy</th><th>p</th><th></th></tr>{}</table></div>",
+            verdict, warnings, rows,
+        )
 
     @admin.display(description="pairs")
     def pairs_link(self, obj: Corpus) -> str:
@@ -52,7 +75,8 @@ class CorpusAdmin(admin.ModelAdmin):
                 job = corpus_import_enqueue(
                     name=data["name"], component=data["component"].name if data["component"] else None,
                     import_format=data["import_format"], files=data["files"], seed=data["seed"],
-                    min_edit_distance=data["min_edit_distance"], replace=data["replace"], source=data["source"],
+                    min_edit_distance=data["min_edit_distance"], detokenize=data.get("detokenize"),
+                    replace=data["replace"], source=data["source"],
                     licence=data["licence"], created_by=request.user.get_username(),
                 )
             except ApplicationError as exc:

@@ -18,6 +18,7 @@ from tasks.serializers import (
     StyleComponentSerializer,
     TaskInstanceSerializer,
 )
+from tasks.services.components import component_create
 from tasks.services.uploads import corpus_import_enqueue, instances_generate_enqueue
 
 
@@ -25,6 +26,14 @@ class StyleComponentList(generics.ListAPIView):
     queryset = StyleComponent.objects.all()
     serializer_class = StyleComponentSerializer
     pagination_class = None
+
+    @extend_schema(request=StyleComponentSerializer, responses={201: StyleComponentSerializer})
+    def post(self, request: Request) -> Response:
+        """Create a style component (a STEL `style type`), e.g. before importing a new characteristic file."""
+        serializer = StyleComponentSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        component = component_create(**serializer.validated_data)
+        return Response(StyleComponentSerializer(component).data, status=status.HTTP_201_CREATED)
 
 
 class CorpusListCreate(APIView):
@@ -45,7 +54,8 @@ class CorpusListCreate(APIView):
         v = serializer.validated_data
         job = corpus_import_enqueue(
             name=v["name"], component=v.get("component") or None, import_format=v["format"], files=v["files"],
-            seed=v["seed"], min_edit_distance=v["min_edit_distance"], replace=v["replace"], source=v["source"],
+            seed=v["seed"], min_edit_distance=v.get("min_edit_distance"), detokenize=v.get("detokenize"),
+            replace=v["replace"], source=v["source"],
             licence=v["licence"], created_by=request.user.get_username(),
         )
         job.refresh_from_db()

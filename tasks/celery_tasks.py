@@ -24,7 +24,8 @@ def corpus_import_task(job_id: int) -> None:
             corpus, summary = corpus_import(
                 name=params["name"], component=params.get("component"), import_format=params["format"],
                 paths=params["paths"], seed=params.get("seed", 0),
-                min_edit_distance=params.get("min_edit_distance", 4), replace=params.get("replace", False),
+                min_edit_distance=params.get("min_edit_distance"), detokenize=params.get("detokenize"),
+                replace=params.get("replace", False),
                 source=params.get("source", ""), licence=params.get("licence", ""),
                 progress=progress_for(job_id, every=5000),
             )

@@ -29,7 +29,12 @@ class CorpusImportForm(forms.Form):
     import_format = forms.ChoiceField(label="Format", choices=[(f, f) for f in FORMATS])
     files = MultipleFileField(help_text="aligned: the style-1 file, then the style-2 file.")
     seed = forms.IntegerField(initial=0, help_text="TurkCorpus: seed of the simplification draw.")
-    min_edit_distance = forms.IntegerField(initial=4, min_value=0)
+    min_edit_distance = forms.IntegerField(
+        required=False, min_value=0, help_text="Pair test; empty: STEL's 4 for a dimension, 0 for a characteristic.",
+    )
+    detokenize = forms.NullBooleanField(
+        required=False, help_text="Undo word tokenization (`Sudan .`); unknown: on for turkcorpus only.",
+    )
     replace = forms.BooleanField(required=False)
     source = forms.CharField(required=False, help_text="Citation or description.")
     licence = forms.CharField(required=False)

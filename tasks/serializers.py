@@ -25,7 +25,14 @@ class CorpusImportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS)
     files = serializers.ListField(child=serializers.FileField(), allow_empty=False)
     seed = serializers.IntegerField(default=0)
-    min_edit_distance = serializers.IntegerField(default=4, min_value=0)
+    min_edit_distance = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=0,
+        help_text="Pair test threshold; empty: STEL's 4 for a dimension, 0 for a characteristic.",
+    )
+    detokenize = serializers.BooleanField(
+        required=False, allow_null=True, default=None,
+        help_text="Undo word tokenization before the pair test; empty: on for turkcorpus only.",
+    )
     replace = serializers.BooleanField(default=False)
     source = serializers.CharField(required=False, allow_blank=True, default="")
     licence = serializers.CharField(required=False, allow_blank=True, default="")

@@ -142,7 +142,8 @@ def items_read_jsonl(*, path: Path, kind: str) -> list[dict[str, Any]]:
 
 
 def instances_select(*, setup: str, corpus: list[str] | None = None, component: list[str] | None = None,
-                     status: str | None = None, count: int | None = None, seed: int = 0) -> list[TaskInstance]:
+                     status: str | None = None, count: int | None = None, seed: int = 0,
+                     counts_per_component: dict[str, int] | None = None) -> list[TaskInstance]:
     qs = TaskInstance.objects.filter(setup=setup).select_related("component").order_by("pk")
     if corpus:
         qs = qs.filter(corpus__name__in=corpus)
@@ -151,6 +152,13 @@ def instances_select(*, setup: str, corpus: list[str] | None = None, component: 
     if status:
         qs = qs.filter(status=status)
     instances = list(qs)
+    if counts_per_component:  # a sampling plan: its own seeded sample of each component
+        chosen: list[TaskInstance] = []
+        for name in sorted(counts_per_component):
+            pool = [i for i in instances if i.component.name == name]
+            size = min(counts_per_component[name], len(pool))
+            chosen += random.Random(f"{seed}:{name}").sample(pool, size)
+        return sorted(chosen, key=lambda i: i.pk)
     if count is not None and count < len(instances):
         instances = sorted(random.Random(seed).sample(instances, count), key=lambda i: i.pk)
     return instances
@@ -225,7 +233,7 @@ def study_create(
     target_hourly_pay: float = 9.0, rewrite_min_length: int = 10,
     platform: str = "any", prolific_study_id: str = "", allow_anonymous: bool | None = None,
     first_answer_grace_seconds: int | None = None, max_open_batches: int | None = None,
-    min_seconds_per_item: float | None = None,
+    min_seconds_per_item: float | None = None, counts_per_component: dict[str, int] | None = None,
 ) -> Study:
     if item_kind not in ItemKind.values:
         raise ApplicationError(f"--kind must be one of {ItemKind.values}, not {item_kind!r}.")
@@ -252,7 +260,9 @@ def study_create(
         if setup != item_kind or setup not in Setup.values:
             raise ApplicationError(f"--setup {setup!r} does not match the item kind {item_kind!r}.")
         instances = instances_select(setup=setup, corpus=corpus, component=component, status=status, count=count,
-                                     seed=seed)
+                                     seed=seed, counts_per_component=counts_per_component)
+        if counts_per_component:
+            selection["counts_per_component"] = counts_per_component
         if not instances:
             raise ApplicationError(
                 f"No task instances match setup={setup} corpus={corpus} component={component} status={status}."

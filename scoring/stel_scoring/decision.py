@@ -39,6 +39,18 @@ def accuracy_with_undecided(predictions: np.ndarray, correct: np.ndarray) -> flo
     return float((right + 0.5 * undecided) / len(predictions))
 
 
+def accuracy_stel(predictions: np.ndarray, correct: np.ndarray) -> float:
+    """The accuracy STEL's code reports (`get_rnd_adapted_accuracy` in eval_on_tasks.py): the same weighted mean as
+    `accuracy_with_undecided`, except that it is exactly 0.5 whenever the undecided instances are at least as many
+    as the decided ones, however many of the decided ones are right. Reported beside the plain rule."""
+    if len(predictions) == 0:
+        return float("nan")
+    undecided = int(np.count_nonzero(predictions == UNDECIDED))
+    if undecided >= len(predictions) - undecided:
+        return 0.5
+    return accuracy_with_undecided(predictions, correct)
+
+
 def predictions_force(predictions: np.ndarray, *, seed: int, method: str) -> np.ndarray:
     """Decided predictions unchanged; undecided ones replaced by a random 1 or 2, reproducible from the seed and
     the method's name (so adding a method to a run does not change another method's draws)."""

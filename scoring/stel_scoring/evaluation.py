@@ -6,18 +6,24 @@ from typing import Any
 import numpy as np
 from statsmodels.stats.contingency_tables import mcnemar
 
-from .decision import UNDECIDED, accuracy_with_undecided
+from .decision import UNDECIDED, accuracy_stel, accuracy_with_undecided
 
 
 def accuracy_table(predictions: np.ndarray, correct: np.ndarray, components: np.ndarray) -> dict[str, Any]:
-    """{"overall": {...}, "components": {name: {...}}} with accuracy, accuracy on decided, share undecided, n."""
+    """{"overall": {...}, "components": {name: {...}}} with accuracy, accuracy on decided, share undecided, n.
+
+    `accuracy_stel` is what STEL's code reports; it differs from `accuracy` only where ties are at least as many
+    as decisions (STEL then reports 0.5), and `stel_quirk` says so."""
 
     def cell(mask: np.ndarray) -> dict[str, Any]:
         chosen, gold = predictions[mask], correct[mask]
         decided = chosen != UNDECIDED
+        accuracy, stel = accuracy_with_undecided(chosen, gold), accuracy_stel(chosen, gold)
         return {
             "n": int(mask.sum()),
-            "accuracy": accuracy_with_undecided(chosen, gold),
+            "accuracy": accuracy,
+            "accuracy_stel": stel,
+            "stel_quirk": bool(len(chosen)) and stel != accuracy,
             "accuracy_decided": float(np.mean(chosen[decided] == gold[decided])) if decided.any() else None,
             "undecided_share": float(np.mean(~decided)) if len(chosen) else None,
             "undecided": int((~decided).sum()),

@@ -13,18 +13,22 @@ from core.errors import ApplicationError
 from .base import SimilarityMethod
 from .neural import HfMeanSimilarity, NspSimilarity, SentenceTransformerSimilarity
 from .simple import (
+    Char3gramCasedSimilarity,
     Char3gramSimilarity,
     LevenshteinSimilarity,
     PosSimilarity,
+    PunctuationExtendedSimilarity,
     PunctuationSimilarity,
     UppercaseSimilarity,
     WordLengthSimilarity,
+    WordLengthWhitespaceSimilarity,
 )
 
 SIMPLE_METHODS: dict[str, type[SimilarityMethod]] = {
     cls.name: cls
     for cls in (Char3gramSimilarity, WordLengthSimilarity, PunctuationSimilarity, UppercaseSimilarity,
-                LevenshteinSimilarity, PosSimilarity)
+                LevenshteinSimilarity, PosSimilarity, Char3gramCasedSimilarity, PunctuationExtendedSimilarity,
+                WordLengthWhitespaceSimilarity)
 }
 MODEL_METHODS: dict[str, type[SimilarityMethod]] = {
     "hf": HfMeanSimilarity, "st": SentenceTransformerSimilarity, "nsp": NspSimilarity,

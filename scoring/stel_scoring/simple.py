@@ -1,5 +1,10 @@
 """STEL's simple (non-neural) style-similarity methods, vectorized over the distinct sentences of a run.
 
+The methods named as STEL's follow STEL's definitions exactly (`legacy_sim_classes.py`, `similarity.py`):
+char3gram lower-cases as scikit-learn's CountVectorizer does by default, punctuation counts STEL's 12 marks, and
+word_length splits on single spaces. Variants that differ from STEL carry other names (`char3gram_cased`,
+`punctuation_extended`, `word_length_ws`).
+
 Each method turns every distinct sentence into a feature once (a sparse count vector or one number), then
 computes all pair similarities with numpy/scipy in one go. Conventions where a formula is undefined:
 two all-zero count vectors (e.g. two sentences without punctuation) are equally styled (1.0); one all-zero and
@@ -22,8 +27,10 @@ from core.errors import ApplicationError
 
 from .base import Progress, SimilarityMethod, _no_progress
 
-# The marks STEL's punctuation method counts (its §5): ' , : ‘ ’ _ ! ? ; . " ( ) -
-PUNCTUATION_MARKS: tuple[str, ...] = ("'", ",", ":", "\u2018", "\u2019", "_", "!", "?", ";", ".", '"', "(", ")", "-")
+# The 12 marks STEL's punctuation method counts (ModelBasedSentenceFeatures.punctuation_freq): ' : , _ ! ? ; . " ( ) -
+PUNCTUATION_MARKS: tuple[str, ...] = ("'", ":", ",", "_", "!", "?", ";", ".", '"', "(", ")", "-")
+# The list of STEL's paper (§5), which adds the typographic quotes ‘ ’: the `punctuation_extended` method.
+PUNCTUATION_MARKS_EXTENDED: tuple[str, ...] = (*PUNCTUATION_MARKS, "\u2018", "\u2019")
 
 
 def distinct_index(a: Sequence[str], b: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -59,16 +66,16 @@ def rowwise_cosine(matrix: sparse.csr_matrix | np.ndarray, ia: np.ndarray, ib: n
 _RUNS_OF_WHITESPACE = re.compile(r"\s\s+")
 
 
-def char_ngram_counts(sentences: Sequence[str], n: int = 3) -> sparse.csr_matrix:
+def char_ngram_counts(sentences: Sequence[str], n: int = 3, *, lowercase: bool = False) -> sparse.csr_matrix:
     """Character n-gram counts, one row per sentence, computed with numpy over all sentences at once.
 
     Each character becomes its code point (21 bits), so an n-gram (n ≤ 3) packs into one int64 and counting is array
     work instead of a Python dict per sentence. Runs of whitespace count as one space (as in sklearn's char
-    analyzer); case is kept.
+    analyzer); `lowercase` lower-cases first (sklearn's default, `str.lower`).
     """
     if not 1 <= n <= 3:
         raise ValueError("char_ngram_counts packs an n-gram into 63 bits: n must be 1, 2 or 3")
-    texts = [_RUNS_OF_WHITESPACE.sub(" ", sentence) for sentence in sentences]
+    texts = [_RUNS_OF_WHITESPACE.sub(" ", sentence.lower() if lowercase else sentence) for sentence in sentences]
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
     per_sentence = np.maximum(lengths - (n - 1), 0)
@@ -88,10 +95,11 @@ def char_ngram_counts(sentences: Sequence[str], n: int = 3) -> sparse.csr_matrix
     return sparse.csr_matrix((np.ones(total), (rows, columns)), shape=(len(texts), len(vocabulary)))
 
 
-def punctuation_counts(sentences: Sequence[str]) -> np.ndarray:
-    """Counts of STEL's punctuation marks, one row per sentence (str.count runs in C)."""
-    return np.array([[sentence.count(mark) for mark in PUNCTUATION_MARKS] for sentence in sentences],
-                    dtype=np.float64).reshape(len(sentences), len(PUNCTUATION_MARKS))
+def punctuation_counts(sentences: Sequence[str], marks: Sequence[str] = PUNCTUATION_MARKS) -> np.ndarray:
+    """Counts of the punctuation marks, one row per sentence (str.count runs in C). STEL divides the counts by
+    the sentence's length; a cosine does not change when a vector is scaled, so the counts give its similarity."""
+    return np.array([[sentence.count(mark) for mark in marks] for sentence in sentences],
+                    dtype=np.float64).reshape(len(sentences), len(marks))
 
 
 class _CountCosine(SimilarityMethod):
@@ -110,16 +118,26 @@ class _CountCosine(SimilarityMethod):
 
 
 class Char3gramSimilarity(_CountCosine):
-    """Cosine of character 3-gram frequency vectors (case kept: case is style)."""
+    """STEL's char3gram: cosine of character 3-gram counts of the lower-cased text (scikit-learn's
+    CountVectorizer(analyzer="char", ngram_range=(3, 3)) with its default lowercase=True)."""
 
     name = "char3gram"
+
+    def counts(self, sentences: list[str]) -> sparse.csr_matrix:
+        return char_ngram_counts(sentences, 3, lowercase=True)
+
+
+class Char3gramCasedSimilarity(_CountCosine):
+    """Cosine of character 3-gram counts with case kept (case is style); not STEL's definition."""
+
+    name = "char3gram_cased"
 
     def counts(self, sentences: list[str]) -> sparse.csr_matrix:
         return char_ngram_counts(sentences, 3)
 
 
 class PunctuationSimilarity(_CountCosine):
-    """Cosine of the frequency vectors of STEL's punctuation marks."""
+    """STEL's punctuation: cosine of the frequency vectors of its 12 marks."""
 
     name = "punctuation"
 
@@ -127,8 +145,23 @@ class PunctuationSimilarity(_CountCosine):
         return punctuation_counts(sentences)
 
 
+class PunctuationExtendedSimilarity(_CountCosine):
+    """Cosine over the 14 marks of STEL's paper (the 12 of its code and the quotes ‘ ’)."""
+
+    name = "punctuation_extended"
+
+    def counts(self, sentences: list[str]) -> np.ndarray:
+        return punctuation_counts(sentences, PUNCTUATION_MARKS_EXTENDED)
+
+
 def average_word_length(sentence: str) -> float:
-    """Mean length in characters of the whitespace-separated words (0 for a sentence without words)."""
+    """STEL's average word length: the text split on single spaces (a double space makes an empty word)."""
+    words = sentence.split(" ")
+    return sum(len(word) for word in words) / len(words)
+
+
+def average_word_length_ws(sentence: str) -> float:
+    """Mean length of the words between runs of any whitespace (0 for a sentence without words)."""
     words = sentence.split()
     return sum(len(word) for word in words) / len(words) if words else 0.0
 
@@ -165,6 +198,13 @@ class WordLengthSimilarity(_ScalarFeature):
         largest = np.maximum(x, y)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(largest > 0, 1.0 - np.abs(x - y) / np.where(largest > 0, largest, 1.0), 1.0)
+
+
+class WordLengthWhitespaceSimilarity(WordLengthSimilarity):
+    """word_length with words split on any whitespace run; not STEL's definition."""
+
+    name = "word_length_ws"
+    feature = staticmethod(average_word_length_ws)
 
 
 class UppercaseSimilarity(_ScalarFeature):

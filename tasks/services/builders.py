@@ -13,7 +13,7 @@ from typing import Any
 
 from core.errors import ApplicationError
 from tasks.models import Corpus
-from tasks.services.contraction_rules import RULES_VERSION, STEL_CONTRACTIONS, convert
+from tasks.services.contraction_rules import APOSTROPHES, RULES_VERSION, STEL_CONTRACTIONS, convert
 from tasks.services.imports import PairRow, component_get, corpus_store, read_text
 
 CONTRACTION_SOURCE = "STEL appendix C.1 contraction dictionary (Wegmann & Nguyen 2021, github.com/nlpsoc/STEL, MIT)"
@@ -39,6 +39,10 @@ class ContractionBuild:
     skipped_unlisted: int
     skipped_no_contraction: int
     skipped_blank: int
+    skipped_no_apostrophe: int = 0
+    skipped_has_contraction: int = 0
+    require_apostrophe: bool = True
+    both_directions: bool = False
     directions: dict[str, int] = field(default_factory=dict)
     skip_reasons: dict[str, int] = field(default_factory=dict)
 
@@ -48,6 +52,9 @@ class ContractionBuild:
             "component": "contraction", "lines": self.n_lines, "converted": self.converted,
             "skipped_ambiguous": self.skipped_ambiguous, "skipped_unlisted": self.skipped_unlisted,
             "skipped_no_contraction": self.skipped_no_contraction, "skipped_blank": self.skipped_blank,
+            "skipped_no_apostrophe": self.skipped_no_apostrophe,
+            "skipped_has_contraction": self.skipped_has_contraction,
+            "require_apostrophe": self.require_apostrophe, "both_directions": self.both_directions,
             "directions": self.directions, "skip_reasons": self.skip_reasons, "rules_version": RULES_VERSION,
         }
 
@@ -57,10 +64,18 @@ def contraction_corpus_build(
     name: str,
     path: str | Path,
     replace: bool = False,
+    require_apostrophe: bool = True,
+    both_directions: bool = False,
     progress: Callable[[int, int], None] | None = None,
     convert_progress: Callable[[int, int], None] | None = None,
 ) -> ContractionBuild:
     """Build and store corpus `name` of the `contraction` component from the sentences of `path` (one a line).
+
+    As STEL built it (its ContractionQuadrupleGenerator): the source sentence is the expanded side and is only
+    contracted, and it must already contain an apostrophe (a possessive, a quote), so that an apostrophe is on
+    both sides and cannot tell them apart. `require_apostrophe=False` relaxes the second rule; `both_directions`
+    also takes sentences that have contractions and expands them (their expanded side then has no contraction's
+    apostrophe: check the corpus with `audit_instances`).
 
     Style 1 is the expanded sentence, style 2 the contracted one. A sentence with an ambiguous contraction
     (he'd before a determiner, 's before a participle, ain't), or one STEL's dictionary lacks (let's, might've),
@@ -80,7 +95,13 @@ def contraction_corpus_build(
         if not sentence:
             skipped["blank"] += 1
             continue
+        if require_apostrophe and not any(mark in sentence for mark in APOSTROPHES):
+            skipped["no_apostrophe"] += 1
+            continue
         result = convert(sentence)
+        if not result.skip and not both_directions and result.direction != "contract":
+            skipped["has_contraction"] += 1
+            continue
         if result.skip:
             skipped[result.skip] += 1
             if result.reason:
@@ -102,11 +123,14 @@ def contraction_corpus_build(
         params={
             "builder": "contraction", "rules_version": RULES_VERSION, "file": str(path),
             "dictionary_entries": len(STEL_CONTRACTIONS), "skip_reasons": dict(reasons),
+            "require_apostrophe": require_apostrophe, "both_directions": both_directions,
         },
         n_rows_read=len(lines), n_skipped=len(lines) - len(pairs), replace=replace, progress=progress,
     )
     return ContractionBuild(
         corpus=corpus, n_lines=len(lines), converted=len(pairs), skipped_ambiguous=skipped["ambiguous"],
         skipped_unlisted=skipped["unlisted"], skipped_no_contraction=skipped["no_contraction"],
-        skipped_blank=skipped["blank"], directions=dict(directions), skip_reasons=dict(reasons),
+        skipped_blank=skipped["blank"], skipped_no_apostrophe=skipped["no_apostrophe"],
+        skipped_has_contraction=skipped["has_contraction"], require_apostrophe=require_apostrophe,
+        both_directions=both_directions, directions=dict(directions), skip_reasons=dict(reasons),
     )

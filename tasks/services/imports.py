@@ -1,12 +1,8 @@
 """Corpus import: parse a source in one of the supported formats and store it atomically."""
 from __future__ import annotations
 
-import csv
-import io
-import json
-import random
+import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,18 +10,23 @@ from django.db import transaction
 
 from core.errors import ApplicationError
 from tasks.models import Corpus, Order, ParallelPair, Setup, StyleComponent, TaskInstance
+from tasks.services.components import ComponentSpec, component_build, component_save, labels_from_stel_ids
+from tasks.services.normalization import NORMALIZERS
+from tasks.services.pair_test import PAIR_TEST_REASONS, STEL_MIN_EDIT_DISTANCE
+from tasks.services.parsers import (  # noqa: F401 - PairRow and read_text are imported from here by builders
+    FORMATS,
+    STEL_ID_TAGS,
+    PairRow,
+    StelRow,
+    pairs_screen,
+    parse_aligned,
+    parse_pairs,
+    parse_stel,
+    parse_turkcorpus,
+    read_text,
+)
 
 BULK_BATCH = 5000
-
-
-@dataclass
-class PairRow:
-    """One parsed pair: `text_1` in the component's style 1, `text_2` in style 2."""
-
-    source_id: str
-    text_1: str
-    text_2: str
-    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def component_get(*, name: str) -> StyleComponent:
@@ -92,259 +93,6 @@ def corpus_store(
     return corpus
 
 
-# --- parsing -------------------------------------------------------------------------------------------
-
-FORMATS = ("aligned", "turkcorpus", "pairs", "stel")
-STEL_HEADER = [
-    "", "Anchor 1", "Anchor 2", "Alternative 1.1", "Alternative 1.2", "Correct Alternative", "ID",
-    "# Votes out of 5 for Correct Alternative", "style type",
-]
-# Style tags that STEL's published IDs use (QQ_ction-0-wiki-0_…), mapped to our component labels.
-STEL_ID_TAGS = {
-    "ction": "contracted", "wiki": "expanded", "leet": "substituted", "norm": "plain",
-    "formal": "formal", "informal": "informal", "f": "formal", "i": "informal",
-    "complex": "complex", "simple": "simple", "c": "complex", "s": "simple",
-}
-
-
-def read_text(path: str | Path) -> str:
-    """Read a UTF-8 file; undecodable bytes are reported with file and line."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ApplicationError(f"{path}: file not found", code="file_not_found") from None
-    except IsADirectoryError:
-        raise ApplicationError(f"{path}: is a directory, not a file", code="not_a_file") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ApplicationError(
-            f"{path}, line {line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
-            code="invalid_encoding",
-        ) from None
-
-
-def _lines(text: str) -> list[str]:
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline ends the last line; it does not start an empty one
-    return [line.rstrip("\r") for line in lines]
-
-
-def parse_aligned(paths: Sequence[str | Path]) -> tuple[list[PairRow], dict[str, Any]]:
-    """Two files, line i of the first (style 1) parallel to line i of the second (style 2)."""
-    if len(paths) != 2:
-        raise ApplicationError(
-            f"format 'aligned' needs exactly two files (style 1, style 2); got {len(paths)}", code="wrong_file_count"
-        )
-    first, second = (_lines(read_text(p)) for p in paths)
-    if len(first) != len(second):
-        raise ApplicationError(
-            f"{paths[0]} has {len(first)} lines but {paths[1]} has {len(second)}: aligned files need equal line counts",
-            code="unequal_line_counts",
-        )
-    rows = []
-    for number, (text_1, text_2) in enumerate(zip(first, second, strict=True), start=1):
-        for path, text in ((paths[0], text_1), (paths[1], text_2)):
-            if not text.strip():
-                raise ApplicationError(f"{path}, line {number}: empty text", code="empty_text")
-        rows.append(PairRow(source_id=str(number), text_1=text_1.strip(), text_2=text_2.strip()))
-    return rows, {"lines": len(rows)}
-
-
-def parse_turkcorpus(
-    paths: Sequence[str | Path], *, seed: int, min_edit_distance: int
-) -> tuple[list[PairRow], dict[str, Any]]:
-    """TurkCorpus organized TSV: pair each complex sentence with one non-empty turk_* simplification drawn
-    uniformly with the seeded RNG; drop pairs whose character Levenshtein distance is below the threshold."""
-    from rapidfuzz.distance import Levenshtein
-
-    rng = random.Random(seed)
-    rows: list[PairRow] = []
-    stats = {"rows_read": 0, "skipped_too_similar": 0, "skipped_no_simplification": 0}
-    for path in paths:
-        prefix = f"{Path(path).stem}:" if len(paths) > 1 else ""
-        for number, line in enumerate(_lines(read_text(path)), start=1):
-            if not line.strip():
-                continue
-            cells = line.split("\t")
-            if len(cells) < 4:
-                raise ApplicationError(
-                    f"{path}, line {number}: expected id, complex, simple and turk_0…turk_7 separated by tabs; "
-                    f"found {len(cells)} column(s)",
-                    code="missing_columns",
-                )
-            stats["rows_read"] += 1
-            row_id, complex_text = cells[0].strip(), cells[1].strip()
-            if not row_id:
-                raise ApplicationError(f"{path}, line {number}: empty id", code="empty_id")
-            if not complex_text:
-                raise ApplicationError(f"{path}, line {number}: empty complex sentence", code="empty_text")
-            turks = [(k, cell.strip()) for k, cell in enumerate(cells[3:]) if cell.strip()]
-            if not turks:
-                stats["skipped_no_simplification"] += 1
-                continue
-            turker, simple_text = turks[rng.randrange(len(turks))]
-            distance = Levenshtein.distance(complex_text, simple_text)
-            if distance < min_edit_distance:
-                stats["skipped_too_similar"] += 1
-                continue
-            rows.append(PairRow(
-                source_id=f"{prefix}{row_id}", text_1=complex_text, text_2=simple_text,
-                metadata={"turker": f"t{turker}", "edit_distance": distance, "line": number},
-            ))
-    return rows, stats
-
-
-def parse_pairs(paths: Sequence[str | Path]) -> tuple[list[PairRow], dict[str, Any]]:
-    """CSV, TSV or JSONL with columns text_a (style 1), text_b (style 2) and an optional id."""
-    rows: list[PairRow] = []
-    origin: dict[str, str] = {}
-    for path in paths:
-        suffix = Path(path).suffix.lower()
-        prefix = f"{Path(path).stem}:" if len(paths) > 1 else ""
-        text = read_text(path)
-        if suffix in {".jsonl", ".ndjson"}:
-            records = _jsonl_records(path, text)
-        elif suffix in {".csv", ".tsv", ".tab"}:
-            records = _delimited_records(path, text, "\t" if suffix in {".tsv", ".tab"} else ",")
-        else:
-            raise ApplicationError(
-                f"{path}: format 'pairs' reads .csv, .tsv or .jsonl files; cannot tell the format of '{suffix}'",
-                code="unknown_file_type",
-            )
-        for number, record in records:
-            where = f"{path}, line {number}"
-            text_a, text_b = (str(record.get(key) or "").strip() for key in ("text_a", "text_b"))
-            if not text_a or not text_b:
-                raise ApplicationError(f"{where}: empty {'text_a' if not text_a else 'text_b'}", code="empty_text")
-            raw_id = record.get("id")
-            source_id = prefix + (str(raw_id).strip() if raw_id not in (None, "") else str(number))
-            if source_id in origin:
-                raise ApplicationError(
-                    f"{where}: duplicate id {source_id!r} (first seen at {origin[source_id]})", code="duplicate_id"
-                )
-            origin[source_id] = where
-            rows.append(PairRow(source_id=source_id, text_1=text_a, text_2=text_b))
-    return rows, {"rows_read": len(rows)}
-
-
-def _jsonl_records(path: str | Path, text: str) -> list[tuple[int, dict[str, Any]]]:
-    records = []
-    for number, line in enumerate(_lines(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ApplicationError(f"{path}, line {number}: invalid JSON ({exc.msg})", code="invalid_json") from None
-        if not isinstance(record, dict):
-            raise ApplicationError(f"{path}, line {number}: expected a JSON object", code="invalid_json")
-        missing = [key for key in ("text_a", "text_b") if key not in record]
-        if missing:
-            raise ApplicationError(
-                f"{path}, line {number}: missing field(s) {', '.join(missing)}", code="missing_columns"
-            )
-        records.append((number, record))
-    return records
-
-
-def _delimited_records(path: str | Path, text: str, delimiter: str) -> list[tuple[int, dict[str, Any]]]:
-    reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
-    header = [name.strip() for name in (reader.fieldnames or [])]
-    missing = [key for key in ("text_a", "text_b") if key not in header]
-    if missing:
-        raise ApplicationError(
-            f"{path}, line 1: missing column(s) {', '.join(missing)} (found: {', '.join(header) or 'no header'})",
-            code="missing_columns",
-        )
-    reader.fieldnames = header
-    records = []
-    for record in reader:
-        if None in record:
-            raise ApplicationError(
-                f"{path}, line {reader.line_num}: more fields than the header has", code="malformed_row"
-            )
-        records.append((reader.line_num, record))
-    return records
-
-
-@dataclass
-class StelRow:
-    line: int
-    anchor_1: str
-    anchor_2: str
-    sentence_1: str
-    sentence_2: str
-    correct_alternative: int
-    stel_id: str
-    votes: int | None
-    style_type: str
-
-
-def parse_stel(paths: Sequence[str | Path]) -> list[StelRow]:
-    """STEL's own TSV export (index, Anchor 1, Anchor 2, Alternative 1.1, Alternative 1.2, Correct Alternative,
-    ID, # Votes out of 5 for Correct Alternative, style type)."""
-    rows: list[StelRow] = []
-    seen: dict[str, str] = {}
-    for path in paths:
-        lines = _lines(read_text(path))
-        if not lines:
-            raise ApplicationError(f"{path}: empty file", code="empty_file")
-        header = lines[0].split("\t")
-        missing = [name for name in STEL_HEADER[1:] if name not in header]
-        if missing:
-            raise ApplicationError(
-                f"{path}, line 1: not a STEL TSV; missing column(s) {', '.join(missing)}", code="missing_columns"
-            )
-        col = {name: header.index(name) for name in STEL_HEADER[1:]}
-        for number, line in enumerate(lines[1:], start=2):
-            if not line.strip():
-                continue
-            # STEL wrote its TSVs with pandas: cells holding quotes are CSV-quoted ("a ""b"" c"), so unquote them.
-            cells = next(csv.reader([line], delimiter="\t"))
-            if len(cells) != len(header):
-                raise ApplicationError(
-                    f"{path}, line {number}: {len(cells)} fields, expected {len(header)}", code="malformed_row"
-                )
-            values = {name: cells[index] for name, index in col.items()}
-            get = values.__getitem__
-            where = f"{path}, line {number}"
-            for name in ("Anchor 1", "Alternative 1.1", "Alternative 1.2", "ID", "style type"):
-                if not get(name).strip():
-                    raise ApplicationError(f"{where}: empty '{name}'", code="empty_text")
-            try:
-                correct = int(get("Correct Alternative"))
-                if correct not in (1, 2):
-                    raise ValueError
-            except ValueError:
-                raise ApplicationError(
-                    f"{where}: 'Correct Alternative' must be 1 or 2, got {get('Correct Alternative')!r}",
-                    code="invalid_value",
-                ) from None
-            votes_text = get("# Votes out of 5 for Correct Alternative").strip()
-            try:
-                votes = int(float(votes_text)) if votes_text else None
-            except ValueError:
-                raise ApplicationError(
-                    f"{where}: votes must be a number, got {votes_text!r}", code="invalid_value"
-                ) from None
-            stel_id = get("ID")
-            if stel_id in seen:
-                raise ApplicationError(
-                    f"{where}: duplicate ID {stel_id!r} (first at {seen[stel_id]})", code="duplicate_id"
-                )
-            seen[stel_id] = where
-            rows.append(StelRow(
-                line=number, anchor_1=get("Anchor 1"), anchor_2=get("Anchor 2"), sentence_1=get("Alternative 1.1"),
-                sentence_2=get("Alternative 1.2"), correct_alternative=correct, stel_id=stel_id, votes=votes,
-                style_type=get("style type").strip(),
-            ))
-    return rows
-
-
 def _stel_styles(row: StelRow, component: StyleComponent) -> tuple[int, int, bool]:
     """(style of A1, style of S1, inferred_from_id). STEL's TSV does not say which style a text has; its IDs
     name style tags (QQ_ction-0-wiki-0_wiki-73-ction-73). Unknown tags fall back to A1 = style 1."""
@@ -353,8 +101,8 @@ def _stel_styles(row: StelRow, component: StyleComponent) -> tuple[int, int, boo
         anchor_tag = parts[1].split("-")[0]
         sentence_tag = parts[2].split("-")[0]
         labels = {component.label_1: 1, component.label_2: 2}
-        a1 = labels.get(STEL_ID_TAGS.get(anchor_tag, ""))
-        s1 = labels.get(STEL_ID_TAGS.get(sentence_tag, ""))
+        a1 = labels.get(STEL_ID_TAGS.get(anchor_tag, anchor_tag))
+        s1 = labels.get(STEL_ID_TAGS.get(sentence_tag, sentence_tag))
         if a1 and s1 and ((a1 == s1) == (row.correct_alternative == 1)):
             return a1, s1, True
     a1 = 1
@@ -365,7 +113,7 @@ def _stel_styles(row: StelRow, component: StyleComponent) -> tuple[int, int, boo
 @transaction.atomic
 def corpus_store_stel(
     *, name: str, component: StyleComponent | None, rows: Sequence[StelRow], paths: Sequence[str | Path],
-    replace: bool, progress: Callable[[int, int], None] | None = None,
+    replace: bool, progress: Callable[[int, int], None] | None = None, params: dict[str, Any] | None = None,
 ) -> Corpus:
     """Store published STEL instances as task instances of a corpus without pairs."""
     style_types = sorted({row.style_type for row in rows})
@@ -388,7 +136,7 @@ def corpus_store_stel(
         name=name, component=component, import_format=Corpus.Format.STEL, pairs=[],
         source="; ".join(str(p) for p in paths),
         licence="STEL (Wegmann & Nguyen 2021), MIT licence",
-        params={"files": [str(p) for p in paths]}, n_rows_read=len(rows), replace=replace,
+        params={"files": [str(p) for p in paths], **(params or {})}, n_rows_read=len(rows), replace=replace,
     )
     instances = []
     for position, row in enumerate(rows):
@@ -410,6 +158,16 @@ def corpus_store_stel(
     return corpus
 
 
+def default_min_edit_distance(component: StyleComponent) -> int:
+    """STEL tested the edit distance of its two dimensions' pairs only (`edit_dist=True` for formality and
+    simplicity); contraction and number-substitution pairs differ by a few characters by design."""
+    return STEL_MIN_EDIT_DISTANCE if component.kind == StyleComponent.Kind.DIMENSION else 0
+
+
+# Formats whose texts are tokenized as published, so that they are normalized unless --no-detokenize.
+DETOKENIZE_BY_DEFAULT = {"turkcorpus"}
+
+
 def corpus_import(
     *,
     name: str,
@@ -417,7 +175,10 @@ def corpus_import(
     import_format: str,
     paths: Sequence[str | Path],
     seed: int = 0,
-    min_edit_distance: int = 4,
+    min_edit_distance: int | None = None,
+    detokenize: bool | None = None,
+    normalizer: str = "moses",
+    create_component: ComponentSpec | None = None,
     replace: bool = False,
     source: str = "",
     licence: str = "",
@@ -425,6 +186,12 @@ def corpus_import(
 ) -> tuple[Corpus, dict[str, Any]]:
     """Parse `paths` in `import_format` and store them as corpus `name`; returns the corpus and a summary.
 
+    Texts are normalized (`detokenize`; None = the format's default: on for TurkCorpus) with `normalizer`
+    ("moses", or "stel" for STEL's own mapping), then every pair passes STEL's pair test (non-empty, not equal,
+    not a substring, edit distance at least `min_edit_distance`; None = STEL's 4 for a dimension, 0 for a
+    characteristic, whose pairs differ by a few characters by design); failing pairs are dropped and counted.
+    `create_component` creates the component when it does not exist yet (for STEL files: the one style type
+    they name), in the transaction that stores the corpus.
     Nothing is stored when any line is bad: parsing finishes before the one transaction that writes."""
     if import_format not in FORMATS:
         raise ApplicationError(
@@ -432,33 +199,80 @@ def corpus_import(
         )
     if not paths:
         raise ApplicationError("no input files given", code="no_files")
-    if min_edit_distance < 0:
+    if min_edit_distance is not None and min_edit_distance < 0:
         raise ApplicationError("--min-edit-distance must be 0 or more", code="invalid_value")
-    if import_format == "stel":
-        comp = component_get(name=component) if component else None
-        corpus = corpus_store_stel(
-            name=name, component=comp, rows=parse_stel(paths), paths=paths, replace=replace, progress=progress
+    if normalizer not in NORMALIZERS:
+        raise ApplicationError(
+            f"unknown normalizer {normalizer!r} (one of: {', '.join(NORMALIZERS)})", code="unknown_normalizer"
         )
+    if detokenize is None:
+        detokenize = import_format in DETOKENIZE_BY_DEFAULT
+    normalize = NORMALIZERS[normalizer] if detokenize else None
+    text_params = {"detokenize": detokenize, "normalizer": normalizer if detokenize else None}
+    if import_format == "stel":
+        rows, changed = _stel_rows_normalize(parse_stel(paths), normalize)
+        style_types = sorted({row.style_type for row in rows})
+        wanted = component or (style_types[0] if len(style_types) == 1 else None)
+        comp = _component_resolve(wanted, create_component, [row.stel_id for row in rows]) if wanted else None
+        with transaction.atomic():
+            if comp is not None and comp.pk is None:
+                component_save(component=comp)
+            corpus = corpus_store_stel(
+                name=name, component=comp, rows=rows, paths=paths, replace=replace, progress=progress,
+                params=text_params,
+            )
         return corpus, {"corpus": corpus.name, "component": corpus.component.name, "format": import_format,
-                        "instances": corpus.n_instances, "pairs": 0, "skipped": 0}
+                        "instances": corpus.n_instances, "pairs": 0, "skipped": 0, "texts_changed": changed,
+                        **text_params}
     if not component:
         raise ApplicationError("--component is required for this format", code="missing_component")
-    comp = component_get(name=component)
-    params: dict[str, Any] = {"files": [str(p) for p in paths]}
-    if import_format == "aligned":
-        pairs, stats = parse_aligned(paths)
-    elif import_format == "turkcorpus":
-        pairs, stats = parse_turkcorpus(paths, seed=seed, min_edit_distance=min_edit_distance)
-        params.update(seed=seed, min_edit_distance=min_edit_distance)
+    comp = _component_resolve(component, create_component, [])
+    if min_edit_distance is None:
+        min_edit_distance = default_min_edit_distance(comp)
+    params: dict[str, Any] = {"files": [str(p) for p in paths], "min_edit_distance": min_edit_distance,
+                              **text_params}
+    if import_format == "turkcorpus":
+        pairs, stats = parse_turkcorpus(paths, seed=seed, min_edit_distance=min_edit_distance, normalize=normalize)
+        params["seed"] = seed
     else:
-        pairs, stats = parse_pairs(paths)
-    skipped = stats.get("skipped_too_similar", 0) + stats.get("skipped_no_simplification", 0)
+        parsed, read_stats = parse_aligned(paths) if import_format == "aligned" else parse_pairs(paths)
+        pairs, stats = pairs_screen(parsed, min_edit_distance=min_edit_distance, normalize=normalize)
+        stats = {"rows_read": len(parsed), **read_stats, **stats}
+    skipped = sum(stats[f"skipped_{reason}"] for reason in PAIR_TEST_REASONS)
     params["stats"] = stats
-    corpus = corpus_store(
-        name=name, component=comp, import_format=import_format, pairs=pairs,
-        source=source or "; ".join(str(p) for p in paths), licence=licence, params=params,
-        n_rows_read=stats.get("rows_read", len(pairs)), n_skipped=skipped, replace=replace, progress=progress,
-    )
+    with transaction.atomic():
+        if comp.pk is None:
+            component_save(component=comp)
+        corpus = corpus_store(
+            name=name, component=comp, import_format=import_format, pairs=pairs,
+            source=source or "; ".join(str(p) for p in paths), licence=licence, params=params,
+            n_rows_read=stats.get("rows_read", len(pairs)), n_skipped=skipped, replace=replace, progress=progress,
+        )
     return corpus, {"corpus": corpus.name, "component": comp.name, "format": import_format, "pairs": len(pairs),
-                    "skipped": skipped, **{k: v for k, v in stats.items() if k.startswith("skipped_")},
-                    "rows_read": corpus.n_rows_read, "seed": seed if import_format == "turkcorpus" else None}
+                    "skipped": skipped, **stats, "rows_read": corpus.n_rows_read,
+                    "seed": seed if import_format == "turkcorpus" else None, **text_params}
+
+
+def _component_resolve(name: str, spec: ComponentSpec | None, stel_ids: list[str]) -> StyleComponent:
+    """The existing component, or (with `spec`) an unsaved new one that the import's transaction saves."""
+    existing = StyleComponent.objects.filter(name=name).first()
+    if existing is not None or spec is None:
+        return existing or component_get(name=name)
+    labels = spec.labels or labels_from_stel_ids(stel_ids) or ("style_1", "style_2")
+    labels = tuple(STEL_ID_TAGS.get(label, label) for label in labels) if spec.labels is None else labels
+    return component_build(name=name, label_1=labels[0], label_2=labels[1], kind=spec.kind,
+                           description=spec.description)
+
+
+def _stel_rows_normalize(
+    rows: list[StelRow], normalize: Callable[[str], str] | None
+) -> tuple[list[StelRow], int]:
+    if normalize is None:
+        return rows, 0
+    out, changed = [], 0
+    for row in rows:
+        texts = {key: getattr(row, key) for key in ("anchor_1", "anchor_2", "sentence_1", "sentence_2")}
+        new = {key: normalize(text) if text.strip() else text for key, text in texts.items()}
+        changed += sum(new[key] != texts[key] for key in texts)
+        out.append(dataclasses.replace(row, **new))
+    return out, changed

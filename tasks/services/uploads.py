@@ -18,7 +18,8 @@ from tasks.services.imports import FORMATS, component_get
 
 def corpus_import_enqueue(
     *, name: str, component: str | None, import_format: str, files: list[UploadedFile], seed: int = 0,
-    min_edit_distance: int = 4, replace: bool = False, source: str = "", licence: str = "", created_by: str = "",
+    min_edit_distance: int | None = None, detokenize: bool | None = None, replace: bool = False, source: str = "",
+    licence: str = "", created_by: str = "",
 ) -> Job:
     """Validate what can be checked up front, save the files and queue the import."""
     if import_format not in FORMATS:
@@ -48,6 +49,7 @@ def corpus_import_enqueue(
     params: dict[str, Any] = {
         "name": name, "component": component or None, "format": import_format, "paths": paths,
         "original_names": [f.name for f in files], "seed": seed, "min_edit_distance": min_edit_distance,
+        "detokenize": detokenize,
         "replace": replace, "source": source or ", ".join(f.name or "" for f in files), "licence": licence,
         "upload_dir": str(upload_dir),
     }

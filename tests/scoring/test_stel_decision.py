@@ -63,10 +63,13 @@ def test_accuracy_table_per_component_with_undecided_share():
     assert table["overall"]["accuracy"] == pytest.approx((2 + 1.5) / 6)
     assert table["overall"]["undecided_share"] == pytest.approx(0.5)
     assert table["components"]["formality"] == {
-        "n": 3, "accuracy": pytest.approx(1.5 / 3), "accuracy_decided": pytest.approx(0.5),
-        "undecided_share": pytest.approx(1 / 3), "undecided": 1,
+        "n": 3, "accuracy": pytest.approx(1.5 / 3), "accuracy_stel": pytest.approx(1.5 / 3), "stel_quirk": False,
+        "accuracy_decided": pytest.approx(0.5), "undecided_share": pytest.approx(1 / 3), "undecided": 1,
     }
     assert table["components"]["simplicity"]["accuracy"] == pytest.approx(2 / 3)
+    # STEL's code reports 0.5 when ties are at least as many as decisions (2 ties, 1 decision, right)
+    assert table["components"]["simplicity"]["accuracy_stel"] == 0.5
+    assert table["components"]["simplicity"]["stel_quirk"] is True
     assert table["components"]["simplicity"]["undecided_share"] == pytest.approx(2 / 3)
 
 

@@ -23,13 +23,21 @@ def test_char3gram_cosine_of_character_trigram_counts():
     values = sims("char3gram", [
         ("abcd", "bcde"),  # {abc, bcd} · {bcd, cde} = 1, norms √2·√2 → 1/2
         ("aaaa", "aaa"),   # {aaa: 2} and {aaa: 1} point the same way → 1
-        ("Abc", "abc"),    # case is style: no shared trigram → 0
+        ("Abc", "abc"),    # STEL lower-cases (scikit-learn's default) → the same trigram → 1
         ("abab", "abab"),  # identical → 1
         ("ab", "ab"),      # both without any trigram → alike (1)
         ("ab", "abc"),     # one empty vector → 0
         ("abcab", "abc"),  # {abc:1, bca:1, cab:1} · {abc:1} = 1, norms √3·1 → 1/√3
     ])
-    assert values == pytest.approx([0.5, 1.0, 0.0, 1.0, 1.0, 0.0, 1 / math.sqrt(3)])
+    assert values == pytest.approx([0.5, 1.0, 1.0, 1.0, 1.0, 0.0, 1 / math.sqrt(3)])
+    # the variant that keeps case: no shared trigram → 0
+    assert sims("char3gram_cased", [("Abc", "abc"), ("abcd", "bcde")]) == pytest.approx([0.0, 0.5])
+
+
+def test_punctuation_counts_stels_twelve_marks_and_the_extended_variant_fourteen():
+    pairs = [("\u2018x\u2019 y.", "x y."), ("a - b", "a _ b")]
+    assert sims("punctuation", pairs) == pytest.approx([1.0, 0.0])  # STEL's code does not count ‘ ’
+    assert sims("punctuation_extended", pairs) == pytest.approx([1 / math.sqrt(3), 0.0])
 
 
 def test_punctuation_cosine_counts_only_stels_marks():
@@ -51,9 +59,11 @@ def test_word_length_is_one_minus_relative_difference_of_average_word_lengths():
         ("a", "abcd"),         # 1 and 4 → 1 − 3/4
         ("", ""),              # no words on either side → 1
         ("", "ab"),            # 0 and 2 → 1 − 2/2 = 0
-        ("hello,  world", "hi"),  # whitespace words "hello," (6) "world" (5) → 5.5 vs 2 → 1 − 3.5/5.5
+        ("hello,  world", "hi"),  # STEL splits on " ": "hello," (6), "" (0), "world" (5) → 11/3 vs 2
     ])
-    assert values == pytest.approx([1 - 1 / 3, 1.0, 0.25, 1.0, 0.0, 1 - 3.5 / 5.5])
+    assert values == pytest.approx([1 - 1 / 3, 1.0, 0.25, 1.0, 0.0, 1 - (11 / 3 - 2) / (11 / 3)])
+    # the variant splitting on any whitespace: 5.5 vs 2
+    assert sims("word_length_ws", [("hello,  world", "hi")]) == pytest.approx([1 - 3.5 / 5.5])
 
 
 def test_uppercase_is_one_minus_difference_of_uppercase_shares():

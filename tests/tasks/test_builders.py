@@ -174,7 +174,7 @@ def test_fixture_sentences_convert_cleanly_and_round_trip() -> None:
     sentences = FIXTURE.read_text(encoding="utf-8").splitlines()
     converted = [convert(s) for s in sentences]
     done = [c for c in converted if not c.skip]
-    assert len(sentences) == 80 and len(done) == 70
+    assert len(sentences) == 84 and len(done) == 80  # 79 STEL-style, "It's already late" expands
     for result in done:
         assert result.expanded != result.contracted
         assert dictionary_contractions(result.expanded) == []
@@ -242,35 +242,65 @@ def test_rules_on_stels_published_contraction_pairs(shared_data: Path) -> None:
 
 
 @pytest.mark.django_db
-def test_command_builds_the_fixture_corpus() -> None:
+def test_command_builds_the_fixture_corpus_as_stel_built_it() -> None:
     summary, _ = run_command("--name", "contraction-demo", str(FIXTURE))
-    assert summary["ok"] is True
-    assert (summary["lines"], summary["converted"]) == (80, 70)
-    assert (summary["skipped_ambiguous"], summary["skipped_unlisted"], summary["skipped_no_contraction"]) == (3, 1, 6)
-    assert summary["directions"] == {"expand": 37, "contract": 33}
+    assert summary["ok"] is True and summary["require_apostrophe"] is True and summary["both_directions"] is False
+    assert (summary["lines"], summary["converted"]) == (84, 79)
+    assert (summary["skipped_no_apostrophe"], summary["skipped_has_contraction"], summary["skipped_unlisted"],
+            summary["skipped_no_contraction"]) == (1, 1, 1, 2)
+    assert summary["directions"] == {"contract": 79}  # STEL's direction: the source is expanded, then contracted
     assert summary["rules_version"] == RULES_VERSION
     corpus = Corpus.objects.get(name="contraction-demo")
     assert corpus.component.name == "contraction"
     assert corpus.import_format == Corpus.Format.BUILT
-    assert (corpus.n_pairs, corpus.n_rows_read, corpus.n_skipped) == (70, 80, 10)
-    assert corpus.import_params["rules_version"] == RULES_VERSION
+    assert (corpus.n_pairs, corpus.n_rows_read, corpus.n_skipped) == (79, 84, 5)
+    assert corpus.import_params["rules_version"] == RULES_VERSION and corpus.import_params["require_apostrophe"]
     first = ParallelPair.objects.get(corpus=corpus, source_id="1")
-    assert first.text_1 == "It is going to rain before the match starts."  # style 1 = expanded
-    assert first.text_2 == "It's going to rain before the match starts."  # style 2 = contracted
-    assert first.metadata["direction"] == "expand"
-    assert not ParallelPair.objects.filter(corpus=corpus, source_id="66").exists()  # "The Earth's crust ..."
+    assert first.text_1 == "Maria's brother does not eat fish on Fridays."  # style 1 = expanded, the source
+    assert first.text_2 == "Maria's brother doesn't eat fish on Fridays."  # style 2 = contracted
+    # An apostrophe on both sides of every pair: "has an apostrophe" cannot tell the styles apart.
+    assert all("'" in text_1 and "'" in text_2 for text_1, text_2 in corpus.pairs.values_list("text_1", "text_2"))
+
+
+@pytest.mark.django_db
+def test_flags_relax_stels_rules(tmp_path: Path) -> None:
+    path = tmp_path / "s.txt"
+    path.write_text("We are here.\nIt's late.\nTom's dog is not here.\n", encoding="utf-8")
+    summary, _ = run_command("--name", "stel", str(path))
+    assert (summary["converted"], summary["skipped_no_apostrophe"], summary["skipped_has_contraction"]) == (1, 1, 1)
+    summary, _ = run_command("--name", "relaxed", "--allow-no-apostrophe", str(path))
+    assert (summary["converted"], summary["skipped_has_contraction"]) == (2, 1)
+    summary, _ = run_command("--name", "both", "--allow-no-apostrophe", "--both-directions", str(path))
+    assert summary["converted"] == 3 and summary["directions"] == {"contract": 2, "expand": 1}
+
+
+@pytest.mark.django_db
+def test_leak_detector_passes_the_fixture_and_flags_apostrophe_free_sources(tmp_path: Path) -> None:
+    from tasks.services.builders import contraction_corpus_build
+    from tasks.services.generation import instances_generate
+    from tasks.services.leaks import instances_audit
+
+    stel_built = contraction_corpus_build(name="stel", path=FIXTURE).corpus
+    expanded_sources = [line.replace("'s", "") for line in FIXTURE.read_text("utf-8").splitlines()]
+    (tmp_path / "plain.txt").write_text("\n".join(expanded_sources) + "\n", encoding="utf-8")
+    plain = contraction_corpus_build(name="plain", path=tmp_path / "plain.txt", require_apostrophe=False).corpus
+    for corpus in (stel_built, plain):
+        instances_generate(corpus=corpus, setup="quadruple", seed=1)
+    assert instances_audit(corpus=stel_built)["passed"] is True
+    report = instances_audit(corpus=plain)
+    assert report["leaks"] == ["apostrophe"] and report["warnings"]
 
 
 @pytest.mark.django_db
 def test_existing_name_is_refused_without_replace(tmp_path: Path) -> None:
     run_command("--name", "c", str(FIXTURE))
     smaller = tmp_path / "two.txt"
-    smaller.write_text("It's late.\nWe are here.\n", encoding="utf-8")
+    smaller.write_text("It's late, Tom's here.\nWe are at Anna's.\n", encoding="utf-8")
     error, summary = failing_command("--name", "c", str(smaller))
     assert summary["ok"] is False and summary["error"]["code"] == "corpus_exists"
     assert "--replace" in str(error) and error.returncode == 1
-    assert Corpus.objects.get(name="c").n_pairs == 70
-    summary, _ = run_command("--name", "c", "--replace", str(smaller))
+    assert Corpus.objects.get(name="c").n_pairs == 79
+    summary, _ = run_command("--name", "c", "--replace", "--both-directions", str(smaller))
     assert summary["converted"] == 2
     assert Corpus.objects.get(name="c").pairs.count() == 2
 
@@ -306,7 +336,7 @@ def test_file_without_any_convertible_sentence_stores_nothing(tmp_path: Path) ->
 def test_blank_lines_are_counted_and_source_ids_are_line_numbers(tmp_path: Path) -> None:
     path = tmp_path / "s.txt"
     path.write_text("\ufeffIt's late.\n\n   \nWe are here.\r\nJohn's hat.\n", encoding="utf-8")
-    summary, _ = run_command("--name", "s", str(path))
+    summary, _ = run_command("--name", "s", "--allow-no-apostrophe", "--both-directions", str(path))
     assert (summary["lines"], summary["converted"], summary["skipped_blank"], summary["skipped_no_contraction"]) == (
         5, 2, 2, 1
     )
@@ -325,5 +355,5 @@ def test_service_reports_progress_for_converting_and_storing() -> None:
         name="p", path=FIXTURE, convert_progress=lambda d, t: converting.append((d, t)),
         progress=lambda d, t: storing.append((d, t)),
     )
-    assert converting[-1] == (80, 80) and storing[-1] == (70, 70)
+    assert converting[-1] == (84, 84) and storing[-1] == (79, 79)
     assert result.summary()["corpus"] == "p"

@@ -98,7 +98,7 @@ def test_admin_upload_and_generate_action(admin_user, shared_data: Path) -> None
     assert page.status_code == 200 and b"Import a corpus" in page.content
     response = client.post("/admin/tasks/corpus/import/", {
         "name": "nsubs", "component": "nbr_substitution", "import_format": "aligned", "seed": 0,
-        "min_edit_distance": 4, "files": nsubs_uploads(shared_data),
+        "min_edit_distance": "", "files": nsubs_uploads(shared_data),
     })
     assert response.status_code == 302
     job = Job.objects.get(kind="corpus_import")

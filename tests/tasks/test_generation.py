@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from io import StringIO
 
 import pytest
@@ -163,5 +164,28 @@ def test_generation_on_the_real_turkcorpus(shared_data) -> None:
     instance = run.instances.select_related("anchor_pair", "sentence_pair").first()
     texts = {1: instance.anchor_pair.text_1, 2: instance.anchor_pair.text_2}
     assert instance.anchor_1 == texts[instance.anchor_1_style] and instance.anchor_2 == texts[instance.anchor_2_style]
-    labels = ("complex", "simple")
-    assert instance.stel_id.split("_")[1].split("-")[0] in labels
+    # STEL's IDs: the complex row (c-85) and the turker of the simplification (s-t5), e.g. QQ_c-85-s-t5-85_…
+    for stel_id, anchor_id, other_id in run.instances.values_list("stel_id", "anchor_pair__source_id",
+                                                                  "sentence_pair__source_id"):
+        match = re.fullmatch(r"QQ_(c|s-t[0-7])-(\d+)-(c|s-t[0-7])-(\d+)_(c|s-t[0-7])-(\d+)-(c|s-t[0-7])-(\d+)", stel_id)
+        assert match and match[2] == match[4] == anchor_id and match[6] == match[8] == other_id, stel_id
+        assert {match[1][0], match[3][0]} == {match[5][0], match[7][0]} == {"c", "s"}
+
+
+@pytest.mark.django_db
+def test_generation_screens_anchor_and_alternative_pairs_with_the_pair_test() -> None:
+    component = StyleComponent.objects.get(name="formality")
+    corpus = CorpusFactory(name="screened", component=component, import_params={})
+    for i in range(12):
+        ParallelPairFactory(corpus=corpus, position=i, source_id=str(i), text_1=f"hey {i} lol whatever",
+                            text_2=f"Hello, number {i}.")
+    # identical, a substring, and two edits apart: STEL would use none of them, as anchor or as alternative
+    bad = [("same text here", "same text here"), ("Hello there", "Hello there, friend."), ("colour me", "color me!")]
+    for offset, (text_1, text_2) in enumerate(bad, start=12):
+        ParallelPairFactory(corpus=corpus, position=offset, source_id=str(offset), text_1=text_1, text_2=text_2)
+    run = instances_generate(corpus=corpus, setup=Setup.QUADRUPLE, seed=4)
+    assert run.n_instances == 12 and run.params["n_pairs_stored"] == 15 and run.params["min_edit_distance"] == 4
+    assert run.params["pair_test_failed"] == {"empty": 0, "identical": 1, "too_similar": 1, "substring": 1}
+    used = set(run.instances.values_list("anchor_pair__source_id", flat=True)) | set(
+        run.instances.values_list("sentence_pair__source_id", flat=True))
+    assert used == {str(i) for i in range(12)}

@@ -13,6 +13,8 @@ from rapidfuzz.distance import Levenshtein
 from core.errors import ApplicationError
 from tasks.models import Corpus, Order, ParallelPair, Setup, TaskInstance
 from tasks.services.imports import corpus_import
+from tasks.services.normalization import text_detokenize
+from tasks.services.pair_test import pair_test
 
 pytestmark = pytest.mark.django_db
 
@@ -119,22 +121,29 @@ def test_existing_name_is_refused_unless_replace(shared_data: Path) -> None:
 # --- turkcorpus ----------------------------------------------------------------------------------------
 
 
-def test_turkcorpus_draws_one_simplification_per_row_with_the_seed(shared_data: Path) -> None:
+def test_turkcorpus_draws_one_of_eight_turkers_per_row_with_the_seed(shared_data: Path) -> None:
     path = shared_data / "turkcorpus" / "test.8turkers.organized.tsv"
     summary = run_command("import_corpus", "--name", "turk", "--component", "simplicity", "--format", "turkcorpus",
                           "--seed", "7", str(path))
-    rows = {cells[0]: cells for cells in (line.split("\t") for line in path.read_text("utf-8").splitlines())}
-    assert summary["rows_read"] == len(rows) == 359
-    assert summary["pairs"] + summary["skipped_too_similar"] + summary["skipped_no_simplification"] == 359
-    assert summary["skipped"] == summary["skipped_too_similar"] + summary["skipped_no_simplification"]
+    lines = [line.split("\t") for line in path.read_text("utf-8").splitlines()]
+    assert summary["rows_read"] == len(lines) == 359
+    reasons = ("empty", "identical", "too_similar", "substring")
+    assert summary["skipped"] == sum(summary[f"skipped_{reason}"] for reason in reasons)
+    assert summary["pairs"] + summary["skipped"] == 359 and summary["pairs"] >= 355
+    assert summary["detokenize"] is True and summary["texts_changed"] > 359
     corpus = Corpus.objects.get(name="turk")
     assert corpus.n_skipped == summary["skipped"] and corpus.import_params["seed"] == 7
+    turkers = set()
     for pair in corpus.pairs.all():
-        cells = rows[pair.source_id]
-        assert pair.text_1 == cells[1].strip()
+        cells = lines[int(pair.source_id)]  # STEL numbers the rows 0, 1, … (its ID c-85-s-t5-85)
+        assert pair.metadata["id"] == cells[0]
         turker = int(pair.metadata["turker"][1:])
-        assert pair.text_2 == cells[3 + turker].strip()
-        assert Levenshtein.distance(pair.text_1, pair.text_2) >= 4
+        turkers.add(turker)
+        assert pair.text_1 == text_detokenize(cells[1].strip())
+        assert pair.text_2 == text_detokenize(cells[2 + turker].strip())  # turk_0 is column 2
+        assert pair.metadata["style_tags"] == {"1": "c", "2": f"s-t{turker}"}
+        assert pair_test(pair.text_1, pair.text_2) is None
+    assert turkers == set(range(8)) and sum(summary["turkers"].values()) == summary["pairs"]
     # the same seed reproduces the draw, another seed changes it
     again, _ = corpus_import(name="turk-again", component="simplicity", import_format="turkcorpus", paths=[path],
                              seed=7)
@@ -145,18 +154,36 @@ def test_turkcorpus_draws_one_simplification_per_row_with_the_seed(shared_data: 
     assert texts(other) != texts(corpus)
 
 
+def test_turkcorpus_redraws_the_turker_when_the_pair_test_fails(tmp_path: Path) -> None:
+    # Row 1: only turk_5 passes (the others are empty, equal, a substring or 2 edits away); row 2: none passes.
+    complex_text = "The cat sat on the mat ."
+    row_1 = ["1", complex_text, "", complex_text, "The cat sat on the mat", "The cat sits on the mat.", "",
+             "A cat was sitting on a mat.", "", ""]
+    row_2 = ["2", "It rained .", "It rained.", "", "", "", "", "", "", "It rained"]
+    (tmp_path / "t.tsv").write_text("\n".join("\t".join(row) for row in (row_1, row_2)) + "\n", encoding="utf-8")
+    _, summary = corpus_import(name="t", component="simplicity", import_format="turkcorpus",
+                               paths=[tmp_path / "t.tsv"], seed=3)
+    assert summary["pairs"] == 1 and summary["skipped"] == 1 and summary["rows_redrawn"] >= 1
+    pair = ParallelPair.objects.get()
+    assert (pair.source_id, pair.text_1, pair.text_2) == ("0", "The cat sat on the mat.", "A cat was sitting on a mat.")
+    assert pair.metadata["turker"] == "t5" and pair.metadata["draws"] > 1
+    assert pair.metadata["original"]["text_1"] == complex_text
+    # --no-detokenize keeps the tokenized text; the space before the full stop then counts as an edit
+    _, raw = corpus_import(name="raw", component="simplicity", import_format="turkcorpus", paths=[tmp_path / "t.tsv"],
+                           seed=3, detokenize=False)
+    assert raw["texts_changed"] == 0 and raw["detokenize"] is False
+    assert Corpus.objects.get(name="raw").pairs.filter(text_1=complex_text).exists()
+
+
 def test_turkcorpus_min_edit_distance_controls_the_discard(shared_data: Path) -> None:
     path = shared_data / "turkcorpus" / "test.8turkers.organized.tsv"
     _, strict = corpus_import(name="a", component="simplicity", import_format="turkcorpus", paths=[path], seed=1,
                               min_edit_distance=4)
     _, lenient = corpus_import(name="b", component="simplicity", import_format="turkcorpus", paths=[path], seed=1,
                                min_edit_distance=0)
-    assert lenient["skipped_too_similar"] == 0 and lenient["pairs"] == 359
-    assert strict["skipped_too_similar"] > 0
-    kept = set(Corpus.objects.get(name="a").pairs.values_list("source_id", flat=True))
-    dropped = Corpus.objects.get(name="b").pairs.exclude(source_id__in=kept)
-    assert dropped.count() == strict["skipped_too_similar"]
-    assert all(Levenshtein.distance(p.text_1, p.text_2) <= 3 for p in dropped)
+    assert lenient["skipped_too_similar"] == 0 and lenient["redraws"] < strict["redraws"]
+    assert all(Levenshtein.distance(p.text_1, p.text_2) >= 4 for p in Corpus.objects.get(name="a").pairs.all())
+    assert any(Levenshtein.distance(p.text_1, p.text_2) < 4 for p in Corpus.objects.get(name="b").pairs.all())
 
 
 def test_turkcorpus_reports_rows_with_too_few_columns(tmp_path: Path, shared_data: Path) -> None:
@@ -165,7 +192,7 @@ def test_turkcorpus_reports_rows_with_too_few_columns(tmp_path: Path, shared_dat
     (tmp_path / "t.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     message, summary = failing_command("import_corpus", "--name", "t", "--component", "simplicity", "--format",
                                        "turkcorpus", str(tmp_path / "t.tsv"))
-    assert "t.tsv, line 4" in message and "found 2 column(s)" in message
+    assert "t.tsv, line 4" in message and "found 2" in message
     assert summary["error"]["code"] == "missing_columns"
     assert nothing_stored()
 
@@ -276,3 +303,36 @@ def test_stel_import_refuses_duplicate_ids(tmp_path: Path, shared_data: Path) ->
     message, _ = failing_command("import_corpus", "--name", "d", "--format", "stel", str(tmp_path / "dup.tsv"))
     assert "dup.tsv, line 5: duplicate ID" in message and "line 3" in message
     assert nothing_stored()
+
+
+# --- the pair test of every format ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("import_format", ["aligned", "pairs"])
+def test_every_format_drops_pairs_that_fail_stels_pair_test(tmp_path: Path, import_format: str) -> None:
+    pairs = [
+        ("hey whats up lol", "Hello, how are you?"),           # kept
+        ("the same sentence", "the same sentence"),          # identical
+        ("I agree", "I agree with you completely."),         # substring
+        ("gonna go now", "gona go now!"),                    # 2 edits
+        ("u r so rite", "You are quite right ."),            # kept; detokenized when asked
+    ]
+    if import_format == "aligned":
+        (tmp_path / "a.txt").write_text("".join(a + "\n" for a, _ in pairs), encoding="utf-8")
+        (tmp_path / "b.txt").write_text("".join(b + "\n" for _, b in pairs), encoding="utf-8")
+        paths = [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    else:
+        (tmp_path / "p.jsonl").write_text("".join(json.dumps({"text_a": a, "text_b": b}) + "\n" for a, b in pairs),
+                                          encoding="utf-8")
+        paths = [str(tmp_path / "p.jsonl")]
+    summary = run_command("import_corpus", "--name", "f", "--component", "formality", "--format", import_format,
+                          "--detokenize", *paths)
+    assert (summary["pairs"], summary["skipped"]) == (2, 3)
+    assert (summary["skipped_identical"], summary["skipped_substring"], summary["skipped_too_similar"]) == (1, 1, 1)
+    assert summary["texts_changed"] == 1 and summary["detokenize"] is True
+    assert list(Corpus.objects.get(name="f").pairs.values_list("source_id", "text_2")) == [
+        ("1", "Hello, how are you?"), ("5", "You are quite right.")]
+    # a characteristic keeps pairs a few characters apart (STEL tested edit distance for dimensions only)
+    summary = run_command("import_corpus", "--name", "c", "--component", "contraction", "--format", import_format,
+                          *paths)
+    assert summary["pairs"] == 3 and summary["skipped_too_similar"] == 0 and summary["detokenize"] is False

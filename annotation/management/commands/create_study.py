@@ -6,8 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from django.db import transaction
+
 from annotation.models import ORDERING_KINDS, EntryPlatform, ItemKind
 from annotation.selectors import study_progress
+from annotation.services.practice import practice_items_set
+from annotation.services.sampling_plan import sampling_plan_compute
 from annotation.services.studies import items_read_jsonl, questions_load, study_create
 from core.commands import JsonCommand
 from core.errors import ApplicationError
@@ -67,6 +71,18 @@ class Command(JsonCommand):
         parser.add_argument("--max-open-batches", type=int, help="Cap on batches open at once (default: none).")
         parser.add_argument("--min-seconds-per-item", type=float,
                             help="Flag participants whose median server-measured seconds per item is lower.")
+        parser.add_argument("--practice", metavar="FILE.json",
+                            help="Practice items shown with feedback before the first batch (a JSON list of "
+                                 "{anchor_1, anchor_2, sentence_1, sentence_2, correct_answer, explanation}); "
+                                 "never counted as answers, shown once per participant.")
+        parser.add_argument("--target-validated", type=int,
+                            help="Sampling plan: size each --component's share so that, at its expected validation "
+                                 "rate, it ends with this many validated instances (STEL sampled more simple than "
+                                 "formal items).")
+        parser.add_argument("--validation-rate", action="append", default=[], metavar="COMPONENT=RATE",
+                            help="Expected validation rate of a component (repeatable), e.g. simplicity=0.68.")
+        parser.add_argument("--rates-from-study", action="append", default=[], metavar="SLUG",
+                            help="Measure the rates on earlier, filtered studies (repeatable).")
 
     def run(self, **options: Any) -> dict[str, Any]:
         kind = options["kind"] or options["setup"]
@@ -74,6 +90,10 @@ class Command(JsonCommand):
             raise ApplicationError("give --setup (quadruple, triple, style-or-content) or --kind.")
         if options["count"] is not None and options["count"] < 1:
             raise ApplicationError("--count must be at least 1.")
+        plan = self.plan(kind, options) if options["target_validated"] is not None else None
+        practice = _json_file(options["practice"], "--practice") if options["practice"] else None
+        if practice is not None and not isinstance(practice, list):
+            raise ApplicationError(f"{options['practice']}: expected a JSON list of practice items.")
         items = items_read_jsonl(path=Path(options["items"]), kind=kind) if options["items"] else None
         questions = questions_load(spec=options["questions"]) if options["questions"] else None
         eligibility = None
@@ -85,6 +105,27 @@ class Command(JsonCommand):
                 isinstance(q, dict) and q.get("name") and q.get("choices") for q in eligibility
             ):
                 raise ApplicationError(f"{options['eligibility']}: expected a list of {{name, text, choices, accept}}.")
+        with transaction.atomic():
+            study = self.create(kind, options, items, questions, eligibility, plan, practice)
+        leak_warnings = self.audit(study)
+        per_component: dict[str, int] = {}
+        for name in study.items.values_list("component__name", flat=True):
+            per_component[name or "-"] = per_component.get(name or "-", 0) + 1
+        progress = study_progress(study=study)
+        return {
+            "study": study.slug, "item_kind": study.item_kind, "items": progress["items"],
+            "per_component": per_component, "annotators_per_item": study.annotators_per_item,
+            "min_correct": study.min_correct, "items_per_batch": study.items_per_batch,
+            "screening_per_batch": study.screening_per_batch, "max_batches": study.max_batches_per_participant,
+            "adaptive": study.adaptive_stopping, "completion_code": study.completion_code,
+            "screened_out_code": study.screened_out_code, "platform": study.platform,
+            "allow_anonymous": study.allow_anonymous,
+            "selection": study.selection, "url": f"/s/{study.slug}/", "sampling_plan": plan,
+            "leak_warnings": leak_warnings, "practice_items": study.practice_items.count(),
+        }
+
+    def create(self, kind: str, options: dict[str, Any], items: Any, questions: Any, eligibility: Any,
+               plan: dict[str, Any] | None, practice: list[Any] | None) -> Any:
         study = study_create(
             slug=options["slug"], item_kind=kind, title=options["title"], setup=options["setup"],
             corpus=options["corpus"], component=options["component"],
@@ -102,18 +143,39 @@ class Command(JsonCommand):
             prolific_study_id=options["prolific_study_id"], allow_anonymous=options["allow_anonymous"],
             first_answer_grace_seconds=options["first_answer_grace_seconds"],
             max_open_batches=options["max_open_batches"], min_seconds_per_item=options["min_seconds_per_item"],
+            counts_per_component={name: entry["sample"] for name, entry in plan["components"].items()}
+            if plan else None,
         )
-        per_component: dict[str, int] = {}
-        for name in study.items.values_list("component__name", flat=True):
-            per_component[name or "-"] = per_component.get(name or "-", 0) + 1
-        progress = study_progress(study=study)
-        return {
-            "study": study.slug, "item_kind": study.item_kind, "items": progress["items"],
-            "per_component": per_component, "annotators_per_item": study.annotators_per_item,
-            "min_correct": study.min_correct, "items_per_batch": study.items_per_batch,
-            "screening_per_batch": study.screening_per_batch, "max_batches": study.max_batches_per_participant,
-            "adaptive": study.adaptive_stopping, "completion_code": study.completion_code,
-            "screened_out_code": study.screened_out_code,
-            "selection": study.selection, "url": f"/s/{study.slug}/", "platform": study.platform,
-            "allow_anonymous": study.allow_anonymous,
-        }
+        if practice is not None:
+            practice_items_set(study=study, items=practice)
+        return study
+
+    def audit(self, study: Any) -> list[str]:
+        """The leak detector on every corpus the study draws instances from (tasks.services.leaks)."""
+        from tasks.models import Corpus
+        from tasks.services.leaks import instances_audit
+
+        corpus_ids = set(study.items.filter(instance__isnull=False).values_list("instance__corpus_id", flat=True))
+        warnings: list[str] = []
+        for corpus in Corpus.objects.filter(pk__in=corpus_ids).select_related("component").order_by("name"):
+            report = instances_audit(corpus=corpus, setup=study.item_kind)
+            warnings += [f"corpus '{corpus.name}': {warning}" for warning in report["warnings"]]
+        for warning in warnings:
+            self.stderr.write(f"warning: {warning}")
+        return warnings
+
+    def plan(self, kind: str, options: dict[str, Any]) -> dict[str, Any]:
+        rates: dict[str, float] = {}
+        for entry in options["validation_rate"]:
+            name, sep, value = entry.partition("=")
+            try:
+                rates[name.strip()] = float(value)
+            except ValueError:
+                raise ApplicationError(f"--validation-rate {entry!r}: expected COMPONENT=RATE") from None
+            if not sep:
+                raise ApplicationError(f"--validation-rate {entry!r}: expected COMPONENT=RATE")
+        return sampling_plan_compute(
+            setup=options["setup"] or kind, components=options["component"] or [],
+            target_validated=options["target_validated"], rates=rates, rates_from_studies=options["rates_from_study"],
+            corpus=options["corpus"], status=None if options["status"] == "any" else options["status"],
+        )

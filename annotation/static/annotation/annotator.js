@@ -314,6 +314,21 @@
     if (busy) return;
     busy = true;
     try {
+      // Practice items with feedback come first, once per participant, before the batch's time starts.
+      const { data: practice } = await api("GET", tokenPath("practice/"));
+      if (practice.item) { busy = false; return showPractice(practice); }
+    } catch (err) {
+      busy = false;
+      return fail(explain(err), boot);
+    }
+    busy = false;
+    await startBatch();
+  });
+
+  async function startBatch() {
+    if (busy) return;
+    busy = true;
+    try {
       if (session.state === "instructions") {
         const { data } = await api("POST", tokenPath("start/"), {});
         session = data;
@@ -326,6 +341,58 @@
       if (err.code === "no_work_available") return endScreen("full", null, null);
       fail(explain(err), boot);
     }
+  }
+
+  // --- practice (annotation/services/practice.py): answered with feedback, never counted ----------------------
+  let practiceView = null;
+  function showPractice(data) {
+    const body = $("practice-body");
+    body.innerHTML = "";
+    $("practice-feedback").hidden = true;
+    $("practice-feedback").textContent = "";
+    $("practice-submit").hidden = false;
+    $("practice-submit").disabled = true;
+    $("practice-continue").hidden = true;
+    $("practice-count").textContent = "Practice " + (data.total - data.remaining + 1) + " of " + data.total;
+    practiceView = window.StyleCrowdItems.render(data.item.kind, {
+      body, item: data.item, setSubmitEnabled: (enabled) => { $("practice-submit").disabled = !enabled; },
+      info: () => {}, submit: submitPractice,
+    });
+    practiceView.itemId = data.item.id;
+    show("practice");
+  }
+
+  async function submitPractice(event) {
+    if (event) event.preventDefault();
+    if (busy || !practiceView) return;
+    const answer = practiceView.read();
+    if (!answer) return;
+    busy = true;
+    try {
+      const { data } = await api("POST", tokenPath("practice/"), { item: practiceView.itemId, answer });
+      $("practice-body").querySelectorAll("input").forEach((input) => { input.disabled = true; });
+      const verdict = data.correct ? "Correct. " : "Not quite: the answer is " + data.correct_answer + ". ";
+      $("practice-feedback").textContent = verdict + (data.explanation || "");
+      $("practice-feedback").className = "feedback " + (data.correct ? "right" : "wrong");
+      $("practice-feedback").hidden = false;
+      $("practice-submit").hidden = true;
+      $("practice-continue").hidden = false;
+      $("practice-continue").focus();
+    } catch (err) {
+      fail(explain(err), boot);
+    } finally { busy = false; }
+  }
+  $("practice-form").addEventListener("submit", submitPractice);
+  $("practice-continue").addEventListener("click", async () => {
+    if (busy) return;
+    try {
+      const { data } = await api("GET", tokenPath("practice/"));
+      if (data.item) return showPractice(data);
+    } catch (err) { return fail(explain(err), boot); }
+    // The item renderers reuse the choices' ids: drop the practice controls before the first item is drawn.
+    $("practice-body").innerHTML = "";
+    practiceView = null;
+    await startBatch();
   });
 
   // --- items --------------------------------------------------------------------------------------------

@@ -1,0 +1,175 @@
+"""Leak detector: do trivial surface features decide a corpus's task instances?
+
+A benchmark must measure style, not how its corpora were prepared. Each surface feature below (a tokenization
+artefact, an apostrophe, the final mark, a digit, the case of the first letter, the length) is scored as a
+style-similarity method on the corpus's generated instances, with STEL's decision rule: two texts are alike when
+their feature values are equal (length: 1 − |a − b| / max(a, b)). A feature that decides many instances and is
+almost always right when it does (at least `min_accuracy_decided`, with a binomial test against chance below
+`alpha`) gives the label away: a warning with examples.
+
+Length is reported but never called a leak: a length difference is part of what many styles are (a contraction
+is shorter than its expansion, so in STEL's quadruples length alone picks the parallel order, as it does in
+STEL's own contraction instances; simple sentences are shorter than complex ones). A length leak that is not the
+style (boilerplate on one side) shows up in the report's `length` row, for a researcher to judge.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import binomtest
+
+from core.errors import ApplicationError
+from tasks.models import Corpus, Order, Setup, TaskInstance
+from tasks.services.normalization import has_tokenization_artefact
+
+# Features that are a marker of the component's style itself (number substitutions are digits; informal writing
+# drops capitals and final stops): reported as notes, never as leaks. An apostrophe is not listed for contraction:
+# STEL built its pairs so that both sides have one, and a contraction corpus where only one side has one leaks.
+STYLE_MARKERS: dict[str, frozenset[str]] = {
+    "nbr_substitution": frozenset({"digits"}),
+    "formality": frozenset({"first_letter_uppercase", "final_punctuation"}),
+}
+
+_FINAL = re.compile(r"[.!?…]+[\"')\]]*$")
+_DIGIT = re.compile(r"\d")
+
+
+def _final_mark(text: str) -> str:
+    match = _FINAL.search(text.rstrip())
+    return match.group(0)[0] if match else "none"
+
+
+def _first_letter_upper(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and letters[0].isupper()
+
+
+@dataclass(frozen=True)
+class SurfaceFeature:
+    name: str
+    description: str
+    value: Callable[[str], Any]
+    graded: bool = False  # numeric: similarity 1 − |a − b| / max(a, b) instead of equal / not equal
+    informational: bool = False  # reported, never a leak (see the module docstring)
+
+
+FEATURES: tuple[SurfaceFeature, ...] = (
+    SurfaceFeature("tokenization_artefact", "punctuation or a clitic set apart by spaces (`Sudan .`, `Islam 's`)",
+                   has_tokenization_artefact),
+    SurfaceFeature("apostrophe", "contains an apostrophe (' or ’)", lambda t: "'" in t or "\u2019" in t),
+    SurfaceFeature("final_punctuation", "the mark the text ends with (. ! ? or none)", _final_mark),
+    SurfaceFeature("digits", "contains a digit", lambda t: _DIGIT.search(t) is not None),
+    SurfaceFeature("first_letter_uppercase", "the first letter is upper-case", _first_letter_upper),
+    SurfaceFeature("double_space", "contains two spaces in a row", lambda t: "  " in t),
+    SurfaceFeature("length", "length in characters (graded; informational: often part of the style)", len,
+                   graded=True, informational=True),
+)
+
+
+def _similarity(feature: SurfaceFeature, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if feature.graded:
+        x, y = x.astype(float), y.astype(float)
+        largest = np.maximum(x, y)
+        return np.where(largest > 0, 1 - np.abs(x - y) / np.where(largest > 0, largest, 1), 1.0)
+    return (x == y).astype(float)
+
+
+def feature_audit(
+    *, instances: Sequence[tuple[str, str, str, str, int]], feature: SurfaceFeature, alpha: float,
+    min_accuracy_decided: float, min_decided: int, style_marker: bool = False,
+) -> dict[str, Any]:
+    """Score one feature on (anchor_1, anchor_2, sentence_1, sentence_2, correct 1|2) tuples; anchor_2 "" = triple."""
+    texts = list(zip(*instances, strict=True))[:4] if instances else [(), (), (), ()]
+    values = [np.array([feature.value(t) for t in column], dtype=object) for column in texts]
+    a1, a2, s1, s2 = values
+    correct = np.array([row[4] for row in instances], dtype=np.int64)
+    quad = np.array([bool(row[1]) for row in instances], dtype=bool)
+    s11, s12 = _similarity(feature, a1, s1), _similarity(feature, a1, s2)
+    s22, s21 = _similarity(feature, a2, s2), _similarity(feature, a2, s1)
+    # STEL's decision rule (scoring.stel_scoring.decision; tasks may not import from scoring).
+    keep = (1 - s11) ** 2 + (1 - s22) ** 2
+    swap = (1 - s12) ** 2 + (1 - s21) ** 2
+    quad_pred = np.where(swap - keep > 1e-12, 1, np.where(keep - swap > 1e-12, 2, 0))
+    triple_pred = np.where(s11 - s12 > 1e-12, 1, np.where(s12 - s11 > 1e-12, 2, 0))
+    predictions = np.where(quad, quad_pred, triple_pred)
+    decided = predictions != 0
+    n_decided, n_right = int(decided.sum()), int((predictions[decided] == correct[decided]).sum())
+    n = len(instances)
+    pvalue = float(binomtest(n_right, n_decided, 0.5, alternative="greater").pvalue) if n_decided else 1.0
+    accuracy_decided = n_right / n_decided if n_decided else None
+    decides = bool(n_decided >= min_decided and pvalue < alpha and accuracy_decided is not None
+                   and accuracy_decided >= min_accuracy_decided)
+    leak = decides and not feature.informational and not style_marker
+    examples = []
+    if decides:
+        for index in np.flatnonzero(decided & (predictions == correct))[:3].tolist():
+            row = instances[index]
+            examples.append({
+                "texts": {"A1": row[0], "A2": row[1], "S1": row[2], "S2": row[3]},
+                "values": {"A1": a1[index], "A2": a2[index] if row[1] else None, "S1": s1[index], "S2": s2[index]},
+            })
+    return {
+        "feature": feature.name, "description": feature.description, "informational": feature.informational,
+        "style_marker": style_marker, "decides": decides,
+        "instances": n, "decided": n_decided,
+        "right": n_right, "accuracy": (n_right + 0.5 * (n - n_decided)) / n if n else None,
+        "accuracy_decided": accuracy_decided, "pvalue": pvalue, "leak": leak, "examples": examples,
+    }
+
+
+def instances_audit(
+    *, corpus: Corpus, setup: str | None = None, alpha: float = 1e-3, min_accuracy_decided: float = 0.8,
+    min_decided: int = 20, style_markers: frozenset[str] | None = None,
+) -> dict[str, Any]:
+    """Audit the instances of `corpus` (one setup, or all) for surface features that give the label away.
+
+    `style_markers` (default: `STYLE_MARKERS` of the corpus's component) are features that are the style itself:
+    when one decides the instances it gives a note, not a leak.
+
+    A leak needs all three: at least `min_decided` decided instances, a one-sided binomial p-value below `alpha`
+    (divided by the number of features: Bonferroni), and an accuracy on decided instances of at least
+    `min_accuracy_decided`."""
+    if setup is not None and setup not in Setup.values:
+        raise ApplicationError(f"unknown setup {setup!r} (one of: {', '.join(Setup.values)})", code="unknown_setup")
+    if not 0 < alpha < 1 or not 0.5 < min_accuracy_decided <= 1 or min_decided < 1:
+        raise ApplicationError("alpha must be in (0, 1), min_accuracy_decided in (0.5, 1], min_decided ≥ 1",
+                               code="invalid_value")
+    queryset = TaskInstance.objects.filter(corpus=corpus)
+    if setup:
+        queryset = queryset.filter(setup=setup)
+    rows = [(a1, a2, s1, s2, 1 if order == Order.S1_S2 else 2) for a1, a2, s1, s2, order in queryset.values_list(
+        "anchor_1", "anchor_2", "sentence_1", "sentence_2", "correct_order").iterator(5000)]
+    if not rows:
+        raise ApplicationError(f"corpus '{corpus.name}' has no{' ' + setup if setup else ''} instances to audit; "
+                               "generate instances first", code="no_instances")
+    threshold = alpha / len(FEATURES)
+    markers = STYLE_MARKERS.get(corpus.component.name, frozenset()) if style_markers is None else style_markers
+    unknown = sorted(set(markers) - {feature.name for feature in FEATURES})
+    if unknown:
+        raise ApplicationError(f"unknown feature(s) {', '.join(unknown)} (known: "
+                               f"{', '.join(f.name for f in FEATURES)})", code="invalid_value")
+    features = [feature_audit(instances=rows, feature=feature, alpha=threshold,
+                              min_accuracy_decided=min_accuracy_decided, min_decided=min_decided,
+                              style_marker=feature.name in markers)
+                for feature in FEATURES]
+    leaks = [f["feature"] for f in features if f["leak"]]
+    warnings = [
+        f"{f['feature']} ({f['description']}) decides {f['decided']} of {f['instances']} instances and is right in "
+        f"{f['right']} (p = {f['pvalue']:.1e}): the instances leak their label; normalize the texts (e.g. "
+        "import_corpus --detokenize) or rebuild the corpus before a study uses them"
+        for f in features if f["leak"]
+    ]
+    notes = [
+        f"{f['feature']} decides {f['decided']} of {f['instances']} instances (right in {f['right']}): a marker of "
+        f"{corpus.component.name} itself, not a leak, but a benchmark this marker alone solves measures little"
+        for f in features if f["decides"] and not f["leak"]
+    ]
+    return {
+        "corpus": corpus.name, "component": corpus.component.name, "setup": setup, "instances": len(rows),
+        "alpha": alpha, "min_accuracy_decided": min_accuracy_decided, "style_markers": sorted(markers),
+        "passed": not leaks, "leaks": leaks, "warnings": warnings, "notes": notes, "features": features,
+    }
