@@ -7,6 +7,7 @@ from typing import Any
 
 from annotation.models import ORDERING_KINDS, ItemKind
 from annotation.selectors import study_progress
+from annotation.services.rating_presets import rating_items_read, rating_preset_get
 from annotation.services.studies import items_read_jsonl, questions_load, study_create
 from core.commands import JsonCommand
 from core.errors import ApplicationError
@@ -35,7 +36,8 @@ class Command(JsonCommand):
         parser.add_argument("--status", default="candidate", help="Instance status (candidate, validated, any).")
         parser.add_argument("--count", type=int)
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--annotators-per-item", type=int, default=5)
+        parser.add_argument("--annotators-per-item", type=int, default=None,
+                            help="k distinct people per item (default: the --preset's, else 5).")
         parser.add_argument("--min-correct", type=int, help="m of k correct to validate (default: a majority).")
         parser.add_argument("--items-per-batch", type=int, default=14)
         parser.add_argument("--screening-per-batch", type=int, default=2)
@@ -54,6 +56,10 @@ class Command(JsonCommand):
         parser.add_argument("--estimated-minutes", type=int, default=10)
         parser.add_argument("--hourly-pay", type=float, default=9.0)
         parser.add_argument("--rewrite-min-length", type=int, default=10)
+        parser.add_argument("--preset", help="Rating preset: gyafc (likert: formality, fluency, meaning; ranking: "
+                                             "overall ranking) or pauli (likert: style strength, content).")
+        parser.add_argument("--outputs", help="CSV/TSV/JSONL of system outputs for a likert or ranking study: "
+                                              "id, source, rewrite[, system, source_id] or id, source, <system>…")
 
     def run(self, **options: Any) -> dict[str, Any]:
         kind = options["kind"] or options["setup"]
@@ -61,8 +67,14 @@ class Command(JsonCommand):
             raise ApplicationError("give --setup (quadruple, triple, style-or-content) or --kind.")
         if options["count"] is not None and options["count"] < 1:
             raise ApplicationError("--count must be at least 1.")
+        if options["items"] and options["outputs"]:
+            raise ApplicationError("give --items or --outputs, not both.")
+        preset = rating_preset_get(preset=options["preset"], kind=kind) if options["preset"] else {}
         items = items_read_jsonl(path=Path(options["items"]), kind=kind) if options["items"] else None
-        questions = questions_load(spec=options["questions"]) if options["questions"] else None
+        if options["outputs"]:
+            items = rating_items_read(path=options["outputs"], kind=kind)
+        questions = questions_load(spec=options["questions"]) if options["questions"] else preset.get("questions")
+        annotators_per_item = options["annotators_per_item"] or preset.get("annotators_per_item", 5)
         eligibility = None
         if options["eligibility"] == "none":
             eligibility = []
@@ -76,13 +88,14 @@ class Command(JsonCommand):
             slug=options["slug"], item_kind=kind, title=options["title"], setup=options["setup"],
             corpus=options["corpus"], component=options["component"],
             status=None if options["status"] == "any" else options["status"], count=options["count"],
-            seed=options["seed"], annotators_per_item=options["annotators_per_item"],
+            seed=options["seed"], annotators_per_item=annotators_per_item,
             min_correct=options["min_correct"], items_per_batch=options["items_per_batch"],
             screening_per_batch=options["screening_per_batch"], max_batches=options["max_batches"],
             time_limit_minutes=options["time_limit"], adaptive=options["adaptive"],
             allow_multiple_setups=options["allow_multiple_setups"], items=items, questions=questions,
             consent_text=options["consent_text"], eligibility_questions=eligibility,
-            task_description=options["task_description"], completion_code=options["completion_code"],
+            task_description=options["task_description"] or preset.get("task_description"),
+            completion_code=options["completion_code"],
             screened_out_code=options["screened_out_code"], redirect_url=options["redirect_url"],
             estimated_minutes=options["estimated_minutes"], target_hourly_pay=options["hourly_pay"],
             rewrite_min_length=options["rewrite_min_length"],
