@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -12,35 +11,13 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
-from rest_framework.test import APIClient
 
-from annotation.models import Reservation, Response, Study
+from annotation.models import Response, Study
+from tests.annotation.helpers import run_participant
 
 pytestmark = pytest.mark.django_db
 
 DEMO = Path(settings.BASE_DIR) / "scoring" / "demo"
-
-
-def rate_over_api(*, slug: str, pid: str, answer_for: Callable[[dict[str, Any], str], Any]) -> int:
-    """One simulated rater through the participant API, as the browser drives it: start, consent, then `next` and
-    `answers` until the batch is done. `answer_for(public item, the item's external id)` gives the answer.
-    Every test here drives participants through this one function."""
-    from tests.annotation.helpers import Participant
-
-    person = Participant(APIClient(), slug, pid)
-    person.start()
-    person.consent()
-    answered = 0
-    while True:
-        response = person.next()
-        assert response.status_code == 200, response.content
-        item = response.json()["item"]
-        if item is None:
-            return answered
-        external_id = Reservation.objects.select_related("study_item").get(public_id=item["id"]).study_item.external_id
-        posted = person.answer(item["id"], answer_for(item, external_id))
-        assert posted.status_code == 201, posted.content
-        answered += 1
 
 
 def _command(name: str, *args: str) -> dict[str, Any]:
@@ -75,7 +52,7 @@ def test_pauli_study_filled_by_raters_gives_the_alpha_of_the_imported_ratings():
             assert [q["name"] for q in item["questions"]] == ["style_strength", "content_preservation"]
             return {"style_strength": ratings[(rater, external_id, "style_change")],
                     "content_preservation": ratings[(rater, external_id, "content_preservation")]}
-        assert rate_over_api(slug="pauli-live", pid=rater, answer_for=answer) == 40
+        assert run_participant(slug="pauli-live", pid=rater, answer_for=answer) == 40
     assert Response.objects.filter(study=study).count() == len(ratings) == 240
 
     _command("import_annotations", "--study", "pauli-imported", "--question", "content_preservation", "--scale",
@@ -111,7 +88,7 @@ def test_gyafc_ranking_from_a_wide_outputs_file_reports_mean_rank_per_system(tmp
             by_system = {o["text"].split(" ", 1)[0]: o["id"] for o in item["outputs"]}
             assert "system" not in json.dumps(item["outputs"])
             return [by_system[s] for s in order]
-        assert rate_over_api(slug="gyafc-rank", pid=rater, answer_for=answer) == 4
+        assert run_participant(slug="gyafc-rank", pid=rater, answer_for=answer) == 4
     summary = _command("rank_systems", "--study", "gyafc-rank")
     ranks = {row["system"]: row["mean_rank"] for row in summary["systems"]}
     assert ranks == pytest.approx({"sysA": 4 / 3, "sysB": 2.0, "sysC": 8 / 3}, abs=1e-4)  # rounded to 4 places
