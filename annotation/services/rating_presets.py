@@ -150,3 +150,37 @@ def rating_items_read(*, path: str | Path, kind: str) -> list[dict[str, Any]]:
         ranking.append({"id": group["id"], "source": group["source"], "outputs": outputs,
                         **{k: group[k] for k in ("reference", "target_style") if k in group}})
     return ranking
+
+
+def rating_items_from_rewrite_study(*, study_slug: str, kind: str) -> list[dict[str, Any]]:
+    """The accepted rewrites of a rewrite study as rating items: Likert, one per rewrite (`system` names its
+    writer); ranking, one per source with its rewrites (at least 2)."""
+    from annotation.models import Study
+    from annotation.services.rewrite_corpus import accepted_rewrites
+
+    if kind not in (ItemKind.LIKERT, ItemKind.RANKING):
+        raise ApplicationError(f"--outputs-study builds likert or ranking studies, not {kind}.", code="invalid_kind")
+    study = Study.objects.filter(slug=study_slug).first()
+    if study is None or study.item_kind != ItemKind.REWRITE:
+        raise ApplicationError(f"--outputs-study: {study_slug!r} is not a rewrite study", code="not_a_rewrite_study")
+    groups: dict[str, list[Any]] = {}
+    for response in accepted_rewrites(study=study):
+        groups.setdefault(response.study_item.external_id, []).append(response)
+    if not groups:
+        raise ApplicationError(f"--outputs-study: {study_slug!r} has no accepted rewrites", code="no_rewrites")
+    items: list[dict[str, Any]] = []
+    for source_id, responses in groups.items():
+        payload = responses[0].study_item.payload
+        meta = {"source": payload.get("source", ""), "rewrite_study": study.slug,
+                **({"target_style": payload["target_style"]} if payload.get("target_style") else {})}
+        outputs = [{"id": f"o{n}", "system": f"writer:{r.participant.external_id}", "text": r.answer,
+                    "response": r.pk} for n, r in enumerate(responses, start=1)]
+        if kind == ItemKind.LIKERT:
+            items.extend({"id": f"{source_id}#{o['id'][1:]}", "rewrite": o["text"], "system": o["system"],
+                          "response": o["response"], **meta} for o in outputs)
+        elif len(outputs) >= 2:
+            items.append({"id": source_id, "outputs": outputs, **meta})
+    if not items:
+        raise ApplicationError(f"--outputs-study: no source of {study_slug!r} has 2 accepted rewrites to rank",
+                               code="too_few_outputs")
+    return items

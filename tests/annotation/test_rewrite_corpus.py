@@ -120,3 +120,39 @@ def test_bad_requests_are_refused_and_nothing_is_stored(written_study):
     with pytest.raises(CommandError):
         call_command("build_corpus_from_rewrites", "--study", "rw", "--name", "taken", "--component", "formality",
                      stdout=StringIO(), stderr=StringIO())
+
+
+def test_rating_studies_from_a_rewrite_study(written_study):
+    participant_exclude(participant=Participant.objects.get(study__slug="rw", external_id="w3"), reason="test")
+    valid = Response.objects.filter(study__slug="rw", is_valid=True)
+    out = StringIO()
+    call_command("create_study", "--slug", "rw-likert", "--kind", "likert", "--preset", "gyafc", "--outputs-study",
+                 "rw", "--eligibility", "none", stdout=out)
+    likert = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert likert["items"] == valid.count()
+    from annotation.models import Study
+
+    items = list(Study.objects.get(slug="rw-likert").items.all())
+    assert {i.payload["response"] for i in items} == set(valid.values_list("pk", flat=True))
+    assert all(i.payload["system"] in {"writer:w1", "writer:w2"} and i.payload["rewrite_study"] == "rw" for i in items)
+
+    out = StringIO()
+    call_command("create_study", "--slug", "rw-rank", "--kind", "ranking", "--preset", "gyafc", "--outputs-study",
+                 "rw", "--eligibility", "none", "--annotators-per-item", "1", stdout=out)
+    ranking = Study.objects.get(slug="rw-rank")
+    two = [source for source in {r.study_item.external_id for r in valid.select_related("study_item")}
+           if valid.filter(study_item__external_id=source).count() == 2]
+    assert sorted(ranking.items.values_list("external_id", flat=True)) == sorted(two) and two
+
+    def first_writer_best(item: dict[str, Any], external_id: str) -> list[str]:
+        return sorted((o["id"] for o in item["outputs"]),
+                      key=lambda oid: "(w1)" not in next(o["text"] for o in item["outputs"] if o["id"] == oid))
+    run_participant(slug="rw-rank", pid="judge", answer_for=first_writer_best)
+    out = StringIO()
+    call_command("rank_systems", "--study", "rw-rank", stdout=out, stderr=StringIO())
+    systems = json.loads(out.getvalue().strip().splitlines()[-1])["systems"]
+    assert [(s["system"], s["mean_rank"]) for s in systems] == [("writer:w1", 1.0), ("writer:w2", 2.0)]
+
+    with pytest.raises(CommandError):
+        call_command("create_study", "--slug", "x", "--kind", "likert", "--preset", "gyafc", "--outputs-study", "lik",
+                     "--eligibility", "none", stdout=StringIO())

@@ -123,7 +123,7 @@ def test_gyafc_likert_preset_makes_one_item_per_output_with_the_papers_scales(tm
     (["--kind", "ranking", "--preset", "gyafc"], "id\tsource\trewrite\nx\ts\ta\n", "a ranking needs at least 2"),
     (["--kind", "likert", "--preset", "gyafc"], "id\tsource\tA\nx\ts\ta\nx\tt\tb\n", "line 3: duplicate id 'x:A'"),
     (["--kind", "likert", "--preset", "gyafc"], "id\tsource\tA\nx\t\ta\n", "line 2: missing source"),
-    (["--kind", "likert", "--preset", "gyafc", "--items", "x.jsonl"], "id\tsource\tA\nx\ts\ta\n", "not both"),
+    (["--kind", "likert", "--preset", "gyafc", "--items", "x.jsonl"], "id\tsource\tA\nx\ts\ta\n", "not several"),
 ])
 def test_bad_outputs_or_presets_are_refused_and_nothing_is_stored(tmp_path, args, content, message):
     path = tmp_path / "outputs.tsv"

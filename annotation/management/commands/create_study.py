@@ -7,7 +7,11 @@ from typing import Any
 
 from annotation.models import ORDERING_KINDS, ItemKind
 from annotation.selectors import study_progress
-from annotation.services.rating_presets import rating_items_read, rating_preset_get
+from annotation.services.rating_presets import (
+    rating_items_from_rewrite_study,
+    rating_items_read,
+    rating_preset_get,
+)
 from annotation.services.studies import items_read_jsonl, questions_load, study_create
 from core.commands import JsonCommand
 from core.errors import ApplicationError
@@ -60,6 +64,7 @@ class Command(JsonCommand):
                                              "overall ranking) or pauli (likert: style strength, content).")
         parser.add_argument("--outputs", help="CSV/TSV/JSONL of system outputs for a likert or ranking study: "
                                               "id, source, rewrite[, system, source_id] or id, source, <system>…")
+        parser.add_argument("--outputs-study", help="A rewrite study whose accepted rewrites are to be rated.")
 
     def run(self, **options: Any) -> dict[str, Any]:
         kind = options["kind"] or options["setup"]
@@ -67,12 +72,14 @@ class Command(JsonCommand):
             raise ApplicationError("give --setup (quadruple, triple, style-or-content) or --kind.")
         if options["count"] is not None and options["count"] < 1:
             raise ApplicationError("--count must be at least 1.")
-        if options["items"] and options["outputs"]:
-            raise ApplicationError("give --items or --outputs, not both.")
+        if sum(bool(options[key]) for key in ("items", "outputs", "outputs_study")) > 1:
+            raise ApplicationError("give one of --items, --outputs and --outputs-study, not several.")
         preset = rating_preset_get(preset=options["preset"], kind=kind) if options["preset"] else {}
         items = items_read_jsonl(path=Path(options["items"]), kind=kind) if options["items"] else None
         if options["outputs"]:
             items = rating_items_read(path=options["outputs"], kind=kind)
+        if options["outputs_study"]:
+            items = rating_items_from_rewrite_study(study_slug=options["outputs_study"], kind=kind)
         questions = questions_load(spec=options["questions"]) if options["questions"] else preset.get("questions")
         annotators_per_item = options["annotators_per_item"] or preset.get("annotators_per_item", 5)
         eligibility = None
