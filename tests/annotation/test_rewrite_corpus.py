@@ -78,7 +78,7 @@ def test_accepted_rewrites_become_a_split_multi_reference_corpus(written_study):
     assert again["pairs"] == other["pairs"] == summary["pairs"]
 
     first = _command("--study", "rw", "--name", "rw-first", "--component", "formality", "--references", "first")
-    assert first["pairs"] == 10 and first["dropped_extra_references"] == summary["pairs"] - 10
+    assert first["pairs"] == 10 and first["rewrites_not_in_a_pair"] == summary["pairs"] - 10
 
     corpus = Corpus.objects.get(name="rw-first")
     run = instances_generate(corpus=corpus, setup="quadruple", seed=1)
@@ -156,3 +156,32 @@ def test_rating_studies_from_a_rewrite_study(written_study):
     with pytest.raises(CommandError):
         call_command("create_study", "--slug", "x", "--kind", "likert", "--preset", "gyafc", "--outputs-study", "lik",
                      "--eligibility", "none", stdout=StringIO())
+
+
+def test_persona_cut_makes_a_two_style_corpus_from_one_attribute():
+    from tasks.models import StyleComponent
+
+    study_create(slug="pastel", item_kind="rewrite", annotators_per_item=3, items_per_batch=10, max_batches=1,
+                 eligibility_questions=AGE,
+                 items=[{"id": f"src{i}", "source": s, "target_style": "formal"} for i, s in enumerate(SOURCES)])
+    for writer, age in (("young", "18-29"), ("middle", "30-49"), ("old", "50+")):
+        run_participant(slug="pastel", pid=writer, eligibility={"age": age},
+                        answer_for=lambda item, ext, writer=writer: f"{writer} writes source {ext} in their words")
+    StyleComponent.objects.create(name="age-cut", label_1="18-29", label_2="50+",
+                                  kind=StyleComponent.Kind.CHARACTERISTIC)
+    summary = _command("--study", "pastel", "--name", "pastel-age", "--component", "age-cut", "--split-by",
+                       "persona.age", "--seed", "2")
+    assert summary["pairs"] == 10 and summary["rewrites_not_in_a_pair"] == 10 and summary["split_by"] == "persona.age"
+    for pair in ParallelPair.objects.filter(corpus__name="pastel-age"):
+        assert pair.text_1.startswith("young writes") and pair.text_2.startswith("old writes")
+        assert pair.metadata["writer_1"]["persona"] == {"age": "18-29"}
+        assert pair.metadata["writer_2"]["persona"] == {"age": "50+"}
+        assert pair.text_1.endswith(f"{pair.metadata['group']} in their words")
+        assert pair.text_2.endswith(f"{pair.metadata['group']} in their words")
+    run = instances_generate(corpus=Corpus.objects.get(name="pastel-age"), setup="triple", seed=3)
+    assert TaskInstance.objects.filter(generation_run=run).count() == 10
+    out = StringIO()
+    with pytest.raises(CommandError):
+        call_command("build_corpus_from_rewrites", "--study", "pastel", "--name", "x", "--component", "age-cut",
+                     "--split-by", "age", stdout=out, stderr=StringIO())
+    assert "persona.ATTRIBUTE" in out.getvalue()

@@ -22,6 +22,8 @@ class Command(JsonCommand):
                             help="Every accepted rewrite of a source, or only its first (one pair per source).")
         parser.add_argument("--rewrite-side", type=int, choices=[1, 2],
                             help="Side of the rewrites (default: from the items' target_style).")
+        parser.add_argument("--split-by", default="", help="persona.ATTRIBUTE: a two-style corpus whose styles are "
+                                                             "the component's two labels as values of ATTRIBUTE.")
         parser.add_argument("--replace", action="store_true")
 
     def run(self, **options: Any) -> dict[str, Any]:
@@ -29,6 +31,7 @@ class Command(JsonCommand):
             corpus = corpus_build_from_rewrites(
                 study_slug=options["study"], name=options["name"], component=options["component"],
                 seed=options["seed"], splits=options["splits"], references=options["references"],
-                rewrite_side=options["rewrite_side"], replace=options["replace"], progress=progress)
+                rewrite_side=options["rewrite_side"], split_by=options["split_by"], replace=options["replace"],
+                progress=progress)
         return {"corpus": corpus.name, "component": corpus.component.name, "pairs": corpus.n_pairs,
                 **corpus.import_params}
