@@ -75,6 +75,8 @@ FABRICATED_OPENERS = ["According to the police, ", "Last Tuesday, ", "After the 
 
 TIME_WORDS = {w.lower() for w in RELATIVE_DAYS + WEEKDAYS + MONTHS} | {"now", "soon", "again", "later", "early"}
 TRAILING_CLAUSE = re.compile(r",\s+(?:as|because|and|but|which|so|since|while|although|though|who)\b[^,;.!?]*")
+TIME_PHRASE = re.compile(r" (?:this|next|last|every) (?:weekend|morning|afternoon|evening|night|week|month|year|"
+                         r"summer|winter|spring|autumn)\b", re.IGNORECASE)
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 DIGITS = re.compile(r"\d+(?:[.,]\d+)?")
 
@@ -127,11 +129,20 @@ def substitution_candidates(text: str, rng: random.Random) -> list[ContentEdit]:
     if names:
         return names
     nouns = []
-    for previous, match in zip(words, words[1:], strict=False):
-        word = match.group()
-        if previous.group().lower() in DETERMINERS and word.lower() not in FUNCTION_WORDS and len(word) > 2 \
-                and not word.lower().endswith("ly"):
-            nouns.append(ContentEdit(SUBSTITUTION, "noun", match.start(), match.end(), word,
+    for index, determiner in enumerate(words):
+        if determiner.group().lower() not in DETERMINERS:
+            continue
+        # The head of the noun phrase: the last content word of up to three that follow the determiner with only
+        # spaces between them ("the car advertisement" → advertisement, "the entire season" → season).
+        head = None
+        for follower in words[index + 1:index + 4]:
+            gap = text[(head or determiner).end():follower.start()]
+            if gap.strip() or follower.group().lower() in FUNCTION_WORDS:
+                break
+            head = follower
+        word = head.group() if head else ""
+        if head and len(word) > 2 and not word.lower().endswith("ly"):
+            nouns.append(ContentEdit(SUBSTITUTION, "noun", head.start(), head.end(), word,
                                      _pick_other(rng, NOUNS, word)))
     return nouns
 
@@ -144,6 +155,9 @@ def deletion_candidates(text: str, rng: random.Random) -> list[ContentEdit]:
         head = match.group().lower()
         if head not in PREPOSITIONS and not (head in {"because", "which", "although", "while"} and index > 1):
             continue
+        following = words[index + 1].group() if index + 1 < len(words) else ""
+        if head == "to" and not (following.lower() in DETERMINERS or following[:1].isupper()):
+            continue  # "to watch …" is an infinitive, not a place or a recipient
         last = index
         for follower in words[index + 1:]:
             between = text[words[last].end():follower.start()]
@@ -168,6 +182,9 @@ def deletion_candidates(text: str, rng: random.Random) -> list[ContentEdit]:
     for match in TRAILING_CLAUSE.finditer(text):
         if len(_tokens(text[:match.start()])) >= 3:
             candidates.append(ContentEdit(DELETION, "clause", match.start(), match.end(), match.group(), ""))
+    for match in TIME_PHRASE.finditer(text):
+        if len(words) > 4:
+            candidates.append(ContentEdit(DELETION, "time", match.start(), match.end(), match.group(), ""))
     if not candidates:
         for match in words:
             if match.group().lower() in TIME_WORDS and len(words) > 3:
