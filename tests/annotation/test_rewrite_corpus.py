@@ -41,7 +41,7 @@ def written_study() -> str:
     return "rw"
 
 
-def test_accepted_rewrites_become_a_split_multi_reference_corpus(written_study):
+def test_accepted_rewrites_become_a_split_multi_reference_corpus(written_study, tmp_path):
     assert Response.objects.filter(study__slug="rw").count() == 20  # k = 2 rewrites of 10 sources
     excluded = Participant.objects.get(study__slug="rw", external_id="w3")
     excluded_written = Response.objects.filter(participant=excluded).count()
@@ -89,6 +89,30 @@ def test_accepted_rewrites_become_a_split_multi_reference_corpus(written_study):
         assert instance.anchor_pair.metadata["response"] in accepted
         assert instance.anchor_1 != instance.sentence_1 and instance.anchor_1 in (instance.anchor_pair.text_1,
                                                                                    instance.anchor_pair.text_2)
+
+    # The STEL export: every ID names source items and references whose pairs are accepted rewrites only, and the
+    # dataset card says which study the corpus was built from.
+    import csv
+    import re
+
+    from scoring.exports import benchmark_export
+
+    out = tmp_path / "rw.tsv"
+    benchmark_export(fmt="stel-tsv", out=out, corpus="rw-first")
+    with open(out, encoding="utf-8") as handle:
+        ids = [row["ID"] for row in csv.DictReader(handle, delimiter="\t")]
+    assert len(ids) == 10
+    pair_of = {p.source_id: p for p in ParallelPair.objects.filter(corpus__name="rw-first")}
+    excluded_ids = set(Response.objects.filter(participant=excluded).values_list("pk", flat=True))
+    for stel_id in ids:
+        traced = re.findall(r"src\d+#\d+", stel_id)
+        assert len(traced) == 4  # A1, A2 of the anchor pair; S1, S2 of the other pair
+        for source_id in traced:
+            assert pair_of[source_id].metadata["response"] in accepted - excluded_ids
+    card = json.loads((tmp_path / "rw.card.json").read_text())
+    built = card["sources"][0]["built_from_rewrites"]
+    assert built["study"] == "rw" and built["references"] == "first" and built["accepted_rewrites"] == valid.count()
+    assert "accepted rewrites of study `rw`" in (tmp_path / "rw.card.md").read_text()
 
 
 def test_bad_requests_are_refused_and_nothing_is_stored(written_study):
