@@ -227,3 +227,31 @@ def test_local_model_editor_records_type_and_edit(tiny_model_dir, tmp_path):
         call_command("build_content_errors", "--name", "lm-3", "--pairs", str(pairs), "--model",
                      str(tmp_path / "missing"), stdout=out)
     assert "model_not_found" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_admin_creates_the_rating_study_only_with_change_permission(shared_data, tmp_path, client):
+    _run("--name", "adm", "--pairs", str(_turkcorpus_pairs(shared_data, tmp_path, n=4)), "--types", "deletion")
+    error_set = ContentErrorSet.objects.get(name="adm")
+    changelist = reverse("admin:scoring_contenterrorset_changelist")
+    viewer = User.objects.create_user("viewer", password="pw", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_contenterrorset"))
+    client.force_login(viewer)
+    assert "Create the rating study" not in client.get(changelist).content.decode()
+    client.post(changelist, {"action": "create_rating_study", "_selected_action": [error_set.pk]})
+    assert not Study.objects.filter(slug="adm-rating").exists()
+
+    owner = User.objects.create_user("owner", password="pw", is_staff=True)
+    owner.user_permissions.add(*Permission.objects.filter(codename__in=["view_contenterrorset", "view_contenterror",
+                                                                        "change_contenterrorset"]))
+    client.force_login(owner)
+    refused = client.post(changelist, {"action": "create_rating_study", "_selected_action": [error_set.pk]},
+                          follow=True)
+    assert "no accepted errors" in refused.content.decode()  # nothing reviewed yet: nothing goes to raters
+    error_set.errors.update(review="accepted")
+    done = client.post(changelist, {"action": "create_rating_study", "_selected_action": [error_set.pk]},
+                       follow=True)
+    assert "study adm-rating created" in done.content.decode()
+    study = Study.objects.get(slug="adm-rating")
+    assert study.items.count() == 2 * error_set.errors.count()  # one deletion per pair here: good + error each
+    assert client.get(reverse("admin:scoring_contenterror_changelist") + "?review__exact=accepted").status_code == 200
