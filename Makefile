@@ -8,8 +8,9 @@ MANAGE := $(BIN)/python manage.py
 SHARED ?= ../shared/data
 DEMO_ENV := DJANGO_SETTINGS_MODULE=config.settings.local DATABASE_URL= CELERY_BROKER_URL=
 TEST_ENV := DJANGO_SETTINGS_MODULE=config.settings.test
+PROD_ENV := DJANGO_SETTINGS_MODULE=config.settings.production
 
-.PHONY: venv demo demo-data test lint bench browsers clean
+.PHONY: venv demo demo-data test lint bench browsers clean collectstatic serve
 
 # Direct dependencies are declared in pyproject.toml (groups: models, test, dev); constraints.txt pins every package.
 $(STAMP): pyproject.toml constraints.txt
@@ -69,6 +70,15 @@ demo: demo-data
 	@echo "Serving StyleCrowd on http://127.0.0.1:8000/admin/ (Ctrl-C to stop)"
 	@echo "Participant view: http://127.0.0.1:8000/s/demo-formality/?PROLIFIC_PID=demo-1&STUDY_ID=demo&SESSION_ID=demo-1"
 	$(DEMO_ENV) $(MANAGE) runserver 127.0.0.1:8000
+
+# Production (README, "Running it for real"): needs DJANGO_SECRET_KEY, DATABASE_URL, CELERY_BROKER_URL exported.
+collectstatic: $(STAMP)
+	$(PROD_ENV) $(MANAGE) collectstatic --noinput
+
+serve: $(STAMP)
+	$(PROD_ENV) $(MANAGE) migrate --noinput
+	$(PROD_ENV) $(MANAGE) collectstatic --noinput
+	$(PROD_ENV) $(BIN)/gunicorn config.wsgi --worker-class gthread -w $${WEB_WORKERS:-3} --threads 8 -b $${BIND:-0.0.0.0:8000}
 
 test: $(STAMP) browsers
 	$(BIN)/ruff check .

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
 from annotation.selectors import participant_recommendations, study_progress
-from annotation.services.exports import responses_serialize
+from annotation.services.exports import decisions_serialize, responses_serialize
+from annotation.services.screening import screening_require
 from annotation.services.sessions import participant_exclude
 from core.errors import ApplicationError
 
@@ -24,14 +26,45 @@ def _export(study: Study, fmt: str) -> StreamingHttpResponse:
     return response
 
 
+def _decisions(study: Study, fmt: str) -> HttpResponse:
+    response = HttpResponse(decisions_serialize(study=study, fmt=fmt), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-decisions-{fmt}.csv"'
+    return response
+
+
+class StudyAdminForm(forms.ModelForm):
+    """The admin's door runs the same checks as `study_create`: codes independent, screening questions present."""
+
+    class Meta:
+        model = Study
+        fields = "__all__"
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        completion, screened = data.get("completion_code") or "", data.get("screened_out_code") or ""
+        if screened and screened.upper() in (completion.upper(), f"SCREENED-{completion}".upper()):
+            self.add_error("screened_out_code", "The screened-out code must differ from (and not be derived from) "
+                                                "the completion code: people screened out must not earn the full pay.")
+        if self.instance.pk and data.get("item_kind") and data.get("screening_per_batch") is not None:
+            components = StudyItem.objects.filter(study=self.instance, component__isnull=False).values_list(
+                "component_id", flat=True).distinct()
+            try:
+                screening_require(item_kind=data["item_kind"], component_ids=list(components),
+                                  screening_per_batch=data["screening_per_batch"])
+            except ApplicationError as exc:
+                self.add_error("screening_per_batch", exc.message)
+        return data
+
+
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
+    form = StudyAdminForm
     list_display = ["slug", "item_kind", "status", "annotators_per_item", "progress_summary", "pay_summary",
                     "adaptive_stopping", "results_link", "created_at"]
     list_filter = ["item_kind", "status", "origin", "adaptive_stopping"]
     search_fields = ["slug", "title"]
     readonly_fields = ["live_progress", "recommendations", "created_at", "selection"]
-    actions = ["export_csv", "export_jsonl"]
+    actions = ["export_csv", "export_jsonl", "export_decisions_prolific", "export_decisions_mturk"]
     fieldsets = [
         (None, {"fields": ["slug", "title", "item_kind", "origin", "status", "live_progress"]}),
         ("Assignment", {"fields": ["annotators_per_item", "min_correct", "items_per_batch", "screening_per_batch",
@@ -89,9 +122,13 @@ class StudyAdmin(admin.ModelAdmin):
              "yes" if r["speeder"] else "", "; ".join(r["evidence"]))
             for r in participant_recommendations(study=obj)
         ]
+        url = reverse("study-decisions", args=[obj.slug])
         return format_html(
+            '<p>Download the decisions for bulk actions: <a href="{}?format=prolific">Prolific CSV</a> · '
+            '<a href="{}?format=mturk">MTurk CSV</a></p>'
             "<table><tr><th>participant</th><th>recommendation</th><th>answers</th><th>failed checks</th>"
             "<th>speeder</th><th>evidence</th></tr>{}</table>",
+            url, url,
             format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
         )
 
@@ -108,6 +145,20 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.action(description="Export raw responses (JSONL)")
     def export_jsonl(self, request: HttpRequest, queryset: QuerySet[Study]) -> Any:
         return self._export_one(request, queryset, "jsonl")
+
+    def _decisions_one(self, request: HttpRequest, queryset: QuerySet[Study], fmt: str) -> Any:
+        if queryset.count() != 1:
+            self.message_user(request, "Select exactly one study to export its decisions.", messages.ERROR)
+            return None
+        return _decisions(queryset.get(), fmt)
+
+    @admin.action(description="Export payment decisions: approve / reject / return (Prolific CSV)")
+    def export_decisions_prolific(self, request: HttpRequest, queryset: QuerySet[Study]) -> Any:
+        return self._decisions_one(request, queryset, "prolific")
+
+    @admin.action(description="Export payment decisions: approve / reject / return (MTurk CSV)")
+    def export_decisions_mturk(self, request: HttpRequest, queryset: QuerySet[Study]) -> Any:
+        return self._decisions_one(request, queryset, "mturk")
 
 
 @admin.register(StudyItem)

@@ -1,12 +1,12 @@
 """The annotator JSON API (no login, no CSRF: the session token is the credential) and the researcher API."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -15,8 +15,9 @@ from rest_framework.views import APIView
 
 from annotation import selectors, serializers
 from annotation.models import Study
-from annotation.services import exports, hot_path, sessions
+from annotation.services import exports, hot_path, sessions, studies
 from annotation.services.display import finished_payload, public_item
+from core.api import ParticipantJSONParser
 from core.errors import ApplicationError
 
 ERRORS = {
@@ -24,8 +25,13 @@ ERRORS = {
     for code, text in {
         400: "invalid body or answer", 403: "screened out", 404: "unknown token/study, or item not reserved",
         409: "wrong state, a different answer, or no work available", 410: "the batch time limit passed",
+        413: "body larger than PARTICIPANT_MAX_BODY_BYTES", 500: "server error (same JSON shape)",
     }.items()
 }
+# The shapes of what the server hands out (secrets.token_urlsafe: URL-safe base64), checked before any query so
+# that junk (a NUL byte, a megabyte of text) never reaches the database.
+TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+ITEM_SHAPE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
 def _valid(serializer_class: type, data: Any) -> dict[str, Any]:
@@ -40,7 +46,13 @@ class ParticipantView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
     renderer_classes = [JSONRenderer]
-    parser_classes = [JSONParser]
+    parser_classes = [ParticipantJSONParser]
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        token = kwargs.get("token")
+        if token is not None and not TOKEN_SHAPE.fullmatch(token):
+            raise ApplicationError("Session not found.", code="not_found", status=404)
 
 
 def _answer_input(data: Any) -> dict[str, Any]:
@@ -48,11 +60,15 @@ def _answer_input(data: Any) -> dict[str, Any]:
     error messages the API documents)."""
     if isinstance(data, dict) and set(data) <= {"item", "answer", "seconds"} and "answer" in data:
         item, seconds = data.get("item"), data.get("seconds")
-        if (isinstance(item, str) and 0 < len(item) <= 64 and item.strip() == item
+        if (isinstance(item, str) and ITEM_SHAPE.fullmatch(item)
                 and (seconds is None or (isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
                                          and 0 <= seconds < float("inf")))):
             return {"item": item, "answer": data["answer"], "seconds": None if seconds is None else float(seconds)}
-    return _valid(serializers.AnswerInput, data)
+    data = _valid(serializers.AnswerInput, data)
+    if not ITEM_SHAPE.fullmatch(data["item"]):
+        raise ApplicationError("This item is not reserved for this session.", code="not_reserved", status=404,
+                               details={"item": ["not an item id of this session"]})
+    return data
 
 
 class SessionCreateView(ParticipantView):
@@ -163,6 +179,23 @@ class StudyListView(APIView):
     def get(self, request: Request) -> Response:
         return Response([selectors.study_progress(study=s) for s in Study.objects.all()])
 
+    @extend_schema(operation_id="study_create", request=serializers.StudyCreateInput,
+                   responses={201: serializers.StudyCreatedSerializer, **ERRORS},
+                   description="Create a study (as `create_study`): refused when it asks for screening questions "
+                               "and none fit its components and setup.")
+    def post(self, request: Request) -> Response:
+        data = _valid(serializers.StudyCreateInput, request.data)
+        kind = data.pop("kind")
+        status_filter = data.pop("status")
+        study = studies.study_create(
+            item_kind=kind, setup=kind,
+            status=None if status_filter == "any" else status_filter, **data,
+        )
+        body = {**selectors.study_progress(study=study), "completion_code": study.completion_code,
+                "screened_out_code": study.screened_out_code, "task_description": study.task_description,
+                "url": f"/s/{study.slug}/"}
+        return Response(body, status=status.HTTP_201_CREATED)
+
 
 class StudyDetailView(APIView):
     @extend_schema(operation_id="study_progress", responses={200: serializers.StudyProgressSerializer, **ERRORS})
@@ -195,6 +228,26 @@ class StudyResponsesExportView(APIView):
         content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
         response = StreamingHttpResponse(_chain(first, chunks), content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{slug}-responses.{fmt}"'
+        return response
+
+
+class StudyDecisionsExportView(APIView):
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[Any, str]:
+        return JSONRenderer(), JSONRenderer.media_type  # `?format=` names the platform here
+
+    @extend_schema(
+        operation_id="study_decisions_export",
+        parameters=[OpenApiParameter("format", str, enum=list(exports.DECISION_FORMATS),
+                                     description="prolific (default): one row per participant; mturk: per assignment")],
+        responses={(200, "text/csv"): str, **ERRORS},
+        description="Approve / reject / return per participant with the reason, as a CSV for the platform's bulk "
+                    "actions. Cells are neutralized against spreadsheet formula injection.",
+    )
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        fmt = request.query_params.get("format", "prolific")
+        body = exports.decisions_serialize(study=_study(slug), fmt=fmt)
+        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{slug}-decisions-{fmt}.csv"'
         return response
 
 

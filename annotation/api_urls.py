@@ -8,6 +8,7 @@ urlpatterns = [
     path("studies/", api.StudyListView.as_view(), name="study-list"),
     path("studies/<slug:slug>/", api.StudyDetailView.as_view(), name="study-detail"),
     path("studies/<slug:slug>/participants/", api.StudyParticipantsView.as_view(), name="study-participants"),
+    path("studies/<slug:slug>/decisions/", api.StudyDecisionsExportView.as_view(), name="study-decisions"),
     path("studies/<slug:slug>/responses/", api.StudyResponsesExportView.as_view(), name="study-responses"),
     path("studies/<slug:slug>/sessions/", api.SessionCreateView.as_view(), name="session-create"),
     path("sessions/<str:token>/", api.SessionDetailView.as_view(), name="session-detail"),

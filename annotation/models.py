@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import secrets
 
+from django.core.validators import URLValidator
 from django.db import models
 
 from tasks.models import ScreeningQuestion, StyleComponent, TaskInstance
@@ -21,7 +22,17 @@ class ItemKind(models.TextChoices):
     REWRITE = "rewrite", "free-text rewrite"
 
 
+HTTP_URL = URLValidator(schemes=["http", "https"])  # a redirect the participant's browser follows
 ORDERING_KINDS = (ItemKind.QUADRUPLE, ItemKind.TRIPLE, ItemKind.STYLE_OR_CONTENT)
+
+
+def new_study_code() -> str:
+    """A random code participants paste into the platform: 8 characters from an alphabet without look-alikes.
+
+    The completion and the screened-out codes are drawn independently, so knowing one says nothing about the other.
+    """
+    alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+    return "".join(secrets.choice(alphabet) for _ in range(8))
 
 
 class Study(models.Model):
@@ -58,16 +69,29 @@ class Study(models.Model):
         help_text='[{"name": "native", "text": "Is English your native language?", "choices": ["yes", "no"], '
                   '"accept": ["yes"]}]',
     )
-    task_description = models.TextField(blank=True, default="")
+    task_description = models.TextField(
+        blank=True, default="",
+        help_text="The instructions before the items. create_study (and the API) compose them from the study's style "
+                  "components and setup, with a worked example per component, unless one is given.",
+    )
     questions = models.JSONField(
         default=list, blank=True,
         help_text='Likert questions: [{"name": "style", "text": …, "min": 1, "max": 5, "labels": {…}, '
                   '"level": "ordinal"}]',
     )
     rewrite_min_length = models.PositiveSmallIntegerField(default=10)
-    completion_code = models.CharField(max_length=64, blank=True, default="")
-    screened_out_code = models.CharField(max_length=64, blank=True, default="")
-    redirect_url = models.URLField(max_length=500, blank=True, default="")
+    completion_code = models.CharField(
+        max_length=64, default=new_study_code, help_text="Shown to participants who finish a batch (full pay)."
+    )
+    screened_out_code = models.CharField(
+        max_length=64, default=new_study_code,
+        help_text="Shown to participants screened out by the eligibility questions; drawn independently of the "
+                  "completion code (Prolific: the 'screened out' completion code of a fixed screening payment).",
+    )
+    redirect_url = models.URLField(
+        max_length=500, blank=True, default="", validators=[HTTP_URL],
+        help_text="Where a finished participant is sent, http(s) only; {code} is replaced by the completion code.",
+    )
     estimated_minutes = models.PositiveSmallIntegerField(default=10)
     target_hourly_pay = models.DecimalField(max_digits=6, decimal_places=2, default=9)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -79,6 +103,16 @@ class Study(models.Model):
             models.CheckConstraint(condition=models.Q(annotators_per_item__gte=1), name="study_k_positive"),
             models.CheckConstraint(
                 condition=models.Q(min_correct__lte=models.F("annotators_per_item")), name="study_m_at_most_k"
+            ),
+            # The screened-out code must never pay the full reward.
+            models.CheckConstraint(
+                condition=~models.Q(screened_out_code=models.F("completion_code")), name="study_codes_differ",
+                violation_error_message="The screened-out code must differ from the completion code.",
+            ),
+            # A participant's browser is sent there: never a javascript:/data: URL running in the app's origin.
+            models.CheckConstraint(
+                condition=models.Q(redirect_url="") | models.Q(redirect_url__iregex=r"^https?://"),
+                name="study_redirect_url_http",
             ),
         ]
 
@@ -215,6 +249,7 @@ class Batch(models.Model):
         COMPLETED = "completed", "completed"
         SCREENED_OUT = "screened_out", "screened out"
         EXPIRED = "expired", "expired"
+        DECLINED = "declined", "declined consent"
 
     OPEN_STATES = (State.CONSENT, State.ELIGIBILITY, State.INSTRUCTIONS, State.ITEMS)
 
@@ -246,6 +281,10 @@ class Batch(models.Model):
                 condition=models.Q(state__in=["consent", "eligibility", "instructions", "items"]),
             ),
             models.CheckConstraint(condition=models.Q(number__gte=1), name="batch_number_positive"),
+            models.CheckConstraint(
+                condition=~models.Q(state="declined") | models.Q(finished_at__isnull=False, consented_at__isnull=True),
+                name="batch_declined_finished_unconsented",
+            ),
         ]
 
     def __str__(self) -> str:

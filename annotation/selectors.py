@@ -32,17 +32,16 @@ def batch_progress(batch: Batch) -> dict[str, int]:
     return {"done": counts["done"], "total": counts["total"]}
 
 
-def redirect_for(study: Study, code: str) -> str:
-    return redirect_with_code(study.redirect_url or "", code)
-
-
 def batch_code(batch: Batch) -> tuple[str | None, str | None]:
+    """The code a finished batch ends with, and where to take it: the completion code for a completed batch, the
+    (independent) screened-out code for a screened-out one; no code for an expired or declined batch (those
+    participants return the submission/HIT: docs/annotator-api.md, "Endings")."""
     study = batch.study
-    if batch.state == Batch.State.COMPLETED:
-        return study.completion_code, redirect_for(study, study.completion_code)
-    if batch.state == Batch.State.SCREENED_OUT:
-        return study.screened_out_code, redirect_for(study, study.screened_out_code)
-    return None, None
+    code = {Batch.State.COMPLETED: study.completion_code,
+            Batch.State.SCREENED_OUT: study.screened_out_code}.get(batch.state)
+    if code is None:
+        return None, None
+    return code, redirect_with_code(study.redirect_url or "", code, platform=batch.participant.platform)
 
 
 def session_payload(batch: Batch) -> dict[str, Any]:
@@ -159,7 +158,8 @@ def _median_seconds(values: list[float]) -> float | None:
 
 def participant_recommendations(*, study: Study) -> list[dict[str, Any]]:
     """Approve / return / reject with evidence, following Prolific's guidance on attention and comprehension
-    checks: excluding data is not refusing payment. One failed attention check excludes the data but is no
+    checks: excluding data is not refusing payment. A participant with no answers (declined, timed out, left) gets
+    no decision: "return", never "approve". One failed attention check excludes the data but is no
     ground for rejection; a rejection needs at least two failed checks; a screener or a comprehension check
     failed twice asks the participant to return the study; speeders are flagged for the researcher to review."""
     seconds_by_participant: dict[int, list[float]] = defaultdict(list)
@@ -184,9 +184,17 @@ def participant_recommendations(*, study: Study) -> list[dict[str, Any]]:
         row["participant_id"]: row
         for row in Batch.objects.filter(study=study).values("participant_id").annotate(
             n=Count("id"), expired=Count("id", filter=Q(state=Batch.State.EXPIRED)),
+            declined=Count("id", filter=Q(state=Batch.State.DECLINED)),
             first=Min("created_at"), last=Max("finished_at"),
         )
     }
+    refs: dict[int, dict[str, list[str]]] = defaultdict(lambda: {"session": [], "assignment": [], "hit": []})
+    for pid, session_ref, assignment, hit in Batch.objects.filter(study=study).order_by("number").values_list(
+        "participant_id", "session_ref", "assignment", "hit"
+    ):
+        refs[pid]["session"].append(session_ref)
+        refs[pid]["assignment"].append(assignment)
+        refs[pid]["hit"].append(hit)
     out = []
     for participant in Participant.objects.filter(study=study).order_by("created_at"):
         pid = participant.pk
@@ -202,9 +210,16 @@ def participant_recommendations(*, study: Study) -> list[dict[str, Any]]:
         elif len(failed[pid]) >= 2:
             recommendation = "reject"
             evidence.append(f"failed {len(failed[pid])} of {checks[pid]} attention checks")
-        elif answered[pid] == 0 and batch_info.get(pid, {}).get("expired"):
+        elif answered[pid] == 0:
+            # Nothing to pay for and nothing to reject: no decision (ask for a return).
             recommendation = "return"
-            evidence.append("timed out without answering")
+            info = batch_info.get(pid, {})
+            if info.get("declined"):
+                evidence.append("declined consent")
+            elif info.get("expired"):
+                evidence.append("timed out without answering")
+            else:
+                evidence.append("no answers")
         else:
             recommendation = "approve"
             if failed[pid]:
@@ -224,6 +239,11 @@ def participant_recommendations(*, study: Study) -> list[dict[str, Any]]:
             "median_seconds": round(median, 2) if median is not None else None,
             "speeder": speeder,
             "batches": batch_info.get(pid, {}).get("n", 0),
+            "submissions": [ref for ref in refs[pid]["session"] if ref],
+            "assignments": [
+                {"assignment": assignment, "hit": hit}
+                for assignment, hit in zip(refs[pid]["assignment"], refs[pid]["hit"], strict=True) if assignment
+            ],
             "recommendation": recommendation,
             "evidence": evidence,
         })

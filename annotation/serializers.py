@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotation.models import Participant
+from annotation.models import ORDERING_KINDS, Participant
 
 
 class SessionCreateInput(serializers.Serializer):
@@ -11,6 +11,7 @@ class SessionCreateInput(serializers.Serializer):
     platform = serializers.ChoiceField(
         choices=[Participant.Platform.PROLIFIC, Participant.Platform.MTURK, Participant.Platform.ANONYMOUS],
         default=Participant.Platform.ANONYMOUS,
+        error_messages={"invalid_choice": "must be one of prolific, mturk, anonymous."},  # never echo the input
     )
     study_ref = serializers.CharField(required=False, allow_blank=True, max_length=128, default="")
     session_ref = serializers.CharField(required=False, allow_blank=True, max_length=128, default="")
@@ -19,7 +20,7 @@ class SessionCreateInput(serializers.Serializer):
 
 
 class ConsentInput(serializers.Serializer):
-    agree = serializers.BooleanField()
+    agree = serializers.BooleanField(help_text="true: take part; false: decline (recorded; the batch ends).")
 
 
 class EligibilityInput(serializers.Serializer):
@@ -66,7 +67,7 @@ class SessionStudySerializer(serializers.Serializer):
 class SessionSerializer(serializers.Serializer):
     token = serializers.CharField()
     state = serializers.ChoiceField(choices=[
-        "consent", "eligibility", "instructions", "items", "completed", "screened_out", "expired",
+        "consent", "eligibility", "instructions", "items", "completed", "screened_out", "expired", "declined",
     ])
     batch = serializers.IntegerField()
     study = SessionStudySerializer()
@@ -152,5 +153,51 @@ class RecommendationSerializer(serializers.Serializer):
     median_seconds = serializers.FloatField(allow_null=True)
     speeder = serializers.BooleanField()
     batches = serializers.IntegerField()
+    submissions = serializers.ListField(child=serializers.CharField(), help_text="Prolific SESSION_IDs.")
+    assignments = serializers.ListField(child=serializers.DictField(), help_text="MTurk assignmentId/hitId.")
     recommendation = serializers.ChoiceField(choices=["approve", "return", "reject"])
     evidence = serializers.ListField(child=serializers.CharField())
+
+
+class StudyCreateInput(serializers.Serializer):
+    """The API's door to `study_create` (the CLI's `create_study` options, same names and defaults)."""
+
+    slug = serializers.SlugField(max_length=80)
+    title = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+    kind = serializers.ChoiceField(choices=[k.value for k in ORDERING_KINDS],
+                                   help_text="quadruple, triple or style-or-content (Likert, ranking and rewrite "
+                                             "studies are created from item files with `create_study`).")
+    corpus = serializers.ListField(child=serializers.CharField(), required=False, default=None)
+    component = serializers.ListField(child=serializers.CharField(), required=False, default=None)
+    status = serializers.CharField(required=False, default="candidate", help_text="candidate, validated or any")
+    count = serializers.IntegerField(required=False, min_value=1, default=None)
+    seed = serializers.IntegerField(required=False, default=0)
+    annotators_per_item = serializers.IntegerField(required=False, min_value=1, max_value=100, default=5)
+    min_correct = serializers.IntegerField(required=False, min_value=1, default=None)
+    items_per_batch = serializers.IntegerField(required=False, min_value=1, max_value=500, default=14)
+    screening_per_batch = serializers.IntegerField(required=False, min_value=0, max_value=50, default=2)
+    max_batches = serializers.IntegerField(required=False, min_value=1, max_value=100, default=5)
+    time_limit_minutes = serializers.IntegerField(required=False, min_value=1, max_value=1440, default=30)
+    adaptive = serializers.BooleanField(required=False, default=False)
+    eligibility_questions = serializers.ListField(child=serializers.DictField(), required=False, default=None)
+    consent_text = serializers.CharField(required=False, allow_blank=True, default=None)
+    task_description = serializers.CharField(required=False, allow_blank=True, default=None,
+                                             help_text="Empty: composed from the study's components and setup.")
+    completion_code = serializers.CharField(required=False, allow_blank=True, max_length=64, default="")
+    screened_out_code = serializers.CharField(required=False, allow_blank=True, max_length=64, default="",
+                                              help_text="Empty: a random code independent of the completion code.")
+    redirect_url = serializers.URLField(required=False, allow_blank=True, max_length=500, default="")
+    estimated_minutes = serializers.IntegerField(required=False, min_value=1, default=10)
+    target_hourly_pay = serializers.FloatField(required=False, min_value=0, default=9.0)
+
+    def validate_eligibility_questions(self, value: list[dict] | None) -> list[dict] | None:
+        if value is not None and not all(q.get("name") and isinstance(q.get("choices"), list) for q in value):
+            raise serializers.ValidationError("Each eligibility question needs a name and a list of choices.")
+        return value
+
+
+class StudyCreatedSerializer(StudyProgressSerializer):
+    completion_code = serializers.CharField()
+    screened_out_code = serializers.CharField()
+    task_description = serializers.CharField()
+    url = serializers.CharField()

@@ -12,3 +12,8 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("", include("annotation.urls")),
 ]
+
+# JSON error answers under /api/ (the documented shape, nothing of the request echoed); Django's pages elsewhere.
+handler400 = "core.middleware.bad_request"
+handler404 = "core.middleware.page_not_found"
+handler500 = "core.middleware.server_error"

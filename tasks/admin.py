@@ -10,7 +10,7 @@ from django.utils.html import format_html
 
 from core.errors import ApplicationError
 from tasks.forms import CorpusImportForm, GenerateInstancesForm
-from tasks.models import Corpus, GenerationRun, ParallelPair, ScreeningQuestion, StyleComponent, TaskInstance
+from tasks.models import Corpus, GenerationRun, ParallelPair, StyleComponent, TaskInstance
 from tasks.services.uploads import corpus_import_enqueue, instances_generate_enqueue
 
 
@@ -111,11 +111,4 @@ class TaskInstanceAdmin(admin.ModelAdmin):
     readonly_fields = ["generation_run", "anchor_pair", "sentence_pair", "family", "created_at"]
 
 
-@admin.register(ScreeningQuestion)
-class ScreeningQuestionAdmin(admin.ModelAdmin):
-    list_display = ["name", "component", "correct_order", "active", "anchor_1", "sentence_1"]
-    list_filter = ["component", "active"]
-    list_editable = ["active"]
-    search_fields = ["name", "anchor_1", "anchor_2", "sentence_1", "sentence_2"]
-
-from tasks import admin_candidates  # noqa: F401,E402
+from tasks import admin_candidates, admin_screening  # noqa: F401,E402

@@ -40,3 +40,12 @@ class GenerateInstancesForm(forms.Form):
     seed = forms.IntegerField(initial=0)
     count = forms.IntegerField(required=False, min_value=1, help_text="Empty: every pair anchors one instance.")
     replace = forms.BooleanField(required=False, help_text="Replace this setup's existing instances.")
+
+
+class ScreeningImportForm(forms.Form):
+    file = forms.FileField(help_text="UTF-8 TSV with STEL's header: style type, Correct Order, Anchor 1, Anchor 2, "
+                                     "Alternative 1.1, Alternative 1.2 [, setups].")
+    prefix = forms.CharField(initial="private", max_length=41,
+                             help_text="Questions are named <prefix>-<component>-<n>.")
+    source = forms.CharField(required=False, max_length=200, help_text="Where the questions come from (optional).")
+    active = forms.BooleanField(required=False, initial=True, help_text="Serve them at once.")

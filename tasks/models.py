@@ -217,6 +217,11 @@ class ScreeningQuestion(models.Model):
     sentence_2 = models.TextField()
     correct_order = models.CharField(max_length=5, choices=Order.choices)
     active = models.BooleanField(default=True)
+    setups = models.JSONField(
+        default=list, blank=True,
+        help_text='Setups the question is an obvious item for, e.g. ["quadruple"]: a question whose answer needs '
+                  "A2 to be clear is no fair check in a triple. Empty: every setup.",
+    )
     source = models.CharField(max_length=200, blank=True, default="")
 
     class Meta:
@@ -224,6 +229,9 @@ class ScreeningQuestion(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def fits(self, setup: str) -> bool:
+        return not self.setups or setup in self.setups
 
     def correct_answer_for(self, setup: str) -> str:
         return screening_answer_for(correct_order=self.correct_order, setup=setup)

@@ -114,6 +114,13 @@ def finished_payload(*, state: str, completion_code: str | None, redirect_url: s
             "progress": progress}
 
 
-def redirect_with_code(url: str, code: str) -> str:
-    """The study's redirect URL with `{code}` filled in (Prolific's completion link takes the code as `cc=`)."""
+def redirect_with_code(url: str, code: str, *, platform: str) -> str | None:
+    """The study's redirect URL with `{code}` filled in (Prolific's completion link takes the code as `cc=`).
+
+    None for MTurk workers: an MTurk assignment ends by posting to MTurk's external submit form (the page builds
+    it from `turkSubmitTo`), never by a redirect to another platform; None too when the study has no redirect URL."""
+    if not url or platform == "mturk":
+        return None
+    if not url.lower().startswith(("http://", "https://")):
+        return None  # never hand the browser anything but an http(s) link (the database refuses others too)
     return url.replace("{code}", code) if "{code}" in url else url

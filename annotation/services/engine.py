@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from annotation.models import ORDERING_KINDS, Batch, Participant, Reservation, Response, Study, StudyItem
 from annotation.services.display import public_item, shown_for_item, shown_for_screening
+from annotation.services.screening import study_screening_pool
 from tasks.models import ScreeningQuestion
 
 LOCK_WAIT_SECONDS = 5.0  # how long a reserver waits for items other reservers hold locked
@@ -247,7 +248,7 @@ def batch_reserve(*, batch: Batch, now: datetime | None = None, rng: random.Rand
         return 0
     screening: list[ScreeningQuestion] = []
     if study.item_kind in ORDERING_KINDS and study.screening_per_batch:
-        pool = list(ScreeningQuestion.objects.filter(active=True))
+        pool = study_screening_pool(study=study)  # the study's components, fair in its setup
         had = set(
             Reservation.objects.filter(participant=participant, screening_question__isnull=False).values_list(
                 "screening_question_id", flat=True

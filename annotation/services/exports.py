@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from annotation.models import Study
-from annotation.selectors import EXPORT_COLUMNS, response_export_rows
+from annotation.selectors import EXPORT_COLUMNS, participant_recommendations, response_export_rows
 from core.errors import ApplicationError
 
 FORMATS = ("csv", "jsonl")
@@ -58,3 +58,89 @@ def responses_export(*, slug: str, fmt: str, out: Path) -> dict[str, Any]:
     tmp.replace(out)  # never leave a half-written export under the final name
     rows = study.responses.count()
     return {"study": slug, "format": fmt, "out": str(out), "rows": rows, "columns": EXPORT_COLUMNS}
+
+
+# --- payment decisions -------------------------------------------------------------------------------------
+
+DECISION_FORMATS = ("prolific", "mturk")
+# Prolific's bulk actions take participant ids (and, for a rejection, a reason and a category); one row per
+# participant. MTurk's batch-results upload takes one row per assignment: "x" under Approve, or a reason under
+# Reject; an assignment with neither is left to the researcher (and to MTurk's auto-approval).
+PROLIFIC_COLUMNS = ["participant_id", "submission_id", "decision", "reason", "rejection_category"]
+MTURK_COLUMNS = ["AssignmentId", "WorkerId", "HITId", "Approve", "Reject", "Decision", "Reason"]
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> str:
+    """A cell a spreadsheet will not run: text starting with = + - @ (or a tab/CR) gets a leading apostrophe
+    (OWASP, CSV injection). Participant ids and reasons can carry text a participant chose."""
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+REJECTION_NOTE = (
+    "Attention checks are items with one obvious answer, mixed in with the others; failing two of them is grounds for "
+    "rejection under Prolific's guidance on attention checks."
+)
+
+
+def _rejection_category(rec: dict[str, Any]) -> str:
+    return "FAILED_CHECK" if rec["recommendation"] == "reject" else ""
+
+
+def _reason(rec: dict[str, Any]) -> str:
+    """The reason column; a rejection's is a message to the participant (Prolific asks for a real explanation)."""
+    reason = "; ".join(rec["evidence"]) or "completed"
+    if rec["recommendation"] == "reject":
+        reason = f"You {reason}. {REJECTION_NOTE}"
+    return reason
+
+
+def decisions_serialize(*, study: Study, fmt: str = "prolific") -> str:
+    """The approve / reject / return decisions of `participant_recommendations` as a CSV for the platform."""
+    if fmt not in DECISION_FORMATS:
+        raise ApplicationError(f"--format must be one of {DECISION_FORMATS}, not {fmt!r}.",
+                               details={"format": [str(fmt)[:32]]})
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    recs = participant_recommendations(study=study)
+    if fmt == "prolific":
+        writer.writerow(PROLIFIC_COLUMNS)
+        for rec in recs:
+            if rec["platform"] == "imported":
+                continue
+            reason = _reason(rec)
+            writer.writerow([csv_cell(v) for v in (
+                rec["participant"], rec["submissions"][-1] if rec["submissions"] else "", rec["recommendation"],
+                reason, _rejection_category(rec),
+            )])
+    else:
+        writer.writerow(MTURK_COLUMNS)
+        for rec in recs:
+            if rec["platform"] != "mturk":
+                continue
+            reason = _reason(rec)
+            approve = "x" if rec["recommendation"] == "approve" else ""
+            reject = reason if rec["recommendation"] == "reject" else ""
+            for ref in rec["assignments"] or [{"assignment": "", "hit": ""}]:
+                writer.writerow([csv_cell(v) for v in (
+                    ref["assignment"], rec["participant"], ref["hit"], approve, reject, rec["recommendation"], reason,
+                )])
+    return buffer.getvalue()
+
+
+def decisions_export(*, slug: str, fmt: str, out: Path) -> dict[str, Any]:
+    study = Study.objects.filter(slug=slug).first()
+    if study is None:
+        raise ApplicationError(f"--study: no study with slug '{slug}'.", code="not_found", status=404)
+    if not out.parent.exists():
+        raise ApplicationError(f"--out: directory {out.parent} does not exist.")
+    text = decisions_serialize(study=study, fmt=fmt)
+    tmp = out.with_name(out.name + ".part")
+    tmp.write_text(text, encoding="utf-8", newline="")
+    tmp.replace(out)
+    rows = list(csv.reader(io.StringIO(text)))[1:]
+    column = 2 if fmt == "prolific" else 5
+    counts = {decision: sum(1 for row in rows if row[column] == decision)
+              for decision in ("approve", "reject", "return")}
+    return {"study": slug, "format": fmt, "out": str(out), "rows": len(rows), **counts}

@@ -43,8 +43,9 @@ SELECT b.state, b.expires_at, b.expires_at > %(now)s, b.n_items,
        (SELECT count(*) FROM annotation_reservation r WHERE r.batch_id = b.id AND r.answered_at IS NOT NULL),
        (SELECT r.public_item::text FROM annotation_reservation r
          WHERE r.batch_id = b.id AND r.answered_at IS NULL ORDER BY r.position LIMIT 1),
-       s.completion_code, s.redirect_url
-FROM annotation_batch b JOIN annotation_study s ON s.id = b.study_id WHERE b.token = %(token)s
+       s.completion_code, s.redirect_url, p.platform
+FROM annotation_batch b JOIN annotation_study s ON s.id = b.study_id
+JOIN annotation_participant p ON p.id = b.participant_id WHERE b.token = %(token)s
 """
 
 ANSWER_READ_SQL = """
@@ -126,12 +127,13 @@ def next_fast(*, token: str) -> bytes | None:
     rows = _execute(NEXT_SQL, {"token": token, "now": timezone.now()})
     if not rows:
         return None
-    state, expires_at, live, total, done, item, completion_code, redirect_url = rows[0]
+    state, expires_at, live, total, done, item, completion_code, redirect_url, platform = rows[0]
     if state == "completed" and done == total:
         # The last answer completed the batch: the completion code and where to go with it.
         return json.dumps(finished_payload(
             state=state, completion_code=completion_code,
-            redirect_url=redirect_with_code(redirect_url, completion_code), progress={"done": done, "total": total},
+            redirect_url=redirect_with_code(redirect_url, completion_code, platform=platform),
+            progress={"done": done, "total": total},
         )).encode()
     if state != "items" or not live or not item or item == "{}":
         return None

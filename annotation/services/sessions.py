@@ -18,7 +18,7 @@ from annotation.services.engine import batch_reserve, item_refresh_closed, reser
 from core.errors import ApplicationError
 
 PLATFORMS = {Participant.Platform.PROLIFIC, Participant.Platform.MTURK, Participant.Platform.ANONYMOUS}
-FINISHED_STATES = (Batch.State.COMPLETED, Batch.State.SCREENED_OUT, Batch.State.EXPIRED)
+FINISHED_STATES = (Batch.State.COMPLETED, Batch.State.SCREENED_OUT, Batch.State.EXPIRED, Batch.State.DECLINED)
 
 
 def _not_found(what: str) -> ApplicationError:
@@ -95,9 +95,8 @@ def session_create(
     if study is None:
         raise _not_found(f"Study '{slug}'")
     if platform not in PLATFORMS:
-        raise ApplicationError(
-            f"platform must be one of {sorted(PLATFORMS)}, not {platform!r}.", details={"platform": [platform]}
-        )
+        raise ApplicationError(f"platform must be one of {sorted(PLATFORMS)}.",
+                               details={"platform": [f"must be one of {sorted(PLATFORMS)}"]})
     participant_id = (participant_id or "").strip()
     if not participant_id:
         if platform != Participant.Platform.ANONYMOUS:
@@ -144,6 +143,10 @@ def _session_create_once(*, study: Study, participant_id: str, platform: str, st
                 open_batch.participant = participant
                 if not batch_expire(batch=open_batch, now=now):
                     return SessionResult(open_batch, False)
+            declined = Batch.objects.filter(participant=participant).order_by("-number").first()
+            if declined is not None and declined.state == Batch.State.DECLINED:
+                declined.study, declined.participant = study, participant
+                return SessionResult(declined, False)  # declining is final: the declined ending again
             n_batches = Batch.objects.filter(participant=participant).count()
         if n_batches >= study.max_batches_per_participant:
             raise ApplicationError(
@@ -175,9 +178,13 @@ def _passed_eligibility_before(batch: Batch) -> bool:
 
 
 def session_consent(*, token: str, agree: Any) -> Batch:
-    if agree is not True:
-        raise ApplicationError("Consent is required to take part: send {\"agree\": true}.",
-                               details={"agree": ["must be true"]})
+    """`agree: true` moves on; `agree: false` records the decline: the batch ends in `declined` (it holds no
+    reservations yet), and a reload shows the declined ending, not the consent page again."""
+    if not isinstance(agree, bool):
+        raise ApplicationError("Send {\"agree\": true} to take part, or {\"agree\": false} to decline.",
+                               details={"agree": ["must be true or false"]})
+    if agree is False:
+        return session_decline(token=token)
     with transaction.atomic():
         batch = _lock_batch(token)
         overdue = batch_expire(batch=batch, now=timezone.now())  # committed before the 409 below
@@ -194,6 +201,19 @@ def session_consent(*, token: str, agree: Any) -> Batch:
     raise _wrong_state(batch, "consent")
 
 
+def session_decline(*, token: str) -> Batch:
+    with transaction.atomic():
+        batch = _lock_batch(token)
+        if batch.state == Batch.State.DECLINED:
+            return batch  # a repeated click
+        if batch.state != Batch.State.CONSENT:
+            raise _wrong_state(batch, "decline consent")
+        batch.state = Batch.State.DECLINED
+        batch.finished_at = timezone.now()
+        batch.save(update_fields=["state", "finished_at"])
+    return batch
+
+
 def _validate_eligibility(study: Study, answers: Any) -> dict[str, str]:
     if not isinstance(answers, dict):
         raise ApplicationError("answers must be an object {question name: choice}.", details={"answers": ["object"]})
@@ -207,9 +227,9 @@ def _validate_eligibility(study: Study, answers: Any) -> dict[str, str]:
             errors[name] = [f"choose one of {choices}"]
         else:
             clean[name] = str(value)
-    unknown = sorted(set(answers) - {q["name"] for q in study.eligibility_questions})
-    for name in unknown:
-        errors[name] = ["unknown question"]
+    unknown = set(answers) - {q["name"] for q in study.eligibility_questions}
+    if unknown:  # counted, not named: an error never echoes what was sent
+        errors["unknown"] = [f"{len(unknown)} answer(s) to questions this study does not ask"]
     if errors:
         raise ApplicationError(
             "Eligibility answers are incomplete or invalid: " + "; ".join(f"{k}: {v[0]}" for k, v in errors.items()),
@@ -284,6 +304,7 @@ NEXT_FIELDS = (
     "id", "public_id", "position", "shown", "answered_at", "batch__id", "batch__state", "batch__expires_at",
     "batch__token", "batch__number", "batch__study__id", "batch__study__item_kind", "batch__study__questions",
     "batch__study__completion_code", "batch__study__screened_out_code", "batch__study__redirect_url",
+    "batch__participant__platform",
 )
 
 
@@ -295,7 +316,8 @@ def session_next(*, token: str) -> tuple[Batch, Reservation | None, dict[str, in
     if not token or len(token) > 64:
         raise _not_found("Session")
     rows = list(
-        Reservation.objects.filter(batch__token=token).select_related("batch__study").only(*NEXT_FIELDS)
+        Reservation.objects.filter(batch__token=token).select_related("batch__study", "batch__participant")
+        .only(*NEXT_FIELDS)
         .order_by("position")
     )
     batch = rows[0].batch if rows else None
@@ -362,23 +384,22 @@ def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list
     kind = shown["kind"]
     if kind in ORDERING_KINDS:
         if not isinstance(answer, str) or answer not in shown["choices"]:
-            raise _invalid(f"answer must be one of {shown['choices']}, not {answer!r}.")
+            raise _invalid(f"answer must be one of {shown['choices']}.")
         return [("", canonical_answer(shown=shown, displayed=answer), None)]
     if kind == ItemKind.LIKERT:
         if not isinstance(answer, dict):
             raise _invalid("answer must be an object {question name: integer rating}.")
         names = [q["name"] for q in study.questions]
-        unknown = sorted(set(answer) - set(names))
-        if unknown:
-            raise _invalid(f"unknown question(s) {unknown}; the questions are {names}.")
+        if set(answer) - set(names):
+            raise _invalid(f"answer names a question this study does not ask; the questions are {names}.")
         rows = []
         for question in study.questions:
             value = answer.get(question["name"])
             if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-                raise _invalid(f"question '{question['name']}' needs an integer rating, got {value!r}.")
+                raise _invalid(f"question '{question['name']}' needs an integer rating.")
             if not question["min"] <= value <= question["max"]:
                 raise _invalid(
-                    f"question '{question['name']}': {value} is outside {question['min']}…{question['max']}."
+                    f"question '{question['name']}': the rating is outside {question['min']}…{question['max']}."
                 )
             rows.append((question["name"], str(int(value)), float(value)))
         return rows
@@ -395,6 +416,8 @@ def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list
             raise _invalid(f"the rewrite needs at least {study.rewrite_min_length} characters, got {len(text)}.")
         if len(text) > 5000:
             raise _invalid("the rewrite is longer than 5000 characters.")
+        if "\x00" in text:
+            raise _invalid("the rewrite contains a NUL character.")
         return [("", text, None)]
     raise _invalid(f"unknown item kind {kind!r}.")
 
@@ -443,8 +466,8 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
     study = batch.study
     participant = batch.participant
     if reservation is None:
-        raise ApplicationError(f"Item {item!r} is not reserved for this session.", code="not_reserved",
-                               status=404, details={"item": [str(item)]})
+        raise ApplicationError("This item is not reserved for this session.", code="not_reserved",
+                               status=404, details={"item": ["not reserved for this session"]})
     rows = validate_answer(study=study, shown=reservation.shown, answer=answer)
     if reservation.answered_at is not None:
         existing = list(Response.objects.filter(reservation=reservation).values_list("question", "answer"))

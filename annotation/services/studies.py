@@ -3,61 +3,17 @@ from __future__ import annotations
 
 import json
 import random
-import secrets
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.models import ORDERING_KINDS, ItemKind, Study, StudyItem
+from annotation.models import HTTP_URL, ORDERING_KINDS, ItemKind, Study, StudyItem, new_study_code
+from annotation.services.descriptions import task_description_compose
+from annotation.services.screening import screening_require
 from core.errors import ApplicationError
-from tasks.models import InstanceStatus, Setup, TaskInstance
-
-QUADRUPLE_DESCRIPTION = """\
-In each question you see four sentences: two "anchor" sentences, A1 and A2, and two sentences S1 and S2.
-A1 and A2 say the same thing in two different styles (for example, one informal and one formal). S1 and S2 also
-say the same thing as each other (something different from A1 and A2), again in the two styles.
-
-Your task: match S1 and S2 to the anchors by style, ignoring what the sentences are about.
-Choose "S1-S2" if S1 has the style of A1 and S2 the style of A2, or "S2-S1" if S2 has the style of A1 and S1 the
-style of A2.
-
-Example
-  A1: gonna be late lol
-  A2: I am going to be late.
-  S1: I would appreciate your help with this.
-  S2: pls help me out
-Answer: S2-S1 (S2 is informal like A1, S1 is formal like A2).
-
-Keys: press 1 for S1-S2, 2 for S2-S1."""
-
-TRIPLE_DESCRIPTION = """\
-In each question you see one "anchor" sentence A1 and two sentences S1 and S2. S1 and S2 say the same thing in two
-different styles (for example, one informal and one formal).
-
-Your task: choose the sentence, S1 or S2, that is closest in style to A1, ignoring what the sentences are about.
-
-Example
-  A1: gonna be late lol
-  S1: I would appreciate your help with this.
-  S2: pls help me out
-Answer: S2 (informal, like A1).
-
-Keys: press 1 for S1, 2 for S2."""
-
-STYLE_OR_CONTENT_DESCRIPTION = """\
-In each question you see one "anchor" sentence A1 and two sentences S1 and S2. One of S1 and S2 has the same style
-as A1 (but different content); the other has content similar to A1 (but a different style).
-
-Your task: choose the sentence, S1 or S2, that has the same style as A1 — not the one that means the same.
-
-Example
-  A1: gonna be late lol
-  S1: I am going to be late.
-  S2: pls help me out
-Answer: S2 (informal like A1, even though S1 says what A1 says).
-
-Keys: press 1 for S1, 2 for S2."""
+from tasks.models import InstanceStatus, Setup, StyleComponent, TaskInstance
 
 LIKERT_DESCRIPTION = """\
 In each question you see an original sentence and a rewrite of it (sometimes with a human reference rewrite).
@@ -70,10 +26,8 @@ from best to worst (style change, meaning preserved, fluent)."""
 REWRITE_DESCRIPTION = """\
 In each question you see a sentence. Rewrite it in the requested style while keeping its meaning."""
 
+# Ordering kinds: composed from the study's components and setup (annotation/services/descriptions.py).
 DESCRIPTIONS = {
-    ItemKind.QUADRUPLE: QUADRUPLE_DESCRIPTION,
-    ItemKind.TRIPLE: TRIPLE_DESCRIPTION,
-    ItemKind.STYLE_OR_CONTENT: STYLE_OR_CONTENT_DESCRIPTION,
     ItemKind.LIKERT: LIKERT_DESCRIPTION,
     ItemKind.RANKING: RANKING_DESCRIPTION,
     ItemKind.REWRITE: REWRITE_DESCRIPTION,
@@ -215,6 +169,37 @@ def instances_select(*, setup: str, corpus: list[str] | None = None, component: 
     return instances
 
 
+def redirect_url_check(*, redirect_url: str) -> None:
+    """A redirect URL must be http(s): the participant's browser follows it (javascript: would run in our origin)."""
+    if not redirect_url:
+        return
+    try:
+        HTTP_URL(redirect_url.replace("{code}", "CODE"))
+    except ValidationError:
+        raise ApplicationError(
+            "--redirect-url must be an http:// or https:// URL (e.g. "
+            "https://app.prolific.com/submissions/complete?cc={code}).",
+            details={"redirect_url": ["must be an http(s) URL"]},
+        ) from None
+
+
+def study_codes(*, completion_code: str = "", screened_out_code: str = "") -> tuple[str, str]:
+    """The study's two codes: the researcher's, or random ones drawn independently of each other. A screened-out
+    code that is, or is derived from, the completion code is refused: it must not earn the full pay."""
+    completion_code = (completion_code or "").strip() or new_study_code()
+    given = (screened_out_code or "").strip()
+    if given.upper() in (completion_code.upper(), f"SCREENED-{completion_code}".upper()):
+        raise ApplicationError(
+            "--screened-out-code must differ from (and not be derived from) the completion code: people screened "
+            "out enter it, so it must not earn the full pay.",
+            details={"screened_out_code": ["equal to or derived from the completion code"]},
+        )
+    screened_out_code = given or new_study_code()
+    while screened_out_code == completion_code:  # two random draws: equal by a one-in-10¹² chance
+        screened_out_code = new_study_code()
+    return completion_code, screened_out_code
+
+
 def study_create(
     *, slug: str, item_kind: str, title: str = "", setup: str | None = None, corpus: list[str] | None = None,
     component: list[str] | None = None, status: str | None = InstanceStatus.CANDIDATE, count: int | None = None,
@@ -228,6 +213,7 @@ def study_create(
 ) -> Study:
     if item_kind not in ItemKind.values:
         raise ApplicationError(f"--kind must be one of {ItemKind.values}, not {item_kind!r}.")
+    redirect_url_check(redirect_url=redirect_url)
     if Study.objects.filter(slug=slug).exists():
         raise ApplicationError(f"A study with slug '{slug}' already exists.", code="conflict", status=409)
     if min_correct is None:
@@ -251,13 +237,20 @@ def study_create(
                 f"No task instances match setup={setup} corpus={corpus} component={component} status={status}."
             )
         selection.update({"setup": setup, "corpus": corpus, "component": component, "status": status})
+        component_ids = {inst.component_id for inst in instances}
+        screening_require(item_kind=item_kind, component_ids=component_ids, screening_per_batch=screening_per_batch)
+        if not task_description:
+            task_description = task_description_compose(
+                setup=setup, components=list(StyleComponent.objects.filter(pk__in=component_ids).order_by("name"))
+            )
     else:
         if not items:
             raise ApplicationError(f"A {item_kind} study needs --items FILE.jsonl.")
         if item_kind == ItemKind.LIKERT and not questions:
             raise ApplicationError("A likert study needs --questions (a preset name or a JSON file).")
         screening_per_batch = 0
-    code = completion_code or secrets.token_hex(4).upper()
+    completion_code, screened_out_code = study_codes(completion_code=completion_code,
+                                                     screened_out_code=screened_out_code)
     with transaction.atomic():
         study = Study.objects.create(
             slug=slug, title=title or slug, item_kind=item_kind, selection=selection,
@@ -268,7 +261,7 @@ def study_create(
             consent_text=DEFAULT_CONSENT if consent_text is None else consent_text,
             eligibility_questions=DEFAULT_ELIGIBILITY if eligibility_questions is None else eligibility_questions,
             task_description=task_description or DESCRIPTIONS[item_kind], questions=questions or [],
-            completion_code=code, screened_out_code=screened_out_code or f"SCREENED-{code}",
+            completion_code=completion_code, screened_out_code=screened_out_code,
             redirect_url=redirect_url, estimated_minutes=estimated_minutes, target_hourly_pay=target_hourly_pay,
             rewrite_min_length=rewrite_min_length,
         )

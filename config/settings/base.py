@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -43,6 +44,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc assets served from our own static files (no CDN)
+    "axes",  # login throttling: admin login and the API's Basic auth
     "core",
     "tasks",
     "annotation",
@@ -57,7 +60,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into its 429 answer
 ]
+# Participant endpoints: bodies over this many bytes get a JSON 413 before anything reads them, and every error
+# there (a 500 included) has the documented JSON shape (core/middleware.py).
+MIDDLEWARE.insert(1, "core.middleware.ParticipantGuardMiddleware")
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -81,6 +88,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'demo.sqlite3'}"),
         conn_max_age=int(env_str("DJANGO_CONN_MAX_AGE", "0")),
+        # A persistent connection is checked before each request reuses it: after a database restart the next
+        # request opens a fresh connection instead of answering a 500 on every thread.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -106,7 +116,8 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").exists() else []
 MEDIA_ROOT = Path(env_str("STYLECROWD_MEDIA_ROOT", str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
-DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024  # researchers' uploads; participant bodies: the limit below
+PARTICIPANT_MAX_BODY_BYTES = int(env_str("STYLECROWD_PARTICIPANT_MAX_BODY_BYTES", str(32 * 1024)))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 REST_FRAMEWORK = {
@@ -114,7 +125,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "core.api.exception_handler",
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "core.authentication.LockoutBasicAuthentication",  # DRF's Basic auth + the login throttling below
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
@@ -126,7 +137,29 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Parallel corpora in, validated style benchmarks out: researcher and annotator endpoints.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # No call to validator.swagger.io either: the docs page makes no request outside this server.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
 }
+
+# Login throttling (django-axes): after AXES_FAILURE_LIMIT failed logins from one address, the admin login and the
+# API's Basic auth answer 429 until the cool-off has passed (a success resets the count). Attempts are kept in the
+# database, so the limit holds across gunicorn workers, and listed in the admin.
+AUTHENTICATION_BACKENDS = [
+    "core.authentication.LoginThrottleBackend",  # django-axes' lock-out check
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(env_str("DJANGO_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(env_str("DJANGO_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_CLIENT_IP_CALLABLE = "core.middleware.client_address"
+# Proxies in front of gunicorn that append the client's address to X-Forwarded-For (nginx: 1); 0 trusts REMOTE_ADDR.
+TRUSTED_PROXY_COUNT = int(env_str("DJANGO_TRUSTED_PROXY_COUNT", "0"))
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_CALLABLE = "core.middleware.login_lockout_response"
+AXES_VERBOSE = False
 
 # Celery: without a broker URL the demo runs tasks eagerly in-process; tests, CI and production use Redis.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")

@@ -21,8 +21,9 @@ def make_study(*, n_instances: int = 6, slug: str = "s1", screening: int = 0, k:
     return study_create(
         slug=slug, item_kind="quadruple", corpus=[instances[0].corpus.name] if kwargs.pop("one_corpus", False)
         else None, annotators_per_item=k, min_correct=min(kwargs.pop("m", 2), k), items_per_batch=per_batch,
-        screening_per_batch=screening, eligibility_questions=eligibility or [], completion_code="DONE123",
-        redirect_url="https://app.prolific.com/submissions/complete?cc={code}", **kwargs,
+        screening_per_batch=screening, eligibility_questions=eligibility or [],
+        **{"completion_code": "DONE123", "redirect_url": "https://app.prolific.com/submissions/complete?cc={code}",
+           **kwargs},
     )
 
 

@@ -563,7 +563,7 @@ def test_batch_time_limit_passing_mid_batch_ends_politely(page: Any, live_server
     page.click("#item-submit")
     on_screen(page, "end")
     shots(page, "expired")
-    assert "time for this batch has run out" in page.inner_text("#end-message")
+    assert "time limit for this batch has passed" in page.inner_text("#end-message")
     assert Batch.objects.get(participant__external_id="slow01").state == Batch.State.EXPIRED
     assert Response.objects.filter(participant__external_id="slow01").count() == 1
     assert page.js_errors == []
@@ -588,7 +588,7 @@ def test_a_lapsed_item_is_explained_in_plain_words(page: Any, live_server: Any, 
     shots(page, "item-expired-notice")
     # The engine serves that same lapsed item again, so the page ends politely instead of looping.
     on_screen(page, "end")
-    assert "time for this batch has run out" in page.inner_text("#end-message")
+    assert "time limit for this batch has passed" in page.inner_text("#end-message")
     assert not Response.objects.filter(participant__external_id="lapsed01").exists()
     assert page.js_errors == []
 
@@ -707,7 +707,8 @@ def test_returning_participant_sees_their_code_again_then_a_clear_refusal(
         second.goto(link)
         second.wait_for_selector('body[data-screen="end"]')
         shots(second, "no-more-work")
-        assert "no more items for you" in second.inner_text("#end-message")
+        assert second.inner_text("#end-heading") == "This study is full"
+        assert "no more work available for you" in second.inner_text("#end-message")
     finally:
         other.close()
     assert Batch.objects.filter(participant__external_id="back01").count() == 1
@@ -718,6 +719,7 @@ def test_returning_participant_sees_their_code_again_then_a_clear_refusal(
     page.click("#consent-decline")
     on_screen(page, "end")
     shots(page, "declined")
-    assert "chose not to take part" in page.inner_text("#end-message")
+    assert "chose not to take part" in page.inner_text("#end-heading")
+    assert "Your choice has been recorded" in page.inner_text("#end-message")
     assert not Response.objects.filter(participant__external_id="declines01").exists()
     assert page.js_errors == []

@@ -28,6 +28,16 @@ def _last_json(out: io.StringIO) -> dict:
 def test_create_study_from_real_stel_instances(shared_data, tmp_path):
     call_command("import_corpus", str(shared_data / "stel" / "quad_questions_char_contraction.tsv"),
                  "--name", "stel-contraction", "--format", "stel", stdout=io.StringIO())
+    args = ["--slug", "contraction-pilot", "--setup", "quadruple", "--corpus", "stel-contraction", "--count", "20",
+            "--screening-per-batch", "2"]
+    out = io.StringIO()
+    with pytest.raises(CommandError):  # no screening question yet: refused, saying how to add them
+        call_command("create_study", *args, stdout=out)
+    error = _last_json(out)["error"]["message"]
+    assert "0 active screening question(s) fit component(s) contraction" in error
+    assert "loaddata screening_questions" in error and "/admin/tasks/screeningquestion/" in error
+    assert not Study.objects.exists()
+    call_command("loaddata", "screening_questions", stdout=io.StringIO())
     out = io.StringIO()
     call_command("create_study", "--slug", "contraction-pilot", "--setup", "quadruple", "--corpus",
                  "stel-contraction", "--count", "20", "--seed", "7", "--annotators-per-item", "5",

@@ -32,7 +32,7 @@ def screening_tsv_rows(shared_data: Path) -> list[dict[str, str]]:
 def test_screening_questions_fixture_matches_the_tsv_row_by_row(shared_data: Path) -> None:
     call_command("loaddata", "screening_questions", stdout=StringIO())
     rows = screening_tsv_rows(shared_data)
-    questions = list(ScreeningQuestion.objects.select_related("component").order_by("pk"))
+    questions = list(ScreeningQuestion.objects.select_related("component").order_by("pk"))[:10]
     assert len(rows) == len(questions) == 10
     for row, question in zip(rows, questions, strict=True):
         assert question.component.name == row["style type"]
@@ -41,6 +41,8 @@ def test_screening_questions_fixture_matches_the_tsv_row_by_row(shared_data: Pat
         assert (question.sentence_1, question.sentence_2) == (row["Alternative 1.1"], row["Alternative 1.2"])
         assert question.source == "STEL (Wegmann & Nguyen 2021), Table 5"
         assert question.active
+        # STEL's simplicity questions need A2 to be obvious: quadruples only; every other STEL question fits all.
+        assert question.setups == (["quadruple"] if row["style type"] == "simplicity" else [])
     assert [q.name for q in questions[:3]] == ["stel-formality-1", "stel-formality-2", "stel-simplicity-1"]
     # Curly quotes survive exactly.
     assert questions[0].sentence_2 == "It\u2019s cause ya got no sense."
@@ -51,8 +53,29 @@ def test_screening_questions_fixture_matches_the_tsv_row_by_row(shared_data: Pat
 def test_screening_questions_fixture_loads_twice_without_duplicates() -> None:
     call_command("loaddata", "screening_questions", stdout=StringIO())
     call_command("loaddata", "screening_questions", stdout=StringIO())
-    assert ScreeningQuestion.objects.count() == 10
+    assert ScreeningQuestion.objects.count() == 16
     assert StyleComponent.objects.filter(name="shakespeare").count() == 1
+
+
+@pytest.mark.django_db
+def test_every_demo_component_and_setup_has_enough_fair_screening_questions() -> None:
+    """The demo's studies ask for 2 screening questions per batch: each component/setup they use must have them,
+    and the authored ones (not STEL's) are the ones a simplicity triple or a contraction study draws."""
+    from annotation.services.screening import screening_questions_for
+
+    call_command("loaddata", "screening_questions", stdout=StringIO())
+    for name in ("formality", "simplicity", "contraction", "nbr_substitution"):
+        component_id = StyleComponent.objects.get(name=name).pk
+        for setup in ("quadruple", "triple", "style-or-content"):
+            fair = screening_questions_for(setup=setup, component_ids=[component_id])
+            assert len(fair) >= 2, (name, setup)
+            assert all(q.component_id == component_id for q in fair)
+    simplicity = StyleComponent.objects.get(name="simplicity").pk
+    triple = [q.name for q in screening_questions_for(setup="triple", component_ids=[simplicity])]
+    assert triple == ["stylecrowd-simplicity-1", "stylecrowd-simplicity-2", "stylecrowd-simplicity-3"]
+    authored = ScreeningQuestion.objects.filter(name__startswith="stylecrowd-")
+    assert authored.count() == 6 and set(authored.values_list("source", flat=True)) == {
+        "StyleCrowd authors (demo questions; the answers are public)"}
 
 
 def test_screening_fixture_is_what_its_generator_writes(shared_data: Path) -> None:

@@ -56,7 +56,8 @@ class Command(JsonCommand):
         parser.add_argument("--task-description")
         parser.add_argument("--completion-code", default="")
         parser.add_argument("--screened-out-code", default="")
-        parser.add_argument("--redirect-url", default="")
+        parser.add_argument("--redirect-url", default="",
+                            help="http(s) URL a finished participant is sent to; {code} is replaced by the code")
         parser.add_argument("--estimated-minutes", type=int, default=10)
         parser.add_argument("--hourly-pay", type=float, default=9.0)
         parser.add_argument("--rewrite-min-length", type=int, default=10)
@@ -117,5 +118,6 @@ class Command(JsonCommand):
             "min_correct": study.min_correct, "items_per_batch": study.items_per_batch,
             "screening_per_batch": study.screening_per_batch, "max_batches": study.max_batches_per_participant,
             "adaptive": study.adaptive_stopping, "completion_code": study.completion_code,
+            "screened_out_code": study.screened_out_code,
             "selection": study.selection, "url": f"/s/{study.slug}/",
         }

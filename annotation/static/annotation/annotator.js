@@ -121,28 +121,62 @@
     show("error");
   }
 
-  function endScreen(message, code, redirectUrl) {
-    $("end-message").textContent = message;
+  // --- endings (docs/annotator-api.md, "Endings"): what happened, the code if there is one, and what to do now on
+  // the platform the participant came from. Prolific: the study's completion link; MTurk: MTurk's external submit
+  // form (never a link to another platform); an anonymous link: the code and the study's link if it has one.
+  const PLATFORM = who.platform;
+  const ENDINGS = window.StyleCrowdEndings.endings;
+  const REDIRECT_LABEL = window.StyleCrowdEndings.redirectLabel;
+
+  // An MTurk assignment is finished by posting the code to MTurk (the form is there when the link came from MTurk).
+  function mturkForm(form, codeInput, code) {
+    if (!form) return false;
+    codeInput.value = code || "";
+    form.hidden = !code;
+    return Boolean(code);
+  }
+
+  function endScreen(kind, code, redirectUrl) {
+    const ending = ENDINGS[kind];
+    document.body.dataset.ending = kind;
+    $("end-heading").textContent = ending.heading;
+    $("end-message").textContent = ending.message;
+    $("end-todo").textContent = ending.todo[PLATFORM] || ending.todo.anonymous;
     $("end-code-block").hidden = !code;
     $("end-code").textContent = code || "";
     const link = $("end-redirect");
-    link.hidden = !redirectUrl;
-    if (redirectUrl) link.href = redirectUrl;
+    const posted = PLATFORM === "mturk" && mturkForm($("end-mturk-submit"), $("end-mturk-code"), code);
+    link.hidden = !redirectUrl || PLATFORM === "mturk";
+    if (redirectUrl && !link.hidden) {
+      link.href = redirectUrl;
+      link.textContent = REDIRECT_LABEL[PLATFORM] || REDIRECT_LABEL.anonymous;
+    }
+    if (PLATFORM === "mturk" && code && !posted) {
+      $("end-todo").textContent = "Enter this code in the HIT on Amazon Mechanical Turk and submit it there.";
+    }
     show("end");
   }
 
   function doneScreen(code, redirectUrl) {
+    document.body.dataset.ending = "completed";
     $("done-code").textContent = code || "";
     const link = $("done-redirect");
-    link.hidden = !redirectUrl;
-    if (redirectUrl) link.href = redirectUrl;
-    $("done-copy").hidden = !code;
-    const mturk = $("mturk-submit");
-    if (mturk) {  // an MTurk ExternalQuestion: the assignment is finished by posting back to MTurk, not a redirect
-      $("mturk-code").value = code || "";
-      mturk.hidden = false;
-      link.hidden = true;
+    link.hidden = !redirectUrl || PLATFORM === "mturk";
+    if (redirectUrl && !link.hidden) {
+      link.href = redirectUrl;
+      link.textContent = REDIRECT_LABEL[PLATFORM] || REDIRECT_LABEL.anonymous;
     }
+    $("done-copy").hidden = !code;
+    let todo = "Please keep this code: the platform asks for it to confirm your submission.";
+    if (PLATFORM === "prolific") {
+      todo = redirectUrl ? "Click the button to go back to Prolific, which records your completion with this code."
+        : "Enter this code on Prolific to complete your submission.";
+    } else if (PLATFORM === "mturk") {
+      todo = mturkForm($("mturk-submit"), $("mturk-code"), code)
+        ? "Click \u201cSubmit the HIT\u201d to send this code to Amazon Mechanical Turk and finish the assignment."
+        : "Enter this code in the HIT on Amazon Mechanical Turk and submit it there.";
+    }
+    $("done-todo").textContent = todo;
     show("done");
   }
 
@@ -153,7 +187,7 @@
       case "expired": return "Your time for this batch has run out, so your unanswered items were given to others.";
       case "not_found": return "We could not find your session. It may have been closed; start again from the study link.";
       case "screened_out": return "Based on your earlier answers you are not eligible for this study.";
-      case "no_work_available": return "There are no more items for you in this study. Thank you for taking part!";
+      case "no_work_available": return "This study is full: there are no more items for you in it.";
       case "not_reserved": return "This item is no longer reserved for you — loading the next one.";
       case "answer_conflict": return "You already answered this item with a different answer — loading the next one.";
       case "wrong_state": return "Your session moved on in another window — picking up where it is now.";
@@ -180,9 +214,9 @@
       store.set(sessionKey, data.token);
       route(data);
     } catch (err) {
-      if (err.code === "screened_out") return endScreen(explain(err), null, null);
-      if (err.code === "no_work_available") return endScreen(explain(err), null, null);
-      if (err.status === 404) return endScreen("This study is not taking participants at the moment.", null, null);
+      if (err.code === "screened_out") return endScreen("screened_out_before", null, null);
+      if (err.code === "no_work_available") return endScreen("full", null, null);
+      if (err.status === 404) return endScreen("unavailable", null, null);
       fail(explain(err), boot);
     }
   }
@@ -201,12 +235,10 @@
         if (store.get(instructionsSeenKey()) || (data.progress && data.progress.done > 0)) return loadNext();
         return showInstructions();
       case "completed": return loadNext();
-      case "screened_out":
-        return endScreen("Thank you for your answers. Unfortunately this study is looking for participants with a different profile, so it ends here. You will be compensated as the study page describes.",
-          data.completion_code, data.redirect_url);
-      case "expired":
-        store.remove(sessionKey);
-        return endScreen("Your time for this batch has run out, so your unanswered items were given to other participants. Thank you for your help.", null, null);
+      case "screened_out": return endScreen("screened_out", data.completion_code, data.redirect_url);
+      // The token stays stored: a reload shows the same ending again, not a new batch or the consent page.
+      case "expired": return endScreen("expired", null, null);
+      case "declined": return endScreen("declined", null, null);
       default:
         return fail("Your session is in an unexpected state (" + data.state + ").", boot);
     }
@@ -222,9 +254,14 @@
       route(data);
     } catch (err) { fail(explain(err), boot); } finally { busy = false; }
   });
-  $("consent-decline").addEventListener("click", () => {
-    store.remove(sessionKey);
-    endScreen("You chose not to take part, so nothing more will be recorded. Please return the study on the platform you came from. You can close this page.", null, null);
+  // Declining is recorded on the server (the batch ends as `declined`), so a reload shows the same ending.
+  $("consent-decline").addEventListener("click", async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const { data } = await api("POST", tokenPath("consent/"), { agree: false });
+      route(data);
+    } catch (err) { fail(explain(err), boot); } finally { busy = false; }
   });
 
   function showEligibility() {
@@ -277,7 +314,7 @@
       await loadNext();
     } catch (err) {
       busy = false;
-      if (err.code === "no_work_available") return endScreen(explain(err), null, null);
+      if (err.code === "no_work_available") return endScreen("full", null, null);
       fail(explain(err), boot);
     }
   });
@@ -303,7 +340,7 @@
       renderItem(data.item, notice);
     } catch (err) {
       if (err.code === "expired") return route(Object.assign({}, session, { state: "expired" }));
-      if (err.code === "no_work_available") return endScreen(explain(err), null, null);
+      if (err.code === "no_work_available") return endScreen("full", null, null);
       if (err.code === "wrong_state") return boot();
       fail(explain(err), () => loadNext());
     } finally { busy = false; }
@@ -321,6 +358,8 @@
     item = next;
     const body = $("item-body");
     body.innerHTML = "";
+    const answer = $("item-answer");  // the choices go in the answer bar (sticky on phones) beside Next
+    answer.innerHTML = "";
     $("item-error").textContent = notice || "";
     $("item-error").classList.toggle("info", Boolean(notice));
     setSubmitEnabled(false);
@@ -328,7 +367,7 @@
     body.dataset.kind = kind;
     body.dataset.itemId = next.id;
     const view = window.StyleCrowdItems.render(kind, {
-      body, item: next, setSubmitEnabled, info, submit: submitItem,
+      body, answer, item: next, setSubmitEnabled, info, submit: submitItem,
       questions: (session.study && session.study.questions) || config.likert,
       minLength: (session.study && session.study.rewrite_min_length) || config.rewrite_min_length,
     });
@@ -403,6 +442,9 @@
   }
 
   $("item-form").addEventListener("submit", (event) => { event.preventDefault(); submitItem(); });
+
+  // Keyboard tips are for keyboards: CSS hides them on touch screens until a key is pressed (annotator.css).
+  document.addEventListener("keydown", () => document.documentElement.classList.add("keyboard-used"), { once: true });
 
   document.addEventListener("keydown", (event) => {
     if (document.body.dataset.screen !== "item" || busy) return;

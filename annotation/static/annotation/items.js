@@ -41,11 +41,12 @@
       const input = el("input", { type: "radio", name, value, id: name + "-" + index });
       input.addEventListener("change", () => ctx.setSubmitEnabled(true));
       const label = el("label", { class: "option choice", for: name + "-" + index, "data-choice": value },
-        [input, el("span", { class: "key", "aria-hidden": "true", text: String(index + 1) }), describe(value, index)]);
+        [input, el("span", { class: "key keyboard-only", "aria-hidden": "true", text: String(index + 1) }), describe(value, index)]);
       group.appendChild(label);
     });
-    ctx.body.appendChild(el("p", { class: "question-text", id: "item-question", text: question }));
-    ctx.body.appendChild(group);
+    const target = ctx.answer || ctx.body;  // the answer bar next to Next, where the page has one
+    target.appendChild(el("p", { class: "question-text", id: "item-question", text: question }));
+    target.appendChild(group);
     return {
       read: () => { const picked = group.querySelector("input:checked"); return picked ? picked.value : null; },
       onKey: (event) => {

@@ -1,0 +1,59 @@
+/* StyleCrowd annotator: the words of every ending (docs/annotator-api.md, "Endings"), per platform.
+ *
+ * Loaded before annotator.js, which shows them: what happened, the code if there is one, and what to do now on the
+ * platform the participant came from (return the submission on Prolific, the HIT on MTurk; nothing for an anonymous
+ * link). Nobody who did not take part is thanked for taking part.
+ */
+(function () {
+  "use strict";
+
+  const RETURN_TODO = {
+    prolific: "Please return your submission on Prolific: open Prolific, find this study under your submissions and click \u201cReturn submission\u201d (\u201cStop without completing\u201d). This keeps your record clean, and the place goes to someone else.",
+    mturk: "Please return the HIT on Amazon Mechanical Turk: click \u201cReturn\u201d on the HIT. Do not submit it, since there is no code to submit.",
+    anonymous: "There is nothing more to do: you can close this page.",
+  };
+  const ENDINGS = {
+    screened_out: {
+      heading: "This study is not a match for you",
+      message: "Thank you for your answers. This study is looking for participants with a different profile, so it ends here. You will be compensated for the screening as the study page describes.",
+      todo: {
+        prolific: "Enter this screened-out code on Prolific (or use the button below), so that Prolific records that you were screened out.",
+        mturk: "Submit the HIT on Mechanical Turk with this code (the button below), so that it is recorded that you were screened out.",
+        anonymous: "Please enter this code on the platform you came from.",
+      },
+    },
+    expired: {
+      heading: "Your time has run out",
+      message: "The time limit for this batch has passed, so your unanswered items were given to other participants. There is no completion code for a batch that was not finished.",
+      todo: RETURN_TODO,
+    },
+    declined: {
+      heading: "You chose not to take part",
+      message: "Your choice has been recorded. None of your answers will be collected and nothing more about you is stored.",
+      todo: RETURN_TODO,
+    },
+    full: {
+      heading: "This study is full",
+      message: "There is no more work available for you in this study: all of its places are taken, or you have done as much of it as one person may.",
+      todo: RETURN_TODO,
+    },
+    unavailable: {
+      heading: "This study is not taking participants",
+      message: "This study is not taking participants at the moment.",
+      todo: RETURN_TODO,
+    },
+    screened_out_before: {
+      heading: "This study is not a match for you",
+      message: "Based on your earlier answers you are not eligible for this study.",
+      todo: {
+        prolific: "If you already entered your screened-out code on Prolific there is nothing more to do. Otherwise, please return your submission on Prolific (\u201cReturn submission\u201d).",
+        mturk: "If you already submitted the HIT there is nothing more to do. Otherwise, please return the HIT on Mechanical Turk (\u201cReturn\u201d).",
+        anonymous: "There is nothing more to do: you can close this page.",
+      },
+    },
+  };
+
+  const REDIRECT_LABEL = { prolific: "Go to Prolific to finish", anonymous: "Return to the study platform" };
+
+  window.StyleCrowdEndings = { endings: ENDINGS, redirectLabel: REDIRECT_LABEL };
+})();

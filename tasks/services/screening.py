@@ -1,0 +1,102 @@
+"""Screening questions: importing private ones from a TSV in STEL's screening format, duplicating for editing.
+
+STEL's published screening questions (`loaddata screening_questions`) have public answers: anyone can look them
+up, so a paid study needs questions of its own. The TSV has STEL's header:
+`style type, Correct Order, Anchor 1, Anchor 2, Alternative 1.1, Alternative 1.2` (Anchor 2 only shows in
+quadruples), optionally followed by a `setups` column (comma-separated: quadruple, triple, style-or-content;
+empty: every setup).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from typing import Any
+
+from django.db import transaction
+from django.db.models import QuerySet
+
+from core.errors import ApplicationError
+from tasks.models import Order, ScreeningQuestion, Setup, StyleComponent
+
+HEADER = ["style type", "Correct Order", "Anchor 1", "Anchor 2", "Alternative 1.1", "Alternative 1.2"]
+NAME_PREFIX = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
+
+
+def _next_names(prefix: str, component: str, count: int, taken: set[str]) -> list[str]:
+    names, n = [], 0
+    while len(names) < count:
+        n += 1
+        name = f"{prefix}-{component}-{n}"
+        if name not in taken:
+            names.append(name)
+            taken.add(name)
+    return names
+
+
+def screening_questions_import(*, text: str, where: str, prefix: str = "private", source: str = "",
+                               active: bool = True) -> list[ScreeningQuestion]:
+    """Create one screening question per TSV row, named `<prefix>-<component>-<n>`; all rows or none."""
+    if not NAME_PREFIX.match(prefix or ""):
+        raise ApplicationError(f"prefix {prefix!r}: use lower-case letters, digits, '-' or '_' (at most 41).",
+                               details={"prefix": [prefix]})
+    rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter="\t", quoting=csv.QUOTE_NONE))
+    rows = [row for row in rows if any(cell.strip() for cell in row)]
+    if not rows:
+        raise ApplicationError(f"{where}: empty file.")
+    header = [cell.strip() for cell in rows[0]]
+    if header[:6] != HEADER or header[6:] not in ([], ["setups"]):
+        raise ApplicationError(f"{where}: line 1: expected the header {' | '.join(HEADER)} [| setups], got "
+                               f"{' | '.join(header)[:200]}.")
+    components = {c.name: c for c in StyleComponent.objects.all()}
+    parsed: list[dict[str, Any]] = []
+    for lineno, row in enumerate(rows[1:], start=2):
+        if len(row) not in (6, 7):
+            raise ApplicationError(f"{where}: line {lineno}: expected 6 or 7 tab-separated columns, got {len(row)}.")
+        cells = [cell.strip() for cell in row]
+        name, order, anchor_1, anchor_2, sentence_1, sentence_2 = cells[:6]
+        if name not in components:
+            raise ApplicationError(f"{where}: line {lineno}: unknown style type {name!r} (known: "
+                                   f"{', '.join(sorted(components))}).")
+        if order not in Order.values:
+            raise ApplicationError(f"{where}: line {lineno}: Correct Order must be S1-S2 or S2-S1, not {order!r}.")
+        if not all((anchor_1, anchor_2, sentence_1, sentence_2)):
+            raise ApplicationError(f"{where}: line {lineno}: every sentence (Anchor 1, Anchor 2, Alternative 1.1, "
+                                   "Alternative 1.2) is required.")
+        if sentence_1 == sentence_2 or anchor_1 == anchor_2:
+            raise ApplicationError(f"{where}: line {lineno}: the two anchors and the two alternatives must differ.")
+        setups = [s.strip() for s in (cells[6] if len(cells) == 7 else "").split(",") if s.strip()]
+        unknown = sorted(set(setups) - set(Setup.values))
+        if unknown:
+            raise ApplicationError(f"{where}: line {lineno}: unknown setup(s) {unknown} (known: {Setup.values}).")
+        parsed.append({"component": components[name], "correct_order": order, "anchor_1": anchor_1,
+                       "anchor_2": anchor_2, "sentence_1": sentence_1, "sentence_2": sentence_2, "setups": setups})
+    if not parsed:
+        raise ApplicationError(f"{where}: no questions below the header.")
+    with transaction.atomic():
+        taken = set(ScreeningQuestion.objects.filter(name__startswith=f"{prefix}-").values_list("name", flat=True))
+        created = []
+        for row in parsed:
+            (name,) = _next_names(prefix, row["component"].name, 1, taken)
+            created.append(ScreeningQuestion.objects.create(
+                name=name, active=active, source=source or f"imported from {where}"[:200], **row,
+            ))
+    return created
+
+
+def screening_questions_duplicate(*, questions: QuerySet[ScreeningQuestion], prefix: str = "private"
+                                  ) -> list[ScreeningQuestion]:
+    """Inactive copies to edit into private questions (a copy of a published question is still public until its
+    texts are changed, so the copies start inactive)."""
+    with transaction.atomic():
+        taken = set(ScreeningQuestion.objects.values_list("name", flat=True))
+        copies = []
+        for question in questions.select_related("component").order_by("name"):
+            (name,) = _next_names(prefix, question.component.name, 1, taken)
+            copies.append(ScreeningQuestion.objects.create(
+                name=name, component=question.component, anchor_1=question.anchor_1, anchor_2=question.anchor_2,
+                sentence_1=question.sentence_1, sentence_2=question.sentence_2,
+                correct_order=question.correct_order, setups=list(question.setups), active=False,
+                source=f"copy of {question.name}: edit the texts, then activate"[:200],
+            ))
+    return copies
