@@ -204,6 +204,7 @@ def tiny_model_dir(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_local_model_editor_records_type_and_edit(tiny_model_dir, tmp_path):
     pairs = tmp_path / "pairs.jsonl"
