@@ -50,7 +50,8 @@ class Command(JsonCommand):
         parser.add_argument("--adaptive", action="store_true", help="Adaptive collection (stop decided items).")
         parser.add_argument("--allow-multiple-setups", action="store_true")
         parser.add_argument("--items", help="JSONL items file for likert/ranking/rewrite studies.")
-        parser.add_argument("--questions", help="Likert questions: preset (mind-the-style-gap, gyafc) or JSON file.")
+        parser.add_argument("--questions",
+                            help="Likert questions: preset (mind-the-style-gap, gyafc, pauli) or JSON file.")
         parser.add_argument("--eligibility", help="JSON file with eligibility questions ('none' for no questions).")
         parser.add_argument("--consent-text")
         parser.add_argument("--task-description")
