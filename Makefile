@@ -41,6 +41,9 @@ demo-data: $(STAMP)
 	  for s in quadruple triple; do $(DEMO_ENV) $(MANAGE) generate_instances --corpus $$c --setup $$s --seed 1 || exit 1; done; done
 	$(DEMO_ENV) $(MANAGE) load_likert_demo
 	$(DEMO_ENV) $(MANAGE) evaluate_metrics --study likert-demo --question content_preservation --metrics bleu,chrf,levenshtein,jaro_winkler,embedding_cosine --by style
+	$(DEMO_ENV) $(MANAGE) create_study --slug demo-gyafc-rating --title "Rate the rewrites (GYAFC scales)" --kind likert --preset gyafc --outputs scoring/demo/likert_demo_items.jsonl --eligibility none --items-per-batch 8
+	$(DEMO_ENV) $(MANAGE) create_study --slug demo-gyafc-ranking --title "Rank the rewrites (GYAFC)" --kind ranking --preset gyafc --outputs scoring/demo/likert_demo_items.jsonl --eligibility none --items-per-batch 5
+	$(DEMO_ENV) $(MANAGE) build_content_errors --name demo-content-errors --corpus formality-demo --seed 1
 	$(DEMO_ENV) $(MANAGE) create_study --slug demo-formality --title "Which sentences share a style?" --setup quadruple --corpus formality-demo --annotators-per-item 3 --items-per-batch 6 --screening-per-batch 2 --redirect-url "https://app.prolific.com/submissions/complete?cc={code}"
 	$(DEMO_ENV) $(MANAGE) create_study --slug demo-simplicity-triple --setup triple --corpus turkcorpus-sample --annotators-per-item 3 --items-per-batch 6 --screening-per-batch 2
 	$(DEMO_ENV) $(MANAGE) import_annotations --study fleiss-1971 --question diagnosis --scale 1-5 --level nominal fixtures/annotations/fleiss1971.csv

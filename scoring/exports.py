@@ -254,7 +254,9 @@ def _card(
         "selection": params,
         "counts": counts,
         "sources": [{"corpus": c.name, "component": c.component.name, "source": c.source, "licence": c.licence,
-                     "import_format": c.import_format} for c in corpora],
+                     "import_format": c.import_format,
+                     **({"built_from_rewrites": c.import_params} if c.import_params.get("builder") == "rewrites"
+                        else {})} for c in corpora],
         "generation": [{"corpus_id": r.corpus_id, "setup": r.setup, "seed": r.seed, "params": r.params}
                        for r in runs.order_by("id")],
         "annotation": {
@@ -297,6 +299,12 @@ def _markdown(card: dict[str, Any]) -> str:
               f"{counts['votes_published']} published).", "", "## Sources and licences", ""]
     lines += [f"- **{s['corpus']}** ({s['component']}, {s['import_format']}): {s['source'] or '—'}. "
               f"Licence: {s['licence'] or 'not recorded'}" for s in card["sources"]]
+    for built in (s for s in card["sources"] if s.get("built_from_rewrites")):
+        params = built["built_from_rewrites"]
+        lines.append(f"  - {built['corpus']} was built from the accepted rewrites of study `{params['study']}` "
+                     f"({params['accepted_rewrites']} accepted; references: {params['references']}; splits "
+                     f"{params['splits']} by source, seed {params['seed']}); each pair's metadata names its "
+                     "response, writer and review, and a STEL ID names the source item and reference (`src#n`).")
     lines += ["", "## Filter", ""]
     if card["filter"]:
         f = card["filter"]

@@ -43,14 +43,28 @@ QUESTION_PRESETS: dict[str, list[dict[str, Any]]] = {
         {"name": "content_preservation", "text": "How well does the rewrite preserve the content of the original?",
          "min": 1, "max": 5, "labels": _FIVE, "level": "ordinal"},
     ],
-    # GYAFC (Rao & Tetreault 2018): formality -3…+3, fluency 1–5, meaning preservation 1–6.
+    # GYAFC (Rao & Tetreault 2018, section 4.1): formality -3…+3, fluency 1–5, meaning preservation 1–6 (the STS
+    # scale), every label as the paper's; alpha is computed ordinal per question.
     "gyafc": [
         {"name": "formality", "text": "How formal is the rewrite?", "min": -3, "max": 3,
-         "labels": {"-3": "Very informal", "0": "Neutral", "3": "Very formal"}, "level": "interval"},
+         "labels": {"-3": "Very Informal", "-2": "Informal", "-1": "Somewhat Informal", "0": "Neutral",
+                    "1": "Somewhat Formal", "2": "Formal", "3": "Very Formal"}, "level": "ordinal"},
         {"name": "fluency", "text": "How fluent is the rewrite?", "min": 1, "max": 5,
-         "labels": {"1": "Incomprehensible", "3": "Somewhat comprehensible", "5": "Perfect"}, "level": "ordinal"},
+         "labels": {"1": "Other (fragment)", "2": "Incomprehensible", "3": "Somewhat Comprehensible",
+                    "4": "Comprehensible", "5": "Perfect"}, "level": "ordinal"},
         {"name": "meaning", "text": "How much of the original's meaning does the rewrite keep?", "min": 1, "max": 6,
-         "labels": {"1": "Completely dissimilar", "6": "Completely equivalent"}, "level": "ordinal"},
+         "labels": {"1": "Completely dissimilar", "2": "Not equivalent but on the same topic",
+                    "3": "Not equivalent but share some details", "4": "Roughly equivalent",
+                    "5": "Mostly equivalent", "6": "Completely equivalent"}, "level": "ordinal"},
+    ],
+    # Pauli et al. 2025 (Mind the Style Gap): two 5-point scales, style strength and content preservation.
+    "pauli": [
+        {"name": "style_strength", "text": "How strongly does the rewrite show the target style?", "min": 1,
+         "max": 5, "labels": {"1": "Not at all", "2": "Slightly", "3": "Moderately", "4": "Strongly",
+                              "5": "Completely"}, "level": "ordinal"},
+        {"name": "content_preservation", "text": "How well does the rewrite preserve the content of the original?",
+         "min": 1, "max": 5, "labels": {"1": "Not at all", "2": "Slightly", "3": "Partly", "4": "Mostly",
+                                        "5": "Completely"}, "level": "ordinal"},
     ],
 }
 
@@ -88,7 +102,7 @@ def questions_validate(questions: Any, *, where: str) -> list[dict[str, Any]]:
 
 
 def questions_load(*, spec: str) -> list[dict[str, Any]]:
-    """A preset name (mind-the-style-gap, gyafc) or a path to a JSON file with the question list."""
+    """A preset name (mind-the-style-gap, gyafc, pauli) or a path to a JSON file with the question list."""
     if spec in QUESTION_PRESETS:
         return QUESTION_PRESETS[spec]
     path = Path(spec)

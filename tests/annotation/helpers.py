@@ -80,3 +80,31 @@ def serving_path(request: Any, monkeypatch: Any) -> str:
     """Runs a test twice: with the PostgreSQL hot path for `next`/`answers`, and with the general ORM path only."""
     monkeypatch.setattr(hot_path, "ENABLED", request.param == "fast")
     return request.param
+
+
+def run_participant(*, slug: str, pid: str, answer_for: Any, eligibility: dict[str, Any] | None = None,
+                    client: APIClient | None = None) -> int:
+    """One simulated participant through the JSON API as the browser drives it: start, consent, eligibility
+    answers when the study asks, then `next`/`answers` until the batch is done. `answer_for(public item, the
+    item's external id)` gives each answer; returns how many were stored. Tests of rating and rewrite studies drive
+    every participant through this one function, so a change of the participant flow is mirrored here once."""
+    from annotation.models import Reservation
+
+    person = Participant(client or APIClient(), slug, pid)
+    person.start()
+    state = person.consent()["state"]
+    if state == "eligibility":
+        response = person.client.post(f"/api/v1/sessions/{person.token}/eligibility/",
+                                      {"answers": eligibility or {}}, format="json")
+        assert response.status_code == 200, response.content
+    answered = 0
+    while True:
+        response = person.next()
+        assert response.status_code == 200, response.content
+        item = response.json()["item"]
+        if item is None:
+            return answered
+        external_id = Reservation.objects.select_related("study_item").get(public_id=item["id"]).study_item.external_id
+        posted = person.answer(item["id"], answer_for(item, external_id))
+        assert posted.status_code == 201, posted.content
+        answered += 1

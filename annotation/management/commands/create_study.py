@@ -11,6 +11,11 @@ from django.db import transaction
 from annotation.models import ORDERING_KINDS, EntryPlatform, ItemKind
 from annotation.selectors import study_progress
 from annotation.services.practice import practice_items_set
+from annotation.services.rating_presets import (
+    rating_items_from_rewrite_study,
+    rating_items_read,
+    rating_preset_get,
+)
 from annotation.services.sampling_plan import sampling_plan_compute
 from annotation.services.studies import items_read_jsonl, questions_load, study_create
 from core.commands import JsonCommand
@@ -40,7 +45,8 @@ class Command(JsonCommand):
         parser.add_argument("--status", default="candidate", help="Instance status (candidate, validated, any).")
         parser.add_argument("--count", type=int)
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--annotators-per-item", type=int, default=5)
+        parser.add_argument("--annotators-per-item", type=int, default=None,
+                            help="k distinct people per item (default: the --preset's, else 5).")
         parser.add_argument("--min-correct", type=int, help="m of k correct to validate (default: a majority).")
         parser.add_argument("--items-per-batch", type=int, default=14)
         parser.add_argument("--screening-per-batch", type=int, default=2)
@@ -49,7 +55,8 @@ class Command(JsonCommand):
         parser.add_argument("--adaptive", action="store_true", help="Adaptive collection (stop decided items).")
         parser.add_argument("--allow-multiple-setups", action="store_true")
         parser.add_argument("--items", help="JSONL items file for likert/ranking/rewrite studies.")
-        parser.add_argument("--questions", help="Likert questions: preset (mind-the-style-gap, gyafc) or JSON file.")
+        parser.add_argument("--questions",
+                            help="Likert questions: preset (mind-the-style-gap, gyafc, pauli) or JSON file.")
         parser.add_argument("--eligibility", help="JSON file with eligibility questions ('none' for no questions).")
         parser.add_argument("--consent-text")
         parser.add_argument("--task-description")
@@ -83,6 +90,11 @@ class Command(JsonCommand):
                             help="Expected validation rate of a component (repeatable), e.g. simplicity=0.68.")
         parser.add_argument("--rates-from-study", action="append", default=[], metavar="SLUG",
                             help="Measure the rates on earlier, filtered studies (repeatable).")
+        parser.add_argument("--preset", help="Rating preset: gyafc (likert: formality, fluency, meaning; ranking: "
+                                             "overall ranking) or pauli (likert: style strength, content).")
+        parser.add_argument("--outputs", help="CSV/TSV/JSONL of system outputs for a likert or ranking study: "
+                                              "id, source, rewrite[, system, source_id] or id, source, <system>…")
+        parser.add_argument("--outputs-study", help="A rewrite study whose accepted rewrites are to be rated.")
 
     def run(self, **options: Any) -> dict[str, Any]:
         kind = options["kind"] or options["setup"]
@@ -94,8 +106,17 @@ class Command(JsonCommand):
         practice = _json_file(options["practice"], "--practice") if options["practice"] else None
         if practice is not None and not isinstance(practice, list):
             raise ApplicationError(f"{options['practice']}: expected a JSON list of practice items.")
+        if sum(bool(options[key]) for key in ("items", "outputs", "outputs_study")) > 1:
+            raise ApplicationError("give one of --items, --outputs and --outputs-study, not several.")
+        preset = rating_preset_get(preset=options["preset"], kind=kind) if options["preset"] else {}
         items = items_read_jsonl(path=Path(options["items"]), kind=kind) if options["items"] else None
-        questions = questions_load(spec=options["questions"]) if options["questions"] else None
+        if options["outputs"]:
+            items = rating_items_read(path=options["outputs"], kind=kind)
+        if options["outputs_study"]:
+            items = rating_items_from_rewrite_study(study_slug=options["outputs_study"], kind=kind)
+        questions = questions_load(spec=options["questions"]) if options["questions"] else preset.get("questions")
+        options["annotators_per_item"] = options["annotators_per_item"] or preset.get("annotators_per_item", 5)
+        options["task_description"] = options["task_description"] or preset.get("task_description")
         eligibility = None
         if options["eligibility"] == "none":
             eligibility = []

@@ -1,0 +1,186 @@
+"""Rating studies of rewrites: GYAFC's and Pauli et al.'s scales as presets, and the items of a Likert or ranking
+study built from a file of system outputs (source, rewrite) or (source, several outputs)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from annotation.models import ItemKind
+from annotation.services.studies import QUESTION_PRESETS
+from core.errors import ApplicationError
+
+GYAFC_RANKING_DESCRIPTION = """\
+In each question you see an informal sentence and several formal rewrites of it by different systems. Rank the
+rewrites from best to worst overall: how formal, how fluent, and how well they keep the original's meaning. Put the
+best rewrite first."""
+
+PAULI_DESCRIPTION = """\
+In each question you see an original sentence and a rewrite of it in a target style. Rate how strongly the rewrite
+shows the target style, and how well it preserves the content of the original (1 = not at all, 5 = completely)."""
+
+# kind → what the preset sets; a preset that has no form of a kind refuses it.
+RATING_PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    # Rao & Tetreault 2018: three scales (5 judgments per rewrite) and an overall ranking of system outputs,
+    # reported as each system's mean rank (scoring.ranking.ranking_summary).
+    "gyafc": {
+        ItemKind.LIKERT: {"questions": QUESTION_PRESETS["gyafc"], "annotators_per_item": 5},
+        ItemKind.RANKING: {"task_description": GYAFC_RANKING_DESCRIPTION, "annotators_per_item": 5},
+    },
+    # Pauli et al. 2025: style strength and content preservation, 5-point scales, 3 raters per pair.
+    "pauli": {
+        ItemKind.LIKERT: {"questions": QUESTION_PRESETS["pauli"], "annotators_per_item": 3,
+                          "task_description": PAULI_DESCRIPTION},
+    },
+}
+META = ("id", "source", "source_id", "reference", "target_style")
+
+
+def rating_preset_get(*, preset: str, kind: str) -> dict[str, Any]:
+    if preset not in RATING_PRESETS:
+        raise ApplicationError(f"--preset must be one of {sorted(RATING_PRESETS)}, not {preset!r}.",
+                               code="invalid_preset")
+    if kind not in RATING_PRESETS[preset]:
+        kinds = sorted(str(k) for k in RATING_PRESETS[preset])
+        raise ApplicationError(f"preset {preset!r} has no {kind} form (it has: {', '.join(kinds)}).",
+                               code="invalid_preset")
+    return dict(RATING_PRESETS[preset][kind])
+
+
+def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise ApplicationError(f"--outputs: file {path} not found.", code="file_not_found") from None
+    except UnicodeDecodeError as exc:
+        raise ApplicationError(f"{path}: not valid UTF-8 ({exc.reason})", code="invalid_encoding") from None
+    suffix = path.suffix.lower()
+    records: list[tuple[int, dict[str, Any]]] = []
+    if suffix in {".jsonl", ".ndjson"}:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ApplicationError(f"{path}, line {number}: invalid JSON ({exc.msg})",
+                                       code="invalid_json") from None
+            if not isinstance(record, dict):
+                raise ApplicationError(f"{path}, line {number}: expected a JSON object", code="invalid_json")
+            records.append((number, record))
+    elif suffix in {".csv", ".tsv", ".tab"}:
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="," if suffix == ".csv" else "\t")
+        reader.fieldnames = [h.strip() for h in (reader.fieldnames or [])]
+        for record in reader:
+            if None in record:
+                raise ApplicationError(f"{path}, line {reader.line_num}: more fields than the header has",
+                                       code="malformed_row")
+            records.append((reader.line_num, {k: v for k, v in record.items() if v not in (None, "")}))
+    else:
+        raise ApplicationError(f"{path}: outputs are read from .csv, .tsv or .jsonl files, not '{suffix}'",
+                               code="unknown_file_type")
+    if not records:
+        raise ApplicationError(f"{path}: no outputs", code="empty_file")
+    return records
+
+
+def _outputs_of(record: dict[str, Any], where: str) -> dict[str, str]:
+    """{system: text}: `rewrite` (+ `system`) for a long row, an `outputs` object, or every non-meta column."""
+    if "rewrite" in record:
+        return {str(record.get("system") or ""): str(record["rewrite"]).strip()}
+    if isinstance(record.get("outputs"), dict):
+        outputs = record["outputs"]
+    else:
+        outputs = {k: v for k, v in record.items() if k not in (*META, "system")}
+    if not outputs:
+        raise ApplicationError(f"{where}: no 'rewrite' and no system output columns", code="missing_columns")
+    return {str(system): str(text).strip() for system, text in outputs.items()}
+
+
+def rating_items_read(*, path: str | Path, kind: str) -> list[dict[str, Any]]:
+    """Likert: one item per (source, output); ranking: one item per source with its outputs (at least 2).
+
+    Long rows (`id, source, rewrite[, system, source_id]`) are grouped into one ranking item by `source_id` (by the
+    source text when absent); wide rows (`id, source`, then one column per system) are one source each."""
+    path = Path(path)
+    if kind not in (ItemKind.LIKERT, ItemKind.RANKING):
+        raise ApplicationError(f"--outputs builds likert or ranking studies, not {kind}.", code="invalid_kind")
+    groups: dict[str, dict[str, Any]] = {}
+    likert: list[dict[str, Any]] = []
+    seen_ids: dict[str, int] = {}
+    for number, record in _records(path):
+        where = f"{path}, line {number}"
+        source = str(record.get("source") or "").strip()
+        row_id = str(record.get("id") or "").strip()
+        if not source or not row_id:
+            raise ApplicationError(f"{where}: missing {'source' if not source else 'id'}", code="missing_field")
+        outputs = _outputs_of(record, where)
+        empty = [s or "rewrite" for s, text in outputs.items() if not text]
+        if empty:
+            raise ApplicationError(f"{where}: empty output for {', '.join(empty)}", code="empty_text")
+        meta = {k: str(record[k]).strip() for k in ("reference", "target_style") if record.get(k)}
+        long_row = "rewrite" in record
+        for system, text in outputs.items():
+            item_id = row_id if long_row else f"{row_id}:{system}"
+            if item_id in seen_ids:
+                raise ApplicationError(f"{where}: duplicate id {item_id!r} (also line {seen_ids[item_id]})",
+                                       code="duplicate_id")
+            seen_ids[item_id] = number
+            likert.append({"id": item_id, "source": source, "rewrite": text, "system": system, **meta})
+        key = str(record.get("source_id") or source) if long_row else row_id
+        group = groups.setdefault(key, {"id": key if not long_row or record.get("source_id") else f"src-{len(groups)}",
+                                        "source": source, "outputs": {}, "line": number, **meta})
+        for system, text in outputs.items():
+            name = system or "rewrite"
+            if name in group["outputs"]:
+                raise ApplicationError(f"{where}: system {name!r} twice for source {key!r} (first line "
+                                       f"{group['line']})", code="duplicate_output")
+            group["outputs"][name] = text
+    if kind == ItemKind.LIKERT:
+        return likert
+    ranking = []
+    for key, group in groups.items():
+        if len(group["outputs"]) < 2:
+            raise ApplicationError(f"{path}, line {group['line']}: source {key!r} has {len(group['outputs'])} "
+                                   f"output(s); a ranking needs at least 2", code="too_few_outputs")
+        outputs = [{"id": f"o{i + 1}", "system": system, "text": text}
+                   for i, (system, text) in enumerate(group["outputs"].items())]
+        ranking.append({"id": group["id"], "source": group["source"], "outputs": outputs,
+                        **{k: group[k] for k in ("reference", "target_style") if k in group}})
+    return ranking
+
+
+def rating_items_from_rewrite_study(*, study_slug: str, kind: str) -> list[dict[str, Any]]:
+    """The accepted rewrites of a rewrite study as rating items: Likert, one per rewrite (`system` names its
+    writer); ranking, one per source with its rewrites (at least 2)."""
+    from annotation.models import Study
+    from annotation.services.rewrite_corpus import accepted_rewrites
+
+    if kind not in (ItemKind.LIKERT, ItemKind.RANKING):
+        raise ApplicationError(f"--outputs-study builds likert or ranking studies, not {kind}.", code="invalid_kind")
+    study = Study.objects.filter(slug=study_slug).first()
+    if study is None or study.item_kind != ItemKind.REWRITE:
+        raise ApplicationError(f"--outputs-study: {study_slug!r} is not a rewrite study", code="not_a_rewrite_study")
+    groups: dict[str, list[Any]] = {}
+    for response in accepted_rewrites(study=study):
+        groups.setdefault(response.study_item.external_id, []).append(response)
+    if not groups:
+        raise ApplicationError(f"--outputs-study: {study_slug!r} has no accepted rewrites", code="no_rewrites")
+    items: list[dict[str, Any]] = []
+    for source_id, responses in groups.items():
+        payload = responses[0].study_item.payload
+        meta = {"source": payload.get("source", ""), "rewrite_study": study.slug,
+                **({"target_style": payload["target_style"]} if payload.get("target_style") else {})}
+        outputs = [{"id": f"o{n}", "system": f"writer:{r.participant.external_id}", "text": r.answer,
+                    "response": r.pk} for n, r in enumerate(responses, start=1)]
+        if kind == ItemKind.LIKERT:
+            items.extend({"id": f"{source_id}#{o['id'][1:]}", "rewrite": o["text"], "system": o["system"],
+                          "response": o["response"], **meta} for o in outputs)
+        elif len(outputs) >= 2:
+            items.append({"id": source_id, "outputs": outputs, **meta})
+    if not items:
+        raise ApplicationError(f"--outputs-study: no source of {study_slug!r} has 2 accepted rewrites to rank",
+                               code="too_few_outputs")
+    return items

@@ -1,0 +1,88 @@
+"""(source, good rewrite) pairs from a CSV/TSV/JSONL file or from a stored corpus; no writes."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import ApplicationError
+from tasks.models import Corpus, ParallelPair
+from tasks.services.imports import read_text
+
+
+@dataclass(frozen=True)
+class RewritePair:
+    pair_id: str
+    source: str
+    rewrite: str
+    target_style: str = ""
+
+
+def pairs_read(*, path: str | Path) -> list[RewritePair]:
+    """Columns `id, source, rewrite` (and optional `target_style`); every bad line is named."""
+    path = Path(path)
+    text = read_text(path)
+    suffix = path.suffix.lower()
+    records: list[tuple[int, dict]] = []
+    if suffix in {".jsonl", ".ndjson"}:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ApplicationError(f"{path}, line {number}: invalid JSON ({exc.msg})",
+                                       code="invalid_json") from None
+            if not isinstance(record, dict):
+                raise ApplicationError(f"{path}, line {number}: expected a JSON object", code="invalid_json")
+            records.append((number, record))
+    elif suffix in {".csv", ".tsv", ".tab"}:
+        reader = csv.DictReader(io.StringIO(text), delimiter="\t" if suffix != ".csv" else ",")
+        header = [name.strip() for name in (reader.fieldnames or [])]
+        missing = [key for key in ("source", "rewrite") if key not in header]
+        if missing:
+            raise ApplicationError(f"{path}, line 1: missing column(s) {', '.join(missing)} "
+                                   f"(found: {', '.join(header) or 'no header'})", code="missing_columns")
+        reader.fieldnames = header
+        for record in reader:
+            if None in record:
+                raise ApplicationError(f"{path}, line {reader.line_num}: more fields than the header has",
+                                       code="malformed_row")
+            records.append((reader.line_num, record))
+    else:
+        raise ApplicationError(f"{path}: pairs are read from .csv, .tsv or .jsonl files, not '{suffix}'",
+                               code="unknown_file_type")
+    pairs: list[RewritePair] = []
+    seen: dict[str, int] = {}
+    for number, record in records:
+        source, rewrite = (str(record.get(key) or "").strip() for key in ("source", "rewrite"))
+        if not source or not rewrite:
+            raise ApplicationError(f"{path}, line {number}: empty or missing {'source' if not source else 'rewrite'}",
+                                   code="empty_text")
+        pair_id = str(record.get("id") or "").strip() or str(number)
+        if pair_id in seen:
+            raise ApplicationError(f"{path}, line {number}: duplicate id {pair_id!r} (also line {seen[pair_id]})",
+                                   code="duplicate_id")
+        seen[pair_id] = number
+        pairs.append(RewritePair(pair_id, source, rewrite, str(record.get("target_style") or "").strip()))
+    if not pairs:
+        raise ApplicationError(f"{path}: no pairs", code="empty_file")
+    return pairs
+
+
+def pairs_from_corpus(*, name: str, source_side: int = 1) -> list[RewritePair]:
+    """The corpus's pairs with side `source_side` as the source and the other side as the good rewrite."""
+    if source_side not in (1, 2):
+        raise ApplicationError("--source-side must be 1 or 2", code="invalid_side")
+    corpus = Corpus.objects.filter(name=name).select_related("component").first()
+    if corpus is None:
+        raise ApplicationError(f"corpus {name!r} not found", code="not_found", status=404)
+    style = corpus.component.label_2 if source_side == 1 else corpus.component.label_1
+    rows = ParallelPair.objects.filter(corpus=corpus).order_by("position").values_list("source_id", "text_1", "text_2")
+    pairs = [RewritePair(sid, t1, t2, style) if source_side == 1 else RewritePair(sid, t2, t1, style)
+             for sid, t1, t2 in rows]
+    if not pairs:
+        raise ApplicationError(f"corpus {name!r} has no pairs", code="empty_corpus")
+    return pairs
