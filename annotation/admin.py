@@ -15,6 +15,7 @@ from annotation.selectors import participant_recommendations, study_progress
 from annotation.services.exports import responses_serialize
 from annotation.services.sessions import participant_exclude
 from core.errors import ApplicationError
+from core.permissions import user_may
 
 
 def _export(study: Study, fmt: str) -> StreamingHttpResponse:
@@ -95,17 +96,21 @@ class StudyAdmin(admin.ModelAdmin):
             format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
         )
 
+    def has_export_permission(self, request: HttpRequest) -> bool:
+        # the same rule as the API's responses export: reading responses
+        return user_may(request.user, Response, "view")
+
     def _export_one(self, request: HttpRequest, queryset: QuerySet[Study], fmt: str) -> Any:
         if queryset.count() != 1:
             self.message_user(request, "Select exactly one study to export.", messages.ERROR)
             return None
         return _export(queryset.get(), fmt)
 
-    @admin.action(description="Export raw responses (CSV)")
+    @admin.action(description="Export raw responses (CSV)", permissions=["export"])
     def export_csv(self, request: HttpRequest, queryset: QuerySet[Study]) -> Any:
         return self._export_one(request, queryset, "csv")
 
-    @admin.action(description="Export raw responses (JSONL)")
+    @admin.action(description="Export raw responses (JSONL)", permissions=["export"])
     def export_jsonl(self, request: HttpRequest, queryset: QuerySet[Study]) -> Any:
         return self._export_one(request, queryset, "jsonl")
 
@@ -145,7 +150,7 @@ class ParticipantAdmin(admin.ModelAdmin):
     def n_answers(self, obj: Participant) -> int:
         return obj.responses.count()
 
-    @admin.action(description="Exclude: invalidate their responses and reopen their slots")
+    @admin.action(description="Exclude: invalidate their responses and reopen their slots", permissions=["change"])
     def exclude_participants(self, request: HttpRequest, queryset: QuerySet[Participant]) -> None:
         n = 0
         try:

@@ -14,7 +14,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, serializers
-from annotation.models import Study
+from annotation.models import Participant, Study
+from annotation.models import Response as ResponseRow
 from annotation.services import exports, hot_path, sessions
 from annotation.services.display import finished_payload, public_item
 from core.errors import ApplicationError
@@ -148,7 +149,7 @@ class PingDatabaseView(PingView):
         return Response({"ok": True})
 
 
-# --- researcher (admin-only: the project's default permission) -------------------------------------------
+# --- researcher (model permissions: core.permissions.ModelPermission, the project's default) ----------
 
 
 def _study(slug: str) -> Study:
@@ -159,18 +160,21 @@ def _study(slug: str) -> Study:
 
 
 class StudyListView(APIView):
+    permission_model = Study
     @extend_schema(operation_id="study_list", responses={200: serializers.StudyProgressSerializer(many=True)})
     def get(self, request: Request) -> Response:
         return Response([selectors.study_progress(study=s) for s in Study.objects.all()])
 
 
 class StudyDetailView(APIView):
+    permission_model = Study
     @extend_schema(operation_id="study_progress", responses={200: serializers.StudyProgressSerializer, **ERRORS})
     def get(self, request: Request, slug: str) -> Response:
         return Response(selectors.study_progress(study=_study(slug)))
 
 
 class StudyParticipantsView(APIView):
+    permission_model = Participant
     @extend_schema(operation_id="study_participants",
                    responses={200: serializers.RecommendationSerializer(many=True), **ERRORS})
     def get(self, request: Request, slug: str) -> Response:
@@ -178,6 +182,7 @@ class StudyParticipantsView(APIView):
 
 
 class StudyResponsesExportView(APIView):
+    permission_model = ResponseRow
     def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[Any, str]:
         # `?format=` names the export format here, not a DRF renderer (DRF's URL_FORMAT_OVERRIDE would 404).
         return JSONRenderer(), JSONRenderer.media_type

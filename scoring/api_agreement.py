@@ -1,4 +1,4 @@
-"""REST door to agreement runs and filter runs (researchers only: the project's default IsAdminUser)."""
+"""REST door to agreement runs and filter runs (model permissions, as in the admin)."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,8 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.jobs import job_create, job_enqueue
-from scoring.filtering import filter_run_summary
+from scoring.filtering import filter_run_start, filter_run_summary
 from scoring.models import AgreementRun, FilterRun
 from scoring.selectors import study_get
 from scoring.stats.runs import agreement_run_create, agreement_run_summary
@@ -50,6 +49,7 @@ def _run_body(run: AgreementRun) -> dict[str, Any]:
 
 
 class AgreementRunListView(APIView):
+    permission_model = AgreementRun
     @extend_schema(operation_id="agreement_run_create", request=AgreementRunInput, responses={202: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         """Queue an agreement computation on a Celery worker; poll the returned run (or its job)."""
@@ -65,6 +65,7 @@ class AgreementRunListView(APIView):
 
 
 class AgreementRunDetailView(APIView):
+    permission_model = AgreementRun
     @extend_schema(operation_id="agreement_run_detail", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, run_id: int) -> Response:
         run = get_object_or_404(AgreementRun.objects.select_related("study", "job"), pk=run_id)
@@ -72,21 +73,20 @@ class AgreementRunDetailView(APIView):
 
 
 class FilterRunListView(APIView):
+    permission_model = FilterRun
     @extend_schema(operation_id="filter_run_create", request=FilterRunInput, responses={202: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         """Queue filter_instances for a study; the job's result names the FilterRun it stored."""
-        from scoring.celery_tasks.agreement import filter_run_task
-
         serializer = FilterRunInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        params = dict(serializer.validated_data)
-        study_get(slug=params["study"])
-        job = job_create(kind="filter_instances", params=params, created_by=request.user.get_username())
-        job_enqueue(job=job, task=filter_run_task, args=[params])
+        data = serializer.validated_data
+        job = filter_run_start(study=study_get(slug=data["study"]), min_correct=data["min_correct"],
+                               balance=data["balance"], seed=data["seed"], created_by=request.user.get_username())
         return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
 
 
 class FilterRunDetailView(APIView):
+    permission_model = FilterRun
     @extend_schema(operation_id="filter_run_detail", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, run_id: int) -> Response:
         return Response(filter_run_summary(get_object_or_404(FilterRun.objects.select_related("study"), pk=run_id)))

@@ -204,7 +204,7 @@ def items_frame(*, study_id: int) -> pd.DataFrame:
     for name, (_, kind) in ITEM_NUMBERS.items():
         frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("float64" if kind == "f8" else "int64")
     for name in ITEM_TEXT:
-        values = np.asarray(frame[name], dtype=object)  # plain strings: simplest downstream, few rows
+        values = np.array(frame[name], dtype=object)  # a writable copy of plain strings (few rows)
         values[pd.isna(values)] = ""
         frame[name] = values
     columns = ["item_id", "external_id", "position", "kind", "component", "setup", "correct_answer", "family",

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -45,6 +46,8 @@ class CorpusAdmin(admin.ModelAdmin):
                 *super().get_urls()]
 
     def import_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_add_permission(request):
+            raise PermissionDenied("You need the permission to add corpora.")
         form = CorpusImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
@@ -64,7 +67,7 @@ class CorpusAdmin(admin.ModelAdmin):
                    "opts": self.model._meta}
         return TemplateResponse(request, "admin/tasks/corpus_import.html", context)
 
-    @admin.action(description="Generate instances for the selected corpora")
+    @admin.action(description="Generate instances for the selected corpora", permissions=["change"])
     def generate_instances(self, request: HttpRequest, queryset: QuerySet[Corpus]) -> HttpResponse | None:
         form = GenerateInstancesForm(request.POST if "apply" in request.POST else None)
         if "apply" in request.POST and form.is_valid():

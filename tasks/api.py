@@ -22,12 +22,14 @@ from tasks.services.uploads import corpus_import_enqueue, instances_generate_enq
 
 
 class StyleComponentList(generics.ListAPIView):
+    permission_model = StyleComponent
     queryset = StyleComponent.objects.all()
     serializer_class = StyleComponentSerializer
     pagination_class = None
 
 
 class CorpusListCreate(APIView):
+    permission_model = Corpus
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(responses=CorpusSerializer(many=True))
@@ -53,11 +55,15 @@ class CorpusListCreate(APIView):
 
 
 class CorpusDetail(generics.RetrieveAPIView):
+    permission_model = Corpus
     queryset = Corpus.objects.select_related("component")
     serializer_class = CorpusSerializer
 
 
 class CorpusGenerate(APIView):
+    # the same rule as the admin's "Generate instances" action on corpora
+    permission_model = Corpus
+    permission_actions = {"POST": "change"}
     parser_classes = [JSONParser]
 
     @extend_schema(request=GenerateSerializer, responses={202: JobSchema})
@@ -73,6 +79,7 @@ class CorpusGenerate(APIView):
 
 @extend_schema(parameters=[OpenApiParameter(name, str) for name in ("corpus", "component", "setup", "status")])
 class TaskInstanceList(generics.ListAPIView):
+    permission_model = TaskInstance
     serializer_class = TaskInstanceSerializer
 
     def get_queryset(self):

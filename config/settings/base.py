@@ -106,6 +106,10 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").exists() else []
 MEDIA_ROOT = Path(env_str("STYLECROWD_MEDIA_ROOT", str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
+# Folders whose files the web doors (admin, API) may read by server path: score runs' benchmark files and model
+# directories. os.pathsep-separated; the CLI is not limited.
+STYLECROWD_DATA_DIRS = [Path(p) for p in env_str("STYLECROWD_DATA_DIRS", os.pathsep.join(
+    [str(SHARED_DATA_DIR), str(MEDIA_ROOT)])).split(os.pathsep) if p]
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
@@ -116,7 +120,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.BasicAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    "DEFAULT_PERMISSION_CLASSES": ["core.permissions.ModelPermission"],  # model permissions, as in the admin
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
 }

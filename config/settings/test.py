@@ -1,5 +1,7 @@
 """Tests: PostgreSQL and Redis on localhost (override with DATABASE_URL / CELERY_BROKER_URL)."""
 import os
+import tempfile
+from pathlib import Path
 
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/stylecrowd")
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
@@ -9,3 +11,6 @@ from .base import *  # noqa: E402,F401,F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 DATABASES.pop("progress", None)  # noqa: F405 - tests see progress only outside transactions
+
+# Tests write benchmark files under pytest's tmp_path (in the system's temporary folder).
+STYLECROWD_DATA_DIRS = [*STYLECROWD_DATA_DIRS, Path(tempfile.gettempdir())]  # noqa: F405

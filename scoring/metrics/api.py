@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.views import job_body
+from scoring.models import MetricEvaluation
 
 from .base import metric_names
 from .plots import evaluation_plot_png
@@ -57,6 +58,7 @@ def _evaluations() -> Any:
 
 
 class MetricEvaluationListCreate(APIView):
+    permission_model = MetricEvaluation
     @extend_schema(operation_id="metric_evaluations_list", responses=EvaluationListSchema)
     def get(self, request: Request) -> Response:
         return Response({"metrics": metric_names(),
@@ -77,12 +79,14 @@ class MetricEvaluationListCreate(APIView):
 
 
 class MetricEvaluationDetail(APIView):
+    permission_model = MetricEvaluation
     @extend_schema(operation_id="metric_evaluations_detail", responses=EvaluationSchema)
     def get(self, request: Request, pk: int) -> Response:
         return Response(_evaluation_body(get_object_or_404(_evaluations(), pk=pk), full=True))
 
 
 class MetricEvaluationPlot(APIView):
+    permission_model = MetricEvaluation
     @extend_schema(responses={(200, "image/png"): bytes})
     def get(self, request: Request, pk: int) -> HttpResponse:
         evaluation = get_object_or_404(_evaluations(), pk=pk)

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.views import job_body
+from scoring.models import ScoreRun
 
 from .methods import MODEL_METHODS, SIMPLE_METHODS
 from .runs import score_run_start, score_run_summary
@@ -41,6 +42,7 @@ def _body(run: Any, *, full: bool) -> dict[str, Any]:
 
 
 class ScoreRunListCreate(APIView):
+    permission_model = ScoreRun
     @extend_schema(operation_id="score_runs_list", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
         return Response({"methods": [*SIMPLE_METHODS, *(f"{p}:<model path>" for p in MODEL_METHODS)],
@@ -62,6 +64,7 @@ class ScoreRunListCreate(APIView):
 
 
 class ScoreRunDetail(APIView):
+    permission_model = ScoreRun
     @extend_schema(operation_id="score_run_detail", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, pk: int) -> Response:
         return Response(_body(get_object_or_404(_runs(), pk=pk), full=True))
