@@ -5,7 +5,7 @@ second connection alias (`progress`), elsewhere only when no transaction is open
 """
 from __future__ import annotations
 
-import traceback
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -20,6 +20,13 @@ from core.errors import ApplicationError
 from core.models import Job
 
 ProgressCallback = Callable[[int, int], None]
+logger = logging.getLogger(__name__)
+
+
+def job_failure_reason(exc: BaseException) -> str:
+    """One line for the admin and the API: the error's type and first line (the traceback is logged)."""
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def job_create(*, kind: str, params: dict[str, Any], created_by: str = "") -> Job:
@@ -86,9 +93,11 @@ def job_running(job_id: int) -> Iterator[Job | None]:
     except ApplicationError as exc:
         Job.objects.filter(pk=job_id).update(status=Job.Status.FAILED, error=exc.message, finished_at=timezone.now())
         raise
-    except Exception:
+    except Exception as exc:
+        # The page shows one line; the traceback goes to the worker's log.
+        logger.exception("job %s (%s) failed", job_id, job.kind)
         Job.objects.filter(pk=job_id).update(
-            status=Job.Status.FAILED, error=traceback.format_exc()[-4000:], finished_at=timezone.now()
+            status=Job.Status.FAILED, error=job_failure_reason(exc), finished_at=timezone.now()
         )
         raise
     else:

@@ -9,6 +9,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from core.admin import job_message
 from core.errors import ApplicationError
 from tasks.forms import CorpusImportForm, GenerateInstancesForm
 from tasks.models import Corpus, GenerationRun, ParallelPair, ScreeningQuestion, StyleComponent, TaskInstance
@@ -61,7 +62,7 @@ class CorpusAdmin(admin.ModelAdmin):
             except ApplicationError as exc:
                 form.add_error(None, exc.message)
             else:
-                messages.info(request, f"Import of '{data['name']}' queued as job #{job.pk}.")
+                messages.info(request, job_message(f"Import of '{data['name']}' queued as", job))
                 return HttpResponseRedirect(reverse("admin:core_job_change", args=[job.pk]))
         context = {**self.admin_site.each_context(request), "form": form, "title": "Import a corpus",
                    "opts": self.model._meta}
@@ -78,7 +79,7 @@ class CorpusAdmin(admin.ModelAdmin):
                 except ApplicationError as exc:
                     self.message_user(request, f"{corpus.name}: {exc.message}", messages.ERROR)
                 else:
-                    self.message_user(request, f"{corpus.name}: generation queued as job #{job.pk}.")
+                    self.message_user(request, job_message(f"{corpus.name}: generation queued as", job))
             return None
         context = {**self.admin_site.each_context(request), "form": form, "corpora": queryset,
                    "title": "Generate instances", "opts": self.model._meta,

@@ -12,13 +12,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from core.admin import job_message  # noqa: F401 - the scoring admins import it from here
 from core.errors import ApplicationError
-
-
-def job_message(prefix: str, job: Any) -> SafeString:
-    """A message that links to the job's page (progress, result, and what it made)."""
-    return format_html('{} <a href="{}">job #{}</a>.', prefix, reverse("admin:core_job_change", args=[job.pk]),
-                       job.pk)
 
 
 class ComputationRecordAdmin(admin.ModelAdmin):
