@@ -18,7 +18,7 @@ from tasks.serializers import (
     StyleComponentSerializer,
     TaskInstanceSerializer,
 )
-from tasks.services.uploads import corpus_import_enqueue, instances_generate_enqueue
+from tasks.services.uploads import corpus_import_enqueue, instances_generate_enqueue, upload_files_by_role
 
 
 class StyleComponentList(generics.ListAPIView):
@@ -40,13 +40,19 @@ class CorpusListCreate(APIView):
     @extend_schema(request=CorpusImportSerializer, responses={202: JobSchema})
     def post(self, request: Request) -> Response:
         """Upload files and import them in the background; poll the returned job."""
-        data = request.data.copy()
-        files = request.FILES.getlist("files")
-        serializer = CorpusImportSerializer(data={**{k: data.get(k) for k in data if k != "files"}, "files": files})
+        # Never copy request.data: it holds the uploaded files, which stream to temporary files above 5 MB and
+        # cannot be deep-copied. Plain fields by name, files by field.
+        fields = {key: request.POST.get(key) for key in request.POST}
+        serializer = CorpusImportSerializer(data={
+            **fields, "files": request.FILES.getlist("files"), "style_1_file": request.FILES.get("style_1_file"),
+            "style_2_file": request.FILES.get("style_2_file"),
+        })
         serializer.is_valid(raise_exception=True)
         v = serializer.validated_data
+        files = upload_files_by_role(import_format=v["format"], files=v["files"], style_1_file=v["style_1_file"],
+                                     style_2_file=v["style_2_file"])
         job = corpus_import_enqueue(
-            name=v["name"], component=v.get("component") or None, import_format=v["format"], files=v["files"],
+            name=v["name"], component=v.get("component") or None, import_format=v["format"], files=files,
             seed=v["seed"], min_edit_distance=v["min_edit_distance"], replace=v["replace"], source=v["source"],
             licence=v["licence"], created_by=request.user.get_username(),
         )
