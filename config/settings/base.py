@@ -148,7 +148,16 @@ CELERY_TASK_ROUTES = {"scoring.*model*": {"queue": "gpu"}}
 CELERY_BEAT_SCHEDULE = {
     # Tidies sessions whose time limit passed (the engine already ignores expired reservations without it).
     "annotation-release-expired": {"task": "annotation.release_expired_reservations", "schedule": 60.0},
+    # Sends again (or fails, with the reason) jobs whose worker died, long before the visibility timeout.
+    "core-jobs-reap-stale": {"task": "core.jobs_reap_stale", "schedule": 30.0},
 }
+# Jobs that end (core/job_health.py): a running job's worker stamps a heartbeat; without one for STALE seconds the
+# job is sent again, at most MAX_ATTEMPTS deliveries in all, then failed with the reason. TIME_LIMITS per job kind
+# (seconds; "default" for the rest).
+STYLECROWD_JOB_HEARTBEAT_SECONDS = float(env_str("STYLECROWD_JOB_HEARTBEAT_SECONDS", "10") or 10)
+STYLECROWD_JOB_STALE_SECONDS = float(env_str("STYLECROWD_JOB_STALE_SECONDS", "60") or 60)
+STYLECROWD_JOB_MAX_ATTEMPTS = int(env_str("STYLECROWD_JOB_MAX_ATTEMPTS", "3") or 3)
+STYLECROWD_JOB_TIME_LIMITS = {"default": 24 * 3600, "corpus_import": 6 * 3600, "instances_generate": 6 * 3600}
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -4,7 +4,8 @@ import tempfile
 from pathlib import Path
 
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/stylecrowd")
-os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
+# Redis db 15, never the production default db 0: the worker tests empty their broker database.
+os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
 
 from .base import *  # noqa: E402,F401,F403
 
