@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
+from annotation.admin_study_setup import StudySetupAdminMixin
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
 from annotation.selectors import participant_recommendations, study_progress
 from annotation.services.exports import responses_serialize
@@ -25,16 +27,29 @@ def _export(study: Study, fmt: str) -> StreamingHttpResponse:
     return response
 
 
+class StudyChangeForm(forms.ModelForm):
+    class Meta:
+        model = Study
+        fields = "__all__"
+
+    def clean_status(self) -> str:
+        status = self.cleaned_data["status"]
+        if status == Study.Status.ACTIVE and not (self.instance.pk and self.instance.items.exists()):
+            raise forms.ValidationError("A study opens to participants only when it has items.")
+        return status
+
+
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(StudySetupAdminMixin, admin.ModelAdmin):
     list_display = ["slug", "item_kind", "status", "annotators_per_item", "progress_summary", "pay_summary",
                     "adaptive_stopping", "results_link", "created_at"]
     list_filter = ["item_kind", "status", "origin", "adaptive_stopping"]
     search_fields = ["slug", "title"]
-    readonly_fields = ["live_progress", "recommendations", "created_at", "selection"]
-    actions = ["export_csv", "export_jsonl"]
+    readonly_fields = ["live_progress", "participant_links", "recommendations", "created_at", "selection"]
+    actions = ["open_studies", "export_csv", "export_jsonl"]
+    form = StudyChangeForm
     fieldsets = [
-        (None, {"fields": ["slug", "title", "item_kind", "origin", "status", "live_progress"]}),
+        (None, {"fields": ["slug", "title", "item_kind", "origin", "status", "participant_links", "live_progress"]}),
         ("Assignment", {"fields": ["annotators_per_item", "min_correct", "items_per_batch", "screening_per_batch",
                                    "max_batches_per_participant", "batch_time_limit_minutes",
                                    "allow_multiple_setups", "adaptive_stopping", "selection"]}),

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse, StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.parsers import JSONParser
@@ -18,6 +19,8 @@ from annotation.models import Participant, Study
 from annotation.models import Response as ResponseRow
 from annotation.services import exports, hot_path, sessions
 from annotation.services.display import finished_payload, public_item
+from annotation.services.studies import study_create
+from annotation.services.study_setup import study_open, study_participant_links
 from core.errors import ApplicationError
 
 ERRORS = {
@@ -25,6 +28,15 @@ ERRORS = {
     for code, text in {
         400: "invalid body or answer", 403: "screened out", 404: "unknown token/study, or item not reserved",
         409: "wrong state, a different answer, or no work available", 410: "the batch time limit passed",
+    }.items()
+}
+
+
+RESEARCHER_ERRORS = {
+    code: OpenApiResponse(serializers.ErrorSerializer, description=text)
+    for code, text in {
+        400: "invalid input (the message names the field)", 403: "you lack the model permission this needs",
+        404: "unknown study", 409: "conflicts with the current state (an existing slug, a study without items)",
     }.items()
 }
 
@@ -161,13 +173,54 @@ def _study(slug: str) -> Study:
 
 class StudyListView(APIView):
     permission_model = Study
-    @extend_schema(operation_id="study_list", responses={200: serializers.StudyProgressSerializer(many=True)})
+
+    @extend_schema(operation_id="study_list", responses={200: serializers.StudyProgressSerializer(many=True)},
+                   tags=["studies"], description="Every study with its progress.")
     def get(self, request: Request) -> Response:
         return Response([selectors.study_progress(study=s) for s in Study.objects.all()])
+
+    @extend_schema(operation_id="study_create", request=serializers.StudyCreateInput,
+                   responses={201: OpenApiTypes.OBJECT, **RESEARCHER_ERRORS}, tags=["studies"],
+                   description="Draw task instances into a new study, as the create_study command does; a draft "
+                               "unless `open` (a study opens only with items). Answers the study's progress and "
+                               "its participant links.")
+    def post(self, request: Request) -> Response:
+        data = _valid(serializers.StudyCreateInput, request.data)
+        study = study_create(
+            slug=data["slug"], title=data["title"], item_kind=data["setup"], setup=data["setup"],
+            corpus=data["corpora"] or None, component=data["components"] or None,
+            status=None if data["instance_status"] == "any" else data["instance_status"], count=data["count"],
+            seed=data["seed"], annotators_per_item=data["annotators_per_item"], min_correct=data["min_correct"],
+            items_per_batch=data["items_per_batch"], screening_per_batch=data["screening_per_batch"],
+            max_batches=data["max_batches"], time_limit_minutes=data["time_limit_minutes"],
+            adaptive=data["adaptive"], completion_code=data["completion_code"], redirect_url=data["redirect_url"],
+            estimated_minutes=data["estimated_minutes"], target_hourly_pay=data["target_hourly_pay"],
+            study_status=Study.Status.DRAFT,
+        )
+        if data["open"]:
+            study = study_open(study=study)
+        return Response(_study_body(request, study), status=status.HTTP_201_CREATED)
+
+
+def _study_body(request: Request, study: Study) -> dict[str, Any]:
+    return {**selectors.study_progress(study=study), "status": study.status,
+            "links": study_participant_links(study=study, base_url=request.build_absolute_uri("/"))}
+
+
+class StudyOpenView(APIView):
+    permission_model = Study
+    permission_actions = {"POST": "change"}
+
+    @extend_schema(operation_id="study_open", request=None, responses={200: OpenApiTypes.OBJECT,
+                                                                       **RESEARCHER_ERRORS},
+                   tags=["studies"], description="Open a draft study to participants (409 while it has no items).")
+    def post(self, request: Request, slug: str) -> Response:
+        return Response(_study_body(request, study_open(study=_study(slug))))
 
 
 class StudyDetailView(APIView):
     permission_model = Study
+
     @extend_schema(operation_id="study_progress", responses={200: serializers.StudyProgressSerializer, **ERRORS})
     def get(self, request: Request, slug: str) -> Response:
         return Response(selectors.study_progress(study=_study(slug)))
@@ -175,6 +228,7 @@ class StudyDetailView(APIView):
 
 class StudyParticipantsView(APIView):
     permission_model = Participant
+
     @extend_schema(operation_id="study_participants",
                    responses={200: serializers.RecommendationSerializer(many=True), **ERRORS})
     def get(self, request: Request, slug: str) -> Response:

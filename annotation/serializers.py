@@ -154,3 +154,34 @@ class RecommendationSerializer(serializers.Serializer):
     batches = serializers.IntegerField()
     recommendation = serializers.ChoiceField(choices=["approve", "return", "reject"])
     evidence = serializers.ListField(child=serializers.CharField())
+
+
+class StudyCreateInput(serializers.Serializer):
+    """POST /api/v1/studies/: the admin's "Create a study" form (and create_study's options) for ordering studies."""
+
+    slug = serializers.SlugField(max_length=80)
+    title = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    setup = serializers.ChoiceField(choices=["quadruple", "triple", "style-or-content"])
+    corpora = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    components = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    instance_status = serializers.ChoiceField(choices=["candidate", "validated", "any"], default="candidate")
+    count = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    seed = serializers.IntegerField(default=0)
+    annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=5)
+    min_correct = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    items_per_batch = serializers.IntegerField(min_value=1, default=14)
+    screening_per_batch = serializers.IntegerField(min_value=0, default=2)
+    max_batches = serializers.IntegerField(min_value=1, default=5)
+    time_limit_minutes = serializers.IntegerField(min_value=1, default=30)
+    adaptive = serializers.BooleanField(default=False)
+    completion_code = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    redirect_url = serializers.URLField(required=False, allow_blank=True, default="")
+    estimated_minutes = serializers.IntegerField(min_value=1, default=10)
+    target_hourly_pay = serializers.FloatField(min_value=0, default=9.0)
+    open = serializers.BooleanField(default=False, help_text="Open to participants at once (else a draft).")
+
+    def validate(self, data: dict) -> dict:
+        k, m = data["annotators_per_item"], data.get("min_correct")
+        if m is not None and m > k:
+            raise serializers.ValidationError({"min_correct": f"must be at most the annotators per item ({k})"})
+        return data

@@ -210,7 +210,7 @@ def study_create(
     questions: list[dict[str, Any]] | None = None, consent_text: str | None = None,
     eligibility_questions: list[dict[str, Any]] | None = None, task_description: str | None = None,
     completion_code: str = "", screened_out_code: str = "", redirect_url: str = "", estimated_minutes: int = 10,
-    target_hourly_pay: float = 9.0, rewrite_min_length: int = 10,
+    target_hourly_pay: float = 9.0, rewrite_min_length: int = 10, study_status: str = Study.Status.ACTIVE,
 ) -> Study:
     if item_kind not in ItemKind.values:
         raise ApplicationError(f"--kind must be one of {ItemKind.values}, not {item_kind!r}.")
@@ -256,7 +256,7 @@ def study_create(
             task_description=task_description or DESCRIPTIONS[item_kind], questions=questions or [],
             completion_code=code, screened_out_code=screened_out_code or f"SCREENED-{code}",
             redirect_url=redirect_url, estimated_minutes=estimated_minutes, target_hourly_pay=target_hourly_pay,
-            rewrite_min_length=rewrite_min_length,
+            rewrite_min_length=rewrite_min_length, status=study_status,
         )
         if instances:
             StudyItem.objects.bulk_create([
