@@ -68,3 +68,14 @@ class ScoreRunDetail(APIView):
     @extend_schema(operation_id="score_run_detail", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, pk: int) -> Response:
         return Response(_body(get_object_or_404(_runs(), pk=pk), full=True))
+
+
+class ScoreRunPredictions(APIView):
+    permission_model = ScoreRun
+
+    @extend_schema(operation_id="score_run_predictions", responses={(200, "text/tab-separated-values"): bytes},
+                   description="The run's per-instance predictions as a TSV download (409 until computed).")
+    def get(self, request: Request, pk: int) -> Any:
+        from scoring.export_jobs import predictions_download
+
+        return predictions_download(run=get_object_or_404(_runs(), pk=pk))
