@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, StreamingHttpResponse
@@ -48,6 +49,7 @@ class StudyAdmin(StudySetupAdminMixin, admin.ModelAdmin):
     readonly_fields = ["live_progress", "participant_links", "recommendations", "created_at", "selection"]
     actions = ["open_studies", "export_csv", "export_jsonl"]
     form = StudyChangeForm
+    change_form_template = "admin/annotation/study/change_form.html"
     fieldsets = [
         (None, {"fields": ["slug", "title", "item_kind", "origin", "status", "participant_links", "live_progress"]}),
         ("Assignment", {"fields": ["annotators_per_item", "min_correct", "items_per_batch", "screening_per_batch",
@@ -86,15 +88,20 @@ class StudyAdmin(StudySetupAdminMixin, admin.ModelAdmin):
         p = self._progress(obj)
         if p["median_minutes_per_batch"] is None:
             return "–"
-        return f"{p['median_minutes_per_batch']} min/batch · {p['effective_hourly_pay']}/h"
+        currency = settings.STYLECROWD_PAY_CURRENCY
+        return (f"{p['median_minutes_per_batch']} min/batch · {p['effective_hourly_pay']:.2f} {currency}/h "
+                f"(target {obj.target_hourly_pay:.2f} {currency}/h)")
 
     @admin.display(description="live progress")
     def live_progress(self, obj: Study) -> str:
         if not obj.pk:
             return "–"
         p = study_progress(study=obj)
-        rows = [(key.replace("_", " "), value) for key, value in p.items()]
-        return format_html("<table>{}</table>", format_html_join("", "<tr><th>{}</th><td>{}</td></tr>", rows))
+        rows = [(key.replace("_", " "), key, value) for key, value in p.items()]
+        # study/change_form.html refreshes the cells from the study's API every few seconds
+        return format_html('<table class="live-progress" data-url="{}">{}</table>',
+                           reverse("study-detail", args=[obj.slug]),
+                           format_html_join("", '<tr><th>{}</th><td data-key="{}">{}</td></tr>', rows))
 
     @admin.display(description="participants: recommendations (Prolific guidance)")
     def recommendations(self, obj: Study) -> str:

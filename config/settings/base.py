@@ -112,6 +112,7 @@ STYLECROWD_DATA_DIRS = [Path(p) for p in env_str("STYLECROWD_DATA_DIRS", os.path
     [str(SHARED_DATA_DIR), str(MEDIA_ROOT)])).split(os.pathsep) if p]
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024  # larger uploads stream to a temporary file
+STYLECROWD_PAY_CURRENCY = env_str("STYLECROWD_PAY_CURRENCY", "GBP") or "GBP"  # of studies' hourly pay (Prolific: GBP)
 STYLECROWD_UPLOAD_MAX_MB = int(env_str("STYLECROWD_UPLOAD_MAX_MB", "100") or 100)  # one corpus import, all files
 
 REST_FRAMEWORK = {

@@ -18,7 +18,7 @@ from core.models import Job
 from core.permissions import admin_permission_required
 from scoring.admin.records import ComputationRecordAdmin, job_message
 from scoring.aggregation import aggregation_start
-from scoring.dashboard import PLOTS, plot_render
+from scoring.dashboard import PLOTS, plot_cached, plot_empty_reason
 from scoring.export_jobs import export_file, export_start
 from scoring.exports import STATUSES
 from scoring.filtering import filter_run_start
@@ -158,7 +158,8 @@ class AgreementRunAdmin(ComputationRecordAdmin):
         context = {
             **self.admin_site.each_context(request), "opts": self.model._meta, "run": run, "result": result,
             "title": f"Agreement dashboard: {run.study.slug}", "groups": groups, "job": run.job,
-            "job_state": _job_state(run.job), "plots": [(name, title) for name, (title, _) in PLOTS.items()],
+            "job_state": _job_state(run.job),
+            "plots": [(name, title, plot_empty_reason(result=result, name=name)) for name, (title, _) in PLOTS.items()],
             "participants": participants[:50], "n_participants": len(participants),
             "filter_runs": FilterRun.objects.filter(study=run.study)[:10], "filter_form": FilterForm(),
             "exports": BenchmarkExport.objects.filter(study=run.study)[:10], "aggregation": aggregation,
@@ -172,7 +173,7 @@ class AgreementRunAdmin(ComputationRecordAdmin):
         if not run.is_computed:
             return HttpResponse("not computed yet", status=409, content_type="text/plain")
         try:
-            body = plot_render(result=run.result, name=name, fmt=fmt)
+            body = plot_cached(run=run, name=name, fmt=fmt)
         except ApplicationError as exc:
             return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
         return HttpResponse(body, content_type="image/svg+xml" if fmt == "svg" else "image/png")

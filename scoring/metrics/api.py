@@ -15,7 +15,7 @@ from core.views import job_body
 from scoring.models import MetricEvaluation
 
 from .base import metric_names
-from .plots import evaluation_plot_png
+from .plots import evaluation_plot_cached
 from .services import metric_evaluation_start, metric_evaluation_summary
 
 
@@ -93,4 +93,4 @@ class MetricEvaluationPlot(APIView):
         if not evaluation.is_computed:
             return Response({"error": {"code": "not_computed", "message": "the evaluation has not finished yet"}},
                             status=status.HTTP_409_CONFLICT)
-        return HttpResponse(evaluation_plot_png(evaluation.results), content_type="image/png")
+        return HttpResponse(evaluation_plot_cached(evaluation), content_type="image/png")

@@ -106,3 +106,16 @@ def test_api_creates_and_opens_a_study(corpus):
     empty = f.StudyFactory(slug="empty", status=Study.Status.DRAFT)
     refused = api.post(f"/api/v1/studies/{empty.slug}/open/")
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "no_items"
+
+
+def test_study_pages_show_pay_with_its_currency_and_a_refreshing_progress(admin_client, settings):
+    settings.STYLECROWD_PAY_CURRENCY = "GBP"
+    study, _ = f.annotated_study(answers=[["S2-S1"] * 3])
+    study.responses.update(seconds=60)
+    from django.contrib import admin as django_admin
+
+    study_admin = django_admin.site._registry[Study]
+    study._progress_cache = {"median_minutes_per_batch": 4.0, "effective_hourly_pay": 1039.4}
+    assert study_admin.pay_summary(study) == "4.0 min/batch · 1039.40 GBP/h (target 9.00 GBP/h)"
+    page = admin_client.get(reverse("admin:annotation_study_change", args=[study.pk])).content.decode()
+    assert f'data-url="{reverse("study-detail", args=[study.slug])}"' in page and "setInterval(refresh" in page
