@@ -221,8 +221,9 @@ class StudyOpenView(APIView):
 class StudyDetailView(APIView):
     permission_model = Study
 
-    @extend_schema(operation_id="study_progress", responses={200: serializers.StudyProgressSerializer, **ERRORS})
+    @extend_schema(operation_id="study_progress", responses={200: serializers.StudyProgressSerializer})
     def get(self, request: Request, slug: str) -> Response:
+        """One study's progress: items complete, responses, participants, pay."""
         return Response(selectors.study_progress(study=_study(slug)))
 
 
@@ -230,8 +231,9 @@ class StudyParticipantsView(APIView):
     permission_model = Participant
 
     @extend_schema(operation_id="study_participants",
-                   responses={200: serializers.RecommendationSerializer(many=True), **ERRORS})
+                   responses={200: serializers.RecommendationSerializer(many=True)})
     def get(self, request: Request, slug: str) -> Response:
+        """Per participant: answers, failed attention checks, speeding, and a Prolific-style recommendation."""
         return Response(selectors.participant_recommendations(study=_study(slug)))
 
 
@@ -244,9 +246,10 @@ class StudyResponsesExportView(APIView):
     @extend_schema(
         operation_id="study_responses_export",
         parameters=[OpenApiParameter("format", str, enum=["csv", "jsonl"], description="default csv")],
-        responses={(200, "text/csv"): str, (200, "application/x-ndjson"): str, **ERRORS},
+        responses={(200, "text/csv"): str, (200, "application/x-ndjson"): str},
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
+        """Every response of the study, streamed as CSV (formula cells neutralized) or JSON lines."""
         fmt = request.query_params.get("format", "csv")
         study = _study(slug)
         chunks = exports.responses_serialize(study=study, fmt=fmt)

@@ -53,6 +53,7 @@ def _run_body(run: AgreementRun) -> dict[str, Any]:
 
 class AgreementRunListView(APIView):
     permission_model = AgreementRun
+
     @extend_schema(operation_id="agreement_run_create", request=AgreementRunInput, responses={202: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         """Queue an agreement computation on a Celery worker; poll the returned run (or its job)."""
@@ -69,14 +70,17 @@ class AgreementRunListView(APIView):
 
 class AgreementRunDetailView(APIView):
     permission_model = AgreementRun
+
     @extend_schema(operation_id="agreement_run_detail", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, run_id: int) -> Response:
+        """The run's parameters, its job's state and, once computed, its statistics."""
         run = get_object_or_404(AgreementRun.objects.select_related("study", "job"), pk=run_id)
         return Response(_run_body(run))
 
 
 class FilterRunListView(APIView):
     permission_model = FilterRun
+
     @extend_schema(operation_id="filter_run_create", request=FilterRunInput, responses={202: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         """Queue filter_instances for a study; the job's result names the FilterRun it stored."""
@@ -90,8 +94,10 @@ class FilterRunListView(APIView):
 
 class FilterRunDetailView(APIView):
     permission_model = FilterRun
+
     @extend_schema(operation_id="filter_run_detail", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, run_id: int) -> Response:
+        """One filter run: the rule, counts before and after, and the statistics of the decided instances."""
         return Response(filter_run_summary(get_object_or_404(FilterRun.objects.select_related("study"), pk=run_id)))
 
 

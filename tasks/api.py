@@ -22,6 +22,8 @@ from tasks.services.uploads import corpus_import_enqueue, instances_generate_enq
 
 
 class StyleComponentList(generics.ListAPIView):
+    """The style components (STEL's four and any added), with their two style labels."""
+
     permission_model = StyleComponent
     queryset = StyleComponent.objects.all()
     serializer_class = StyleComponentSerializer
@@ -34,6 +36,7 @@ class CorpusListCreate(APIView):
 
     @extend_schema(responses=CorpusSerializer(many=True))
     def get(self, request: Request) -> Response:
+        """Every corpus with its import counts."""
         corpora = Corpus.objects.select_related("component").order_by("name")
         return Response(CorpusSerializer(corpora, many=True).data)
 
@@ -61,6 +64,8 @@ class CorpusListCreate(APIView):
 
 
 class CorpusDetail(generics.RetrieveAPIView):
+    """One corpus with its import parameters and counts."""
+
     permission_model = Corpus
     queryset = Corpus.objects.select_related("component")
     serializer_class = CorpusSerializer
@@ -74,6 +79,7 @@ class CorpusGenerate(APIView):
 
     @extend_schema(request=GenerateSerializer, responses={202: JobSchema})
     def post(self, request: Request, pk: int) -> Response:
+        """Generate task instances (quadruples, triples, style-or-content) from the corpus in the background."""
         corpus = get_object_or_404(Corpus, pk=pk)
         serializer = GenerateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -85,6 +91,8 @@ class CorpusGenerate(APIView):
 
 @extend_schema(parameters=[OpenApiParameter(name, str) for name in ("corpus", "component", "setup", "status")])
 class TaskInstanceList(generics.ListAPIView):
+    """Task instances, filterable by corpus, component, setup and status (paginated)."""
+
     permission_model = TaskInstance
     serializer_class = TaskInstanceSerializer
 

@@ -132,6 +132,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Parallel corpora in, validated style benchmarks out: researcher and annotator endpoints.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "core.openapi.researcher_errors_and_tags"],
+    "ENUM_NAME_OVERRIDES": {"SetupEnum": "tasks.models.Setup"},
 }
 
 # Celery: without a broker URL the demo runs tasks eagerly in-process; tests, CI and production use Redis.

@@ -43,8 +43,10 @@ def _body(run: Any, *, full: bool) -> dict[str, Any]:
 
 class ScoreRunListCreate(APIView):
     permission_model = ScoreRun
+
     @extend_schema(operation_id="score_runs_list", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
+        """The method names available and the latest 100 score runs."""
         return Response({"methods": [*SIMPLE_METHODS, *(f"{p}:<model path>" for p in MODEL_METHODS)],
                          "runs": [_body(run, full=False) for run in _runs()[:100]]})
 
@@ -65,8 +67,10 @@ class ScoreRunListCreate(APIView):
 
 class ScoreRunDetail(APIView):
     permission_model = ScoreRun
+
     @extend_schema(operation_id="score_run_detail", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, pk: int) -> Response:
+        """One score run with its accuracy tables and McNemar comparisons."""
         return Response(_body(get_object_or_404(_runs(), pk=pk), full=True))
 
 
