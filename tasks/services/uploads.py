@@ -94,7 +94,19 @@ def instances_generate_enqueue(
     created_by: str = "",
 ) -> Job:
     from tasks.celery_tasks import instances_generate_task
+    from tasks.models import Setup, TaskInstance
 
+    # What the generation would refuse in the worker, refused here in plain words (no job row is left).
+    if setup not in Setup.values:
+        raise ApplicationError(f"setup: must be one of {', '.join(Setup.values)}, not '{setup}'",
+                               code="unknown_setup")
+    n_pairs = corpus.pairs.count()
+    if count is not None and not 1 <= count <= n_pairs:
+        raise ApplicationError(f"count: must be between 1 and the corpus's {n_pairs} pairs; got {count}",
+                               code="invalid_count")
+    if not replace and TaskInstance.objects.filter(corpus=corpus, setup=setup).exists():
+        raise ApplicationError(f"corpus '{corpus.name}' has {setup} instances already; tick Replace (API: "
+                               '"replace": true) to generate them anew', code="instances_exist", status=409)
     with transaction.atomic():
         job = job_create(kind="instances_generate", created_by=created_by, params={
             "corpus_id": corpus.pk, "corpus": corpus.name, "setup": setup, "seed": seed, "count": count,

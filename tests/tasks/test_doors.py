@@ -193,3 +193,22 @@ def test_admin_import_form_errors_once_and_in_plain_words(admin_user) -> None:
     assert not Job.objects.exists()
     form_page = client.get("/admin/tasks/corpus/import/").content.decode()
     assert 'min_edit_distance: ["turkcorpus"]' in form_page  # shown only for the format it applies to
+
+
+def test_generation_is_refused_before_a_job_when_instances_exist(admin_user, api: APIClient) -> None:
+    from tests.factories import CorpusFactory, ParallelPairFactory, TaskInstanceFactory
+
+    corpus = CorpusFactory(name="c")
+    for _ in range(3):
+        ParallelPairFactory(corpus=corpus)
+    TaskInstanceFactory(corpus=corpus, setup="triple")
+    response = api.post(f"/api/v1/corpora/{corpus.pk}/generate/", {"setup": "triple"}, format="json")
+    assert response.status_code == 409 and "tick Replace" in response.json()["error"]["message"]
+    too_many = api.post(f"/api/v1/corpora/{corpus.pk}/generate/", {"setup": "quadruple", "count": 9}, format="json")
+    assert too_many.status_code == 400 and "between 1 and the corpus's 3 pairs" in too_many.json()["error"]["message"]
+    client = Client()
+    client.force_login(admin_user)
+    page = client.post("/admin/tasks/corpus/", {"action": "generate_instances", "_selected_action": [corpus.pk],
+                                                "apply": "1", "setup": "triple", "seed": 0}, follow=True)
+    assert "has triple instances already" in page.content.decode() and "--replace" not in page.content.decode()
+    assert not Job.objects.exists()
