@@ -5,18 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
+from annotation.admin_study_setup import StudySetupAdminMixin
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
 from annotation.selectors import participant_recommendations, study_progress
 from annotation.services.exports import decisions_serialize, responses_serialize
 from annotation.services.screening import screening_require
 from annotation.services.sessions import participant_exclude
 from core.errors import ApplicationError
+from core.permissions import user_may
 
 
 def _export(study: Study, fmt: str) -> StreamingHttpResponse:
@@ -32,8 +35,9 @@ def _decisions(study: Study, fmt: str) -> HttpResponse:
     return response
 
 
-class StudyAdminForm(forms.ModelForm):
-    """The admin's door runs the same checks as `study_create`: codes independent, screening questions present."""
+class StudyChangeForm(forms.ModelForm):
+    """The admin's door runs the same checks as `study_create`: codes independent, screening questions present,
+    and a study opens only with items."""
 
     class Meta:
         model = Study
@@ -55,18 +59,25 @@ class StudyAdminForm(forms.ModelForm):
                 self.add_error("screening_per_batch", exc.message)
         return data
 
+    def clean_status(self) -> str:
+        status = self.cleaned_data["status"]
+        if status == Study.Status.ACTIVE and not (self.instance.pk and self.instance.items.exists()):
+            raise forms.ValidationError("A study opens to participants only when it has items.")
+        return status
+
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
-    form = StudyAdminForm
+class StudyAdmin(StudySetupAdminMixin, admin.ModelAdmin):
     list_display = ["slug", "item_kind", "status", "annotators_per_item", "progress_summary", "pay_summary",
                     "adaptive_stopping", "results_link", "created_at"]
     list_filter = ["item_kind", "status", "origin", "platform", "adaptive_stopping"]
     search_fields = ["slug", "title"]
-    readonly_fields = ["live_progress", "recommendations", "created_at", "selection"]
-    actions = ["export_csv", "export_jsonl", "export_decisions_prolific", "export_decisions_mturk"]
+    readonly_fields = ["live_progress", "participant_links", "recommendations", "created_at", "selection"]
+    actions = ["open_studies", "export_csv", "export_jsonl", "export_decisions_prolific", "export_decisions_mturk"]
+    form = StudyChangeForm
+    change_form_template = "admin/annotation/study/change_form.html"
     fieldsets = [
-        (None, {"fields": ["slug", "title", "item_kind", "origin", "status", "live_progress"]}),
+        (None, {"fields": ["slug", "title", "item_kind", "origin", "status", "participant_links", "live_progress"]}),
         ("Assignment", {"fields": ["annotators_per_item", "min_correct", "items_per_batch", "screening_per_batch",
                                    "max_batches_per_participant", "batch_time_limit_minutes",
                                    "allow_multiple_setups", "adaptive_stopping", "selection"]}),
@@ -110,15 +121,20 @@ class StudyAdmin(admin.ModelAdmin):
         p = self._progress(obj)
         if p["median_minutes_per_batch"] is None:
             return "–"
-        return f"{p['median_minutes_per_batch']} min/batch · {p['effective_hourly_pay']}/h"
+        currency = settings.STYLECROWD_PAY_CURRENCY
+        return (f"{p['median_minutes_per_batch']} min/batch · {p['effective_hourly_pay']:.2f} {currency}/h "
+                f"(target {obj.target_hourly_pay:.2f} {currency}/h)")
 
     @admin.display(description="live progress")
     def live_progress(self, obj: Study) -> str:
         if not obj.pk:
             return "–"
         p = study_progress(study=obj)
-        rows = [(key.replace("_", " "), value) for key, value in p.items()]
-        return format_html("<table>{}</table>", format_html_join("", "<tr><th>{}</th><td>{}</td></tr>", rows))
+        rows = [(key.replace("_", " "), key, value) for key, value in p.items()]
+        # study/change_form.html refreshes the cells from the study's API every few seconds
+        return format_html('<table class="live-progress" data-url="{}">{}</table>',
+                           reverse("study-detail", args=[obj.slug]),
+                           format_html_join("", '<tr><th>{}</th><td data-key="{}">{}</td></tr>', rows))
 
     @admin.display(description="participants: recommendations (Prolific guidance)")
     def recommendations(self, obj: Study) -> str:
@@ -139,17 +155,25 @@ class StudyAdmin(admin.ModelAdmin):
             format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
         )
 
+    def has_export_permission(self, request: HttpRequest) -> bool:
+        # the same rule as the API's responses export: reading responses
+        return user_may(request.user, Response, "view")
+
+    def has_export_decisions_permission(self, request: HttpRequest) -> bool:
+        # the same rule as the API's decisions export: reading participants and their recommendations
+        return user_may(request.user, Participant, "view")
+
     def _export_one(self, request: HttpRequest, queryset: QuerySet[Study], fmt: str) -> Any:
         if queryset.count() != 1:
             self.message_user(request, "Select exactly one study to export.", messages.ERROR)
             return None
         return _export(queryset.get(), fmt)
 
-    @admin.action(description="Export raw responses (CSV)")
+    @admin.action(description="Export raw responses (CSV)", permissions=["export"])
     def export_csv(self, request: HttpRequest, queryset: QuerySet[Study]) -> Any:
         return self._export_one(request, queryset, "csv")
 
-    @admin.action(description="Export raw responses (JSONL)")
+    @admin.action(description="Export raw responses (JSONL)", permissions=["export"])
     def export_jsonl(self, request: HttpRequest, queryset: QuerySet[Study]) -> Any:
         return self._export_one(request, queryset, "jsonl")
 
@@ -159,11 +183,13 @@ class StudyAdmin(admin.ModelAdmin):
             return None
         return _decisions(queryset.get(), fmt)
 
-    @admin.action(description="Export payment decisions: approve / reject / return (Prolific CSV)")
+    @admin.action(description="Export payment decisions: approve / reject / return (Prolific CSV)",
+                  permissions=["export_decisions"])
     def export_decisions_prolific(self, request: HttpRequest, queryset: QuerySet[Study]) -> Any:
         return self._decisions_one(request, queryset, "prolific")
 
-    @admin.action(description="Export payment decisions: approve / reject / return (MTurk CSV)")
+    @admin.action(description="Export payment decisions: approve / reject / return (MTurk CSV)",
+                  permissions=["export_decisions"])
     def export_decisions_mturk(self, request: HttpRequest, queryset: QuerySet[Study]) -> Any:
         return self._decisions_one(request, queryset, "mturk")
 
@@ -203,7 +229,7 @@ class ParticipantAdmin(admin.ModelAdmin):
     def n_answers(self, obj: Participant) -> int:
         return obj.responses.count()
 
-    @admin.action(description="Exclude: invalidate their responses and reopen their slots")
+    @admin.action(description="Exclude: invalidate their responses and reopen their slots", permissions=["change"])
     def exclude_participants(self, request: HttpRequest, queryset: QuerySet[Participant]) -> None:
         n = 0
         try:

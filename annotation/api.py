@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.permissions import AllowAny
@@ -15,9 +16,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, serializers, throttles
-from annotation.models import Study
+from annotation.models import Participant, Study
+from annotation.models import Response as ResponseRow
 from annotation.services import exports, hot_path, participation, sessions, studies
 from annotation.services.display import finished_payload, public_item
+from annotation.services.study_setup import study_open, study_participant_links
 from core.api import ParticipantJSONParser
 from core.errors import ApplicationError
 
@@ -34,6 +37,15 @@ ERRORS = {
 # that junk (a NUL byte, a megabyte of text) never reaches the database.
 TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 ITEM_SHAPE = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+
+RESEARCHER_ERRORS = {
+    code: OpenApiResponse(serializers.ErrorSerializer, description=text)
+    for code, text in {
+        400: "invalid input (the message names the field)", 403: "you lack the model permission this needs",
+        404: "unknown study", 409: "conflicts with the current state (an existing slug, a study without items)",
+    }.items()
+}
 
 
 def _valid(serializer_class: type, data: Any) -> dict[str, Any]:
@@ -190,7 +202,7 @@ class PingDatabaseView(PingView):
         return Response({"ok": True})
 
 
-# --- researcher (admin-only: the project's default permission) -------------------------------------------
+# --- researcher (model permissions: core.permissions.ModelPermission, the project's default) ----------
 
 
 def _study(slug: str) -> Study:
@@ -201,42 +213,83 @@ def _study(slug: str) -> Study:
 
 
 class StudyListView(APIView):
-    @extend_schema(operation_id="study_list", responses={200: serializers.StudyProgressSerializer(many=True)})
+    permission_model = Study
+
+    @extend_schema(operation_id="study_list", responses={200: serializers.StudyProgressSerializer(many=True)},
+                   tags=["studies"], description="Every study with its progress.")
     def get(self, request: Request) -> Response:
         return Response([selectors.study_progress(study=s) for s in Study.objects.all()])
 
     @extend_schema(operation_id="study_create", request=serializers.StudyCreateInput,
-                   responses={201: serializers.StudyCreatedSerializer, **ERRORS},
-                   description="Create a study (as `create_study`): refused when it asks for screening questions "
-                               "and none fit its components and setup.")
+                   responses={201: OpenApiTypes.OBJECT, **RESEARCHER_ERRORS}, tags=["studies"],
+                   description="Draw task instances into a new study, as the create_study command does; a draft "
+                               "unless `open` (a study opens only with items). Refused when it asks for screening "
+                               "questions and none fit its components and setup. Answers the study's progress, its "
+                               "codes and its participant links.")
     def post(self, request: Request) -> Response:
         data = _valid(serializers.StudyCreateInput, request.data)
-        kind = data.pop("kind")
-        status_filter = data.pop("status")
         study = studies.study_create(
-            item_kind=kind, setup=kind,
-            status=None if status_filter == "any" else status_filter, **data,
+            slug=data["slug"], title=data["title"], item_kind=data["setup"], setup=data["setup"],
+            corpus=data["corpora"] or None, component=data["components"] or None,
+            status=None if data["instance_status"] == "any" else data["instance_status"], count=data["count"],
+            seed=data["seed"], annotators_per_item=data["annotators_per_item"], min_correct=data["min_correct"],
+            items_per_batch=data["items_per_batch"], screening_per_batch=data["screening_per_batch"],
+            max_batches=data["max_batches"], time_limit_minutes=data["time_limit_minutes"],
+            adaptive=data["adaptive"], eligibility_questions=data["eligibility_questions"],
+            consent_text=data["consent_text"], task_description=data["task_description"],
+            completion_code=data["completion_code"], screened_out_code=data["screened_out_code"],
+            redirect_url=data["redirect_url"], estimated_minutes=data["estimated_minutes"],
+            target_hourly_pay=data["target_hourly_pay"], platform=data["platform"],
+            prolific_study_id=data["prolific_study_id"], allow_anonymous=data["allow_anonymous"],
+            first_answer_grace_seconds=data["first_answer_grace_seconds"],
+            max_open_batches=data["max_open_batches"], min_seconds_per_item=data["min_seconds_per_item"],
+            study_status=Study.Status.DRAFT,
         )
-        body = {**selectors.study_progress(study=study), "completion_code": study.completion_code,
-                "screened_out_code": study.screened_out_code, "task_description": study.task_description,
-                "url": f"/s/{study.slug}/"}
-        return Response(body, status=status.HTTP_201_CREATED)
+        if data["open"]:
+            study = study_open(study=study)
+        return Response(_study_body(request, study), status=status.HTTP_201_CREATED)
+
+
+def _study_body(request: Request, study: Study) -> dict[str, Any]:
+    return {**selectors.study_progress(study=study), "status": study.status,
+            "completion_code": study.completion_code, "screened_out_code": study.screened_out_code,
+            "task_description": study.task_description, "url": f"/s/{study.slug}/",
+            "links": study_participant_links(study=study, base_url=request.build_absolute_uri("/"))}
+
+
+class StudyOpenView(APIView):
+    permission_model = Study
+    permission_actions = {"POST": "change"}
+
+    @extend_schema(operation_id="study_open", request=None, responses={200: OpenApiTypes.OBJECT,
+                                                                       **RESEARCHER_ERRORS},
+                   tags=["studies"], description="Open a draft study to participants (409 while it has no items).")
+    def post(self, request: Request, slug: str) -> Response:
+        return Response(_study_body(request, study_open(study=_study(slug))))
 
 
 class StudyDetailView(APIView):
-    @extend_schema(operation_id="study_progress", responses={200: serializers.StudyProgressSerializer, **ERRORS})
+    permission_model = Study
+
+    @extend_schema(operation_id="study_progress", responses={200: serializers.StudyProgressSerializer})
     def get(self, request: Request, slug: str) -> Response:
+        """One study's progress: items complete, responses, participants, pay."""
         return Response(selectors.study_progress(study=_study(slug)))
 
 
 class StudyParticipantsView(APIView):
+    permission_model = Participant
+
     @extend_schema(operation_id="study_participants",
-                   responses={200: serializers.RecommendationSerializer(many=True), **ERRORS})
+                   responses={200: serializers.RecommendationSerializer(many=True)})
     def get(self, request: Request, slug: str) -> Response:
+        """Per participant: answers, failed attention checks, speeding, and a Prolific-style recommendation."""
         return Response(selectors.participant_recommendations(study=_study(slug)))
 
 
 class StudyResponsesExportView(APIView):
+    permission_model = ResponseRow
+
     def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[Any, str]:
         # `?format=` names the export format here, not a DRF renderer (DRF's URL_FORMAT_OVERRIDE would 404).
         return JSONRenderer(), JSONRenderer.media_type
@@ -244,9 +297,10 @@ class StudyResponsesExportView(APIView):
     @extend_schema(
         operation_id="study_responses_export",
         parameters=[OpenApiParameter("format", str, enum=["csv", "jsonl"], description="default csv")],
-        responses={(200, "text/csv"): str, (200, "application/x-ndjson"): str, **ERRORS},
+        responses={(200, "text/csv"): str, (200, "application/x-ndjson"): str},
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
+        """Every response of the study, streamed as CSV (formula cells neutralized) or JSON lines."""
         fmt = request.query_params.get("format", "csv")
         study = _study(slug)
         chunks = exports.responses_serialize(study=study, fmt=fmt)
@@ -258,6 +312,8 @@ class StudyResponsesExportView(APIView):
 
 
 class StudyDecisionsExportView(APIView):
+    permission_model = Participant  # participant ids and their recommendations, as StudyParticipantsView
+
     def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[Any, str]:
         return JSONRenderer(), JSONRenderer.media_type  # `?format=` names the platform here
 
@@ -265,7 +321,7 @@ class StudyDecisionsExportView(APIView):
         operation_id="study_decisions_export",
         parameters=[OpenApiParameter("format", str, enum=list(exports.DECISION_FORMATS),
                                      description="prolific (default): one row per participant; mturk: per assignment")],
-        responses={(200, "text/csv"): str, **ERRORS},
+        responses={(200, "text/csv"): str, **RESEARCHER_ERRORS}, tags=["studies"],
         description="Approve / reject / return per participant with the reason, as a CSV for the platform's bulk "
                     "actions. Cells are neutralized against spreadsheet formula injection.",
     )

@@ -7,6 +7,7 @@ urlpatterns = [
     path("ping/db/", api.PingDatabaseView.as_view(), name="ping-db"),
     path("studies/", api.StudyListView.as_view(), name="study-list"),
     path("studies/<slug:slug>/", api.StudyDetailView.as_view(), name="study-detail"),
+    path("studies/<slug:slug>/open/", api.StudyOpenView.as_view(), name="study-open"),
     path("studies/<slug:slug>/participants/", api.StudyParticipantsView.as_view(), name="study-participants"),
     path("studies/<slug:slug>/decisions/", api.StudyDecisionsExportView.as_view(), name="study-decisions"),
     path("studies/<slug:slug>/responses/", api.StudyResponsesExportView.as_view(), name="study-responses"),

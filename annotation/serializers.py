@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotation.models import ORDERING_KINDS, Participant
+from annotation.models import Participant
 
 
 class SessionCreateInput(serializers.Serializer):
@@ -188,35 +188,33 @@ class RecommendationSerializer(serializers.Serializer):
 
 
 class StudyCreateInput(serializers.Serializer):
-    """The API's door to `study_create` (the CLI's `create_study` options, same names and defaults)."""
+    """POST /api/v1/studies/: the admin's "Create a study" form (and create_study's options) for ordering studies."""
 
     slug = serializers.SlugField(max_length=80)
-    title = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
-    kind = serializers.ChoiceField(choices=[k.value for k in ORDERING_KINDS],
-                                   help_text="quadruple, triple or style-or-content (Likert, ranking and rewrite "
-                                             "studies are created from item files with `create_study`).")
-    corpus = serializers.ListField(child=serializers.CharField(), required=False, default=None)
-    component = serializers.ListField(child=serializers.CharField(), required=False, default=None)
-    status = serializers.CharField(required=False, default="candidate", help_text="candidate, validated or any")
-    count = serializers.IntegerField(required=False, min_value=1, default=None)
-    seed = serializers.IntegerField(required=False, default=0)
-    annotators_per_item = serializers.IntegerField(required=False, min_value=1, max_value=100, default=5)
-    min_correct = serializers.IntegerField(required=False, min_value=1, default=None)
-    items_per_batch = serializers.IntegerField(required=False, min_value=1, max_value=500, default=14)
-    screening_per_batch = serializers.IntegerField(required=False, min_value=0, max_value=50, default=2)
-    max_batches = serializers.IntegerField(required=False, min_value=1, max_value=100, default=5)
-    time_limit_minutes = serializers.IntegerField(required=False, min_value=1, max_value=1440, default=30)
-    adaptive = serializers.BooleanField(required=False, default=False)
+    title = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    setup = serializers.ChoiceField(choices=["quadruple", "triple", "style-or-content"])
+    corpora = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    components = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    instance_status = serializers.ChoiceField(choices=["candidate", "validated", "any"], default="candidate")
+    count = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    seed = serializers.IntegerField(default=0)
+    annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=5)
+    min_correct = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    items_per_batch = serializers.IntegerField(min_value=1, default=14)
+    screening_per_batch = serializers.IntegerField(min_value=0, default=2)
+    max_batches = serializers.IntegerField(min_value=1, default=5)
+    time_limit_minutes = serializers.IntegerField(min_value=1, default=30)
+    adaptive = serializers.BooleanField(default=False)
+    completion_code = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    redirect_url = serializers.URLField(required=False, allow_blank=True, default="")
+    estimated_minutes = serializers.IntegerField(min_value=1, default=10)
+    target_hourly_pay = serializers.FloatField(min_value=0, default=9.0)
     eligibility_questions = serializers.ListField(child=serializers.DictField(), required=False, default=None)
     consent_text = serializers.CharField(required=False, allow_blank=True, default=None)
     task_description = serializers.CharField(required=False, allow_blank=True, default=None,
                                              help_text="Empty: composed from the study's components and setup.")
-    completion_code = serializers.CharField(required=False, allow_blank=True, max_length=64, default="")
     screened_out_code = serializers.CharField(required=False, allow_blank=True, max_length=64, default="",
                                               help_text="Empty: a random code independent of the completion code.")
-    redirect_url = serializers.URLField(required=False, allow_blank=True, max_length=500, default="")
-    estimated_minutes = serializers.IntegerField(required=False, min_value=1, default=10)
-    target_hourly_pay = serializers.FloatField(required=False, min_value=0, default=9.0)
     # Who may take part (docs/annotator-api.md): checked by study_create, as for the CLI.
     platform = serializers.ChoiceField(choices=["any", "prolific", "mturk"], required=False, default="any")
     prolific_study_id = serializers.CharField(required=False, allow_blank=True, max_length=64, default="")
@@ -226,15 +224,15 @@ class StudyCreateInput(serializers.Serializer):
     max_open_batches = serializers.IntegerField(required=False, min_value=1, allow_null=True, default=None)
     min_seconds_per_item = serializers.FloatField(required=False, min_value=0, max_value=3600, allow_null=True,
                                                   default=None)
+    open = serializers.BooleanField(default=False, help_text="Open to participants at once (else a draft).")
+
+    def validate(self, data: dict) -> dict:
+        k, m = data["annotators_per_item"], data.get("min_correct")
+        if m is not None and m > k:
+            raise serializers.ValidationError({"min_correct": f"must be at most the annotators per item ({k})"})
+        return data
 
     def validate_eligibility_questions(self, value: list[dict] | None) -> list[dict] | None:
         if value is not None and not all(q.get("name") and isinstance(q.get("choices"), list) for q in value):
             raise serializers.ValidationError("Each eligibility question needs a name and a list of choices.")
         return value
-
-
-class StudyCreatedSerializer(StudyProgressSerializer):
-    completion_code = serializers.CharField()
-    screened_out_code = serializers.CharField()
-    task_description = serializers.CharField()
-    url = serializers.CharField()

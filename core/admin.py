@@ -1,15 +1,53 @@
+from axes.admin import AccessAttemptAdmin
+from axes.models import AccessAttempt
 from django.contrib import admin
-from django.utils.html import format_html
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
 
 from core.models import Job
+
+# django-axes' "Clean up expired attempts" reads the attempt time its login handler sets on a request, which an admin
+# action's request never has (an AttributeError: a 500): the action again, with that time set and the delete
+# permission it needs, since it deletes rows.
+admin.site.unregister(AccessAttempt)
+
+
+@admin.register(AccessAttempt)
+class LoginAttemptAdmin(AccessAttemptAdmin):
+    actions = ["cleanup_expired_attempts"]
+
+    @admin.action(description="Clean up expired attempts", permissions=["delete"])
+    def cleanup_expired_attempts(self, request, queryset):  # noqa: ANN001, ANN201 - axes' signature
+        request.axes_attempt_time = timezone.now()
+        return super().cleanup_expired_attempts(request, queryset)
+
+
+def job_message(prefix: str, job: Job) -> str:
+    """A message that links to the job's page (progress, result, and what it made)."""
+    return format_html('{} <a href="{}">job #{}</a>.', prefix, reverse("admin:core_job_change", args=[job.pk]),
+                       job.pk)
+
+
+# result key → (admin URL name, label) of the record a job made
+MADE = {
+    "corpus_id": ("admin:tasks_corpus_change", "corpus"),
+    "generation_run_id": ("admin:tasks_generationrun_change", "generation run"),
+    "agreement_run": ("admin:scoring_agreement_dashboard", "agreement dashboard"),
+    "filter_run": ("admin:scoring_filterrun_change", "filter run"),
+    "export": ("admin:scoring_benchmarkexport_change", "export"),
+    "score_run": ("admin:scoring_scorerun_change", "score run"),
+    "evaluation": ("admin:scoring_metricevaluation_change", "metric evaluation"),
+    "study_id": ("admin:annotation_study_change", "study"),
+}
 
 
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
     list_display = ["id", "kind", "status", "progress_bar", "created_by", "created_at", "finished_at"]
     list_filter = ["kind", "status"]
-    readonly_fields = ["kind", "status", "progress_bar", "params", "result", "error", "message", "celery_task_id",
-                       "attempts", "created_by", "created_at", "started_at", "finished_at"]
+    readonly_fields = ["kind", "status", "progress_bar", "made", "error", "message", "params", "result",
+                       "celery_task_id", "attempts", "created_by", "created_at", "started_at", "finished_at"]
     exclude = ["progress_done", "progress_total"]
     change_form_template = "admin/core/job_change_form.html"
 
@@ -20,5 +58,24 @@ class JobAdmin(admin.ModelAdmin):
             '<span class="job-percent" data-job="{}">{}%</span>', obj.pk, obj.percent, obj.pk, obj.percent,
         )
 
+    @admin.display(description="made")
+    def made(self, obj: Job) -> str:
+        """Links to what the job made, by the keys its result names (URL names only: core imports no app)."""
+        links = []
+        made = {**MADE, "id": ("admin:scoring_scorerun_change", "score run")} if obj.kind == "score_stel" else MADE
+        for key, (url_name, label) in made.items():
+            value = (obj.result or {}).get(key)
+            if isinstance(value, int):
+                try:
+                    links.append((reverse(url_name, args=[value]), f"{label} #{value}"))
+                except NoReverseMatch:
+                    continue
+        if not links:
+            return "–"
+        return format_html_join(" · ", '<a href="{}">{}</a>', links)
+
     def has_add_permission(self, request) -> bool:
         return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False  # a status row: shown, never edited (the page is "View job", without Save)

@@ -5,7 +5,7 @@ second connection alias (`progress`), elsewhere only when no transaction is open
 """
 from __future__ import annotations
 
-import traceback
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -20,6 +20,13 @@ from core.errors import ApplicationError
 from core.models import Job
 
 ProgressCallback = Callable[[int, int], None]
+logger = logging.getLogger(__name__)
+
+
+def job_failure_reason(exc: BaseException) -> str:
+    """One line for the admin and the API: the error's type and first line (the traceback is logged)."""
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def job_create(*, kind: str, params: dict[str, Any], created_by: str = "") -> Job:
@@ -28,6 +35,9 @@ def job_create(*, kind: str, params: dict[str, Any], created_by: str = "") -> Jo
 
 def job_enqueue(*, job: Job, task: Any, args: list[Any] | None = None, queue: str | None = None) -> None:
     """Queue `task(job.id, *args)` once the surrounding transaction has committed."""
+
+    # What to send again if the worker running it dies (core/job_health.py).
+    Job.objects.filter(pk=job.pk).update(task_name=task.name, task_args=list(args or []), queue=queue or "")
 
     def send() -> None:
         options = {"queue": queue} if queue else {}
@@ -71,24 +81,32 @@ def progress_for(job_id: int | None, *, every: int = 1) -> ProgressCallback:
 
 @contextmanager
 def job_running(job_id: int) -> Iterator[Job | None]:
-    """Marks the job running; done with its result or failed with the error. Yields None when already done
-    (so a redelivered, idempotent task does not run twice)."""
+    """Marks the job running; done with its result or failed with the error. Yields None when already done or
+    failed (so a redelivered, idempotent task does not run twice), and when the job has used up its attempts:
+    a delivery that finds the job still "running" means the worker of the previous one died (killed, out of
+    memory), and after STYLECROWD_JOB_MAX_ATTEMPTS such deaths the job is failed instead of redelivered forever."""
+    from core.job_health import attempts_exhausted, heartbeat
+
     job = Job.objects.get(pk=job_id)
-    if job.status == Job.Status.DONE:
+    if job.status in (Job.Status.DONE, Job.Status.FAILED) or attempts_exhausted(job):
         yield None
         return
+    now = timezone.now()
     Job.objects.filter(pk=job_id).update(
-        status=Job.Status.RUNNING, started_at=timezone.now(), attempts=job.attempts + 1, error=""
+        status=Job.Status.RUNNING, started_at=now, heartbeat_at=now, attempts=job.attempts + 1, error=""
     )
     job.refresh_from_db()
     try:
-        yield job
+        with heartbeat(job_id):
+            yield job
     except ApplicationError as exc:
         Job.objects.filter(pk=job_id).update(status=Job.Status.FAILED, error=exc.message, finished_at=timezone.now())
         raise
-    except Exception:
+    except Exception as exc:
+        # The page shows one line; the traceback goes to the worker's log.
+        logger.exception("job %s (%s) failed", job_id, job.kind)
         Job.objects.filter(pk=job_id).update(
-            status=Job.Status.FAILED, error=traceback.format_exc()[-4000:], finished_at=timezone.now()
+            status=Job.Status.FAILED, error=job_failure_reason(exc), finished_at=timezone.now()
         )
         raise
     else:

@@ -19,7 +19,12 @@ class Job(models.Model):
     error = models.TextField(blank=True, default="")
     result = models.JSONField(default=dict, blank=True)
     celery_task_id = models.CharField(max_length=64, blank=True, default="")
-    attempts = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0, help_text="Deliveries that started the work.")
+    heartbeat_at = models.DateTimeField(null=True, blank=True,
+                                        help_text="Last sign of life of the worker running it (while running).")
+    task_name = models.CharField(max_length=200, blank=True, default="", help_text="The Celery task it runs.")
+    task_args = models.JSONField(default=list, blank=True, help_text="The task's arguments after the job id.")
+    queue = models.CharField(max_length=32, blank=True, default="")
     created_by = models.CharField(max_length=150, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

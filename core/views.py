@@ -25,6 +25,8 @@ JobSchema = inline_serializer("Job", {
 class JobDetail(APIView):
     """A background job's status row; the admin's progress bars poll it."""
 
+    permission_model = Job
+
     @extend_schema(responses=JobSchema)
     def get(self, request: Request, job_id: int) -> Response:
         return Response(job_body(get_object_or_404(Job, pk=job_id)))

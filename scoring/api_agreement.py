@@ -1,9 +1,10 @@
-"""REST door to agreement runs and filter runs (researchers only: the project's default IsAdminUser)."""
+"""REST door to agreement runs and filter runs (model permissions, as in the admin)."""
 from __future__ import annotations
 
 from typing import Any
 
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -11,9 +12,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.jobs import job_create, job_enqueue
-from scoring.filtering import filter_run_summary
-from scoring.models import AgreementRun, FilterRun
+from core.views import job_body
+from scoring.export_jobs import DOWNLOADS, export_file, export_start
+from scoring.filtering import filter_run_start, filter_run_summary
+from scoring.models import AgreementRun, BenchmarkExport, FilterRun
 from scoring.selectors import study_get
 from scoring.stats.runs import agreement_run_create, agreement_run_summary
 
@@ -34,6 +36,12 @@ class FilterRunInput(serializers.Serializer):
     study = serializers.SlugField()
     min_correct = serializers.IntegerField(required=False, min_value=1, allow_null=True, default=None)
     balance = serializers.BooleanField(required=False, default=False)
+    balance_groups = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField(), min_length=1), required=False, allow_null=True,
+        default=None, help_text='Balance only within each group of components, e.g. [["formality", "simplicity"]].')
+    surplus = serializers.ChoiceField(choices=["first", "stel"], required=False, default="first",
+                                      help_text="Items with more than k responses: the first k in time, or STEL's "
+                                                "rule (surplus correct votes removed first).")
     seed = serializers.IntegerField(required=False, allow_null=True, default=None)
 
 
@@ -50,6 +58,8 @@ def _run_body(run: AgreementRun) -> dict[str, Any]:
 
 
 class AgreementRunListView(APIView):
+    permission_model = AgreementRun
+
     @extend_schema(operation_id="agreement_run_create", request=AgreementRunInput, responses={202: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         """Queue an agreement computation on a Celery worker; poll the returned run (or its job)."""
@@ -65,28 +75,94 @@ class AgreementRunListView(APIView):
 
 
 class AgreementRunDetailView(APIView):
+    permission_model = AgreementRun
+
     @extend_schema(operation_id="agreement_run_detail", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, run_id: int) -> Response:
+        """The run's parameters, its job's state and, once computed, its statistics."""
         run = get_object_or_404(AgreementRun.objects.select_related("study", "job"), pk=run_id)
         return Response(_run_body(run))
 
 
 class FilterRunListView(APIView):
+    permission_model = FilterRun
+
     @extend_schema(operation_id="filter_run_create", request=FilterRunInput, responses={202: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         """Queue filter_instances for a study; the job's result names the FilterRun it stored."""
-        from scoring.celery_tasks.agreement import filter_run_task
-
         serializer = FilterRunInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        params = dict(serializer.validated_data)
-        study_get(slug=params["study"])
-        job = job_create(kind="filter_instances", params=params, created_by=request.user.get_username())
-        job_enqueue(job=job, task=filter_run_task, args=[params])
+        data = serializer.validated_data
+        job = filter_run_start(study=study_get(slug=data["study"]), min_correct=data["min_correct"],
+                               balance=data["balance"], balance_groups=data["balance_groups"],
+                               surplus=data["surplus"], seed=data["seed"], created_by=request.user.get_username())
         return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
 
 
 class FilterRunDetailView(APIView):
+    permission_model = FilterRun
+
     @extend_schema(operation_id="filter_run_detail", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, run_id: int) -> Response:
+        """One filter run: the rule, counts before and after, and the statistics of the decided instances."""
         return Response(filter_run_summary(get_object_or_404(FilterRun.objects.select_related("study"), pk=run_id)))
+
+
+class ExportInput(serializers.Serializer):
+    format = serializers.ChoiceField(choices=["stel-tsv", "jsonl", "parquet"], default="stel-tsv")
+    status = serializers.ChoiceField(choices=["candidate", "validated", "rejected", "all"], default="validated")
+    study = serializers.SlugField(required=False, allow_blank=True, default="")
+    corpus = serializers.CharField(required=False, allow_blank=True, default="")
+    component = serializers.CharField(required=False, allow_blank=True, default="")
+    setup = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+def _export_body(request: Request, export: BenchmarkExport) -> dict[str, Any]:
+    return {
+        "export": export.pk, "format": export.format, "rows": export.n_rows, "sha256": export.sha256,
+        "params": export.params, "counts": export.counts, "study": export.study.slug if export.study else None,
+        "created_at": export.created_at,
+        "downloads": {which: request.build_absolute_uri(reverse("export-download", args=[export.pk, which]))
+                      for which in DOWNLOADS},
+    }
+
+
+class ExportListView(APIView):
+    permission_model = BenchmarkExport
+
+    @extend_schema(operation_id="export_list", responses={200: OpenApiTypes.OBJECT}, tags=["exports"],
+                   description="The latest 100 benchmark exports with their download links.")
+    def get(self, request: Request) -> Response:
+        exports = BenchmarkExport.objects.select_related("study")[:100]
+        return Response([_export_body(request, export) for export in exports])
+
+    @extend_schema(operation_id="export_start", request=ExportInput, responses={202: OpenApiTypes.OBJECT},
+                   tags=["exports"], description="Queue an export (checked first: 400 when nothing matches); the "
+                                                 "finished job's result names the export to download.")
+    def post(self, request: Request) -> Response:
+        serializer = ExportInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        d = serializer.validated_data
+        job = export_start(fmt=d["format"], status=d["status"], study_slug=d["study"], corpus=d["corpus"],
+                           component=d["component"], setup=d["setup"], created_by=request.user.get_username())
+        return Response(job_body(job), status=status.HTTP_202_ACCEPTED)
+
+
+class ExportDetailView(APIView):
+    permission_model = BenchmarkExport
+
+    @extend_schema(operation_id="export_detail", responses={200: OpenApiTypes.OBJECT}, tags=["exports"],
+                   description="One export: counts, checksum, and its download links.")
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(_export_body(request, get_object_or_404(BenchmarkExport.objects.select_related("study"),
+                                                                pk=pk)))
+
+
+class ExportDownloadView(APIView):
+    permission_model = BenchmarkExport
+
+    @extend_schema(operation_id="export_download", responses={(200, "application/octet-stream"): bytes},
+                   tags=["exports"], description="The data file (`data`) or its dataset card (`card`: JSON, "
+                                                 "`card-md`: Markdown), streamed after the permission check.")
+    def get(self, request: Request, pk: int, which: str) -> Any:
+        return export_file(export=get_object_or_404(BenchmarkExport, pk=pk), which=which)

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from core.errors import ApplicationError  # noqa: E402
+from core.file_cache import cached_bytes  # noqa: E402
 
 Figure = Any
 
@@ -91,6 +92,39 @@ PLOTS: dict[str, tuple[str, Callable[[dict[str, Any]], Figure]]] = {
     "participants": ("Participant accuracy", _participant_accuracy),
     "timeline": ("Responses over time", _responses_over_time),
 }
+
+
+def plot_empty_reason(*, result: dict[str, Any], name: str) -> str:
+    """Why a plot would be empty ("" when it has data): the dashboard says so instead of drawing axes alone."""
+    components = result.get("components") or {}
+    if name == "votes":
+        has = any(any((s.get("votes_distribution") or {}).values()) for s in components.values()) or any(
+            (result.get("votes_distribution") or {}).values())
+        return "" if has else "No correct answers in this study: there are no correct votes to count."
+    if name == "accuracy":
+        has = result.get("majority_accuracy") is not None or any(
+            s.get("majority_accuracy") is not None for s in components.values())
+        return "" if has else "No correct answers in this study: accuracy is not defined."
+    if name == "participants":
+        has = any(p.get("accuracy") is not None for p in result.get("participants", []))
+        return "" if has else "No participant answered an item with a correct answer."
+    if name == "timeline":
+        return "" if result.get("timeline") else "No responses with a time stamp."
+    return ""
+
+
+def plot_cached(*, run: Any, name: str, fmt: str = "svg") -> bytes:
+    """The plot drawn once per computed run and kept as a file (see core/file_cache.py)."""
+    stamp = run.computed_at.strftime("%Y%m%dT%H%M%S%f") if run.computed_at else "pending"
+    return cached_bytes(key=f"agreement/run-{run.pk}-{stamp}-{name}.{fmt}",
+                        render=lambda: plot_render(result=run.result, name=name, fmt=fmt))
+
+
+def plots_prerender(*, run: Any) -> None:
+    """Called when a run finishes: the dashboard's SVGs are ready before anyone opens it."""
+    for name in PLOTS:
+        if not plot_empty_reason(result=run.result, name=name):
+            plot_cached(run=run, name=name, fmt="svg")
 
 
 def plot_render(*, result: dict[str, Any], name: str, fmt: str = "svg") -> bytes:

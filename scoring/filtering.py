@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 from django.db import transaction
 
-from annotation.models import Study
+from annotation.models import Study, StudyItem
 from core.errors import ApplicationError
+from core.jobs import job_create, job_enqueue
 from core.models import Job
 from scoring.models import FilterRun
 from scoring.stats.runs import json_safe
@@ -88,6 +89,42 @@ def _set_status(ids: np.ndarray, status: str) -> None:
         TaskInstance.objects.filter(pk__in=chunk).update(status=status)
 
 
+def filter_rule_check(*, study: Study, min_correct: int | None, balance: bool, seed: int | None) -> int:
+    """The filter's input, checked before anything is queued or stored; returns m."""
+    k = study.annotators_per_item
+    m = int(min_correct or study.min_correct)
+    if not 1 <= m <= k:
+        raise ApplicationError(f"Min correct must be between 1 and the study's annotators per item ({k}); got {m}.",
+                               code="invalid_rule", details={"field": "min_correct"})
+    if balance and seed is None:
+        raise ApplicationError("Balancing removes instances at random: give a seed so it can be reproduced.",
+                               code="seed_required", details={"field": "seed"})
+    has_correct = StudyItem.objects.filter(study=study, instance__isnull=False).exclude(correct_answer="").exists()
+    if not has_correct:
+        raise ApplicationError(f"Study '{study.slug}' has no task instances with a correct answer to filter.",
+                               code="nothing_to_filter")
+    return m
+
+
+def filter_run_start(*, study: Study, min_correct: int | None = None, balance: bool = False,
+                     balance_groups: list[list[str]] | None = None, surplus: str = "first",
+                     seed: int | None = None, created_by: str = "") -> Job:
+    """Check the rule, then queue the filter as a job (nothing is stored when the rule is refused)."""
+    from scoring.celery_tasks.agreement import filter_run_task
+
+    if surplus not in SURPLUS_RULES:
+        raise ApplicationError(f"Surplus rule must be one of {', '.join(SURPLUS_RULES)}.", code="invalid_rule",
+                               details={"field": "surplus"})
+    balance = balance or bool(balance_groups)
+    filter_rule_check(study=study, min_correct=min_correct, balance=balance, seed=seed)
+    params = {"study": study.slug, "min_correct": min_correct, "balance": balance, "seed": seed,
+              "balance_groups": balance_groups, "surplus": surplus}
+    with transaction.atomic():
+        job = job_create(kind="filter_instances", params=params, created_by=created_by)
+        job_enqueue(job=job, task=filter_run_task, args=[params])
+    return job
+
+
 def instances_filter(
     *,
     study: Study,
@@ -108,19 +145,15 @@ def instances_filter(
         if done is not None:  # a redelivered task: the decision was made and recorded already
             return done
     k = study.annotators_per_item
-    m = int(min_correct or study.min_correct)
-    if not 1 <= m <= k:
-        raise ApplicationError(f"--min-correct {m} must be between 1 and the study's k = {k}", code="invalid_rule")
     if surplus not in SURPLUS_RULES:
         raise ApplicationError(f"surplus rule {surplus!r}: one of {', '.join(SURPLUS_RULES)}", code="invalid_rule")
     balance = balance or bool(balance_groups)
-    if balance and seed is None:
-        raise ApplicationError("--balance needs --seed so the random removal can be reproduced", code="seed_required")
+    m = filter_rule_check(study=study, min_correct=min_correct, balance=balance, seed=seed)
     summary, per_item = agreement_compute(study=study, m=m, seed=seed or 0, resamples=FILTER_RESAMPLES,
                                           progress=progress)
     items = per_item[(per_item["instance_id"] >= 0) & (per_item["correct_answer"] != "")]
     if items.empty:
-        raise ApplicationError(f"study '{study.slug}' has no task instances with a correct answer to filter",
+        raise ApplicationError(f"Study '{study.slug}' has no task instances with a correct answer to filter.",
                                code="nothing_to_filter")
     statuses = dict(TaskInstance.objects.filter(pk__in=[int(i) for i in items["instance_id"]])
                     .values_list("pk", "status"))

@@ -153,7 +153,10 @@ def responses_frame(*, study_id: int, question: str | None = None) -> pd.DataFra
         "value": pd.to_numeric(raw["value"], errors="coerce").astype("float64"),
         "is_correct": pd.to_numeric(raw["is_correct"], errors="coerce").astype("float64"),
         "is_valid": raw["is_valid"].astype(bool), "is_screening": raw["is_screening"].astype(bool),
-        "answered_at": pd.to_datetime(raw["answered_at"], utc=True, format="mixed").astype("int64") / 1e9,
+        # Seconds since the epoch whatever unit pandas parses into (microseconds from SQLite's text timestamps,
+        # nanoseconds elsewhere): dividing the raw integers by 1e9 dated SQLite responses 1970-01-21.
+        "answered_at": (pd.to_datetime(raw["answered_at"], utc=True, format="mixed")
+                        - pd.Timestamp(0, tz="UTC")).dt.total_seconds(),
         "seconds": pd.to_numeric(raw["seconds"], errors="coerce").astype("float64"),
     })
 
@@ -205,7 +208,7 @@ def items_frame(*, study_id: int) -> pd.DataFrame:
     for name, (_, kind) in ITEM_NUMBERS.items():
         frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("float64" if kind == "f8" else "int64")
     for name in ITEM_TEXT:
-        values = np.asarray(frame[name], dtype=object)  # plain strings: simplest downstream, few rows
+        values = np.array(frame[name], dtype=object)  # a writable copy of plain strings (few rows)
         values[pd.isna(values)] = ""
         frame[name] = values
     columns = ["item_id", "external_id", "position", "kind", "component", "setup", "correct_answer", "family",

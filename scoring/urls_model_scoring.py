@@ -6,4 +6,5 @@ from scoring.stel_scoring import api
 urlpatterns = [
     path("score-runs/", api.ScoreRunListCreate.as_view(), name="api-score-runs"),
     path("score-runs/<int:pk>/", api.ScoreRunDetail.as_view(), name="api-score-run"),
+    path("score-runs/<int:pk>/predictions/", api.ScoreRunPredictions.as_view(), name="api-score-run-predictions"),
 ]

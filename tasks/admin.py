@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from core.admin import job_message
 from core.errors import ApplicationError
 from tasks.forms import CorpusImportForm, GenerateInstancesForm
 from tasks.models import Corpus, GenerationRun, ParallelPair, StyleComponent, TaskInstance
@@ -68,6 +70,8 @@ class CorpusAdmin(admin.ModelAdmin):
                 *super().get_urls()]
 
     def import_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_add_permission(request):
+            raise PermissionDenied("You need the permission to add corpora.")
         form = CorpusImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
@@ -82,13 +86,13 @@ class CorpusAdmin(admin.ModelAdmin):
             except ApplicationError as exc:
                 form.add_error(None, exc.message)
             else:
-                messages.info(request, f"Import of '{data['name']}' queued as job #{job.pk}.")
+                messages.info(request, job_message(f"Import of '{data['name']}' queued as", job))
                 return HttpResponseRedirect(reverse("admin:core_job_change", args=[job.pk]))
         context = {**self.admin_site.each_context(request), "form": form, "title": "Import a corpus",
                    "opts": self.model._meta}
         return TemplateResponse(request, "admin/tasks/corpus_import.html", context)
 
-    @admin.action(description="Generate instances for the selected corpora")
+    @admin.action(description="Generate instances for the selected corpora", permissions=["change"])
     def generate_instances(self, request: HttpRequest, queryset: QuerySet[Corpus]) -> HttpResponse | None:
         form = GenerateInstancesForm(request.POST if "apply" in request.POST else None)
         if "apply" in request.POST and form.is_valid():
@@ -99,7 +103,7 @@ class CorpusAdmin(admin.ModelAdmin):
                 except ApplicationError as exc:
                     self.message_user(request, f"{corpus.name}: {exc.message}", messages.ERROR)
                 else:
-                    self.message_user(request, f"{corpus.name}: generation queued as job #{job.pk}.")
+                    self.message_user(request, job_message(f"{corpus.name}: generation queued as", job))
             return None
         context = {**self.admin_site.each_context(request), "form": form, "corpora": queryset,
                    "title": "Generate instances", "opts": self.model._meta,

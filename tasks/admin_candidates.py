@@ -76,15 +76,16 @@ class NumberSubstitutionCandidateAdmin(admin.ModelAdmin):
             return
         self.message_user(request, f"{count} candidate(s) marked {status}.", messages.SUCCESS)
 
-    @admin.action(description="Accept selected candidates (each needs a translation)")
+    @admin.action(description="Accept selected candidates (each needs a translation)", permissions=["change"])
     def accept(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._set_status(request, queryset, NumberSubstitutionCandidate.Status.ACCEPTED)
 
-    @admin.action(description="Reject selected candidates")
+    @admin.action(description="Reject selected candidates", permissions=["change"])
     def reject(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._set_status(request, queryset, NumberSubstitutionCandidate.Status.REJECTED)
 
-    @admin.action(description="Build an nbr_substitution corpus from the selected accepted candidates")
+    @admin.action(description="Build an nbr_substitution corpus from the selected accepted candidates",
+                  permissions=["change"])
     def build_corpus(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
         ids = list(queryset.values_list("pk", flat=True))
         form = BuildCorpusForm(request.POST if "apply" in request.POST else None)

@@ -19,10 +19,13 @@ from tasks.serializers import (
     TaskInstanceSerializer,
 )
 from tasks.services.components import component_create
-from tasks.services.uploads import corpus_import_enqueue, instances_generate_enqueue
+from tasks.services.uploads import corpus_import_enqueue, instances_generate_enqueue, upload_files_by_role
 
 
 class StyleComponentList(generics.ListAPIView):
+    """The style components (STEL's four and any added), with their two style labels."""
+
+    permission_model = StyleComponent
     queryset = StyleComponent.objects.all()
     serializer_class = StyleComponentSerializer
     pagination_class = None
@@ -37,23 +40,31 @@ class StyleComponentList(generics.ListAPIView):
 
 
 class CorpusListCreate(APIView):
+    permission_model = Corpus
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(responses=CorpusSerializer(many=True))
     def get(self, request: Request) -> Response:
+        """Every corpus with its import counts."""
         corpora = Corpus.objects.select_related("component").order_by("name")
         return Response(CorpusSerializer(corpora, many=True).data)
 
     @extend_schema(request=CorpusImportSerializer, responses={202: JobSchema})
     def post(self, request: Request) -> Response:
         """Upload files and import them in the background; poll the returned job."""
-        data = request.data.copy()
-        files = request.FILES.getlist("files")
-        serializer = CorpusImportSerializer(data={**{k: data.get(k) for k in data if k != "files"}, "files": files})
+        # Never copy request.data: it holds the uploaded files, which stream to temporary files above 5 MB and
+        # cannot be deep-copied. Plain fields by name, files by field.
+        fields = {key: request.POST.get(key) for key in request.POST}
+        serializer = CorpusImportSerializer(data={
+            **fields, "files": request.FILES.getlist("files"), "style_1_file": request.FILES.get("style_1_file"),
+            "style_2_file": request.FILES.get("style_2_file"),
+        })
         serializer.is_valid(raise_exception=True)
         v = serializer.validated_data
+        files = upload_files_by_role(import_format=v["format"], files=v["files"], style_1_file=v["style_1_file"],
+                                     style_2_file=v["style_2_file"])
         job = corpus_import_enqueue(
-            name=v["name"], component=v.get("component") or None, import_format=v["format"], files=v["files"],
+            name=v["name"], component=v.get("component") or None, import_format=v["format"], files=files,
             seed=v["seed"], min_edit_distance=v.get("min_edit_distance"), detokenize=v.get("detokenize"),
             replace=v["replace"], source=v["source"],
             licence=v["licence"], created_by=request.user.get_username(),
@@ -63,15 +74,22 @@ class CorpusListCreate(APIView):
 
 
 class CorpusDetail(generics.RetrieveAPIView):
+    """One corpus with its import parameters and counts."""
+
+    permission_model = Corpus
     queryset = Corpus.objects.select_related("component")
     serializer_class = CorpusSerializer
 
 
 class CorpusGenerate(APIView):
+    # the same rule as the admin's "Generate instances" action on corpora
+    permission_model = Corpus
+    permission_actions = {"POST": "change"}
     parser_classes = [JSONParser]
 
     @extend_schema(request=GenerateSerializer, responses={202: JobSchema})
     def post(self, request: Request, pk: int) -> Response:
+        """Generate task instances (quadruples, triples, style-or-content) from the corpus in the background."""
         corpus = get_object_or_404(Corpus, pk=pk)
         serializer = GenerateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -83,6 +101,9 @@ class CorpusGenerate(APIView):
 
 @extend_schema(parameters=[OpenApiParameter(name, str) for name in ("corpus", "component", "setup", "status")])
 class TaskInstanceList(generics.ListAPIView):
+    """Task instances, filterable by corpus, component, setup and status (paginated)."""
+
+    permission_model = TaskInstance
     serializer_class = TaskInstanceSerializer
 
     def get_queryset(self):

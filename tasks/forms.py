@@ -1,7 +1,9 @@
 from django import forms
 
+from core.errors import ApplicationError
 from tasks.models import Setup, StyleComponent
 from tasks.services.imports import FORMATS
+from tasks.services.uploads import upload_files_by_role
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -17,7 +19,7 @@ class MultipleFileField(forms.FileField):
         single = super().clean
         if isinstance(data, (list, tuple)):
             return [single(item, initial) for item in data]
-        return [single(data, initial)]
+        return [single(data, initial)] if data else []
 
 
 class CorpusImportForm(forms.Form):
@@ -27,8 +29,12 @@ class CorpusImportForm(forms.Form):
         help_text="Required except for STEL TSV files (their 'style type' column names it).",
     )
     import_format = forms.ChoiceField(label="Format", choices=[(f, f) for f in FORMATS])
-    files = MultipleFileField(help_text="aligned: the style-1 file, then the style-2 file.")
-    seed = forms.IntegerField(initial=0, help_text="TurkCorpus: seed of the simplification draw.")
+    style_1_file = forms.FileField(required=False, label="Style-1 file",
+                                   help_text="aligned: the text in the component's style 1 (e.g. informal).")
+    style_2_file = forms.FileField(required=False, label="Style-2 file",
+                                   help_text="aligned: the same text in style 2, line i parallel to line i.")
+    files = MultipleFileField(required=False, help_text="turkcorpus, pairs, stel: the file(s) to import.")
+    seed = forms.IntegerField(initial=0, help_text="turkcorpus: seed of the simplification draw.")
     min_edit_distance = forms.IntegerField(
         required=False, min_value=0, help_text="Pair test; empty: STEL's 4 for a dimension, 0 for a characteristic.",
     )
@@ -38,6 +44,17 @@ class CorpusImportForm(forms.Form):
     replace = forms.BooleanField(required=False)
     source = forms.CharField(required=False, help_text="Citation or description.")
     licence = forms.CharField(required=False)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("import_format"):
+            try:
+                data["files"] = upload_files_by_role(
+                    import_format=data["import_format"], files=data.get("files"),
+                    style_1_file=data.get("style_1_file"), style_2_file=data.get("style_2_file"))
+            except ApplicationError as exc:
+                raise forms.ValidationError(exc.message) from None
+        return data
 
 
 class GenerateInstancesForm(forms.Form):

@@ -23,7 +23,12 @@ class CorpusImportSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=128)
     component = serializers.CharField(required=False, allow_blank=True)
     format = serializers.ChoiceField(choices=FORMATS)
-    files = serializers.ListField(child=serializers.FileField(), allow_empty=False)
+    files = serializers.ListField(child=serializers.FileField(), required=False, default=list,
+                                  help_text="The files of every format but aligned.")
+    style_1_file = serializers.FileField(required=False, allow_null=True, default=None,
+                                         help_text="aligned: the file in the component's style 1 (e.g. informal).")
+    style_2_file = serializers.FileField(required=False, allow_null=True, default=None,
+                                         help_text="aligned: the file in style 2, line i parallel to style 1's.")
     seed = serializers.IntegerField(default=0)
     min_edit_distance = serializers.IntegerField(
         required=False, allow_null=True, default=None, min_value=0,

@@ -11,22 +11,23 @@ from typing import Any
 from annotation.models import Study
 from annotation.selectors import EXPORT_COLUMNS, participant_recommendations, response_export_rows
 from core.errors import ApplicationError
+from core.spreadsheets import spreadsheet_safe
 
 FORMATS = ("csv", "jsonl")
 
 
 def _csv_value(value: Any) -> Any:
     if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+        return spreadsheet_safe(json.dumps(value, ensure_ascii=False, sort_keys=True))
     if value is None:
         return ""
-    return value
+    return spreadsheet_safe(value)  # participant ids and free text are chosen by anyone
 
 
 def responses_serialize(*, study: Study, fmt: str) -> Iterator[str]:
     """Chunks of the export (a header first for CSV), streamed so large studies never sit in memory."""
     if fmt not in FORMATS:
-        raise ApplicationError(f"--format must be one of {FORMATS}, not {fmt!r}.")
+        raise ApplicationError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}.")
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=EXPORT_COLUMNS, lineterminator="\n")

@@ -248,6 +248,7 @@ def study_create(
     platform: str = "any", prolific_study_id: str = "", allow_anonymous: bool | None = None,
     first_answer_grace_seconds: int | None = None, max_open_batches: int | None = None,
     min_seconds_per_item: float | None = None, counts_per_component: dict[str, int] | None = None,
+    study_status: str = Study.Status.ACTIVE,
 ) -> Study:
     if item_kind not in ItemKind.values:
         raise ApplicationError(f"--kind must be one of {ItemKind.values}, not {item_kind!r}.")
@@ -308,7 +309,7 @@ def study_create(
             task_description=task_description or DESCRIPTIONS[item_kind], questions=questions or [],
             completion_code=completion_code, screened_out_code=screened_out_code,
             redirect_url=redirect_url, estimated_minutes=estimated_minutes, target_hourly_pay=target_hourly_pay,
-            rewrite_min_length=rewrite_min_length, **participation,
+            rewrite_min_length=rewrite_min_length, status=study_status, **participation,
         )
         if instances:
             StudyItem.objects.bulk_create([

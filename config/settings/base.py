@@ -116,9 +116,15 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").exists() else []
 MEDIA_ROOT = Path(env_str("STYLECROWD_MEDIA_ROOT", str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
+# Folders whose files the web doors (admin, API) may read by server path: score runs' benchmark files and model
+# directories. os.pathsep-separated; the CLI is not limited.
+STYLECROWD_DATA_DIRS = [Path(p) for p in env_str("STYLECROWD_DATA_DIRS", os.pathsep.join(
+    [str(SHARED_DATA_DIR), str(MEDIA_ROOT)])).split(os.pathsep) if p]
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024  # researchers' uploads; participant bodies: the limit below
 PARTICIPANT_MAX_BODY_BYTES = int(env_str("STYLECROWD_PARTICIPANT_MAX_BODY_BYTES", str(32 * 1024)))
-FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024  # larger uploads stream to a temporary file
+STYLECROWD_PAY_CURRENCY = env_str("STYLECROWD_PAY_CURRENCY", "GBP") or "GBP"  # of studies' hourly pay (Prolific: GBP)
+STYLECROWD_UPLOAD_MAX_MB = int(env_str("STYLECROWD_UPLOAD_MAX_MB", "100") or 100)  # one corpus import, all files
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -127,7 +133,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
         "core.authentication.LockoutBasicAuthentication",  # DRF's Basic auth + the login throttling below
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    "DEFAULT_PERMISSION_CLASSES": ["core.permissions.ModelPermission"],  # model permissions, as in the admin
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
 }
@@ -145,7 +151,10 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ParticipantPlatformEnum": ["prolific", "mturk", "anonymous"],
         "StudyPlatformEnum": ["any", "prolific", "mturk"],
+        "SetupEnum": "tasks.models.Setup",
     },
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "core.openapi.researcher_errors_and_tags"],
 }
 
 # Login throttling (django-axes): after AXES_FAILURE_LIMIT failed logins from one address, the admin login and the
@@ -181,7 +190,16 @@ CELERY_TASK_ROUTES = {"scoring.*model*": {"queue": "gpu"}}
 CELERY_BEAT_SCHEDULE = {
     # Tidies sessions whose time limit passed (the engine already ignores expired reservations without it).
     "annotation-release-expired": {"task": "annotation.release_expired_reservations", "schedule": 60.0},
+    # Sends again (or fails, with the reason) jobs whose worker died, long before the visibility timeout.
+    "core-jobs-reap-stale": {"task": "core.jobs_reap_stale", "schedule": 30.0},
 }
+# Jobs that end (core/job_health.py): a running job's worker stamps a heartbeat; without one for STALE seconds the
+# job is sent again, at most MAX_ATTEMPTS deliveries in all, then failed with the reason. TIME_LIMITS per job kind
+# (seconds; "default" for the rest).
+STYLECROWD_JOB_HEARTBEAT_SECONDS = float(env_str("STYLECROWD_JOB_HEARTBEAT_SECONDS", "10") or 10)
+STYLECROWD_JOB_STALE_SECONDS = float(env_str("STYLECROWD_JOB_STALE_SECONDS", "60") or 60)
+STYLECROWD_JOB_MAX_ATTEMPTS = int(env_str("STYLECROWD_JOB_MAX_ATTEMPTS", "3") or 3)
+STYLECROWD_JOB_TIME_LIMITS = {"default": 24 * 3600, "corpus_import": 6 * 3600, "instances_generate": 6 * 3600}
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

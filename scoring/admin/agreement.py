@@ -10,15 +10,21 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from annotation.models import Study
 from core.errors import ApplicationError
-from core.jobs import job_create, job_enqueue
 from core.models import Job
-from scoring.dashboard import PLOTS, plot_render
+from core.permissions import admin_permission_required
+from scoring.admin.records import ComputationRecordAdmin, job_message
+from scoring.aggregation import aggregation_start
+from scoring.dashboard import PLOTS, plot_cached, plot_empty_reason
+from scoring.export_jobs import export_file, export_start
+from scoring.exports import STATUSES
+from scoring.filtering import filter_run_start
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
 from scoring.stats.runs import agreement_run_create
+from tasks.models import Corpus, Setup, StyleComponent
 
 LEVEL_CHOICES = [("", "the question's own"), ("nominal", "nominal"), ("ordinal", "ordinal"),
                  ("interval", "interval"), ("ratio", "ratio")]
@@ -26,11 +32,34 @@ LEVEL_CHOICES = [("", "the question's own"), ("nominal", "nominal"), ("ordinal",
 
 class AgreementStartForm(forms.Form):
     study = forms.ModelChoiceField(queryset=Study.objects.order_by("slug"), to_field_name="slug")
-    question = forms.CharField(required=False, help_text="Likert question, when the study has several.")
+    question = forms.ChoiceField(required=False, help_text="Likert question, when the study has several.")
     level = forms.ChoiceField(choices=LEVEL_CHOICES, required=False)
-    component = forms.CharField(required=False, help_text="Only items of this style component.")
+    component = forms.ModelChoiceField(queryset=StyleComponent.objects.order_by("name"), to_field_name="name",
+                                       required=False, help_text="Only items of this style component.")
     seed = forms.IntegerField(initial=0)
     resamples = forms.IntegerField(initial=1000, min_value=0, max_value=100_000, help_text="Bootstrap resamples.")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        names = sorted({str(q.get("name")) for questions in Study.objects.values_list("questions", flat=True)
+                        for q in (questions or []) if isinstance(q, dict) and q.get("name")})
+        self.fields["question"].choices = [("", "the study's only question"), *((n, n) for n in names)]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        study, question = data.get("study"), data.get("question")
+        if study is not None and question:
+            names = [q.get("name") for q in (study.questions or []) if isinstance(q, dict)]
+            if question not in names:
+                self.add_error("question", f"Study '{study.slug}' has no question '{question}' "
+                                           f"(it has: {', '.join(map(str, names)) or 'none'}).")
+        return data
+
+    def service_kwargs(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {"study": data["study"], "question": data["question"], "level": data["level"],
+                "component": data["component"].name if data["component"] else "", "seed": data["seed"],
+                "resamples": data["resamples"]}
 
 
 class FilterForm(forms.Form):
@@ -46,7 +75,7 @@ def _job_state(job: Job | None) -> dict[str, Any]:
 
 
 @admin.register(AgreementRun)
-class AgreementRunAdmin(admin.ModelAdmin):
+class AgreementRunAdmin(ComputationRecordAdmin):
     list_display = ["id", "study", "question", "level", "component", "state", "kappa", "alpha", "accuracy",
                     "created_at", "dashboard_link"]
     list_filter = ["study"]
@@ -72,16 +101,16 @@ class AgreementRunAdmin(admin.ModelAdmin):
     def dashboard_link(self, obj: AgreementRun) -> str:
         return format_html('<a href="{}">open</a>', reverse("admin:scoring_agreement_dashboard", args=[obj.pk]))
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
+    start_form_class = AgreementStartForm
+    start_title = "Compute agreement for a study"
+    start_template = "admin/scoring/agreement/start.html"
 
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+    def start_url_name(self) -> str:
+        return "scoring_agreement_start"
 
     def get_urls(self) -> list:
         view = self.admin_site.admin_view
         return [
-            path("start/", view(self.start_view), name="scoring_agreement_start"),
             path("study/<slug:slug>/", view(self.study_view), name="scoring_agreement_study"),
             path("<int:run_id>/dashboard/", view(self.dashboard_view), name="scoring_agreement_dashboard"),
             path("<int:run_id>/plot/<str:name>.<str:fmt>", view(self.plot_view), name="scoring_agreement_plot"),
@@ -92,30 +121,24 @@ class AgreementRunAdmin(admin.ModelAdmin):
 
     def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
                     extra_context: dict | None = None) -> HttpResponse:
+        admin_permission_required(request, AgreementRun, "view")
         return HttpResponseRedirect(reverse("admin:scoring_agreement_dashboard", args=[object_id]))
 
-    def start_view(self, request: HttpRequest) -> HttpResponse:
-        initial = {"study": request.GET.get("study")} if request.GET.get("study") else None
-        form = AgreementStartForm(request.POST or None, initial=initial)
-        if request.method == "POST" and form.is_valid():
-            data = form.cleaned_data
-            try:
-                run = agreement_run_create(
-                    study=data["study"], question=data["question"], level=data["level"],
-                    component=data["component"], seed=data["seed"], resamples=data["resamples"],
-                    created_by=request.user.get_username(),
-                )
-            except ApplicationError as exc:
-                form.add_error(None, exc.message)
-            else:
-                messages.info(request, f"Agreement computation queued as job #{run.job_id}.")
-                return HttpResponseRedirect(reverse("admin:scoring_agreement_dashboard", args=[run.pk]))
-        context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
-                   "title": "Compute agreement for a study"}
-        return TemplateResponse(request, "admin/scoring/agreement/start.html", context)
+    def start_initial(self, request: HttpRequest) -> dict[str, Any] | None:
+        return {"study": request.GET.get("study")} if request.GET.get("study") else None
+
+    def start_record(self, **kwargs: Any) -> AgreementRun:
+        return agreement_run_create(**kwargs)
+
+    def start_redirect_url(self, record: AgreementRun) -> str:
+        return reverse("admin:scoring_agreement_dashboard", args=[record.pk])
+
+    def start_message(self, record: AgreementRun) -> str:
+        return f"Agreement computation queued as job #{record.job_id}."
 
     def study_view(self, request: HttpRequest, slug: str) -> HttpResponse:
         """The per-study dashboard: the latest computed run, else the latest run, else the start form."""
+        admin_permission_required(request, AgreementRun, "view")
         study = get_object_or_404(Study, slug=slug)
         runs = AgreementRun.objects.filter(study=study)
         run = runs.filter(computed_at__isnull=False).order_by("-computed_at").first() or runs.first()
@@ -124,6 +147,7 @@ class AgreementRunAdmin(admin.ModelAdmin):
         return HttpResponseRedirect(reverse("admin:scoring_agreement_dashboard", args=[run.pk]))
 
     def dashboard_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
+        admin_permission_required(request, AgreementRun, "view")
         run = get_object_or_404(AgreementRun.objects.select_related("study", "job"), pk=run_id)
         result = run.result or {}
         groups = [("overall", result)] if result else []
@@ -134,7 +158,8 @@ class AgreementRunAdmin(admin.ModelAdmin):
         context = {
             **self.admin_site.each_context(request), "opts": self.model._meta, "run": run, "result": result,
             "title": f"Agreement dashboard: {run.study.slug}", "groups": groups, "job": run.job,
-            "job_state": _job_state(run.job), "plots": [(name, title) for name, (title, _) in PLOTS.items()],
+            "job_state": _job_state(run.job),
+            "plots": [(name, title, plot_empty_reason(result=result, name=name)) for name, (title, _) in PLOTS.items()],
             "participants": participants[:50], "n_participants": len(participants),
             "filter_runs": FilterRun.objects.filter(study=run.study)[:10], "filter_form": FilterForm(),
             "exports": BenchmarkExport.objects.filter(study=run.study)[:10], "aggregation": aggregation,
@@ -143,40 +168,39 @@ class AgreementRunAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/scoring/agreement/dashboard.html", context)
 
     def plot_view(self, request: HttpRequest, run_id: int, name: str, fmt: str) -> HttpResponse:
+        admin_permission_required(request, AgreementRun, "view")
         run = get_object_or_404(AgreementRun, pk=run_id)
         if not run.is_computed:
             return HttpResponse("not computed yet", status=409, content_type="text/plain")
         try:
-            body = plot_render(result=run.result, name=name, fmt=fmt)
+            body = plot_cached(run=run, name=name, fmt=fmt)
         except ApplicationError as exc:
             return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
         return HttpResponse(body, content_type="image/svg+xml" if fmt == "svg" else "image/png")
 
     def filter_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
+        admin_permission_required(request, FilterRun, "add")
         run = get_object_or_404(AgreementRun.objects.select_related("study"), pk=run_id)
         form = FilterForm(request.POST or None)
         target = reverse("admin:scoring_agreement_dashboard", args=[run.pk])
         if request.method != "POST" or not form.is_valid():
             messages.error(request, f"Filter not started: {form.errors.as_text() or 'use the form'}")
             return HttpResponseRedirect(target)
-        from scoring.celery_tasks.agreement import filter_run_task
-
-        params = {"study": run.study.slug, **form.cleaned_data}
-        job = job_create(kind="filter_instances", params=params, created_by=request.user.get_username())
-        job_enqueue(job=job, task=filter_run_task, args=[params])
-        messages.info(request, f"Filter queued as job #{job.pk}.")
+        try:
+            job = filter_run_start(study=run.study, **form.cleaned_data, created_by=request.user.get_username())
+        except ApplicationError as exc:
+            messages.error(request, f"Filter not started: {exc.message}")
+            return HttpResponseRedirect(target)
+        messages.info(request, job_message("Filter queued as", job))
         return HttpResponseRedirect(reverse("admin:core_job_change", args=[job.pk]))
 
     def aggregate_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
+        admin_permission_required(request, AgreementRun, "add")
         run = get_object_or_404(AgreementRun.objects.select_related("study"), pk=run_id)
         if request.method != "POST":
             return HttpResponseRedirect(reverse("admin:scoring_agreement_dashboard", args=[run.pk]))
-        from scoring.celery_tasks.agreement import aggregation_task
-
-        params = {"study": run.study.slug, "agreement_run": run.pk}
-        job = job_create(kind="crowd_aggregation", params=params, created_by=request.user.get_username())
-        job_enqueue(job=job, task=aggregation_task, args=[params])
-        messages.info(request, f"Dawid–Skene and MACE queued as job #{job.pk}.")
+        job = aggregation_start(run=run, created_by=request.user.get_username())
+        messages.info(request, job_message("Dawid–Skene and MACE queued as", job))
         return HttpResponseRedirect(reverse("admin:scoring_agreement_dashboard", args=[run.pk]))
 
 
@@ -203,11 +227,66 @@ class FilterRunAdmin(admin.ModelAdmin):
         return False
 
 
+class ExportStartForm(forms.Form):
+    format = forms.ChoiceField(choices=[("stel-tsv", "STEL TSV"), ("jsonl", "JSON lines"), ("parquet", "Parquet")])
+    status = forms.ChoiceField(choices=[(s, s) for s in STATUSES], initial="validated",
+                               help_text="validated: the instances the filter kept (the benchmark).")
+    study = forms.ModelChoiceField(queryset=Study.objects.order_by("slug"), to_field_name="slug", required=False,
+                                   help_text="Only this study's instances (votes from its annotations).")
+    corpus = forms.ModelChoiceField(queryset=Corpus.objects.order_by("name"), to_field_name="name", required=False)
+    component = forms.ModelChoiceField(queryset=StyleComponent.objects.order_by("name"), to_field_name="name",
+                                       required=False)
+    setup = forms.ChoiceField(choices=[("", "every setup"), *Setup.choices], required=False)
+
+    def service_kwargs(self) -> dict[str, Any]:
+        d = self.cleaned_data
+        return {"fmt": d["format"], "status": d["status"], "study_slug": d["study"].slug if d["study"] else "",
+                "corpus": d["corpus"].name if d["corpus"] else "",
+                "component": d["component"].name if d["component"] else "", "setup": d["setup"]}
+
+
 @admin.register(BenchmarkExport)
-class BenchmarkExportAdmin(admin.ModelAdmin):
-    list_display = ["id", "format", "path", "n_rows", "study", "filter_run", "created_at", "score_link"]
+class BenchmarkExportAdmin(ComputationRecordAdmin):
+    """Exports are written by a job started from the form; files are downloaded by id, after a permission check."""
+
+    list_display = ["id", "format", "downloads", "n_rows", "study", "filter_run", "created_at", "score_link"]
     list_filter = ["format"]
-    readonly_fields = [f.name for f in BenchmarkExport._meta.fields]
+    fields = ["format", "downloads", "n_rows", "counts", "params", "sha256", "study", "filter_run", "created_by",
+              "created_at"]
+    readonly_fields = fields
+    start_form_class = ExportStartForm
+    start_title = "Export a benchmark"
+    start_template = "admin/scoring/benchmarkexport/start.html"
+
+    def start_initial(self, request: HttpRequest) -> dict[str, Any] | None:
+        return {key: request.GET[key] for key in ("study", "status", "format") if request.GET.get(key)} or None
+
+    def start_record(self, **kwargs: Any) -> Job:
+        return export_start(**kwargs)
+
+    def start_message(self, record: Job) -> str:
+        return job_message("Export queued as", record)
+
+    def start_redirect_url(self, record: Job) -> str:
+        return reverse("admin:core_job_change", args=[record.pk])
+
+    def get_urls(self) -> list:
+        return [path("<int:pk>/download/<str:which>/", self.admin_site.admin_view(self.download_view),
+                     name="scoring_benchmarkexport_download"), *super().get_urls()]
+
+    def download_view(self, request: HttpRequest, pk: int, which: str) -> HttpResponse:
+        admin_permission_required(request, BenchmarkExport, "view")
+        try:
+            return export_file(export=get_object_or_404(BenchmarkExport, pk=pk), which=which)
+        except ApplicationError as exc:
+            return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
+
+    @admin.display(description="download")
+    def downloads(self, obj: BenchmarkExport) -> str:
+        return format_html_join(" · ", '<a href="{}" class="download-{}">{}</a>', (
+            (reverse("admin:scoring_benchmarkexport_download", args=[obj.pk, which]), which, label)
+            for which, label in (("data", obj.get_format_display()), ("card", "dataset card (JSON)"),
+                                 ("card-md", "dataset card (Markdown)"))))
 
     @admin.display(description="score models")
     def score_link(self, obj: BenchmarkExport) -> str:
@@ -216,9 +295,3 @@ class BenchmarkExportAdmin(admin.ModelAdmin):
             return "–"
         return format_html('<a href="{}?export={}">score this export</a>', reverse("admin:scoring_scorerun_start"),
                            obj.pk)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -1,16 +1,16 @@
 """Admin door to metric meta-evaluations: a start form, the job's progress, a results table and a plot."""
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from django.contrib import admin
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from scoring.admin.records import ComputationRecordAdmin
 from scoring.metrics.forms import MetricEvaluationForm
-from scoring.metrics.plots import evaluation_plot_png
+from scoring.metrics.plots import evaluation_plot_caption
 from scoring.metrics.services import metric_evaluation_start
 from scoring.models import MetricEvaluation
 
@@ -91,6 +91,8 @@ class MetricEvaluationAdmin(ComputationRecordAdmin):
     def plot(self, obj: MetricEvaluation) -> SafeString:
         if not obj.is_computed or not (obj.results or {}).get("columns"):
             return format_html("–")
-        encoded = base64.b64encode(evaluation_plot_png(obj.results)).decode()
-        return format_html('<img class="metric-plot" alt="Spearman correlations and scatter plots" '
-                           'src="data:image/png;base64,{}" style="max-width:100%">', encoded)
+        # A file drawn once per evaluation (scoring/metrics/plots.py), not a PNG inlined and redrawn per view.
+        return format_html('<figure><img class="metric-plot" alt="Spearman correlations and scatter plots" '
+                           'src="{}" style="max-width:100%"><figcaption class="metric-plot-caption">{}'
+                           "</figcaption></figure>", reverse("api-metric-evaluation-plot", args=[obj.pk]),
+                           evaluation_plot_caption(obj.results))

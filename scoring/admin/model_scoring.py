@@ -6,11 +6,16 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from core.errors import ApplicationError
+from core.permissions import admin_permission_required
 from scoring.admin.records import ComputationRecordAdmin
+from scoring.export_jobs import predictions_download
 from scoring.models import BenchmarkExport, ScoreRun
 from scoring.stel_scoring.runs import score_run_start
 
@@ -62,7 +67,7 @@ class ScoreRunAdmin(ComputationRecordAdmin):
     list_display = ["id", "method_list", "benchmark", "status", "overall", "created_at"]
     list_select_related = ["job", "export"]
     fields = ["benchmark_paths", "full_paths", "export", "methods", "compare", "seed", "device", "status",
-              "results_table", "compare_table", "predictions_path", "created_by", "created_at", "computed_at"]
+              "results_table", "compare_table", "predictions", "created_by", "created_at", "computed_at"]
     readonly_fields = fields
     change_form_template = "admin/scoring/scorerun/change_form.html"
 
@@ -78,6 +83,25 @@ class ScoreRunAdmin(ComputationRecordAdmin):
 
     def start_message(self, record: ScoreRun) -> str:
         return f"Score run #{record.pk} queued as job #{record.job_id} on the gpu queue."
+
+    def get_urls(self) -> list:
+        return [path("<int:pk>/predictions/", self.admin_site.admin_view(self.predictions_view),
+                     name="scoring_scorerun_predictions"), *super().get_urls()]
+
+    def predictions_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        admin_permission_required(request, ScoreRun, "view")
+        run = get_object_or_404(ScoreRun, pk=pk)
+        try:
+            return predictions_download(run=run)
+        except ApplicationError as exc:
+            return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
+
+    @admin.display(description="predictions")
+    def predictions(self, obj: ScoreRun) -> SafeString:
+        if not obj.predictions_path:
+            return format_html("–")
+        return format_html('<a href="{}">download the predictions (TSV)</a>',
+                           reverse("admin:scoring_scorerun_predictions", args=[obj.pk]))
 
     @admin.display(description="methods")
     def method_list(self, obj: ScoreRun) -> str:

@@ -5,12 +5,14 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from core.admin import job_message  # noqa: F401 - the scoring admins import it from here
 from core.errors import ApplicationError
 
 
@@ -38,9 +40,13 @@ class ComputationRecordAdmin(admin.ModelAdmin):
     def start_initial(self, request: HttpRequest) -> dict[str, Any] | None:
         return None
 
+    def start_redirect_url(self, record: Any) -> str:
+        opts = self.model._meta
+        return reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[record.pk])
+
     def start_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_add_permission(request):
-            return HttpResponse(status=403)
+            raise PermissionDenied(f"You need the permission to add {self.model._meta.verbose_name_plural}.")
         form = self.start_form_class(request.POST or None, initial=self.start_initial(request))
         if request.method == "POST" and form.is_valid():
             try:
@@ -49,9 +55,7 @@ class ComputationRecordAdmin(admin.ModelAdmin):
                 form.add_error(None, exc.message)
             else:
                 messages.info(request, self.start_message(record))
-                opts = self.model._meta
-                return HttpResponseRedirect(reverse(f"admin:{opts.app_label}_{opts.model_name}_change",
-                                                    args=[record.pk]))
+                return HttpResponseRedirect(self.start_redirect_url(record))
         context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
                    "title": self.start_title}
         return TemplateResponse(request, self.start_template, context)
@@ -61,6 +65,8 @@ class ComputationRecordAdmin(admin.ModelAdmin):
                 *super().get_urls()]
 
     def add_view(self, request: HttpRequest, form_url: str = "", extra_context: Any = None) -> HttpResponse:
+        if not self.has_add_permission(request):
+            raise PermissionDenied
         return HttpResponseRedirect(reverse(f"admin:{self.start_url_name()}"))
 
     def job_status(self, obj: Any) -> SafeString:

@@ -17,6 +17,9 @@ def agreement_compute_task(job_id: int, run_id: int) -> int:
         if job is None:
             return run_id
         run = agreement_run_execute(run_id=run_id, job_id=job_id)
+        from scoring.dashboard import plots_prerender
+
+        plots_prerender(run=run)
         job.result = {"agreement_run": run.pk, "fleiss_kappa": run.result.get("fleiss_kappa"),
                       "krippendorff_alpha": run.result.get("krippendorff_alpha")}
     return run_id

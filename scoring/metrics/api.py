@@ -12,9 +12,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.views import job_body
+from scoring.models import MetricEvaluation
 
 from .base import metric_names
-from .plots import evaluation_plot_png
+from .plots import evaluation_plot_cached
 from .services import metric_evaluation_start, metric_evaluation_summary
 
 
@@ -57,8 +58,11 @@ def _evaluations() -> Any:
 
 
 class MetricEvaluationListCreate(APIView):
+    permission_model = MetricEvaluation
+
     @extend_schema(operation_id="metric_evaluations_list", responses=EvaluationListSchema)
     def get(self, request: Request) -> Response:
+        """The metrics available and the latest 100 evaluations."""
         return Response({"metrics": metric_names(),
                          "evaluations": [_evaluation_body(e, full=False) for e in _evaluations()[:100]]})
 
@@ -77,16 +81,22 @@ class MetricEvaluationListCreate(APIView):
 
 
 class MetricEvaluationDetail(APIView):
+    permission_model = MetricEvaluation
+
     @extend_schema(operation_id="metric_evaluations_detail", responses=EvaluationSchema)
     def get(self, request: Request, pk: int) -> Response:
+        """One evaluation with its per-item scores and correlations."""
         return Response(_evaluation_body(get_object_or_404(_evaluations(), pk=pk), full=True))
 
 
 class MetricEvaluationPlot(APIView):
+    permission_model = MetricEvaluation
+
     @extend_schema(responses={(200, "image/png"): bytes})
     def get(self, request: Request, pk: int) -> HttpResponse:
+        """The evaluation's plot (PNG), drawn once and kept as a file; 409 until computed."""
         evaluation = get_object_or_404(_evaluations(), pk=pk)
         if not evaluation.is_computed:
             return Response({"error": {"code": "not_computed", "message": "the evaluation has not finished yet"}},
                             status=status.HTTP_409_CONFLICT)
-        return HttpResponse(evaluation_plot_png(evaluation.results), content_type="image/png")
+        return HttpResponse(evaluation_plot_cached(evaluation), content_type="image/png")

@@ -7,6 +7,23 @@ from typing import Any
 MAX_SCATTERS = 6
 
 
+def evaluation_plot_caption(results: dict[str, Any]) -> str:
+    """What the plot shows, saying so when the scatter plots are capped."""
+    n = len(results.get("columns") or {})
+    shown = min(n, MAX_SCATTERS)
+    capped = f" (showing {shown} of {n}; the table lists all)" if n > shown else ""
+    return f"Spearman ρ of {n} metric columns; scatter plots of the first {shown}{capped}."
+
+
+def evaluation_plot_cached(evaluation: Any) -> bytes:
+    """Drawn once per computed evaluation and kept as a file (see core/file_cache.py)."""
+    from core.file_cache import cached_bytes
+
+    stamp = evaluation.computed_at.strftime("%Y%m%dT%H%M%S%f") if evaluation.computed_at else "pending"
+    return cached_bytes(key=f"metrics/evaluation-{evaluation.pk}-{stamp}.png",
+                        render=lambda: evaluation_plot_png(evaluation.results))
+
+
 def evaluation_plot_png(results: dict[str, Any]) -> bytes:
     """Left: Spearman rho per metric column (overall bar, one dot per style). Right: metric vs mean human rating
     scatters for the first columns, coloured by system."""

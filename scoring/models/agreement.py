@@ -99,4 +99,4 @@ class BenchmarkExport(models.Model):
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return f"{self.format} export #{self.pk}: {self.path}"
+        return f"{self.format} export #{self.pk} ({self.n_rows} rows)"  # never the server path

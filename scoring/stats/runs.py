@@ -43,6 +43,9 @@ def agreement_run_create(
     enqueue: bool = True,
 ) -> AgreementRun:
     """A new run with its Job row; with `enqueue` it is sent to a Celery worker once the transaction commits."""
+    if not study.items.exists():
+        raise ApplicationError(f"Study '{study.slug}' has no items yet: there is nothing to compute agreement on.",
+                               code="no_items")
     study_scale(study=study, question=question, level=level)  # refuse bad parameters before queueing anything
     if resamples < 0:
         raise ApplicationError("resamples must be zero or positive", code="invalid_resamples")

@@ -64,7 +64,7 @@ def study_scale(*, study: Study, question: str = "", level: str = "") -> Scale:
         raise ApplicationError(f"study '{study.slug}' defines no questions", code="unknown_question")
     else:
         names = ", ".join(str(q.get("name")) for q in questions)
-        raise ApplicationError(f"study '{study.slug}' has several questions; pass --question ({names})",
+        raise ApplicationError(f"study '{study.slug}' has several questions: choose one ({names})",
                                code="question_required")
     if "categories" in spec:
         numeric, domain = False, list(spec["categories"])

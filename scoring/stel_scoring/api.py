@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.views import job_body
+from scoring.models import ScoreRun
 
 from .methods import MODEL_METHODS, SIMPLE_METHODS
 from .runs import score_run_start, score_run_summary
@@ -41,8 +42,11 @@ def _body(run: Any, *, full: bool) -> dict[str, Any]:
 
 
 class ScoreRunListCreate(APIView):
+    permission_model = ScoreRun
+
     @extend_schema(operation_id="score_runs_list", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
+        """The method names available and the latest 100 score runs."""
         return Response({"methods": [*SIMPLE_METHODS, *(f"{p}:<model path>" for p in MODEL_METHODS)],
                          "runs": [_body(run, full=False) for run in _runs()[:100]]})
 
@@ -62,6 +66,20 @@ class ScoreRunListCreate(APIView):
 
 
 class ScoreRunDetail(APIView):
+    permission_model = ScoreRun
+
     @extend_schema(operation_id="score_run_detail", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, pk: int) -> Response:
+        """One score run with its accuracy tables and McNemar comparisons."""
         return Response(_body(get_object_or_404(_runs(), pk=pk), full=True))
+
+
+class ScoreRunPredictions(APIView):
+    permission_model = ScoreRun
+
+    @extend_schema(operation_id="score_run_predictions", responses={(200, "text/tab-separated-values"): bytes},
+                   description="The run's per-instance predictions as a TSV download (409 until computed).")
+    def get(self, request: Request, pk: int) -> Any:
+        from scoring.export_jobs import predictions_download
+
+        return predictions_download(run=get_object_or_404(_runs(), pk=pk))

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, job_progress
+from core.paths import data_path_check
 
 from .benchmark_io import benchmark_set_read
 from .methods import method_create, methods_parse
@@ -45,9 +46,11 @@ def score_run_start(
     device: str = "auto",
     compare: list[str] | str | None = None,
     created_by: str = "",
+    any_path: bool = False,
 ) -> Any:
     """Validate the benchmark files and method specs now (so the door can show the error), then store a ScoreRun
-    and queue its job on the `gpu` queue once the transaction commits."""
+    and queue its job on the `gpu` queue once the transaction commits. Server paths (benchmark files, model
+    directories) must lie in the data folders unless `any_path` (the CLI, run by whoever runs the server)."""
     from scoring.celery_tasks.model_scoring import score_run_execute_task
     from scoring.models import ScoreRun
 
@@ -59,6 +62,14 @@ def score_run_start(
         raise ApplicationError("choose a benchmark export or give at least one server-side benchmark path")
     full = [str(Path(str(p).strip()).resolve()) for p in (full_paths or []) if str(p).strip()]
     specs = methods_parse(methods) if isinstance(methods, str) else methods_parse(",".join(methods))
+    if not any_path:
+        paths[export_id is not None:] = [data_path_check(p, label="benchmark file") for p in
+                                         paths[export_id is not None:]]
+        full = [data_path_check(p, label="benchmark file") for p in full]
+        for spec in specs:
+            _, _, location = spec.partition(":")
+            if "/" in location:
+                data_path_check(location, label="model directory")
     compared = (methods_parse(compare) if isinstance(compare, str) else list(compare)) if compare else []
     if compared and (len(compared) < 2 or any(spec not in specs for spec in compared)):
         raise ApplicationError(f"compare needs two or more of the methods ({', '.join(specs)})")

@@ -16,6 +16,35 @@ from tasks.models import Corpus
 from tasks.services.imports import FORMATS, component_get
 
 
+def upload_size_check(*, files: list[UploadedFile]) -> None:
+    """The configured limit (STYLECROWD_UPLOAD_MAX_MB) on one import's files together: 413 above it."""
+    limit = int(settings.STYLECROWD_UPLOAD_MAX_MB) * 1024 * 1024
+    total = sum(int(upload.size or 0) for upload in files)
+    if total > limit:
+        raise ApplicationError(
+            f"files: {total / 1024 / 1024:.1f} MB uploaded; one import takes at most "
+            f"{settings.STYLECROWD_UPLOAD_MAX_MB} MB (STYLECROWD_UPLOAD_MAX_MB). Split the corpus or import it with "
+            "the import_corpus command.", code="upload_too_large", status=413)
+
+
+def upload_files_by_role(
+    *, import_format: str, files: list[UploadedFile] | None, style_1_file: UploadedFile | None,
+    style_2_file: UploadedFile | None,
+) -> list[UploadedFile]:
+    """An aligned corpus is two files named by role (style 1, style 2), never by upload order; other formats
+    take their files as a list."""
+    files = list(files or [])
+    if import_format == "aligned":
+        if files or not (style_1_file and style_2_file):
+            raise ApplicationError("aligned: upload the style-1 file and the style-2 file in their own fields "
+                                   "(style_1_file, style_2_file), one file each", code="aligned_files_by_role")
+        return [style_1_file, style_2_file]
+    if style_1_file or style_2_file:
+        raise ApplicationError(f"{import_format}: the style-1/style-2 file fields are for the aligned format; "
+                               "upload this format's files as files", code="wrong_file_field")
+    return files
+
+
 def corpus_import_enqueue(
     *, name: str, component: str | None, import_format: str, files: list[UploadedFile], seed: int = 0,
     min_edit_distance: int | None = None, detokenize: bool | None = None, replace: bool = False, source: str = "",
@@ -27,6 +56,7 @@ def corpus_import_enqueue(
                                code="unknown_format")
     if not files:
         raise ApplicationError("files: upload at least one file", code="no_files")
+    upload_size_check(files=files)
     if component:
         component_get(name=component)
     elif import_format != "stel":
@@ -66,7 +96,19 @@ def instances_generate_enqueue(
     created_by: str = "",
 ) -> Job:
     from tasks.celery_tasks import instances_generate_task
+    from tasks.models import Setup, TaskInstance
 
+    # What the generation would refuse in the worker, refused here in plain words (no job row is left).
+    if setup not in Setup.values:
+        raise ApplicationError(f"setup: must be one of {', '.join(Setup.values)}, not '{setup}'",
+                               code="unknown_setup")
+    n_pairs = corpus.pairs.count()
+    if count is not None and not 1 <= count <= n_pairs:
+        raise ApplicationError(f"count: must be between 1 and the corpus's {n_pairs} pairs; got {count}",
+                               code="invalid_count")
+    if not replace and TaskInstance.objects.filter(corpus=corpus, setup=setup).exists():
+        raise ApplicationError(f"corpus '{corpus.name}' has {setup} instances already; tick Replace (API: "
+                               '"replace": true) to generate them anew', code="instances_exist", status=409)
     with transaction.atomic():
         job = job_create(kind="instances_generate", created_by=created_by, params={
             "corpus_id": corpus.pk, "corpus": corpus.name, "setup": setup, "seed": seed, "count": count,

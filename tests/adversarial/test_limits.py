@@ -310,7 +310,7 @@ def test_the_api_refuses_a_non_http_redirect(admin_user: Any) -> None:
     api = APIClient()
     api.force_authenticate(admin_user)
     for url in ("javascript:alert(1)", "ftp://files.example/x"):
-        response = api.post("/api/v1/studies/", {"slug": "evil-api", "kind": "quadruple", "screening_per_batch": 0,
+        response = api.post("/api/v1/studies/", {"slug": "evil-api", "setup": "quadruple", "screening_per_batch": 0,
                                                  "redirect_url": url}, format="json")
         assert response.status_code == 400, response.content
         assert set(response.json()) == {"error"} and "redirect_url" in json.dumps(response.json())

@@ -117,12 +117,12 @@ def test_create_study_cli_api_and_admin_expose_the_participation_settings(admin_
     default = admin_client.get("/api/v1/studies/base/").json()["participation"]
     assert default["platform"] == "any" and default["allow_anonymous"] is True
     assert default["first_answer_grace_seconds"] == 300  # settings.ANNOTATION_FIRST_ANSWER_GRACE_SECONDS
-    created = admin_client.post("/api/v1/studies/", {"slug": "paid-api", "kind": "quadruple", "screening_per_batch": 0,
+    created = admin_client.post("/api/v1/studies/", {"slug": "paid-api", "setup": "quadruple", "screening_per_batch": 0,
                                                      "platform": "mturk", "max_open_batches": 10}, format="json")
     assert created.status_code == 201, created.content
     assert created.json()["participation"]["platform"] == "mturk"
     assert created.json()["participation"]["allow_anonymous"] is False
-    refused = admin_client.post("/api/v1/studies/", {"slug": "bad-api", "kind": "quadruple", "screening_per_batch": 0,
+    refused = admin_client.post("/api/v1/studies/", {"slug": "bad-api", "setup": "quadruple", "screening_per_batch": 0,
                                                      "platform": "mturk", "allow_anonymous": True}, format="json")
     assert refused.status_code == 400 and "--allow-anonymous" in refused.json()["error"]["message"]
     page = admin_client.get(f"/admin/annotation/study/{Study.objects.get(slug='paid').pk}/change/")

@@ -393,7 +393,7 @@ def test_a_mixed_study_explains_every_component_and_a_given_description_wins(cli
 def test_the_api_creates_studies_with_independent_codes_and_refuses_missing_screening():
     instances = _instances("contraction")
     api = APIClient()
-    body = {"slug": "api-made", "kind": "quadruple", "corpus": [instances[0].corpus.name], "screening_per_batch": 2,
+    body = {"slug": "api-made", "setup": "quadruple", "corpora": [instances[0].corpus.name], "screening_per_batch": 2,
             "completion_code": "PAYME1"}
     assert api.post("/api/v1/studies/", body, format="json").status_code in (401, 403)
     api.force_authenticate(get_user_model().objects.create_superuser("r", "r@example.org", "pw"))
@@ -434,8 +434,8 @@ def test_create_study_prints_both_codes(tmp_path):
 
 
 def test_the_admin_add_form_offers_two_independent_random_codes(admin_client):
-    form = admin_client.get("/admin/annotation/study/add/").context["adminform"].form
+    form = admin_client.get("/admin/annotation/study/create/").context["form"]
     completion, screened = form["completion_code"].value(), form["screened_out_code"].value()
     assert len(completion) == len(screened) == 8 and completion != screened
-    again = admin_client.get("/admin/annotation/study/add/").context["adminform"].form
+    again = admin_client.get("/admin/annotation/study/create/").context["form"]
     assert again["screened_out_code"].value() != screened  # drawn afresh, not derived

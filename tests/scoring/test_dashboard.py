@@ -100,3 +100,31 @@ def test_admin_lists_and_read_only_records(staff_client: Client) -> None:
     assert staff_client.get(reverse("admin:scoring_filterrun_add")).status_code == 403
     response = staff_client.get(reverse("admin:scoring_agreementrun_change", args=[run.pk]))
     assert response.status_code == 302
+
+
+@pytest.mark.django_db
+def test_plots_are_drawn_once_and_empty_ones_say_why(admin_client, tmp_path, settings, monkeypatch):
+    """A computed run's plots are files (drawn at the end of the run, or on first view); a study without correct
+    answers gets a sentence instead of an empty votes plot."""
+    from scoring import dashboard
+    from scoring.models import AgreementRun
+    from scoring.stats.runs import agreement_run_create, agreement_run_execute
+
+    settings.MEDIA_ROOT = str(tmp_path)
+    study, _ = annotated_study(answers=[["S2-S1"] * 5, ["S1-S2"] * 5])
+    run = agreement_run_execute(run_id=agreement_run_create(study=study, resamples=20, enqueue=False).pk)
+    dashboard.plots_prerender(run=run)
+    drawn = []
+    real = dashboard.plot_render
+    monkeypatch.setattr(dashboard, "plot_render", lambda **kw: drawn.append(kw["name"]) or real(**kw))
+    for _ in range(2):
+        body = admin_client.get(reverse("admin:scoring_agreement_plot", args=[run.pk, "votes", "svg"]))
+        assert body.status_code == 200 and b"<svg" in body.content
+    assert drawn == []  # served from the file written when the run finished
+
+    empty = AgreementRun.objects.create(study=study, params={"k": 5, "m": 3}, computed_at=run.computed_at,
+                                        result={**run.result, "components": {}, "votes_distribution": {},
+                                                "majority_accuracy": None, "participants": []})
+    page = admin_client.get(reverse("admin:scoring_agreement_dashboard", args=[empty.pk])).content.decode()
+    assert "No correct answers in this study" in page
+    assert reverse("admin:scoring_agreement_plot", args=[empty.pk, "votes", "svg"]) not in page

@@ -68,7 +68,7 @@ def test_filter_run_is_immutable() -> None:
 def test_balance_is_seeded_and_equalizes_components() -> None:
     study, formal = annotated_study(answers=[votes(5)] * 6 + [votes(1)])
     annotated_study(answers=[votes(4)] * 3, study=study, component_name="simplicity", start=1000)
-    with pytest.raises(CommandError, match="--seed"):
+    with pytest.raises(CommandError, match="give a seed"):
         call_command("filter_instances", "--study", study.slug, "--balance", stdout=io.StringIO())
     first = run_command("filter_instances", "--study", study.slug, "--balance", "--seed", "13")
     assert first["balanced_away"] == 3

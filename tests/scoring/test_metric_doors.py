@@ -50,7 +50,12 @@ def test_admin_start_form_queues_and_change_page_shows_table_and_plot(shared_dat
     done = admin_client.get(response["Location"]).content.decode()
     assert 'class="metric-results"' in done and "levenshtein_src" in done and "chrf_ref" in done
     assert "<b>1.000</b>" in done  # levenshtein_src, the metric the ratings were built from
-    assert "picks best" in done and "data:image/png;base64," in done
+    assert "picks best" in done and "data:image/png;base64," not in done  # a file, drawn once, not inlined
+    plot_url = reverse("api-metric-evaluation-plot", args=[evaluation.pk])
+    assert plot_url in done and "metric columns" in done
+    first = admin_client.get(plot_url)
+    assert first.status_code == 200 and first.content.startswith(b"\x89PNG")
+    assert admin_client.get(plot_url).content == first.content
     assert admin_client.get(reverse("admin:scoring_metricevaluation_changelist")).status_code == 200
 
 

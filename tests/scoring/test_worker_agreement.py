@@ -1,5 +1,10 @@
-"""A real Celery worker on Redis is killed (SIGKILL) in the middle of an agreement task; a second worker picks the
-redelivered message up (acks_late) and stores exactly the result an uninterrupted run stores."""
+"""A real Celery worker on Redis is killed (SIGKILL, the whole process group) in the middle of an agreement task.
+With the production visibility timeout (an hour) the broker would hold the message that long; the heartbeat
+reaper (core/job_health.py, a beat task) sees the job's worker is gone within seconds and sends it again, and a
+second worker stores exactly the result an uninterrupted run stores. A task that kills its own worker process on
+every delivery is failed after STYLECROWD_JOB_MAX_ATTEMPTS deliveries instead of being redelivered forever.
+
+The broker is the tests' own Redis database (never db 0, the production default): it is emptied first."""
 from __future__ import annotations
 
 import datetime as dt
@@ -32,10 +37,19 @@ RESAMPLES = 1000  # enough bootstrap work that the task runs for several seconds
 WORKER_SETTINGS = '''
 from config.settings.test import *  # noqa: F401,F403
 
-# Redeliver an unacknowledged message a few seconds after its worker died (production keeps an hour).
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3, "unacked_restore_interval": 1,
-                                   "unacked_restore_throttle": 1}
+# The production broker options (visibility timeout: an hour); only the heartbeat is quicker than production's.
+STYLECROWD_JOB_HEARTBEAT_SECONDS = 0.5
+CELERY_IMPORTS = ["tests.core.doomed_tasks"]
 '''
+HEARTBEAT_STALE = 3.0  # seconds without a heartbeat before the reaper acts (production: 60)
+
+
+def broker_db_emptied() -> None:
+    """The tests' own Redis database, emptied; refuses db 0 (the README's production database)."""
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    db = client.connection_pool.connection_kwargs.get("db", 0)
+    assert int(db) != 0, "the worker tests empty their broker database: point CELERY_BROKER_URL at another db"
+    client.flushdb()
 
 
 def build_study() -> int:
@@ -111,7 +125,9 @@ def wait_for(predicate, *, timeout: float, what: str, log: Path | None = None): 
 
 def test_killed_worker_mid_task_then_redelivered_result_equals_uninterrupted(tmp_path: Path, settings) -> None:  # noqa: ANN001
     settings.MEDIA_ROOT = str(tmp_path / "media")
-    redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()  # our own db: no stale messages from earlier runs
+    settings.STYLECROWD_JOB_STALE_SECONDS = HEARTBEAT_STALE
+    assert settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] == 3600  # the production path
+    broker_db_emptied()
     study_id = build_study()
     from annotation.models import Study
 
@@ -143,6 +159,12 @@ def test_killed_worker_mid_task_then_redelivered_result_equals_uninterrupted(tmp
 
     second = start_worker(tmp_path, "agr-second")
     try:
+        # The beat task's body, as celery beat runs it: nothing until the heartbeat is stale, then sent again.
+        from core.celery_tasks import jobs_reap_stale_task
+
+        assert jobs_reap_stale_task()["retried"] == []
+        retried = wait_for(lambda: jobs_reap_stale_task()["retried"], timeout=30, what="the reaper to see it")
+        assert retried == [job_id]
         wait_for(lambda: Job.objects.get(pk=job_id).status in (Job.Status.DONE, Job.Status.FAILED), timeout=240,
                  what="the second worker to finish the redelivered task", log=tmp_path / "agr-second.log")
     finally:
@@ -157,3 +179,29 @@ def test_killed_worker_mid_task_then_redelivered_result_equals_uninterrupted(tmp
     assert stored.result["n_items"] == N_ITEMS and stored.result["fleiss_kappa_ci"]["resamples"] == RESAMPLES
     assert job.result["agreement_run"] == run.pk
     assert "agr-second" in (tmp_path / "agr-second.log").read_text()
+
+
+def test_a_task_that_kills_its_worker_every_time_fails_after_the_attempts(tmp_path: Path, settings) -> None:  # noqa: ANN001
+    from core.jobs import job_create, job_enqueue
+    from tests.core.doomed_tasks import kill_own_worker_task
+
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    broker_db_emptied()
+    worker = start_worker(tmp_path, "doomed")
+    try:
+        from django.db import transaction
+
+        with transaction.atomic():
+            job = job_create(kind="doomed", params={})
+            job_enqueue(job=job, task=kill_own_worker_task)
+        wait_for(lambda: Job.objects.get(pk=job.pk).status == Job.Status.FAILED, timeout=120,
+                 what="the job to be failed", log=tmp_path / "doomed.log")
+    finally:
+        kill_group(worker)
+    job.refresh_from_db()
+    assert job.attempts == settings.STYLECROWD_JOB_MAX_ATTEMPTS == 3
+    assert "stopped 3 times" in job.error and "Traceback" not in job.error
+    log = (tmp_path / "doomed.log").read_text()
+    # three deliveries killed their worker process; the fourth found no attempt left and failed the job
+    assert log.count("Task handler raised error: WorkerLostError") == 3
+    assert log.count("] succeeded in") == 1

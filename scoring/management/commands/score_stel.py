@@ -62,6 +62,7 @@ class Command(JsonCommand):
         run = score_run_start(
             benchmark_paths=options["benchmarks"], full_paths=options["full"], methods=options["methods"],
             seed=options["seed"], device=options["device"], compare=options["compare"], created_by="score_stel",
+            any_path=True,
         )
         run.refresh_from_db()
         return {"score_run": run.pk, "job": run.job_id, "queue": GPU_QUEUE, "computed": run.is_computed,

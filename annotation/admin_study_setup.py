@@ -1,0 +1,106 @@
+"""The study admin's setup pages: create a study as create_study does (a draft), preview a few items as a
+participant sees them, copy the platform links, open it (draft → active, only with items)."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from annotation.forms import StudyCreateForm
+from annotation.models import Study
+from annotation.services.studies import study_create
+from annotation.services.study_setup import study_open, study_participant_links, study_preview_items
+from core.errors import ApplicationError
+
+TEXT_LABELS = {"anchor_1": "A1", "anchor_2": "A2", "sentence_1": "S1", "sentence_2": "S2"}
+
+
+class StudySetupAdminMixin:
+    """Mixed into StudyAdmin (a ModelAdmin)."""
+
+    def get_urls(self) -> list:
+        view = self.admin_site.admin_view
+        return [
+            path("create/", view(self.create_view), name="annotation_study_create"),
+            path("<int:pk>/preview/", view(self.preview_view), name="annotation_study_preview"),
+            path("<int:pk>/open/", view(self.open_view), name="annotation_study_open"),
+            *super().get_urls(),
+        ]
+
+    def add_view(self, request: HttpRequest, form_url: str = "", extra_context: Any = None) -> HttpResponse:
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        return HttpResponseRedirect(reverse("admin:annotation_study_create"))
+
+    def create_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_add_permission(request):
+            raise PermissionDenied("You need the permission to add studies.")
+        form = StudyCreateForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                study = study_create(**form.service_kwargs(), study_status=Study.Status.DRAFT)
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
+            else:
+                messages.info(request, f"Study '{study.slug}' created as a draft with {study.items.count()} items: "
+                                       "check the preview, then open it.")
+                return HttpResponseRedirect(reverse("admin:annotation_study_preview", args=[study.pk]))
+        context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
+                   "title": "Create a study"}
+        return TemplateResponse(request, "admin/annotation/study_create.html", context)
+
+    def preview_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        study = get_object_or_404(Study, pk=pk)
+        if not self.has_view_permission(request, study):
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request), "opts": self.model._meta, "study": study,
+            "title": f"Preview: {study.slug}", "items": [
+                {**item, "texts": {TEXT_LABELS.get(k, k): v for k, v in item["texts"].items()}}
+                for item in study_preview_items(study=study)],
+            "n_items": study.items.count(), "links": self._links(request, study),
+            "can_open": self.has_change_permission(request, study) and study.status != Study.Status.ACTIVE,
+        }
+        return TemplateResponse(request, "admin/annotation/study_preview.html", context)
+
+    def open_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        study = get_object_or_404(Study, pk=pk)
+        if not self.has_change_permission(request, study):
+            raise PermissionDenied("You need the permission to change studies.")
+        target = reverse("admin:annotation_study_preview", args=[study.pk])
+        if request.method != "POST":
+            return HttpResponseRedirect(target)
+        try:
+            study_open(study=study)
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"Study '{study.slug}' is open to participants.")
+        return HttpResponseRedirect(target)
+
+    @admin.action(description="Open to participants (studies with items only)", permissions=["change"])
+    def open_studies(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        for study in queryset:
+            try:
+                study_open(study=study)
+            except ApplicationError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+            else:
+                self.message_user(request, f"Study '{study.slug}' is open.", messages.SUCCESS)
+
+    def _links(self, request: HttpRequest, study: Study) -> dict[str, str]:
+        return study_participant_links(study=study, base_url=request.build_absolute_uri("/"))
+
+    @admin.display(description="participant links")
+    def participant_links(self, obj: Study) -> str:
+        if not obj.pk:
+            return "–"
+        preview = reverse("admin:annotation_study_preview", args=[obj.pk])
+        return format_html('<a href="{}">preview, Prolific and MTurk links</a>', preview)

@@ -1,0 +1,41 @@
+"""A study between creation and its first participant: preview its items as a participant sees them, the links to
+give the crowd platform, and opening it (draft → active), which needs items."""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from django.db import transaction
+
+from annotation.models import Study
+from annotation.services.display import public_item, shown_for_item
+from core.errors import ApplicationError
+
+PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+
+
+def study_open(*, study: Study) -> Study:
+    """Open a draft (or closed) study to participants; refused while it has no items."""
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        if not locked.items.exists():
+            raise ApplicationError(f"Study '{locked.slug}' has no items: it cannot be opened to participants.",
+                                   code="no_items", status=409)
+        if locked.status != Study.Status.ACTIVE:
+            locked.status = Study.Status.ACTIVE
+            locked.save(update_fields=["status"])
+    return locked
+
+
+def study_participant_links(*, study: Study, base_url: str) -> dict[str, str]:
+    """The URLs to paste into Prolific (with its placeholders) and MTurk (which appends its own parameters)."""
+    entry = f"{base_url.rstrip('/')}/s/{study.slug}/"
+    return {"prolific": entry + PROLIFIC_QUERY, "mturk": entry, "anonymous": entry}
+
+
+def study_preview_items(*, study: Study, n: int = 3) -> list[dict[str, Any]]:
+    """The first `n` items as the participant API sends them (fixed seed: the same preview every time)."""
+    rng = random.Random(0)
+    items = study.items.select_related("instance").order_by("position", "pk")[:n]
+    return [public_item(shown=shown_for_item(study=study, item=item, rng=rng), public_id=f"preview-{i + 1}",
+                        position=i + 1, study=study) for i, item in enumerate(items)]
