@@ -494,8 +494,7 @@ def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list
             raise _invalid("the rewrite contains a NUL character.")
         refused = rewrite_check(shown=shown, text=text)  # max length, copy of the source (reviewed studies)
         if refused:
-            raise ApplicationError(refused, code="copied_source" if "identical" in refused else "invalid",
-                                   details={"answer": [refused]})
+            raise _invalid(refused)
         return [("", text, None)]
     raise _invalid(f"unknown item kind {kind!r}.")
 

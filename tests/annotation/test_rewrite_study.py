@@ -108,7 +108,7 @@ def test_copy_refused_length_limits_and_persona_stored() -> None:
     copied = person.answer(item["id"], source.upper() + "!")  # nearly identical: refused
     assert copied.status_code == 400
     error = copied.json()["error"]
-    assert error["code"] == "copied_source" and "identical" in error["message"] and error["details"]["answer"]
+    assert error["code"] == "invalid" and "identical" in error["message"] and error["details"]["answer"]
     too_long = person.answer(item["id"], "Are you available " + "very " * 20 + "soon?")
     assert too_long.status_code == 400 and "at most 80" in too_long.json()["error"]["message"]
     too_short = person.answer(item["id"], "Free?")
