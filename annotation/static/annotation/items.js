@@ -237,7 +237,8 @@
     ctx.body.appendChild(counter);
     update();
     setTimeout(() => area.focus(), 0);  // after the screen change has focused the heading
-    return { read: () => { const value = area.value.trim(); return value.length >= minLength && value.length <= maxLength ? value : null; }, onKey: null };
+    // Nothing is sent while the counter says no (too short, too long, a copy of the original).
+    return { read: () => (counter.classList.contains("ok") ? area.value.trim() : null), onKey: null };
   }
 
   // rapidfuzz's fuzz.ratio (normalized Indel similarity, 0-100) on lower-cased, space-normalized texts: the
