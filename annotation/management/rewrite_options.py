@@ -22,7 +22,8 @@ def rewrite_arguments_add(parser: Any) -> None:
     group.add_argument("--copy-threshold", type=float, default=90.0,
                        help="Refuse a rewrite whose rapidfuzz ratio with its source (0-100) is at least this.")
     group.add_argument("--persona", default="",
-                       help="Persona questions asked before writing (PASTEL): comma-separated, or 'pastel' for all.")
+                       help="Persona questions asked before writing (PASTEL): attributes comma-separated, 'pastel' for "
+                            "all, or a JSON file of own questions [{name, text, choices}].")
     group.add_argument("--filter-questions", action=argparse.BooleanOptionalAction, default=True)
     group.add_argument("--filter-urls", action=argparse.BooleanOptionalAction, default=True)
     group.add_argument("--min-words", type=int, default=5, help="Drop sources with fewer words (0: no limit).")
@@ -53,8 +54,18 @@ def rewrite_study_from_options(options: dict[str, Any], study_kwargs: dict[str, 
             raise ApplicationError(f"{file}: line {exc.lineno}: invalid JSON ({exc.msg}).") from exc
         if not isinstance(examples, list):
             raise ApplicationError(f"{file}: expected a JSON list of examples.")
-    persona = [a.strip() for a in options["persona"].split(",") if a.strip()]
-    if persona == ["pastel"]:
+    persona: list[Any] = [a.strip() for a in options["persona"].split(",") if a.strip()]
+    if options["persona"].endswith(".json"):
+        file = Path(options["persona"])
+        if not file.exists():
+            raise ApplicationError(f"--persona: file {file} not found.")
+        try:
+            persona = json.loads(file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ApplicationError(f"{file}: line {exc.lineno}: invalid JSON ({exc.msg}).") from exc
+        if not isinstance(persona, list):
+            raise ApplicationError(f"{file}: expected a JSON list of questions {{name, text, choices}}.")
+    elif persona == ["pastel"]:
         from annotation.services.rewrites import PERSONA_QUESTIONS
         persona = list(PERSONA_QUESTIONS)
     filters = {"questions": options["filter_questions"], "urls": options["filter_urls"],

@@ -126,12 +126,23 @@ def sources_filter(*, sources: list[tuple[str, str]], filters: dict[str, Any]) -
     return kept, dropped
 
 
-def persona_questions_build(*, attributes: list[str]) -> list[dict[str, Any]]:
-    """The persona questionnaire as eligibility questions that accept every answer (nobody is screened out)."""
-    unknown = [a for a in attributes if a not in PERSONA_QUESTIONS]
-    if unknown:
-        raise ApplicationError(f"--persona: unknown attribute(s) {unknown}; known: {sorted(PERSONA_QUESTIONS)}.")
-    return [{"name": a, "persona": True, **PERSONA_QUESTIONS[a]} for a in attributes]
+def persona_questions_build(*, attributes: list[str | dict[str, Any]]) -> list[dict[str, Any]]:
+    """The persona questionnaire as eligibility questions that accept every answer (nobody is screened out): PASTEL's
+    attributes by name, or own questions `{name, text, choices}`."""
+    questions = []
+    for n, entry in enumerate(attributes, start=1):
+        if isinstance(entry, dict):
+            choices = entry.get("choices")
+            if not str(entry.get("name", "")).strip() or not isinstance(choices, list) or len(choices) < 2:
+                raise ApplicationError(f"--persona: question {n} needs a 'name' and a list of at least 2 'choices'.")
+            questions.append({"name": str(entry["name"]), "text": str(entry.get("text") or entry["name"]),
+                              "choices": [str(c) for c in choices], "persona": True})
+        elif entry in PERSONA_QUESTIONS:
+            questions.append({"name": entry, "persona": True, **PERSONA_QUESTIONS[entry]})
+        else:
+            raise ApplicationError(f"--persona: unknown attribute {entry!r}; known: {sorted(PERSONA_QUESTIONS)}, or "
+                                   "give a JSON file of questions.")
+    return questions
 
 
 def persona_store(*, participant: Participant, study: Study, answers: dict[str, str]) -> None:
@@ -176,7 +187,8 @@ def rewrite_check(*, shown: dict[str, Any], text: str) -> str | None:
 def rewrite_study_create(
     *, slug: str, sources: list[tuple[str, str]], target_style: str, filters: dict[str, Any] | None = None,
     examples: list[dict[str, Any]] | None = None, min_length: int = 10, max_length: int = 500,
-    copy_threshold: float = 90.0, persona: list[str] | None = None, min_accepted: int = 0, min_rate: float = 0.0,
+    copy_threshold: float = 90.0, persona: list[str | dict[str, Any]] | None = None, min_accepted: int = 0,
+    min_rate: float = 0.0,
     eligibility_questions: list[dict[str, Any]] | None = None, task_description: str | None = None,
     **study_options: Any,
 ) -> tuple[Study, dict[str, Any]]:

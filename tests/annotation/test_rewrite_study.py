@@ -15,6 +15,7 @@ from annotation.models import Participant, Study
 from annotation.models_review import RewriteSettings
 from annotation.services.rewrites import sources_filter
 from tests.annotation.helpers import Participant as Person
+from tests.annotation.helpers import serving_path  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -90,6 +91,7 @@ def _study(**extra: Any) -> Study:
     return study
 
 
+@pytest.mark.usefixtures("serving_path")  # the PostgreSQL hot path and the general path refuse alike
 def test_copy_refused_length_limits_and_persona_stored() -> None:
     _study(persona=["gender", "age"])
     person = Person(APIClient(), "rw", "w1")
@@ -115,3 +117,23 @@ def test_copy_refused_length_limits_and_persona_stored() -> None:
     assert too_short.status_code == 400 and "at least 10" in too_short.json()["error"]["message"]
     good = person.answer(item["id"], "Are you available for the event on that day?")
     assert good.status_code == 201
+
+
+def test_persona_questions_configurable(tmp_path: Path) -> None:
+    own = tmp_path / "persona.json"
+    own.write_text(json.dumps([{"name": "region", "text": "Where do you live?", "choices": ["north", "south"]}]))
+    lines = tmp_path / "s.txt"
+    lines.write_text("this is the first source sentence here\n")
+    create("--slug", "own", "--kind", "rewrite", "--sources", str(lines), "--persona", str(own), "--eligibility",
+           "none", "--min-words", "0")
+    assert Study.objects.get(slug="own").eligibility_questions == [
+        {"name": "region", "text": "Where do you live?", "choices": ["north", "south"], "persona": True}]
+    create("--slug", "all", "--kind", "rewrite", "--sources", str(lines), "--persona", "pastel", "--eligibility",
+           "none", "--min-words", "0")
+    assert [q["name"] for q in Study.objects.get(slug="all").eligibility_questions] == [
+        "gender", "age", "ethnicity", "country", "education", "political_orientation"]
+    out = StringIO()
+    with pytest.raises(CommandError):
+        call_command("create_study", "--slug", "bad", "--kind", "rewrite", "--sources", str(lines), "--persona",
+                     "shoe_size", "--min-words", "0", stdout=out, stderr=StringIO())
+    assert "shoe_size" in out.getvalue() and not Study.objects.filter(slug="bad").exists()
