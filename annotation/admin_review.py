@@ -28,7 +28,9 @@ def _error(exc: ApplicationError) -> JsonResponse:
 class RewriteReviewAdmin(admin.ModelAdmin):
     list_display = ["response", "status", "reason", "reviewer", "decided_at", "flagged", "shown_to_worker_at"]
     list_filter = ["status", "reason", "flagged", "response__study"]
-    readonly_fields = ["response", "reviewer", "decided_at", "shown_to_worker_at"]
+    # Decisions are made in the queue (review_decide invalidates and releases); the change form only shows them.
+    readonly_fields = ["response", "status", "reason", "reason_text", "flagged", "reviewer", "decided_at",
+                       "shown_to_worker_at"]
     change_list_template = "admin/annotation/rewritereview/change_list.html"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
