@@ -210,6 +210,7 @@ class Participant(models.Model):
     excluded = models.BooleanField(default=False, help_text="Failed a screening question: responses excluded.")
     exclusion_reason = models.CharField(max_length=200, blank=True, default="")
     excluded_at = models.DateTimeField(null=True, blank=True)
+    persona = models.JSONField(default=dict, blank=True, help_text="Persona questionnaire answers (PASTEL).")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -386,3 +387,4 @@ class Reservation(models.Model):
 
 
 from annotation.models_practice import PracticeAnswer, PracticeItem  # noqa: E402,F401  (practice items)
+from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock  # noqa: E402,F401  (rewrites)

@@ -13,6 +13,7 @@ from django.db.models.functions import Coalesce
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
 from annotation.services.display import displayed_answer, public_questions, redirect_with_code
 from annotation.services.participation import batch_time_limit_at
+from annotation.services.review import review_feedback
 
 SPEEDER_RATIO = 0.33  # median seconds per item below a third of the study's median: flagged as a speeder
 SPEEDER_MIN_ANSWERS = 5
@@ -71,6 +72,8 @@ def session_payload(batch: Batch) -> dict[str, Any]:
         "expires_at": batch_time_limit_at(batch),
         "completion_code": code,
         "redirect_url": redirect,
+        # Reasons of the worker's rejected rewrites, shown on their next visit (annotation/services/review.py).
+        **({"feedback": review_feedback(batch=batch)} if study.item_kind == "rewrite" else {}),
     }
 
 

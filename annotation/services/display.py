@@ -64,7 +64,9 @@ def shown_for_item(*, study: Study, item: StudyItem, rng: random.Random) -> dict
     if kind == ItemKind.REWRITE:
         return {"kind": kind, "texts": {"source": payload.get("source", ""),
                                         "target_style": payload.get("target_style", "")},
-                "choices": [], "min_length": study.rewrite_min_length}
+                "choices": [], "min_length": study.rewrite_min_length,
+                # Reviewed rewrite studies (services/rewrites.py) put their limits on every item.
+                **{key: payload[key] for key in ("max_length", "copy_threshold") if key in payload}}
     raise ValueError(f"unknown item kind {kind!r}")
 
 
@@ -87,6 +89,7 @@ def public_item(*, shown: dict[str, Any], public_id: str, position: int, study: 
         item["outputs"] = [{"id": o["id"], "text": o["text"]} for o in shown["outputs"]]
     elif shown["kind"] == ItemKind.REWRITE:
         item["min_length"] = shown["min_length"]
+        item.update({key: shown[key] for key in ("max_length", "copy_threshold") if key in shown})
     return item
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from annotation.models import Study
 from annotation.selectors import EXPORT_COLUMNS, participant_recommendations, response_export_rows
+from annotation.services.review import review_recommendations
 from core.errors import ApplicationError
 from core.spreadsheets import spreadsheet_safe
 
@@ -86,14 +87,14 @@ REJECTION_NOTE = (
 
 
 def _rejection_category(rec: dict[str, Any]) -> str:
-    return "FAILED_CHECK" if rec["recommendation"] == "reject" else ""
+    return rec.get("rejection_category", "FAILED_CHECK") if rec["recommendation"] == "reject" else ""
 
 
 def _reason(rec: dict[str, Any]) -> str:
     """The reason column; a rejection's is a message to the participant (Prolific asks for a real explanation)."""
     reason = "; ".join(rec["evidence"]) or "completed"
     if rec["recommendation"] == "reject":
-        reason = f"You {reason}. {REJECTION_NOTE}"
+        reason = f"You {reason}. {rec.get('rejection_note', REJECTION_NOTE)}"
     return reason
 
 
@@ -104,7 +105,7 @@ def decisions_serialize(*, study: Study, fmt: str = "prolific") -> str:
                                details={"format": [str(fmt)[:32]]})
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    recs = participant_recommendations(study=study)
+    recs = review_recommendations(study=study, recs=participant_recommendations(study=study))  # rewrite reviews
     if fmt == "prolific":
         writer.writerow(PROLIFIC_COLUMNS)
         for rec in recs:

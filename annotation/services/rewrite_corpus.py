@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import ItemKind, Response, Study
+from annotation.models_review import RewriteReview, RewriteSettings
 from core.errors import ApplicationError
 from tasks.models import Corpus, StyleComponent
 from tasks.services.imports import PairRow, component_get, corpus_store
@@ -20,17 +21,22 @@ SPLITS = ("train", "tune", "test")
 
 
 def accepted_rewrites(*, study: Study) -> list[Response]:
-    """The rewrites that count as accepted: valid (their writer was not excluded), on a study item.
+    """The rewrites that count as accepted: valid (their writer was not excluded), on a study item, and, in a
+    reviewed rewrite study (one with `RewriteSettings.review_required`), accepted by a reviewer.
 
-    The one place that defines acceptance: a reviewer's decision, once rewrites are reviewed, is checked here."""
-    return list(Response.objects.filter(study=study, is_valid=True, study_item__isnull=False)
-                .select_related("study_item", "participant", "batch").order_by("study_item__position", "answered_at",
-                                                                                 "pk"))
+    The one place that defines acceptance."""
+    reviewed = RewriteSettings.objects.filter(study=study, review_required=True).exists()
+    extra = {"review__status": RewriteReview.Status.ACCEPTED} if reviewed else {}
+    return list(Response.objects.filter(study=study, is_valid=True, study_item__isnull=False, **extra)
+                .select_related("study_item", "participant", "batch", "review__reviewer")
+                .order_by("study_item__position", "answered_at", "pk"))
 
 
 def writer_persona(*, response: Response) -> dict[str, Any]:
     """What the platform knows about the writer: their answers to the study's questionnaire before writing (the
     eligibility questions of the batch the rewrite was written in)."""
+    if response.participant.persona:  # the persona questionnaire (services/rewrites.py)
+        return dict(response.participant.persona)
     answers = (response.batch.eligibility_answers if response.batch else {}) or {}
     return dict(answers.get("answers", {})) if isinstance(answers, dict) else {}
 
@@ -38,6 +44,15 @@ def writer_persona(*, response: Response) -> dict[str, Any]:
 def _writer(response: Response) -> dict[str, Any]:
     return {"participant": response.participant.external_id, "platform": response.participant.platform,
             "persona": writer_persona(response=response), "response": response.pk}
+
+
+def _review(response: Response) -> dict[str, Any]:
+    review = getattr(response, "review", None)  # None: the reverse one-to-one is missing
+    if review is None:
+        return {"status": "accepted", "rule": "valid response of a writer who was not excluded"}
+    return {"status": review.status, "reviewer": review.reviewer.get_username() if review.reviewer else "",
+            "decided_at": review.decided_at.isoformat() if review.decided_at else None,
+            "rule": "accepted by a reviewer"}
 
 
 def _rewrite_pairs(*, study: Study, by_source: dict[str, list[Response]], labels: dict[str, int],
@@ -60,7 +75,7 @@ def _rewrite_pairs(*, study: Study, by_source: dict[str, list[Response]], labels
             pairs.append(PairRow(source_id=f"{source_id}#{n}", text_1=texts[0], text_2=texts[1], metadata={
                 "study": study.slug, "group": source_id, "reference": n, "n_references": len(kept),
                 "split": split_of[source_id], "response": response.pk, "writer": _writer(response),
-                "review": {"status": "accepted", "rule": "valid response of a writer who was not excluded"},
+                "review": _review(response),
             }))
     return pairs
 

@@ -22,6 +22,8 @@ from annotation.services.engine import (
     reservations_release,
     study_has_work_for,
 )
+from annotation.services.review import worker_admission_check
+from annotation.services.rewrites import persona_store, rewrite_check
 from core.errors import ApplicationError
 
 PLATFORMS = {Participant.Platform.PROLIFIC, Participant.Platform.MTURK, Participant.Platform.ANONYMOUS}
@@ -115,6 +117,7 @@ def session_create(
         hit = hit or study_ref
     participation.entry_check(study=study, platform=platform, participant_id=participant_id, study_ref=study_ref,
                               session_ref=session_ref, assignment=assignment, hit=hit)
+    worker_admission_check(study=study, platform=platform, participant_id=participant_id)  # blocked, qualified
     if not participant_id:
         if platform != Participant.Platform.ANONYMOUS:
             raise ApplicationError(f"participant is required for platform '{platform}'.",
@@ -301,6 +304,7 @@ def session_eligibility(*, token: str, answers: Any) -> Batch:
             raise _wrong_state(batch, "answer eligibility questions")
         study = batch.study
         clean = _validate_eligibility(study, answers)
+        persona_store(participant=batch.participant, study=study, answers=clean)
         attempts = list((batch.eligibility_answers or {}).get("attempts", []))
         failed = [q["name"] for q in study.eligibility_questions
                   if q.get("accept") and clean[q["name"]] not in [str(a) for a in q["accept"]]]
@@ -488,6 +492,9 @@ def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list
             raise _invalid("the rewrite is longer than 5000 characters.")
         if "\x00" in text:
             raise _invalid("the rewrite contains a NUL character.")
+        refused = rewrite_check(shown=shown, text=text)  # max length, copy of the source (reviewed studies)
+        if refused:
+            raise _invalid(refused)
         return [("", text, None)]
     raise _invalid(f"unknown item kind {kind!r}.")
 

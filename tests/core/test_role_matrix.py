@@ -18,8 +18,9 @@ from django.test import Client, RequestFactory
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
-from annotation.models import Batch
+from annotation.models import Batch, Response
 from annotation.models_practice import PracticeAnswer, PracticeItem
+from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock
 from core.models import Job
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun, MetricEvaluation, ScoreRun
 from scoring.models.content_errors import ContentError, ContentErrorSet
@@ -77,6 +78,9 @@ ADMIN_VIEWS: dict[str, tuple[str, str]] = {
     "annotation_study_create": ("get", "annotation.add_study"),
     "annotation_study_preview": ("get", "annotation.view_study"),
     "annotation_study_open": ("post", "annotation.change_study"),
+    "annotation_rewritereview_queue": ("get", "annotation.change_rewritereview"),
+    "annotation_rewritereview_decide": ("post", "annotation.change_rewritereview"),
+    "annotation_rewritereview_block": ("post", "annotation.change_rewritereview"),
     "scoring_agreement_start": ("get", "scoring.add_agreementrun"),
     "scoring_agreement_study": ("get", "scoring.view_agreementrun"),
     "scoring_agreement_dashboard": ("get", "scoring.view_agreementrun"),
@@ -201,6 +205,9 @@ def world(db, tmp_path, settings) -> dict[str, Any]:
     practice = PracticeItem.objects.create(study=study, anchor_1="a", anchor_2="b", sentence_1="c", sentence_2="d",
                                            correct_answer="S1-S2")
     PracticeAnswer.objects.create(participant=participant, item=practice, answer="S1-S2", is_correct=True)
+    RewriteReview.objects.create(response=Response.objects.filter(study=study).first())
+    RewriteSettings.objects.create(study=study)
+    WorkerBlock.objects.create(platform="prolific", external_id="a" * 24)
     error_set = ContentErrorSet.objects.create(name="errors", source="pairs.tsv", error_types=["deletion"])
     ContentError.objects.create(error_set=error_set, pair_id="1", source="s", rewrite="r one", erroneous="r",
                                 error_type="deletion", rule="phrase",

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
+from annotation.management.rewrite_options import rewrite_arguments_add, rewrite_study_from_options
 from annotation.models import ORDERING_KINDS, EntryPlatform, ItemKind
 from annotation.selectors import study_progress
 from annotation.services.practice import practice_items_set
@@ -95,6 +96,7 @@ class Command(JsonCommand):
         parser.add_argument("--outputs", help="CSV/TSV/JSONL of system outputs for a likert or ranking study: "
                                               "id, source, rewrite[, system, source_id] or id, source, <system>…")
         parser.add_argument("--outputs-study", help="A rewrite study whose accepted rewrites are to be rated.")
+        rewrite_arguments_add(parser)
 
     def run(self, **options: Any) -> dict[str, Any]:
         kind = options["kind"] or options["setup"]
@@ -126,6 +128,8 @@ class Command(JsonCommand):
                 isinstance(q, dict) and q.get("name") and q.get("choices") for q in eligibility
             ):
                 raise ApplicationError(f"{options['eligibility']}: expected a list of {{name, text, choices, accept}}.")
+        if kind == ItemKind.REWRITE and (options["sources"] or options["sources_corpus"]):
+            return self.create_rewrite(options, eligibility)
         with transaction.atomic():
             study = self.create(kind, options, items, questions, eligibility, plan, practice)
         leak_warnings = self.audit(study)
@@ -144,6 +148,21 @@ class Command(JsonCommand):
             "selection": study.selection, "url": f"/s/{study.slug}/", "sampling_plan": plan,
             "leak_warnings": leak_warnings, "practice_items": study.practice_items.count(),
         }
+
+    def create_rewrite(self, options: dict[str, Any], eligibility: Any) -> dict[str, Any]:
+        study, summary = rewrite_study_from_options(options, {
+            "slug": options["slug"], "title": options["title"], "annotators_per_item": options["annotators_per_item"],
+            "items_per_batch": options["items_per_batch"], "max_batches": options["max_batches"],
+            "time_limit_minutes": options["time_limit"], "consent_text": options["consent_text"],
+            "eligibility_questions": eligibility, "task_description": options["task_description"],
+            "completion_code": options["completion_code"], "screened_out_code": options["screened_out_code"],
+            "redirect_url": options["redirect_url"], "estimated_minutes": options["estimated_minutes"],
+            "target_hourly_pay": options["hourly_pay"], "platform": options["platform"],
+            "prolific_study_id": options["prolific_study_id"], "allow_anonymous": options["allow_anonymous"],
+        })
+        return {"study": study.slug, "item_kind": study.item_kind, "items": study.items.count(),
+                "annotators_per_item": study.annotators_per_item, "completion_code": study.completion_code,
+                "url": f"/s/{study.slug}/", **summary}
 
     def create(self, kind: str, options: dict[str, Any], items: Any, questions: Any, eligibility: Any,
                plan: dict[str, Any] | None, practice: list[Any] | None) -> Any:

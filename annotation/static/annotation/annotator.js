@@ -307,6 +307,7 @@
 
   function showInstructions() {
     $("instructions-hint").innerHTML = HINTS[config.kind] || "";
+    window.StyleCrowdItems.feedback($("instructions-hint").parentNode, session && session.feedback);
     show("instructions");
   }
 

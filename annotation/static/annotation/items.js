@@ -213,11 +213,20 @@
     ctx.body.appendChild(el("label", { class: "question-text", for: "rewrite-text", text: prompt }));
     const area = el("textarea", { id: "rewrite-text", name: "rewrite", "aria-describedby": "rewrite-counter", minlength: String(minLength) });
     const counter = el("p", { class: "counter", id: "rewrite-counter", "aria-live": "polite" });
+    const maxLength = ctx.item.max_length || 5000;
+    const threshold = ctx.item.copy_threshold;
     function update() {
-      const length = area.value.trim().length;
-      const ok = length >= minLength;
-      counter.textContent = ok ? length + " characters ✓" : length + " of at least " + minLength + " characters";
+      const value = area.value.trim();
+      const length = value.length;
+      // The server refuses copies (rapidfuzz ratio ≥ the study's threshold); this mirror says so before submit.
+      const copied = threshold !== undefined && threshold !== null && t.source && length >= minLength
+        && copyRatio(t.source, value) >= threshold;
+      const ok = length >= minLength && length <= maxLength && !copied;
+      counter.textContent = copied ? "Your rewrite is (nearly) identical to the original: rewrite it in the target style."
+        : length > maxLength ? length + " characters: at most " + maxLength + " allowed"
+        : ok ? length + " characters ✓" : length + " of at least " + minLength + " characters";
       counter.classList.toggle("ok", ok);
+      counter.classList.toggle("copied", Boolean(copied));
       ctx.setSubmitEnabled(ok);
     }
     area.addEventListener("input", update);
@@ -228,7 +237,39 @@
     ctx.body.appendChild(counter);
     update();
     setTimeout(() => area.focus(), 0);  // after the screen change has focused the heading
-    return { read: () => { const value = area.value.trim(); return value.length >= minLength ? value : null; }, onKey: null };
+    // Nothing is sent while the counter says no (too short, too long, a copy of the original).
+    return { read: () => (counter.classList.contains("ok") ? area.value.trim() : null), onKey: null };
+  }
+
+  // rapidfuzz's fuzz.ratio (normalized Indel similarity, 0-100) on lower-cased, space-normalized texts: the
+  // browser's mirror of the server's copy check (annotation/services/rewrites.py), which stays authoritative.
+  function copyRatio(a, b) {
+    const x = a.toLowerCase().split(/\s+/).filter(Boolean).join(" ");
+    const y = b.toLowerCase().split(/\s+/).filter(Boolean).join(" ");
+    if (!x.length && !y.length) return 100;
+    let prev = new Array(y.length + 1).fill(0);
+    for (let i = 1; i <= x.length; i++) {
+      const row = new Array(y.length + 1).fill(0);
+      for (let j = 1; j <= y.length; j++) row[j] = x[i - 1] === y[j - 1] ? prev[j - 1] + 1 : Math.max(prev[j], row[j - 1]);
+      prev = row;
+    }
+    return (200 * prev[y.length]) / (x.length + y.length);
+  }
+
+  // The reasons of the worker's rejected rewrites (session payload `feedback`), shown on their next visit.
+  function feedback(container, rows) {
+    const old = document.getElementById("rewrite-feedback");
+    if (old) old.remove();
+    if (!rows || !rows.length) return;
+    const box = el("div", { class: "notice feedback", id: "rewrite-feedback", role: "status" },
+      [el("h2", { text: "Feedback on your earlier rewrites" })]);
+    rows.forEach((row) => {
+      box.appendChild(el("div", { class: "feedback-row" }, [
+        el("p", { text: "Original: " + row.source }), el("p", { text: "Your rewrite: " + row.rewrite }),
+        el("p", { class: "reason", text: "Rejected: " + row.reason_label + (row.note ? " — " + row.note : "") }),
+      ]));
+    });
+    container.insertBefore(box, container.firstChild);
   }
 
   const RENDERERS = { quadruple, triple, "style-or-content": triple, likert, ranking, rewrite };
@@ -242,5 +283,5 @@
     return renderer(Object.assign({ kind }, ctx));
   }
 
-  window.StyleCrowdItems = { render, hints: HINTS };
+  window.StyleCrowdItems = { render, hints: HINTS, feedback, copyRatio };
 })();

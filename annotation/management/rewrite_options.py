@@ -1,0 +1,78 @@
+"""create_study's options for reviewed rewrite studies (`--kind rewrite --sources FILE`): parsed here, created by
+`annotation.services.rewrites.rewrite_study_create`."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from annotation.services.rewrites import rewrite_study_create, sources_from_corpus, sources_read
+from core.errors import ApplicationError
+
+
+def rewrite_arguments_add(parser: Any) -> None:
+    group = parser.add_argument_group("rewrite studies (--kind rewrite)")
+    group.add_argument("--sources", help="Sources: a text file (one a line) or CSV/TSV/JSONL with id and text.")
+    group.add_argument("--sources-corpus", help="Sources from one side of a corpus (with --side).")
+    group.add_argument("--side", type=int, choices=[1, 2], help="The corpus side the sources are taken from.")
+    group.add_argument("--target-style", default="", help="The style to rewrite into, e.g. formal.")
+    group.add_argument("--examples", help="JSON list of worked examples {source, rewrite, note}.")
+    group.add_argument("--rewrite-max-length", type=int, default=500)
+    group.add_argument("--copy-threshold", type=float, default=90.0,
+                       help="Refuse a rewrite whose rapidfuzz ratio with its source (0-100) is at least this.")
+    group.add_argument("--persona", default="",
+                       help="Persona questions asked before writing (PASTEL): attributes comma-separated, 'pastel' for "
+                            "all, or a JSON file of own questions [{name, text, choices}].")
+    group.add_argument("--filter-questions", action=argparse.BooleanOptionalAction, default=True)
+    group.add_argument("--filter-urls", action=argparse.BooleanOptionalAction, default=True)
+    group.add_argument("--min-words", type=int, default=5, help="Drop sources with fewer words (0: no limit).")
+    group.add_argument("--max-words", type=int, default=25, help="Drop sources with more words (0: no limit).")
+    group.add_argument("--qualify-min-accepted", type=int, default=0,
+                       help="Admit only writers with at least this many accepted rewrites in earlier studies.")
+    group.add_argument("--qualify-min-rate", type=float, default=0.0,
+                       help="… and at least this acceptance rate (0-1), e.g. 1.0 for GYAFC's experts.")
+
+
+def rewrite_study_from_options(options: dict[str, Any], study_kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    if bool(options["sources"]) == bool(options["sources_corpus"]):
+        raise ApplicationError("give one of --sources FILE and --sources-corpus NAME --side 1|2.")
+    if options["sources_corpus"]:
+        if options["side"] is None:
+            raise ApplicationError("--sources-corpus needs --side 1 or 2.")
+        sources = sources_from_corpus(name=options["sources_corpus"], side=options["side"])
+    else:
+        sources = sources_read(path=options["sources"])
+    examples = None
+    if options["examples"]:
+        file = Path(options["examples"])
+        if not file.exists():
+            raise ApplicationError(f"--examples: file {file} not found.")
+        try:
+            examples = json.loads(file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ApplicationError(f"{file}: line {exc.lineno}: invalid JSON ({exc.msg}).") from exc
+        if not isinstance(examples, list):
+            raise ApplicationError(f"{file}: expected a JSON list of examples.")
+    persona: list[Any] = [a.strip() for a in options["persona"].split(",") if a.strip()]
+    if options["persona"].endswith(".json"):
+        file = Path(options["persona"])
+        if not file.exists():
+            raise ApplicationError(f"--persona: file {file} not found.")
+        try:
+            persona = json.loads(file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ApplicationError(f"{file}: line {exc.lineno}: invalid JSON ({exc.msg}).") from exc
+        if not isinstance(persona, list):
+            raise ApplicationError(f"{file}: expected a JSON list of questions {{name, text, choices}}.")
+    elif persona == ["pastel"]:
+        from annotation.services.rewrites import PERSONA_QUESTIONS
+        persona = list(PERSONA_QUESTIONS)
+    filters = {"questions": options["filter_questions"], "urls": options["filter_urls"],
+               "min_words": options["min_words"], "max_words": options["max_words"]}
+    return rewrite_study_create(
+        sources=sources, target_style=options["target_style"], filters=filters, examples=examples,
+        min_length=options["rewrite_min_length"], max_length=options["rewrite_max_length"],
+        copy_threshold=options["copy_threshold"], persona=persona, min_accepted=options["qualify_min_accepted"],
+        min_rate=options["qualify_min_rate"], **study_kwargs,
+    )

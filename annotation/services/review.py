@@ -1,0 +1,197 @@
+"""Review of rewrites (issue 12, point 2), as GYAFC's experts reviewed theirs: accept, or reject with a reason the
+worker is shown on their next visit; a rejected rewrite is invalidated and its slot released, so the assignment
+engine hands the source to another worker until k rewrites are accepted. Blocking a worker refuses their later
+sessions and flags their pending rewrites; a qualification rule admits only workers with enough accepted rewrites
+at a high enough acceptance rate in earlier studies (GYAFC's expert-only tune/test collection)."""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from annotation.models import Batch, ItemKind, Participant, Reservation, Response, Study
+from annotation.models_review import RejectionReason, RewriteReview, RewriteSettings, WorkerBlock
+from annotation.services.engine import reservations_release
+from core.errors import ApplicationError
+
+DECISIONS = ("accept", "reject")
+
+
+def _person_q(prefix: str, platform: str, external_id: str) -> Q:
+    return Q(**{f"{prefix}platform": platform, f"{prefix}external_id": external_id})
+
+
+def worker_admission_check(*, study: Study, platform: str, participant_id: str) -> None:
+    """Refuse a blocked worker (any study) and, in a study with a qualification rule, an unqualified one."""
+    if not participant_id:
+        return
+    block = WorkerBlock.objects.filter(platform=platform, external_id=participant_id).first()
+    if block is not None:
+        raise ApplicationError("You can no longer take part in these rewriting studies: a reviewer blocked your "
+                               "account after repeated rejected rewrites.", code="blocked", status=403,
+                               details={"participant": ["blocked"]})
+    if study.item_kind != ItemKind.REWRITE:
+        return
+    rule = RewriteSettings.objects.filter(study=study).values_list(
+        "qualification_min_accepted", "qualification_min_rate").first()
+    if rule and (rule[0] or rule[1]):
+        stats = worker_stats(platform=platform, external_id=participant_id, exclude_study=study)
+        if stats["accepted"] < rule[0] or stats["rate"] < rule[1]:
+            raise ApplicationError(
+                f"This study is open to writers with at least {rule[0]} accepted rewrites and an acceptance rate of "
+                f"at least {rule[1]:.0%} in earlier studies.", code="not_qualified", status=403,
+                details={"accepted": [str(stats["accepted"])], "rate": [f"{stats['rate']:.3f}"]})
+
+
+def _reviews(qs: QuerySet[RewriteReview]) -> dict[str, int]:
+    counts = defaultdict(int)
+    for status in qs.values_list("status", flat=True):
+        counts[status] += 1
+    return counts
+
+
+def worker_stats(*, platform: str, external_id: str, exclude_study: Study | None = None) -> dict[str, Any]:
+    """One person's decided rewrites across studies: accepted, rejected, acceptance rate (0 with none decided)."""
+    qs = RewriteReview.objects.filter(_person_q("response__participant__", platform, external_id))
+    if exclude_study is not None:
+        qs = qs.exclude(response__study=exclude_study)
+    counts = _reviews(qs)
+    decided = counts["accepted"] + counts["rejected"]
+    return {"accepted": counts["accepted"], "rejected": counts["rejected"],
+            "rate": counts["accepted"] / decided if decided else 0.0}
+
+
+def worker_rates(*, study: Study | None = None) -> list[dict[str, Any]]:
+    """Per-worker acceptance rates (all studies, or one), with whether the worker is blocked."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    responses = Response.objects.filter(study_item__kind=ItemKind.REWRITE, study__rewrite_settings__isnull=False)
+    if study is not None:
+        responses = responses.filter(study=study)
+    for platform, external_id, status in responses.values_list(
+            "participant__platform", "participant__external_id", "review__status"):
+        row = rows.setdefault((platform, external_id), {"platform": platform, "participant": external_id,
+                                                         "accepted": 0, "rejected": 0, "pending": 0})
+        row[status or "pending"] += 1
+    blocked = set(WorkerBlock.objects.values_list("platform", "external_id"))
+    for key, row in rows.items():
+        decided = row["accepted"] + row["rejected"]
+        row["rate"] = round(row["accepted"] / decided, 3) if decided else None
+        row["blocked"] = key in blocked
+    return sorted(rows.values(), key=lambda r: (r["rate"] is None, r["rate"] or 0, r["participant"]))
+
+
+def review_queue(*, study: Study | None = None, limit: int = 200) -> list[dict[str, Any]]:
+    """Pending rewrites (no decision yet), oldest first, flagged ones (blocked writers) first of all."""
+    qs = (Response.objects.filter(study_item__kind=ItemKind.REWRITE, study__rewrite_settings__isnull=False,
+                                  is_valid=True)
+          .filter(Q(review__isnull=True) | Q(review__status=RewriteReview.Status.PENDING))
+          .select_related("study_item", "participant", "study", "review").order_by("answered_at", "pk"))
+    if study is not None:
+        qs = qs.filter(study=study)
+    rows = [{"response": r.pk, "study": r.study.slug, "source_id": r.study_item.external_id,
+             "source": r.study_item.payload.get("source", ""), "rewrite": r.answer,
+             "target_style": r.study_item.payload.get("target_style", ""),
+             "participant": f"{r.participant.platform}:{r.participant.external_id}",
+             "flagged": bool(getattr(r, "review", None) and r.review.flagged)} for r in qs[:limit]]
+    return sorted(rows, key=lambda row: not row["flagged"])
+
+
+def review_decide(*, response_id: int, decision: str, reviewer: Any, reason: str = "",
+                  reason_text: str = "") -> RewriteReview:
+    """Accept or reject one pending rewrite. A rejection needs a reason ("other" also a text); it invalidates the
+    rewrite and releases its reservation, which reopens the source's slot for another worker."""
+    if decision not in DECISIONS:
+        raise ApplicationError(f"decision must be one of {DECISIONS}.", details={"decision": [str(decision)[:16]]})
+    reason_text = (reason_text or "").strip()[:500]
+    if decision == "reject":
+        if reason not in RejectionReason.values:
+            raise ApplicationError(f"a rejection needs a reason, one of {RejectionReason.values}.",
+                                   details={"reason": [str(reason)[:16]]})
+        if reason == RejectionReason.OTHER and not reason_text:
+            raise ApplicationError("reason 'other' needs a text.", details={"reason_text": ["required"]})
+    with transaction.atomic():
+        response = (Response.objects.select_for_update(of=("self",)).select_related("study_item", "study")
+                    .filter(pk=response_id, study_item__kind=ItemKind.REWRITE).first())
+        if response is None:
+            raise ApplicationError(f"rewrite {response_id} not found.", code="not_found", status=404)
+        review, _ = RewriteReview.objects.get_or_create(response=response)
+        if review.status != RewriteReview.Status.PENDING:
+            raise ApplicationError(f"rewrite {response_id} was already {review.status} by another reviewer.",
+                                   code="conflict", status=409)
+        if not response.is_valid:
+            raise ApplicationError(f"rewrite {response_id} is no longer valid (its writer was excluded).",
+                                   code="conflict", status=409)
+        now = timezone.now()
+        review.status = RewriteReview.Status.ACCEPTED if decision == "accept" else RewriteReview.Status.REJECTED
+        review.reason = reason if decision == "reject" else ""
+        review.reason_text = reason_text
+        review.reviewer = reviewer
+        review.decided_at = now
+        review.save()
+        if decision == "reject":
+            Response.objects.filter(pk=response.pk).update(is_valid=False)
+            reservations_release(Reservation.objects.filter(pk=response.reservation_id, released=False), now=now)
+    return review
+
+
+def worker_block(*, platform: str, external_id: str, reason: str, blocked_by: Any) -> dict[str, Any]:
+    """Block a person (every study): later sessions are refused, their pending rewrites flagged for review."""
+    if not Participant.objects.filter(platform=platform, external_id=external_id).exists():
+        raise ApplicationError(f"no worker {platform}:{external_id}.", code="not_found", status=404)
+    with transaction.atomic():
+        WorkerBlock.objects.get_or_create(platform=platform, external_id=external_id,
+                                          defaults={"reason": reason[:500], "blocked_by": blocked_by})
+        pending = Response.objects.filter(_person_q("participant__", platform, external_id),
+                                          study_item__kind=ItemKind.REWRITE, is_valid=True)
+        RewriteReview.objects.bulk_create([RewriteReview(response=r) for r in pending.filter(review__isnull=True)])
+        flagged = RewriteReview.objects.filter(response__in=pending, status=RewriteReview.Status.PENDING).update(
+            flagged=True)
+    return {"blocked": f"{platform}:{external_id}", "pending_flagged": flagged}
+
+
+def review_feedback(*, batch: Batch) -> list[dict[str, Any]]:
+    """The reasons of the worker's rejected rewrites, shown on their next visit: rejections not shown before, and
+    those first shown during this batch (so a reload shows them again). Marks the new ones shown."""
+    participant = batch.participant
+    qs = RewriteReview.objects.filter(_person_q("response__participant__", participant.platform,
+                                                participant.external_id), status=RewriteReview.Status.REJECTED)
+    qs = qs.filter(Q(shown_to_worker_at__isnull=True) | Q(shown_to_worker_at__gte=batch.created_at))
+    rows = list(qs.select_related("response__study_item").order_by("decided_at"))
+    if not rows:
+        return []
+    RewriteReview.objects.filter(pk__in=[r.pk for r in rows], shown_to_worker_at__isnull=True).update(
+        shown_to_worker_at=timezone.now())
+    return [{"source": r.response.study_item.payload.get("source", ""), "rewrite": r.response.answer,
+             "reason": r.reason, "reason_label": RejectionReason(r.reason).label, "note": r.reason_text}
+            for r in rows]
+
+
+def review_recommendations(*, study: Study, recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Payment decisions of a reviewed rewrite study: a blocked worker, or one whose decided rewrites were all
+    rejected, is rejected with the reviewers' reasons; a worker with accepted rewrites is approved."""
+    if not RewriteSettings.objects.filter(study=study).exists():
+        return recs
+    by_participant: dict[str, list[RewriteReview]] = defaultdict(list)
+    for review in RewriteReview.objects.filter(response__study=study).select_related("response__participant"):
+        by_participant[review.response.participant.external_id].append(review)
+    blocked = set(WorkerBlock.objects.values_list("platform", "external_id"))
+    out = []
+    for rec in recs:
+        reviews = by_participant.get(rec["participant"], [])
+        accepted = sum(r.status == "accepted" for r in reviews)
+        rejected = [r for r in reviews if r.status == "rejected"]
+        reasons = sorted({RejectionReason(r.reason).label for r in rejected})
+        rec = dict(rec)
+        if (rec["platform"], rec["participant"]) in blocked or (rejected and not accepted):
+            rec["recommendation"] = "reject"
+            rec["rejection_category"] = "LOW_EFFORT"
+            rec["rejection_note"] = "Reviewers rejected your rewrites for the reasons given; see the instructions."
+            rec["evidence"] = [f"had {len(rejected)} of {len(reviews)} rewrites rejected ({', '.join(reasons)})"]
+        elif accepted:
+            rec["recommendation"] = "approve"
+            rec["evidence"] = [f"had {accepted} of {len(reviews)} rewrites accepted"]
+        out.append(rec)
+    return out

@@ -1,0 +1,228 @@
+"""Rewrite studies (issue 12, point 1): sources read from a file or a corpus side, filtered as GYAFC filtered its
+Yahoo Answers sentences, turned into a study of k rewrites per source with a target style, worked examples,
+length limits, copy detection (rapidfuzz) and an optional persona questionnaire (PASTEL's attributes)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from rapidfuzz import fuzz
+
+from annotation.models import ItemKind, Participant, Study
+from annotation.models_review import RewriteSettings
+from annotation.services.studies import DEFAULT_ELIGIBILITY, study_create
+from core.errors import ApplicationError
+
+URL_RE = re.compile(r"(https?://|www\.)\S+", re.IGNORECASE)
+DEFAULT_FILTERS: dict[str, Any] = {"questions": True, "urls": True, "min_words": 5, "max_words": 25}
+
+# PASTEL's persona attributes (Kang et al. 2019, table 1), as multiple-choice questions.
+PERSONA_QUESTIONS: dict[str, dict[str, Any]] = {
+    "gender": {"text": "Your gender?", "choices": ["female", "male", "non-binary", "prefer not to say"]},
+    "age": {"text": "Your age?", "choices": ["18-24", "25-34", "35-44", "45-54", "55-74", "75+"]},
+    "ethnicity": {"text": "Your ethnicity?", "choices": [
+        "White", "Black or African American", "Hispanic or Latino", "Asian", "Native American", "Pacific Islander",
+        "mixed", "other", "prefer not to say"]},
+    "country": {"text": "The country you live in?", "choices": [
+        "U.S.A.", "U.K.", "Canada", "Australia", "India", "other", "prefer not to say"]},
+    "education": {"text": "Your highest education?", "choices": [
+        "no degree", "high school", "associate degree", "bachelor's degree", "master's degree", "doctorate",
+        "prefer not to say"]},
+    "political_orientation": {"text": "Your political orientation?", "choices": [
+        "left", "left of centre", "centre", "right of centre", "right", "prefer not to say"]},
+}
+
+DEFAULT_EXAMPLES = {
+    "formal": [{"source": "i'd say it is punk though.", "rewrite": "However, I do believe it to be punk.",
+                "note": "Full words, capitalisation and punctuation; the opinion is kept."},
+               {"source": "gotta see both sides of the story lol", "rewrite": "You have to consider both sides of "
+                "the story.", "note": "Slang and 'lol' go; nothing is added."}],
+    "informal": [{"source": "However, I do believe it to be punk.", "rewrite": "i'd say it's punk tho",
+                  "note": "Casual words and spelling; the opinion is kept."}],
+}
+
+
+def sources_read(*, path: str) -> list[tuple[str, str]]:
+    """(id, text) from a text file (one source a line, ids line numbers), or CSV/TSV/JSONL with id and text."""
+    file = Path(path)
+    if not file.exists():
+        raise ApplicationError(f"--sources: file {file} not found.")
+    text = file.read_text(encoding="utf-8")
+    suffix = file.suffix.lower()
+    rows: list[tuple[str, str]] = []
+    if suffix == ".jsonl":
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ApplicationError(f"{file}: line {lineno}: invalid JSON ({exc.msg}).") from exc
+            if not isinstance(row, dict) or not str(row.get("id", "")).strip() or "text" not in row:
+                raise ApplicationError(f"{file}: line {lineno}: expected an object with 'id' and 'text'.")
+            rows.append((str(row["id"]).strip(), str(row["text"])))
+    elif suffix in (".csv", ".tsv"):
+        reader = csv.DictReader(io.StringIO(text), delimiter="\t" if suffix == ".tsv" else ",")
+        if not reader.fieldnames or not {"id", "text"} <= set(reader.fieldnames):
+            raise ApplicationError(f"{file}: line 1: the header must name the columns 'id' and 'text'.")
+        for lineno, row in enumerate(reader, start=2):
+            if not (row.get("id") or "").strip():
+                raise ApplicationError(f"{file}: line {lineno}: empty 'id'.")
+            rows.append((row["id"].strip(), row.get("text") or ""))
+    else:
+        rows = [(str(n), line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    seen: set[str] = set()
+    for source_id, _ in rows:
+        if source_id in seen:
+            raise ApplicationError(f"{file}: duplicate id {source_id!r}.")
+        seen.add(source_id)
+    if not rows:
+        raise ApplicationError(f"{file}: no sources.")
+    return rows
+
+
+def sources_from_corpus(*, name: str, side: int) -> list[tuple[str, str]]:
+    from tasks.models import Corpus, ParallelPair  # the tasks app is to the left of annotation
+
+    if side not in (1, 2):
+        raise ApplicationError(f"--side must be 1 or 2, not {side!r}.")
+    corpus = Corpus.objects.filter(name=name).first()
+    if corpus is None:
+        raise ApplicationError(f"--sources-corpus: no corpus named {name!r}.", code="not_found", status=404)
+    field = f"text_{side}"
+    rows = [(str(source_id or pk), text) for pk, source_id, text in
+            ParallelPair.objects.filter(corpus=corpus).order_by("pk").values_list("pk", "source_id", field)]
+    if not rows:
+        raise ApplicationError(f"corpus {name!r} has no pairs.")
+    return rows
+
+
+def sources_filter(*, sources: list[tuple[str, str]], filters: dict[str, Any]) -> tuple[list[tuple[str, str]],
+                                                                                          dict[str, int]]:
+    """GYAFC's preprocessing: drop questions, sentences with URLs, and sentences outside min…max words (and
+    empty lines and repeated texts). Returns the kept sources and how many each rule dropped (first rule wins)."""
+    rules = {**DEFAULT_FILTERS, **filters}
+    dropped = {"empty": 0, "duplicate": 0, "question": 0, "url": 0, "too_short": 0, "too_long": 0}
+    kept: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for source_id, raw in sources:
+        text = " ".join(raw.split())
+        words = len(text.split())
+        reason = ("empty" if not text else "duplicate" if text in seen
+                  else "question" if rules["questions"] and "?" in text
+                  else "url" if rules["urls"] and URL_RE.search(text)
+                  else "too_short" if rules["min_words"] and words < rules["min_words"]
+                  else "too_long" if rules["max_words"] and words > rules["max_words"] else "")
+        if reason:
+            dropped[reason] += 1
+            continue
+        seen.add(text)
+        kept.append((source_id, text))
+    return kept, dropped
+
+
+def persona_questions_build(*, attributes: list[str | dict[str, Any]]) -> list[dict[str, Any]]:
+    """The persona questionnaire as eligibility questions that accept every answer (nobody is screened out): PASTEL's
+    attributes by name, or own questions `{name, text, choices}`."""
+    questions = []
+    for n, entry in enumerate(attributes, start=1):
+        if isinstance(entry, dict):
+            choices = entry.get("choices")
+            if not str(entry.get("name", "")).strip() or not isinstance(choices, list) or len(choices) < 2:
+                raise ApplicationError(f"--persona: question {n} needs a 'name' and a list of at least 2 'choices'.")
+            questions.append({"name": str(entry["name"]), "text": str(entry.get("text") or entry["name"]),
+                              "choices": [str(c) for c in choices], "persona": True})
+        elif entry in PERSONA_QUESTIONS:
+            questions.append({"name": entry, "persona": True, **PERSONA_QUESTIONS[entry]})
+        else:
+            raise ApplicationError(f"--persona: unknown attribute {entry!r}; known: {sorted(PERSONA_QUESTIONS)}, or "
+                                   "give a JSON file of questions.")
+    return questions
+
+
+def persona_store(*, participant: Participant, study: Study, answers: dict[str, str]) -> None:
+    """Keep the answers to the study's persona questions on the participant (called when they are answered)."""
+    names = [q["name"] for q in study.eligibility_questions if q.get("persona")]
+    if names:
+        persona = {**participant.persona, **{n: answers[n] for n in names if n in answers}}
+        Participant.objects.filter(pk=participant.pk).update(persona=persona)
+        participant.persona = persona
+
+
+def description_compose(*, target_style: str, examples: list[dict[str, Any]], min_length: int,
+                        max_length: int) -> str:
+    style = target_style or "in the requested style"
+    lines = [f"Rewrite each sentence so that it is {style}, keeping its meaning: change how it is said, not what "
+             "is said. Do not copy the sentence, do not add or drop information.",
+             f"Your rewrite must have {min_length} to {max_length} characters. Rewrites are reviewed; a rejected "
+             "rewrite comes back to you with the reason.", "", "Examples:"]
+    for example in examples:
+        lines.append(f"Original: {example['source']}\nRewrite: {example['rewrite']}"
+                     + (f"\n({example['note']})" if example.get("note") else ""))
+    return "\n".join(lines)
+
+
+def copy_ratio(*, source: str, rewrite: str) -> float:
+    """rapidfuzz's normalized similarity (0-100) of the rewrite to its source, case and spacing ignored."""
+    return fuzz.ratio(" ".join(source.lower().split()), " ".join(rewrite.lower().split()))
+
+
+def rewrite_check(*, shown: dict[str, Any], text: str) -> str | None:
+    """The reason a rewrite is refused (too long, a copy of its source), or None. Called by `validate_answer`."""
+    max_length = shown.get("max_length")
+    if max_length and len(text) > max_length:
+        return f"the rewrite may have at most {max_length} characters, got {len(text)}."
+    threshold = shown.get("copy_threshold")
+    source = (shown.get("texts") or {}).get("source", "")
+    if threshold is not None and source and copy_ratio(source=source, rewrite=text) >= threshold:
+        return "the rewrite is (nearly) identical to the original: rewrite it in the target style."
+    return None
+
+
+def rewrite_study_create(
+    *, slug: str, sources: list[tuple[str, str]], target_style: str, filters: dict[str, Any] | None = None,
+    examples: list[dict[str, Any]] | None = None, min_length: int = 10, max_length: int = 500,
+    copy_threshold: float = 90.0, persona: list[str | dict[str, Any]] | None = None, min_accepted: int = 0,
+    min_rate: float = 0.0,
+    eligibility_questions: list[dict[str, Any]] | None = None, task_description: str | None = None,
+    **study_options: Any,
+) -> tuple[Study, dict[str, Any]]:
+    """A reviewed rewrite study: one item per kept source, k = `annotators_per_item` rewrites each. Returns the
+    study and the preprocessing summary (sources read, kept, dropped by rule)."""
+    if not 0 <= copy_threshold <= 100:
+        raise ApplicationError(f"--copy-threshold must be within 0…100, not {copy_threshold}.")
+    if not 1 <= min_length <= max_length <= 5000:
+        raise ApplicationError("need 1 ≤ --rewrite-min-length ≤ --rewrite-max-length ≤ 5000.")
+    if not 0 <= min_rate <= 1 or min_accepted < 0:
+        raise ApplicationError("--qualify-min-rate must be within 0…1 and --qualify-min-accepted at least 0.")
+    examples = examples if examples is not None else DEFAULT_EXAMPLES.get(target_style.lower(), [])
+    if not all(isinstance(e, dict) and e.get("source") and e.get("rewrite") for e in examples):
+        raise ApplicationError("--examples: every example needs 'source' and 'rewrite'.")
+    rules = {**DEFAULT_FILTERS, **(filters or {})}
+    kept, dropped = sources_filter(sources=sources, filters=rules)
+    if not kept:
+        raise ApplicationError(f"no source is left after the filters (dropped: {dropped}).")
+    persona_qs = persona_questions_build(attributes=persona or [])
+    base = DEFAULT_ELIGIBILITY if eligibility_questions is None else eligibility_questions
+    summary = {"sources_read": len(sources), "sources_kept": len(kept), "dropped": dropped, "filters": rules}
+    items = [{"id": source_id, "source": text, "target_style": target_style, "max_length": max_length,
+              "copy_threshold": copy_threshold} for source_id, text in kept]
+    with transaction.atomic():
+        study = study_create(
+            slug=slug, item_kind=ItemKind.REWRITE, items=items, rewrite_min_length=min_length,
+            eligibility_questions=[*base, *persona_qs],
+            task_description=task_description or description_compose(
+                target_style=target_style, examples=examples, min_length=min_length, max_length=max_length),
+            **study_options,
+        )
+        RewriteSettings.objects.create(
+            study=study, target_style=target_style, examples=examples, max_length=max_length,
+            copy_threshold=copy_threshold, persona_questions=[q["name"] for q in persona_qs], filters=summary,
+            qualification_min_accepted=min_accepted, qualification_min_rate=min_rate,
+        )
+    return study, summary

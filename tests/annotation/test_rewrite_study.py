@@ -1,0 +1,139 @@
+"""Rewrite studies (issue 12, point 1): sources from real files and corpora through GYAFC's filters into a study of
+k rewrites per source; copy detection, length limits and the persona questionnaire over the JSON API."""
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+
+from annotation.models import Participant, Study
+from annotation.models_review import RewriteSettings
+from annotation.services.rewrites import sources_filter
+from tests.annotation.helpers import Participant as Person
+from tests.annotation.helpers import serving_path  # noqa: F401 - a fixture
+
+pytestmark = pytest.mark.django_db
+
+
+def create(*args: str) -> dict[str, Any]:
+    out = StringIO()
+    call_command("create_study", *args, stdout=out, stderr=StringIO())
+    return json.loads(out.getvalue().strip().splitlines()[-1])
+
+
+def test_real_sources_filtered_as_gyafc_with_counts(shared_data: Path) -> None:
+    path = shared_data / "stel" / "nsubs_sentences.txt"
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    summary = create("--slug", "nsubs", "--kind", "rewrite", "--sources", str(path), "--target-style", "formal",
+                     "--annotators-per-item", "2", "--eligibility", "none")
+    assert summary["sources_read"] == len(lines) == 100
+    dropped = summary["dropped"]
+    assert dropped["question"] == sum(1 for line in lines if "?" in line) > 0
+    assert dropped["too_short"] > 0 and dropped["too_long"] > 0
+    assert summary["sources_kept"] == summary["items"] == 100 - sum(dropped.values())
+    study = Study.objects.get(slug="nsubs")
+    for item in study.items.all():
+        words = len(item.payload["source"].split())
+        assert "?" not in item.payload["source"] and 5 <= words <= 25 and item.payload["target_style"] == "formal"
+    assert "formal" in study.task_description and "Examples:" in study.task_description
+    assert RewriteSettings.objects.get(study=study).filters["dropped"] == dropped
+    # The filters are configurable: without the question filter and the length limits, more sources stay.
+    loose = create("--slug", "nsubs-all", "--kind", "rewrite", "--sources", str(path), "--no-filter-questions",
+                   "--min-words", "0", "--max-words", "0", "--eligibility", "none")
+    assert loose["dropped"]["question"] == loose["dropped"]["too_short"] == 0 and loose["items"] > summary["items"]
+
+
+def test_filters_drop_urls_and_repeats() -> None:
+    kept, dropped = sources_filter(sources=[("1", "see http://x.org for the details on this one"),
+                                            ("2", "this one is fine and long enough"),
+                                            ("3", "this  one is fine and long enough"), ("4", "")], filters={})
+    assert kept == [("2", "this one is fine and long enough")]
+    assert dropped == {"empty": 1, "duplicate": 1, "question": 0, "url": 1, "too_short": 0, "too_long": 0}
+
+
+def test_sources_from_csv_jsonl_and_corpus_side(tmp_path: Path, shared_data: Path) -> None:
+    csv_file = tmp_path / "s.csv"
+    csv_file.write_text("id,text\na,this is the first source sentence here\nb,this is the second source sentence\n")
+    assert create("--slug", "csv", "--kind", "rewrite", "--sources", str(csv_file), "--eligibility", "none")[
+        "items"] == 2
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "text": "this is the first source sentence"}\n{"text": "no id"}\n')
+    out = StringIO()
+    with pytest.raises(CommandError):
+        call_command("create_study", "--slug", "bad", "--kind", "rewrite", "--sources", str(bad), stdout=out,
+                     stderr=StringIO())
+    assert "line 2" in out.getvalue() and not Study.objects.filter(slug="bad").exists()
+    call_command("import_corpus", "--name", "nsubs-corpus", "--component", "nbr_substitution", "--format",
+                 "aligned", str(shared_data / "stel" / "nsubs_translated_sentences.txt"),
+                 str(shared_data / "stel" / "nsubs_sentences.txt"), stdout=StringIO(), stderr=StringIO())
+    side_2 = create("--slug", "side2", "--kind", "rewrite", "--sources-corpus", "nsubs-corpus", "--side", "2",
+                    "--eligibility", "none", "--no-filter-questions", "--min-words", "0", "--max-words", "0")
+    first = Study.objects.get(slug="side2").items.get(external_id="1")
+    assert side_2["sources_read"] == 100 and first.payload["source"] == "<3 friends 4ever"
+    out = StringIO()
+    with pytest.raises(CommandError):
+        call_command("create_study", "--slug", "x", "--kind", "rewrite", "--sources-corpus", "nsubs-corpus",
+                     stdout=out, stderr=StringIO())
+    assert "--side" in out.getvalue()
+
+
+def _study(**extra: Any) -> Study:
+    from annotation.services.rewrites import rewrite_study_create
+    study, _ = rewrite_study_create(
+        slug="rw", sources=[(f"s{i}", f"hey u free on day {i} for the thing lol") for i in range(4)],
+        target_style="formal", annotators_per_item=2, items_per_batch=4, max_batches=1, min_length=10,
+        max_length=80, eligibility_questions=[], **extra)
+    return study
+
+
+@pytest.mark.usefixtures("serving_path")  # the PostgreSQL hot path and the general path refuse alike
+def test_copy_refused_length_limits_and_persona_stored() -> None:
+    _study(persona=["gender", "age"])
+    person = Person(APIClient(), "rw", "w1")
+    person.start()
+    body = person.consent()
+    assert body["state"] == "eligibility"
+    names = [q["name"] for q in body["study"]["eligibility_questions"]]
+    assert names == ["gender", "age"]
+    answered = person.client.post(f"/api/v1/sessions/{person.token}/eligibility/",
+                                  {"answers": {"gender": "female", "age": "25-34"}}, format="json")
+    assert answered.status_code == 200 and answered.json()["state"] == "instructions"
+    assert Participant.objects.get(external_id="w1").persona == {"gender": "female", "age": "25-34"}
+    item = person.next().json()["item"]
+    assert item["max_length"] == 80 and item["copy_threshold"] == 90.0 and item["min_length"] == 10
+    source = item["texts"]["source"]
+    copied = person.answer(item["id"], source.upper() + "!")  # nearly identical: refused
+    assert copied.status_code == 400
+    error = copied.json()["error"]
+    assert error["code"] == "invalid" and "identical" in error["message"] and error["details"]["answer"]
+    too_long = person.answer(item["id"], "Are you available " + "very " * 20 + "soon?")
+    assert too_long.status_code == 400 and "at most 80" in too_long.json()["error"]["message"]
+    too_short = person.answer(item["id"], "Free?")
+    assert too_short.status_code == 400 and "at least 10" in too_short.json()["error"]["message"]
+    good = person.answer(item["id"], "Are you available for the event on that day?")
+    assert good.status_code == 201
+
+
+def test_persona_questions_configurable(tmp_path: Path) -> None:
+    own = tmp_path / "persona.json"
+    own.write_text(json.dumps([{"name": "region", "text": "Where do you live?", "choices": ["north", "south"]}]))
+    lines = tmp_path / "s.txt"
+    lines.write_text("this is the first source sentence here\n")
+    create("--slug", "own", "--kind", "rewrite", "--sources", str(lines), "--persona", str(own), "--eligibility",
+           "none", "--min-words", "0")
+    assert Study.objects.get(slug="own").eligibility_questions == [
+        {"name": "region", "text": "Where do you live?", "choices": ["north", "south"], "persona": True}]
+    create("--slug", "all", "--kind", "rewrite", "--sources", str(lines), "--persona", "pastel", "--eligibility",
+           "none", "--min-words", "0")
+    assert [q["name"] for q in Study.objects.get(slug="all").eligibility_questions] == [
+        "gender", "age", "ethnicity", "country", "education", "political_orientation"]
+    out = StringIO()
+    with pytest.raises(CommandError):
+        call_command("create_study", "--slug", "bad", "--kind", "rewrite", "--sources", str(lines), "--persona",
+                     "shoe_size", "--min-words", "0", stdout=out, stderr=StringIO())
+    assert "shoe_size" in out.getvalue() and not Study.objects.filter(slug="bad").exists()
