@@ -81,7 +81,8 @@ def test_the_researcher_path_in_the_browser(page: Any, live_server: Any, tmp_pat
         page.fill("#id_name", "formality-sample")
         page.select_option("#id_component", "formality")
         page.select_option("#id_import_format", "aligned")
-        assert page.is_hidden("#id_min_edit_distance") and page.is_visible("#id_style_1_file")
+        assert page.is_visible("#id_min_edit_distance") and page.is_visible("#id_style_1_file")  # the pair test
+        assert page.is_hidden("#id_seed") and page.is_hidden("#id_files")  # turkcorpus only; other formats
         page.set_input_files("#id_style_1_file", str(INFORMAL))
         page.set_input_files("#id_style_2_file", str(FORMAL))
         shots(page, "import")
