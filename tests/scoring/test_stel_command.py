@@ -47,6 +47,7 @@ def write_tsv(path: Path, rows: list[list[str]], header: list[str] = HEADER) -> 
     return path
 
 
+@pytest.mark.model
 def test_published_contraction_instances_with_packaged_minilm(shared_data, tmp_path):
     benchmark = shared_data / "stel" / "quad_questions_char_contraction.tsv"
     predictions = tmp_path / "predictions.tsv"
