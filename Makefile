@@ -84,10 +84,11 @@ test: $(STAMP) browsers
 	$(BIN)/ruff check .
 	$(TEST_ENV) $(BIN)/python -m pytest
 
-# The lane without Celery workers, Chromium or neural models (markers: tests/conftest.py, pytest.ini).
+# The lane without Celery workers, Chromium, neural models or slow tests (live-server HTTP tests, the concurrency
+# races, the SQLite demo); `make test` runs everything. Markers: pytest.ini, set from fixtures in tests/conftest.py.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	$(TEST_ENV) $(BIN)/python -m pytest -m "not worker and not browser and not model" -q
+	$(TEST_ENV) $(BIN)/python -m pytest -m "not worker and not browser and not model and not slow" -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -58,13 +58,16 @@ def _launches_chromium(item: pytest.Item) -> bool:
 
 
 def _mark_lanes(item: pytest.Item) -> None:
-    """`browser` and `model` markers from what a test uses, so that `make test-fast` (not worker, browser or
-    model) needs no marker to be remembered by hand. Explicit markers on a test or module still count."""
+    """`browser`, `model` and `slow` markers from what a test uses, so that `make test-fast` (not worker, browser,
+    model or slow) needs no marker to be remembered by hand. Explicit markers on a test or module still count."""
     fixtures = set(getattr(item, "fixturenames", ()))
     if item.get_closest_marker("browser") is None and (fixtures & BROWSER_FIXTURES or _launches_chromium(item)):
         item.add_marker(pytest.mark.browser)
     if item.get_closest_marker("model") is None and fixtures & MODEL_FIXTURES:
         item.add_marker(pytest.mark.model)
+    if item.get_closest_marker("slow") is None and "live_server" in fixtures:
+        # A real HTTP server in a thread (or gunicorn beside it) and a flushed database after every test.
+        item.add_marker(pytest.mark.slow)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

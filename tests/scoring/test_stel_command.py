@@ -173,6 +173,7 @@ def test_unknown_method_missing_model_and_bad_compare(shared_data, tmp_path):
     assert "does not exist" in score_fails(str(tmp_path / "missing.tsv"), methods="char3gram")["message"]
 
 
+@pytest.mark.slow  # a manage.py subprocess
 def test_cli_exit_code_and_no_predictions_file_on_error(tmp_path):
     benchmark = write_tsv(tmp_path / "bad.tsv", [["0", "a", "b", "c", "d", "1", "X"]], header=HEADER[:7])
     predictions = tmp_path / "out.tsv"
