@@ -21,8 +21,6 @@ def metric_evaluation_execute_task(job_id: int, evaluation_id: int) -> int:
             return evaluation_id
         evaluation = metric_evaluation_execute(evaluation_id=evaluation_id, job_id=job_id)
         summary = metric_evaluation_summary(evaluation)
-        # job_running finishes with the yielded object's progress fields, so bring them up to date first.
-        job.refresh_from_db(fields=["progress_done", "progress_total"])
         job.result = {"evaluation": evaluation.pk, "n_items": summary["n_items"],
                       "rho": {column: row["rho"] for column, row in summary["correlations"].items()}}
     return evaluation_id
