@@ -11,6 +11,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotation.selectors import reservation_expected_answer
+from annotation.services import hot_path
 from tests.annotation.helpers import Participant, make_study
 
 pytestmark = pytest.mark.django_db
@@ -29,6 +30,10 @@ def general_path(settings):
     settings.ANNOTATION_HOT_PATH = False
 
 
+def test_the_fast_path_is_on_by_default_on_postgresql():
+    assert hot_path.available()
+
+
 def _instructed(pid: str) -> Participant:
     """A participant of a study of 4 items + 2 screening questions per batch, past consent (instructions)."""
     study = make_study(n_instances=8, screening=2, per_batch=4)
@@ -39,6 +44,7 @@ def _instructed(pid: str) -> Participant:
 
 
 def test_start_next_and_answer_query_counts_of_the_general_path(general_path, django_assert_num_queries):
+    assert not hot_path.available()  # the setting switches the fast path off
     p = _instructed("COUNT-1")
     with django_assert_num_queries(START_QUERIES):
         started = p.client.post(f"/api/v1/sessions/{p.token}/start/", {}, format="json")
