@@ -10,7 +10,7 @@ DEMO_ENV := DJANGO_SETTINGS_MODULE=config.settings.local DATABASE_URL= CELERY_BR
 TEST_ENV := DJANGO_SETTINGS_MODULE=config.settings.test
 PROD_ENV := DJANGO_SETTINGS_MODULE=config.settings.production
 
-.PHONY: venv demo demo-data test lint bench browsers clean collectstatic serve
+.PHONY: venv demo demo-data test test-fast lint bench browsers clean collectstatic serve
 
 # Direct dependencies are declared in pyproject.toml (groups: models, test, dev); constraints.txt pins every package.
 $(STAMP): pyproject.toml constraints.txt
@@ -83,6 +83,12 @@ serve: $(STAMP)
 test: $(STAMP) browsers
 	$(BIN)/ruff check .
 	$(TEST_ENV) $(BIN)/python -m pytest
+
+# The lane without Celery workers, Chromium, neural models or slow tests (live-server HTTP tests, the concurrency
+# races, the SQLite demo); `make test` runs everything. Markers: pytest.ini, set from fixtures in tests/conftest.py.
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(TEST_ENV) $(BIN)/python -m pytest -m "not worker and not browser and not model and not slow" -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

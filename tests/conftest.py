@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from rest_framework.test import APIClient
 
 SHARED_DATA = Path(settings.SHARED_DATA_DIR)
 REPO_ROOT = Path(settings.BASE_DIR)
@@ -23,14 +25,61 @@ def artifacts_dir() -> Path:
     return path
 
 
+@pytest.fixture
+def api(admin_user) -> APIClient:  # noqa: ANN001 (pytest-django's superuser fixture)
+    """A DRF client signed in as a superuser (pytest-django's `admin_user`, who is also `admin_client`'s user)."""
+    client = APIClient()
+    client.force_authenticate(admin_user)
+    return client
+
+
+@pytest.fixture
+def anonymous_api() -> APIClient:
+    """A DRF client with no user: the participant's API, or a researcher endpoint refusing a stranger."""
+    return APIClient()
+
+
+# The fixtures of tests/annotation/conftest_browser.py: a test using any of them drives Chromium.
+BROWSER_FIXTURES = frozenset({"browser", "context", "page", "phone_page"})
+# Tiny models built with transformers, or the packaged MiniLM, as module fixtures of the model test files.
+MODEL_FIXTURES = frozenset({"gpt2_dir", "nli_dir", "tiny_bert", "tiny_nsp", "tiny_model_dir"})
+
+
+def _launches_chromium(item: pytest.Item) -> bool:
+    """A live-server test that starts its own Playwright browser (not through the shared fixtures)."""
+    function = getattr(item, "function", None)
+    if function is None or "live_server" not in getattr(item, "fixturenames", ()):
+        return False
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        return False
+    return "sync_playwright" in source or "chromium" in source
+
+
+def _mark_lanes(item: pytest.Item) -> None:
+    """`browser`, `model` and `slow` markers from what a test uses, so that `make test-fast` (not worker, browser,
+    model or slow) needs no marker to be remembered by hand. Explicit markers on a test or module still count."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if item.get_closest_marker("browser") is None and (fixtures & BROWSER_FIXTURES or _launches_chromium(item)):
+        item.add_marker(pytest.mark.browser)
+    if item.get_closest_marker("model") is None and fixtures & MODEL_FIXTURES:
+        item.add_marker(pytest.mark.model)
+    if item.get_closest_marker("slow") is None and "live_server" in fixtures:
+        # A real HTTP server in a thread (or gunicorn beside it) and a flushed database after every test.
+        item.add_marker(pytest.mark.slow)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every transactional test restores the database it found (serialized rollback).
+    """Lane markers (see `_mark_lanes`), and every transactional test restores the database it found
+    (serialized rollback).
 
     The STEL components come from a data migration. A transactional test flushes the tables afterwards; without
     serialized rollback the components would be gone for later tests, and mixing tests with and without it makes
     Django re-create content types that the serialized snapshot then inserts a second time.
     """
     for item in items:
+        _mark_lanes(item)
         marker = item.get_closest_marker("django_db")
         transactional = (marker is not None and marker.kwargs.get("transaction")) or any(
             name in getattr(item, "fixturenames", ()) for name in ("transactional_db", "live_server")

@@ -21,8 +21,7 @@ import time
 from datetime import datetime
 
 from django.db import connection, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import ORDERING_KINDS, Batch, Participant, Reservation, Response, Study, StudyItem
@@ -38,22 +37,27 @@ def new_public_id() -> str:
     return secrets.token_urlsafe(12)
 
 
-def held_count_subquery(*, now: datetime) -> Subquery:
-    """Slots an item's reservations hold right now: answered and not released, or live (not yet expired)."""
-    holders = (
-        Reservation.objects.filter(study_item=OuterRef("pk"), released=False)
-        .filter(Q(answered_at__isnull=False) | Q(expires_at__gt=now))
-        .order_by()
-        .values("study_item")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    return Coalesce(Subquery(holders, output_field=IntegerField()), Value(0))
+def held_sql(*, alias: str = "r", now: str = "%s") -> str:
+    """THE definition of "a slot is held", as an SQL condition on the reservation row `alias`: the reservation is
+    not released and is either answered or live (not yet expired at `now`, an SQL parameter placeholder).
+
+    Every SQL statement that decides holding derives from it: `HELD_SQL` (the reservers' count, PostgreSQL and
+    SQLite) and the hot path's claim (`hot_path.ANSWER_WRITE_SQL`: an unanswered reservation that holds its slot).
+    The general answer path checks the same rows in Python on the locked reservation (`sessions._answer_locked`:
+    not expired, not released, not answered); tests/annotation/test_held.py checks this definition against
+    reservations in every state. A released reservation never holds: the partial unique index
+    `reservation_one_holder_per_slot` (annotation/models.py) leaves out exactly those."""
+    return f"NOT {alias}.released AND ({alias}.answered_at IS NOT NULL OR {alias}.expires_at > {now})"
 
 
-# Slots an item's reservations hold right now: answered and not released, or live (not yet expired).
-HELD_SQL = """SELECT COUNT(*) AS n FROM annotation_reservation r
-    WHERE r.study_item_id = i.id AND NOT r.released AND (r.answered_at IS NOT NULL OR r.expires_at > %s)"""
+def held_count_sql(*, item: str) -> str:
+    """The number of slots held on the item whose id is the SQL expression `item` (one `%s`: now)."""
+    return f"SELECT COUNT(*) AS n FROM annotation_reservation r WHERE r.study_item_id = {item} AND {held_sql()}"
+
+
+# Slots the walked item `i` holds right now (open_items).
+HELD_SQL = held_count_sql(item="i.id")
+
 
 CANDIDATES_SQL = """i.study_id = %s AND NOT i.is_closed
   AND i.id NOT IN (SELECT study_item_id FROM annotation_reservation
@@ -386,8 +390,3 @@ def study_adaptive_savings(*, study: Study) -> dict[str, int]:
     saved = sum(max(k - n, 0) for n in closed.values_list("n", flat=True))
     return {"closed_items": closed.count(), "annotations_saved": saved}
 
-
-def closed_items_with_room(*, study: Study) -> int:
-    return StudyItem.objects.filter(study=study, is_closed=True).annotate(
-        held=held_count_subquery(now=timezone.now())
-    ).filter(held__lt=F("study__annotators_per_item")).count()

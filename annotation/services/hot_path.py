@@ -18,6 +18,17 @@ released reservation, an excluded participant, a wrong answer to a screening que
 study, a reservation made before `public_item` existed, SQLite (the demo). A claim that loses a race returns None
 too, and nothing of it is stored: the statement is atomic.
 
+Scope (frozen): exactly these two requests, for a live item of a running, non-adaptive batch on PostgreSQL, and
+nothing more. A new rule about serving or answering (a new item kind's check, a new state, a new limit, a new
+side effect of an answer) goes into the general path in `sessions`/`engine` only; here it is a condition under
+which `next_fast`/`answer_fast` return None (read the column in ANSWER_READ_SQL/NEXT_SQL and bail out), never a
+second implementation. What the fast path does reuse is written once elsewhere: answers are validated by
+`sessions.validate_answer`, "a slot is held" is `engine.held_sql` (the claim below is an unanswered reservation
+that holds its slot), deadlines come from `participation.batch_deadline`, the finished body from
+`display.finished_payload`. The dual-path tests (`serving_path` in tests/annotation/helpers.py) run the same
+scenarios through both paths; `settings.ANNOTATION_HOT_PATH = False` (env ANNOTATION_HOT_PATH=0) switches the
+fast path off.
+
 Locks: the statement takes the batch row first, as every general-path writer of a session does, so it
 serializes with them (a screening failure being processed, an expiry) instead of deadlocking; then a share lock
 on the participant, which an exclusion from the admin (participant first, then the reservations, no batch)
@@ -31,15 +42,15 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 from rest_framework.utils.encoders import JSONEncoder
 
 from annotation.services.display import finished_payload, redirect_with_code
+from annotation.services.engine import held_sql
 from annotation.services.participation import batch_deadline
 from tasks.models import screening_answer_for
-
-ENABLED = True  # tests switch it off to run the same scenarios through the general path
 
 # The first serve of an item stamps `served_at` (the server's clock for its time starts there); a repeat finds it
 # set and writes nothing. The UPDATE re-checks `served_at IS NULL` on the row, so concurrent repeats keep the first.
@@ -98,7 +109,7 @@ WITH batch AS (
     UPDATE annotation_reservation r
     SET answered_at = %(now)s,
         shown_at = COALESCE(r.served_at, r.shown_at, GREATEST((SELECT last FROM before), %(started)s::timestamptz))
-    WHERE r.id = %(reservation)s AND r.answered_at IS NULL AND NOT r.released AND r.expires_at > %(now)s
+    WHERE r.id = %(reservation)s AND r.answered_at IS NULL AND {held}
       AND EXISTS (SELECT 1 FROM person)
     RETURNING r.id, r.shown, r.shown_at
 ), stored AS (
@@ -138,11 +149,12 @@ WITH batch AS (
 )
 SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM finished WHERE state = 'completed'),
        (SELECT done FROM before), (SELECT count(*) FROM extended)
-"""
+""".replace("{held}", held_sql(alias="r", now="%(now)s"))
 
 
 def available() -> bool:
-    return ENABLED and connection.vendor == "postgresql"
+    """The fast path runs: switched on (settings.ANNOTATION_HOT_PATH) and on PostgreSQL."""
+    return settings.ANNOTATION_HOT_PATH and connection.vendor == "postgresql"
 
 
 def _execute(sql: str, params: dict[str, Any]) -> list[tuple]:

@@ -211,6 +211,11 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "WARNING")},
 }
 
+# The participant hot path (annotation/services/hot_path.py): `next` and `answers` in one prepared PostgreSQL
+# statement each. ANNOTATION_HOT_PATH=0 sends every request through the general ORM path (same answers, more
+# queries); SQLite (the demo) always takes the general path.
+ANNOTATION_HOT_PATH = env_bool("ANNOTATION_HOT_PATH", True)
+
 if DATABASES["default"]["ENGINE"].endswith("postgresql") and env_str("DJANGO_DB_PREPARE", "1") == "1":
     # The ORM binds parameters on the client and never prepares. The participant hot path
     # (annotation/services/hot_path.py) prepares its few statements explicitly, once per connection, which needs a

@@ -25,8 +25,6 @@ def metric_evaluation_execute_task(job_id: int, evaluation_id: int) -> int:
             from scoring.metrics.plots import evaluation_plot_cached
 
             evaluation_plot_cached(evaluation)  # drawn once, now, not when the page is opened
-        # job_running finishes with the yielded object's progress fields, so bring them up to date first.
-        job.refresh_from_db(fields=["progress_done", "progress_total"])
         job.result = {"evaluation": evaluation.pk, "n_items": summary["n_items"],
                       "rho": {column: row["rho"] for column, row in summary["correlations"].items()}}
     return evaluation_id

@@ -21,7 +21,5 @@ def score_run_execute_task(job_id: int, run_id: int) -> int:
         if job is None:
             return run_id
         run = score_run_execute(run_id=run_id, job_id=job_id)
-        # job_running finishes with the yielded object's progress fields, so bring them up to date first.
-        job.refresh_from_db(fields=["progress_done", "progress_total"])
         job.result = score_run_summary(run)
     return run_id

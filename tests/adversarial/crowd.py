@@ -59,14 +59,6 @@ class Browser:
             answers.append(response)
 
 
-def assert_error(response: requests.Response, *, code: str, status: int) -> dict[str, Any]:
-    """The documented error shape: {"error": {"code", "message", "details"?}}."""
-    assert response.status_code == status, (response.status_code, response.text)
-    body = response.json()
-    assert set(body) == {"error"} and body["error"]["code"] == code and body["error"]["message"], body
-    return body["error"]
-
-
 @pytest.fixture
 def rate_limits(settings: Any) -> Any:
     """Session-creation limits for one test, counted in a cache namespace of its own (Redis, as in production)."""

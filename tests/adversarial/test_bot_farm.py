@@ -14,8 +14,9 @@ import pytest
 from annotation.celery_tasks import release_expired_reservations_task
 from annotation.models import Batch, Reservation
 from tests.adversarial import crowd
-from tests.adversarial.crowd import Browser, assert_error
+from tests.adversarial.crowd import Browser
 from tests.annotation.helpers import make_study
+from tests.helpers import assert_api_error
 
 rate_limits = crowd.rate_limits  # the fixture
 
@@ -44,7 +45,7 @@ def test_bot_farm_is_throttled_and_its_slots_come_back_after_the_grace_period(li
     refused = [r for _, r in opened if r.status_code == 429]
     # A fixed window: at most 6 per window, and a burst can straddle two windows.
     assert 1 <= len(admitted) <= 12 and len(refused) == 40 - len(admitted), [r.status_code for _, r in opened]
-    error = assert_error(refused[0], code="throttled", status=429)
+    error = assert_api_error(refused[0], code="throttled", status=429)
     assert "throttled" in error["message"].lower()
     assert 1 <= int(refused[0].headers["Retry-After"]) <= 60
     # The admitted bots take every slot (8 items, k = 1, 4 per batch) and never answer.
@@ -55,7 +56,7 @@ def test_bot_farm_is_throttled_and_its_slots_come_back_after_the_grace_period(li
             hoarders += 1
     assert hoarders == 2 and Reservation.objects.filter(released=False).count() == 8
     real = Browser(live_server.url, study.slug, address=REAL_ADDRESS)  # another address: not throttled
-    assert_error(real.open(participant="real-1", platform="anonymous"), code="no_work_available", status=409)
+    assert_api_error(real.open(participant="real-1", platform="anonymous"), code="no_work_available", status=409)
     # The hoarding lasts the grace period, not the 30-minute batch limit: the serving path itself releases the
     # bots' reservations (no periodic task has run).
     time.sleep(GRACE + 0.5)
@@ -73,7 +74,7 @@ def test_bot_farm_is_throttled_and_its_slots_come_back_after_the_grace_period(li
     # A bot's late answer after the grace period is refused: the batch has expired.
     bot = next(b for b in admitted if Batch.objects.filter(token=b.token, state=Batch.State.EXPIRED).exists())
     item = Reservation.objects.filter(batch__token=bot.token).first()
-    assert_error(bot.call("POST", "answers/", {"item": item.public_id, "answer": "S1-S2"}), code="expired",
+    assert_api_error(bot.call("POST", "answers/", {"item": item.public_id, "answer": "S1-S2"}), code="expired",
                  status=410)
 
 
@@ -114,7 +115,7 @@ def test_a_cap_on_open_batches_answers_busy_until_the_grace_period_frees_room(li
         bot.consent_and_start()
     real = Browser(live_server.url, study.slug, address=REAL_ADDRESS)
     response = real.open(participant="real", platform="anonymous")
-    error = assert_error(response, code="study_busy", status=409)
+    error = assert_api_error(response, code="study_busy", status=409)
     assert response.headers["Retry-After"] == str(error["details"]["retry_after"])
     time.sleep(GRACE + 0.5)
     assert real.open(participant="real", platform="anonymous").status_code == 201

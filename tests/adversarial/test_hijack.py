@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Batch, Participant, Response
-from tests.adversarial.crowd import Browser, assert_error, hex24
+from tests.adversarial.crowd import Browser, hex24
 from tests.annotation.helpers import make_study
+from tests.helpers import assert_api_error
 
 ELIGIBILITY = [{"name": "native", "text": "Native speaker?", "choices": ["yes", "no"], "accept": ["yes"]}]
 
@@ -33,12 +34,12 @@ def test_a_second_browser_with_a_known_participant_id_gets_no_token_and_cannot_a
     attacker = Browser(live_server.url, study.slug)
     for attempt in (link, {**link, "session_ref": hex24()}, {**link, "token": "x" * 43}):
         response = attacker.open(**attempt)
-        error = assert_error(response, code="session_in_progress", status=409)
+        error = assert_api_error(response, code="session_in_progress", status=409)
         assert victim.token not in response.text and attacker.token is None
         assert error["details"]["state"] == "eligibility"
         assert "another browser" in error["message"]
     # Without the token the attacker cannot answer the victim's eligibility questions (or anything else).
-    assert_error(attacker.call("POST", "eligibility/", {"answers": {"native": "no"}}, token="guess"),
+    assert_api_error(attacker.call("POST", "eligibility/", {"answers": {"native": "no"}}, token="guess"),
                  code="not_found", status=404)
     # The victim's browser resumes (its HttpOnly resume cookie), and so does a client sending the token it kept.
     again = victim.open(**link)
@@ -74,7 +75,7 @@ def test_a_finished_participant_reopening_the_link_in_a_new_browser_sees_the_cod
     assert "Set-Cookie" not in response.headers
     # Another Prolific session of the same id (someone who only knows the PID) gets neither code nor batch.
     stranger = Browser(live_server.url, study.slug)
-    assert_error(stranger.open(**{**link, "session_ref": hex24()}), code="already_participated", status=409)
+    assert_api_error(stranger.open(**{**link, "session_ref": hex24()}), code="already_participated", status=409)
     assert Batch.objects.filter(participant__external_id=link["participant"]).count() == 1
     assert Response.objects.count() == answers
 
@@ -127,6 +128,6 @@ def test_a_declined_participant_is_shown_the_declined_ending_in_a_new_browser_wi
     again = Browser(live_server.url, study.slug).open(**link)
     assert again.status_code == 200 and again.json()["state"] == "declined" and again.json()["token"] is None
     assert first.open(**link).json()["token"] == first.token  # the browser that declined: its session
-    assert_error(Browser(live_server.url, study.slug).open(**{**link, "session_ref": hex24()}),
+    assert_api_error(Browser(live_server.url, study.slug).open(**{**link, "session_ref": hex24()}),
                  code="already_participated", status=409)
     assert Batch.objects.filter(participant__external_id=link["participant"]).count() == 1

@@ -104,6 +104,7 @@ def test_oversized_bodies_get_a_json_413_and_nothing_is_stored(client: Client) -
     assert Response.objects.count() == 1
 
 
+@pytest.mark.slow  # a real gunicorn
 def test_a_body_is_refused_from_its_header_before_it_is_read(study: Study, tmp_path: Path) -> None:
     """Under gunicorn, a 50 MB announced body is answered at once from its Content-Length: the server never waits
     for (or reads) the 50 MB."""

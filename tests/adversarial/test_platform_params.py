@@ -6,8 +6,9 @@ import pytest
 from annotation.models import Batch, Participant, Study
 from annotation.services.studies import study_create
 from core.errors import ApplicationError
-from tests.adversarial.crowd import Browser, assert_error, hex24
+from tests.adversarial.crowd import Browser, hex24
 from tests.annotation.helpers import make_study
+from tests.helpers import assert_api_error
 
 STUDY_ID = "5f0c3e2a9b1d4c7e8f6a0b12"
 
@@ -30,7 +31,7 @@ def test_prolific_study_checks_pid_study_id_and_session_id(live_server):
     }
     for field, links in refused.items():
         for link in links:
-            error = assert_error(_open(live_server, study.slug, **link), code="invalid_link", status=400)
+            error = assert_api_error(_open(live_server, study.slug, **link), code="invalid_link", status=400)
             assert field in error["details"] and field in error["message"], (link, error)
             assert "{{%" not in error["message"]  # never echoes the input back
     assert not Participant.objects.exists() and not Batch.objects.exists()  # nothing half-stored
@@ -47,7 +48,7 @@ def test_mturk_study_checks_worker_hit_and_assignment_and_refuses_the_preview(li
                         ("workerId", {**good, "participant": "worker one"}),
                         ("hitId", {**good, "study_ref": ""}),
                         ("assignmentId", {**good, "session_ref": ""})]:
-        error = assert_error(_open(live_server, study.slug, **link), code="invalid_link", status=400)
+        error = assert_api_error(_open(live_server, study.slug, **link), code="invalid_link", status=400)
         assert field in error["details"], (link, error)
     assert not Batch.objects.exists()
     browser = Browser(live_server.url, study.slug)
@@ -64,13 +65,13 @@ def test_mturk_study_checks_worker_hit_and_assignment_and_refuses_the_preview(li
 @pytest.mark.django_db(transaction=True)
 def test_anonymous_entry_is_a_per_study_choice_and_placeholders_are_refused_everywhere(live_server):
     closed = make_study(slug="no-anon", allow_anonymous=False)
-    assert_error(_open(live_server, closed.slug, platform="anonymous"), code="invalid_link", status=400)
+    assert_api_error(_open(live_server, closed.slug, platform="anonymous"), code="invalid_link", status=400)
     assert _open(live_server, closed.slug, participant="pid-1", platform="prolific").status_code == 201
     open_study = make_study(n_instances=6, slug="anon-ok")
     assert _open(live_server, open_study.slug, platform="anonymous").status_code == 201
-    assert_error(_open(live_server, open_study.slug, participant="{{%PROLIFIC_PID%}}", platform="prolific"),
+    assert_api_error(_open(live_server, open_study.slug, participant="{{%PROLIFIC_PID%}}", platform="prolific"),
                  code="invalid_link", status=400)
-    assert_error(_open(live_server, open_study.slug, participant="pid\x07", platform="prolific"),
+    assert_api_error(_open(live_server, open_study.slug, participant="pid\x07", platform="prolific"),
                  code="invalid_link", status=400)
 
 

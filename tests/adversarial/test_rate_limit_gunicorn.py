@@ -19,6 +19,8 @@ from django.db import connection
 from annotation.models import Batch
 from tests.annotation.helpers import make_study
 
+pytestmark = pytest.mark.slow  # a real gunicorn with three worker processes
+
 ROOT = Path(settings.BASE_DIR)
 LIMIT = 5
 

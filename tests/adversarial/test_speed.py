@@ -12,8 +12,9 @@ import pytest
 from annotation.models import Response
 from annotation.selectors import participant_recommendations, reservation_expected_answer
 from annotation.services.sessions import MAX_CLIENT_SECONDS
-from tests.adversarial.crowd import Browser, assert_error
+from tests.adversarial.crowd import Browser
 from tests.annotation.helpers import make_study
+from tests.helpers import assert_api_error
 
 
 @pytest.mark.django_db(transaction=True)
@@ -66,5 +67,5 @@ def test_absurd_seconds_are_bounded_or_refused(live_server):
     stored = bot.call("POST", "answers/", {"item": item["id"], "answer": answer, "seconds": 1e308})
     assert stored.status_code == 201
     assert Response.objects.get().seconds == MAX_CLIENT_SECONDS
-    assert_error(bot.call("POST", "answers/", {"item": item["id"], "answer": "S2-S1" if answer == "S1-S2" else
+    assert_api_error(bot.call("POST", "answers/", {"item": item["id"], "answer": "S2-S1" if answer == "S1-S2" else
                                                "S1-S2", "seconds": 1}), code="answer_conflict", status=409)

@@ -8,7 +8,6 @@ from rest_framework.test import APIClient
 
 from annotation.models import Study
 from annotation.selectors import reservation_expected_answer, reservation_is_screening
-from annotation.services import hot_path
 from annotation.services.studies import study_create
 from tests.factories import ScreeningQuestionFactory, TaskInstanceFactory
 
@@ -76,9 +75,10 @@ class Participant:
 
 
 @pytest.fixture(params=["fast", "general"])
-def serving_path(request: Any, monkeypatch: Any) -> str:
-    """Runs a test twice: with the PostgreSQL hot path for `next`/`answers`, and with the general ORM path only."""
-    monkeypatch.setattr(hot_path, "ENABLED", request.param == "fast")
+def serving_path(request: Any, settings: Any) -> str:
+    """Runs a test twice: with the PostgreSQL hot path for `next`/`answers`, and with the general ORM path only
+    (the `ANNOTATION_HOT_PATH` setting)."""
+    settings.ANNOTATION_HOT_PATH = request.param == "fast"
     return request.param
 
 

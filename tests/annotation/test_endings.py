@@ -14,7 +14,6 @@ import json
 
 import pytest
 from django.apps import apps
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import IntegrityError, transaction
@@ -31,6 +30,7 @@ from tasks.models import ScreeningQuestion, Setup
 from tests.annotation.helpers import Participant as P
 from tests.annotation.helpers import make_study, serving_path  # noqa: F401 - a fixture
 from tests.factories import CorpusFactory, ScreeningQuestionFactory, TaskInstanceFactory, component
+from tests.helpers import assert_api_error
 
 pytestmark = pytest.mark.django_db
 
@@ -40,13 +40,6 @@ PROLIFIC_PID = "5f3e1c2b9a8d7e6f5a4b3c2d"
 @pytest.fixture
 def client() -> APIClient:
     return APIClient()
-
-
-def _api_error(response, *, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()["error"]
-    assert body["code"] == code, body
-    return body
 
 
 # --- codes ----------------------------------------------------------------------------------------------------
@@ -158,9 +151,9 @@ def test_declining_consent_is_recorded_and_a_reload_shows_the_declined_ending(cl
     assert again.status_code == 200 and again.json()["state"] == "declined"
     assert Batch.objects.filter(participant__external_id=PROLIFIC_PID).count() == 1
     # agreeing afterwards is a wrong state, and nothing is served
-    _api_error(client.post(f"/api/v1/sessions/{p.token}/consent/", {"agree": True}, format="json"),
+    assert_api_error(client.post(f"/api/v1/sessions/{p.token}/consent/", {"agree": True}, format="json"),
                status=409, code="wrong_state")
-    _api_error(p.next(), status=409, code="wrong_state")
+    assert_api_error(p.next(), status=409, code="wrong_state")
     rec = participant_recommendations(study=study)[0]
     assert rec["recommendation"] == "return" and rec["evidence"] == ["declined consent"]
 
@@ -170,7 +163,7 @@ def test_declining_after_consent_is_a_wrong_state(client):
     p = P(client, study.slug, PROLIFIC_PID)
     p.start()
     p.consent()
-    _api_error(client.post(f"/api/v1/sessions/{p.token}/consent/", {"agree": False}, format="json"),
+    assert_api_error(client.post(f"/api/v1/sessions/{p.token}/consent/", {"agree": False}, format="json"),
                status=409, code="wrong_state")
 
 
@@ -251,7 +244,7 @@ def test_mturk_decisions_csv_has_one_row_per_assignment(client):
         ("ASSIGN9", "WORKER9", "HIT9", "x", "")]
 
 
-def test_decisions_through_the_cli_the_api_and_the_admin(client, tmp_path, admin_client):
+def test_decisions_through_the_cli_the_api_and_the_admin(client, tmp_path, admin_client, admin_user):
     study = _decision_study(client)
     out = io.StringIO()
     target = tmp_path / "decisions.csv"
@@ -267,12 +260,12 @@ def test_decisions_through_the_cli_the_api_and_the_admin(client, tmp_path, admin
     # the API (researchers only)
     api = APIClient()
     assert api.get(f"/api/v1/studies/{study.slug}/decisions/").status_code in (401, 403)
-    api.force_authenticate(get_user_model().objects.create_superuser("r", "r@example.org", "pw"))
+    api.force_authenticate(admin_user)
     r = api.get(f"/api/v1/studies/{study.slug}/decisions/?format=mturk")
     assert r.status_code == 200 and r["Content-Type"].startswith("text/csv")
     assert r.content.decode() == decisions_serialize(study=study, fmt="mturk")
-    _api_error(api.get(f"/api/v1/studies/{study.slug}/decisions/?format=xls"), status=400, code="invalid")
-    _api_error(api.get("/api/v1/studies/nope/decisions/"), status=404, code="not_found")
+    assert_api_error(api.get(f"/api/v1/studies/{study.slug}/decisions/?format=xls"), status=400, code="invalid")
+    assert_api_error(api.get("/api/v1/studies/nope/decisions/"), status=404, code="not_found")
     # the admin: an action on the study, and links on its page
     r = admin_client.post("/admin/annotation/study/", {"action": "export_decisions_prolific",
                                                        "_selected_action": [study.pk]})
@@ -390,18 +383,19 @@ def test_a_mixed_study_explains_every_component_and_a_given_description_wins(cli
 # --- the API's door to study creation ------------------------------------------------------------------------------
 
 
-def test_the_api_creates_studies_with_independent_codes_and_refuses_missing_screening():
+def test_the_api_creates_studies_with_independent_codes_and_refuses_missing_screening(admin_user):
     instances = _instances("contraction")
     api = APIClient()
     body = {"slug": "api-made", "setup": "quadruple", "corpora": [instances[0].corpus.name], "screening_per_batch": 2,
             "completion_code": "PAYME1"}
     assert api.post("/api/v1/studies/", body, format="json").status_code in (401, 403)
-    api.force_authenticate(get_user_model().objects.create_superuser("r", "r@example.org", "pw"))
-    error = _api_error(api.post("/api/v1/studies/", body, format="json"), status=400, code="invalid")
+    api.force_authenticate(admin_user)
+    error = assert_api_error(api.post("/api/v1/studies/", body, format="json"), status=400, code="invalid")
     assert "0 active screening question(s) fit component(s) contraction" in error["message"]
     assert not Study.objects.exists()
-    _api_error(api.post("/api/v1/studies/", {**body, "screening_per_batch": 0, "screened_out_code": "SCREENED-PAYME1"},
-                        format="json"), status=400, code="invalid")
+    assert_api_error(api.post("/api/v1/studies/", {**body, "screening_per_batch": 0,
+                                                   "screened_out_code": "SCREENED-PAYME1"}, format="json"),
+                     status=400, code="invalid")
     ScreeningQuestionFactory.create_batch(2, component=component("contraction"))
     r = api.post("/api/v1/studies/", body, format="json")
     assert r.status_code == 201, r.content

@@ -11,6 +11,7 @@ from annotation.models import Batch, Participant, Reservation, Response, StudyIt
 from annotation.selectors import reservation_expected_answer, reservation_is_screening
 from tests.annotation.helpers import Participant as P
 from tests.annotation.helpers import make_study, serving_path  # noqa: F401 (fixture)
+from tests.helpers import assert_api_error
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("serving_path")]
 
@@ -80,7 +81,7 @@ def test_same_answer_is_idempotent_and_a_different_one_conflicts(client):
     again = p.answer(item["id"], "S1-S2")
     assert again.status_code == 200 and again.json()["stored"] is False
     other = p.answer(item["id"], "S2-S1")
-    assert other.status_code == 409 and other.json()["error"]["code"] == "answer_conflict"
+    assert_api_error(other, code="answer_conflict", status=409)
     assert Response.objects.filter(participant__external_id="PID-3").count() == 1
 
 
@@ -90,36 +91,34 @@ def test_error_cases_answer_with_json_errors(client):
     p.start()
     # answering before consent: wrong state
     r = p.answer("whatever", "S1-S2")
-    assert r.status_code == 409 and r.json()["error"]["code"] == "wrong_state"
-    assert r.json()["error"]["details"] == {"state": "consent"}
+    assert assert_api_error(r, code="wrong_state", status=409)["details"] == {"state": "consent"}
     r = client.post(f"/api/v1/sessions/{p.token}/consent/", {"agree": "maybe"}, format="json")
-    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid"  # (false declines: test_endings.py)
+    assert_api_error(r, code="invalid", status=400)  # (false declines: test_endings.py)
     p.consent()
     item = p.next().json()["item"]
     # forged token
     for path in ("", "next/", "consent/"):
         r = client.get(f"/api/v1/sessions/forged-token-123/{path}") if path != "consent/" else \
             client.post(f"/api/v1/sessions/forged-token-123/{path}", {"agree": True}, format="json")
-        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+        assert_api_error(r, code="not_found", status=404)
     # an item not reserved for this session (another participant's)
     q = P(client, study.slug, "PID-5")
     q.start()
     q.consent()
     other_item = q.next().json()["item"]
     r = p.answer(other_item["id"], "S1-S2")
-    assert r.status_code == 404 and r.json()["error"]["code"] == "not_reserved"
+    assert_api_error(r, code="not_reserved", status=404)
     # invalid values
     for bad in ("S1", "", 3, None, ["S1-S2"], {"a": 1}):
         r = p.answer(item["id"], bad)
-        assert r.status_code == 400, bad
-        assert r.json()["error"]["code"] == "invalid"
+        assert_api_error(r, code="invalid", status=400)
     r = client.post(f"/api/v1/sessions/{p.token}/answers/", {"answer": "S1-S2"}, format="json")
-    assert r.status_code == 400 and "item" in r.json()["error"]["details"]
+    assert "item" in assert_api_error(r, code="invalid", status=400)["details"]
     # unknown study, bad platform
     r = client.post("/api/v1/studies/nope/sessions/", {"participant": "x"}, format="json")
     assert r.status_code == 404
     r = client.post(f"/api/v1/studies/{study.slug}/sessions/", {"participant": "x", "platform": "icq"}, format="json")
-    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid"
+    assert_api_error(r, code="invalid", status=400)
     assert not Response.objects.exists()
 
 
@@ -132,7 +131,7 @@ def test_expired_reservation_is_rejected_and_reopened(client):
     Reservation.objects.filter(batch__token=p.token).update(expires_at=timezone.now() - timedelta(seconds=1))
     Batch.objects.filter(token=p.token).update(expires_at=timezone.now() - timedelta(seconds=1))
     r = p.answer(item["id"], "S1-S2")
-    assert r.status_code == 410 and r.json()["error"]["code"] == "expired"
+    assert_api_error(r, code="expired", status=410)
     assert client.get(f"/api/v1/sessions/{p.token}/").json()["state"] == "expired"
     assert p.next().status_code == 410
     # the slots are free again: with k=1 a second participant gets both items
@@ -196,7 +195,7 @@ def test_screening_failure_excludes_and_reopens_slots(client):
     # is the participant's own with a token it holds: the shared test client's cookie is PID-GOOD's by now)
     r = client.post(f"/api/v1/studies/{study.slug}/sessions/",
                     {"participant": "PID-BAD", "platform": "prolific", "token": bad.token}, format="json")
-    assert r.status_code == 409 and r.json()["error"]["code"] == "no_work_available"
+    assert_api_error(r, code="no_work_available", status=409)
 
 
 def test_eligibility_failure_screens_out(client):
@@ -207,7 +206,7 @@ def test_eligibility_failure_screens_out(client):
     p.start()
     p.consent()
     r = client.post(f"/api/v1/sessions/{p.token}/eligibility/", {"answers": {"native": "maybe"}}, format="json")
-    assert r.status_code == 400 and "native" in r.json()["error"]["details"]
+    assert "native" in assert_api_error(r, code="invalid", status=400)["details"]
     r = client.post(f"/api/v1/sessions/{p.token}/eligibility/", {"answers": {"native": "no"}}, format="json")
     body = r.json()
     assert body["state"] == "screened_out" and body["completion_code"] == "NOPE42"
@@ -215,7 +214,7 @@ def test_eligibility_failure_screens_out(client):
     assert p.next().json()["item"] is None
     r = client.post(f"/api/v1/studies/{study.slug}/sessions/", {"participant": "PID-10", "platform": "prolific"},
                     format="json")
-    assert r.status_code == 403 and r.json()["error"]["code"] == "screened_out"
+    assert_api_error(r, code="screened_out", status=403)
 
 
 def test_returning_participant_gets_open_session_then_new_batch_then_refusal(client):
@@ -234,7 +233,7 @@ def test_returning_participant_gets_open_session_then_new_batch_then_refusal(cli
     assert not items_1 & items_2  # never the same instance twice
     r = client.post(f"/api/v1/studies/{study.slug}/sessions/", {"participant": "PID-11", "platform": "prolific"},
                     format="json")
-    assert r.status_code == 409 and r.json()["error"]["code"] == "no_work_available"
+    assert_api_error(r, code="no_work_available", status=409)
 
 
 def test_same_family_is_not_served_twice_unless_allowed(client):
@@ -278,16 +277,15 @@ def test_anonymous_link_and_mturk_refs(client):
     batch = Batch.objects.get(token=r.json()["token"])
     assert (batch.hit, batch.assignment) == ("HIT9", "ASG9")
     r = client.post(f"/api/v1/studies/{study.slug}/sessions/", {"platform": "prolific"}, format="json")
-    assert r.status_code == 400 and "participant" in r.json()["error"]["details"]
+    assert "participant" in assert_api_error(r, code="invalid", status=400)["details"]
 
 
-def test_ping_and_researcher_endpoints_are_admin_only(client, django_user_model):
+def test_ping_and_researcher_endpoints_are_admin_only(client, admin_user):
     assert client.get("/api/v1/ping/").json() == {"ok": True}
     study = make_study()
     assert client.get(f"/api/v1/studies/{study.slug}/").status_code in (401, 403)
     assert client.get(f"/api/v1/studies/{study.slug}/participants/").status_code in (401, 403)
-    admin = django_user_model.objects.create_superuser("admin", "a@example.com", "pw")
-    client.force_authenticate(admin)
+    client.force_authenticate(admin_user)
     p = P(APIClient(), study.slug, "PID-13")
     p.start()
     p.consent()
@@ -323,7 +321,7 @@ def test_triple_and_quadruple_forms_of_one_draw_go_to_different_people_unless_al
     assert len(p.play()) == 3
     r = client.post("/api/v1/studies/trip/sessions/", {"participant": "SAME-PERSON", "platform": "prolific"},
                     format="json")
-    assert r.status_code == 409 and r.json()["error"]["code"] == "no_work_available"
+    assert_api_error(r, code="no_work_available", status=409)
     other = P(client, "trip", "OTHER-PERSON")
     other.start()
     other.consent()

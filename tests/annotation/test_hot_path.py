@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Batch, Participant, Reservation, Response
 from annotation.selectors import reservation_expected_answer, reservation_is_screening
-from annotation.services import hot_path, sessions
+from annotation.services import sessions
 from annotation.services.display import canonical_answer
 from tests.annotation.helpers import Participant as P
 from tests.annotation.helpers import make_study
@@ -44,8 +44,8 @@ def test_a_correct_batch_never_reaches_the_general_answer_path(monkeypatch):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("fast", [True, False], ids=["fast", "general"])
-def test_stored_rows_record_what_was_shown_and_when(fast, monkeypatch):
-    monkeypatch.setattr(hot_path, "ENABLED", fast)
+def test_stored_rows_record_what_was_shown_and_when(fast, settings):
+    settings.ANNOTATION_HOT_PATH = fast
     p = _consented(f"ROWS-{fast}")
     client = p.client
     answered = []
@@ -83,18 +83,18 @@ def test_stored_rows_record_what_was_shown_and_when(fast, monkeypatch):
 
 
 @pytest.mark.django_db
-def test_next_of_the_fast_path_equals_the_general_path(monkeypatch):
+def test_next_of_the_fast_path_equals_the_general_path(settings):
     p = _consented("SAME-NEXT")
     fast = p.next()
-    monkeypatch.setattr(hot_path, "ENABLED", False)
+    settings.ANNOTATION_HOT_PATH = False
     general = p.next()
     assert fast.status_code == general.status_code == 200
     assert fast["Content-Type"] == "application/json"
     assert fast.json() == general.json() and fast.json()["item"] is not None
-    monkeypatch.setattr(hot_path, "ENABLED", True)
+    settings.ANNOTATION_HOT_PATH = True
     p.play()  # to the end: the last answer completes the batch
     fast = p.next()
-    monkeypatch.setattr(hot_path, "ENABLED", False)
+    settings.ANNOTATION_HOT_PATH = False
     general = p.next()
     assert fast.json() == general.json()
     assert fast.json()["item"] is None and fast.json()["completion_code"] == "DONE123"
@@ -195,8 +195,8 @@ def test_a_fast_answer_waits_for_an_exclusion_in_progress():
 @pytest.mark.django_db
 @pytest.mark.parametrize("fast", [True, False], ids=["fast", "general"])
 def test_next_stamps_served_at_once_and_the_answer_keeps_the_client_seconds_only_as_bounded_information(
-        fast, monkeypatch):
-    monkeypatch.setattr(hot_path, "ENABLED", fast)
+        fast, settings):
+    settings.ANNOTATION_HOT_PATH = fast
     p = _consented(f"SERVED-{fast}")
     item = p.next().json()["item"]
     first = Reservation.objects.get(public_id=item["id"]).served_at
@@ -221,8 +221,8 @@ def test_next_stamps_served_at_once_and_the_answer_keeps_the_client_seconds_only
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("fast", [True, False], ids=["fast", "general"])
-def test_the_first_answer_extends_a_batch_from_its_grace_period_to_its_time_limit(fast, monkeypatch):
-    monkeypatch.setattr(hot_path, "ENABLED", fast)
+def test_the_first_answer_extends_a_batch_from_its_grace_period_to_its_time_limit(fast, settings):
+    settings.ANNOTATION_HOT_PATH = fast
     p = _consented(f"GRACE-{fast}")
     study = Batch.objects.get(token=p.token).study
     study.first_answer_grace_seconds = 120

@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from annotation.models import PracticeAnswer, Response, Study
 from annotation.services.practice import practice_items_set
 from tests.annotation.helpers import Participant, make_study
+from tests.helpers import assert_api_error
 
 PRACTICE = [
     {"anchor_1": "hey whats up", "anchor_2": "Hello, how are you?", "sentence_1": "Thank you for your letter.",
@@ -46,12 +47,12 @@ def test_practice_items_are_answered_with_feedback_once_and_never_counted() -> N
     assert wrong == {"item": item["id"], "correct": False, "correct_answer": "S2-S1",
                      "explanation": PRACTICE[0]["explanation"], "remaining": 1}
     again = client.post(practice_url(p), {"item": item["id"], "answer": "S2-S1"}, format="json")
-    assert again.status_code == 409 and again.json()["error"]["code"] == "answer_conflict"
+    assert_api_error(again, code="answer_conflict", status=409)
     bad = client.post(practice_url(p), {"item": "practice-999999", "answer": "S1-S2"}, format="json")
-    assert bad.status_code == 404 and bad.json()["error"]["code"] == "not_found"
+    assert_api_error(bad, code="not_found", status=404)
     second = client.get(practice_url(p)).json()["item"]
     invalid = client.post(practice_url(p), {"item": second["id"], "answer": "maybe"}, format="json")
-    assert invalid.status_code == 400 and invalid.json()["error"]["code"] == "invalid"
+    assert_api_error(invalid, code="invalid", status=400)
     right = client.post(practice_url(p), {"item": second["id"], "answer": "S1-S2"}, format="json").json()
     assert right["correct"] is True and right["remaining"] == 0
     assert client.get(practice_url(p)).json() == {"item": None, "remaining": 0, "total": 2}

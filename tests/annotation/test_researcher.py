@@ -269,12 +269,8 @@ def test_openapi_schema_of_the_annotation_api_is_valid():
         paths["/api/v1/studies/{slug}/sessions/"]["post"].get("security") in ([], [{}])
 
 
-def test_full_project_schema_endpoint_serves():
-    from django.contrib.auth import get_user_model
-
-    client = APIClient()
-    client.force_authenticate(get_user_model().objects.create_superuser("s", "s@example.com", "pw"))
-    response = client.get("/api/schema/")
+def test_full_project_schema_endpoint_serves(api):
+    response = api.get("/api/schema/")
     assert response.status_code == 200 and b"/api/v1/sessions/{token}/next/" in response.content
 
 

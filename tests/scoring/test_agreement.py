@@ -252,14 +252,13 @@ def test_compute_agreement_errors() -> None:
         call_command("compute_agreement", "--study", study.slug, "--component", "simplicity", stdout=io.StringIO())
 
 
-def test_api_queues_runs_and_reports_errors(django_capture_on_commit_callbacks) -> None:  # noqa: ANN001
-    from django.contrib.auth.models import User
+def test_api_queues_runs_and_reports_errors(django_capture_on_commit_callbacks, admin_user) -> None:  # noqa: ANN001
     from rest_framework.test import APIClient
 
     study, _ = annotated_study(answers=[["S2-S1"] * 5, ["S1-S2"] * 5])
     client = APIClient()
     assert client.post("/api/v1/agreement-runs/", {"study": study.slug}, format="json").status_code in (401, 403)
-    client.force_authenticate(User.objects.create_superuser("lead", "l@example.org", "pw"))
+    client.force_authenticate(admin_user)
     bad = client.post("/api/v1/agreement-runs/", {"study": study.slug, "level": "interval"}, format="json")
     assert bad.status_code == 400 and "nominal" in bad.json()["error"]["message"]
     missing = client.post("/api/v1/agreement-runs/", {"study": "nope"}, format="json")

@@ -112,6 +112,7 @@ def test_evaluate_metrics_command_end_to_end(shared_data):
         "levenshtein", "bleu", "chrf"]
 
 
+@pytest.mark.model
 def test_logprob_through_the_service_with_a_tiny_lm(shared_data, tmp_path):
     _turk_study(shared_data, n=6, slug="turk-lm")
     path = tiny_gpt2_dir(tmp_path / "lm")

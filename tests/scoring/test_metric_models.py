@@ -12,6 +12,8 @@ from scoring.metrics import MetricItem, metrics_resolve
 from scoring.metrics.base import minilm_path
 from tests.scoring.metric_fixtures import tiny_gpt2_dir, tiny_nli_dir
 
+pytestmark = pytest.mark.model
+
 ITEMS = [
     MetricItem(source="hey u coming tonight ?", rewrite="are you coming tonight ?", target_style="formal"),
     MetricItem(source="gonna be late", rewrite="i will be late .", target_style="formal"),

@@ -47,6 +47,7 @@ def write_tsv(path: Path, rows: list[list[str]], header: list[str] = HEADER) -> 
     return path
 
 
+@pytest.mark.model
 def test_published_contraction_instances_with_packaged_minilm(shared_data, tmp_path):
     benchmark = shared_data / "stel" / "quad_questions_char_contraction.tsv"
     predictions = tmp_path / "predictions.tsv"
@@ -172,6 +173,7 @@ def test_unknown_method_missing_model_and_bad_compare(shared_data, tmp_path):
     assert "does not exist" in score_fails(str(tmp_path / "missing.tsv"), methods="char3gram")["message"]
 
 
+@pytest.mark.slow  # a manage.py subprocess
 def test_cli_exit_code_and_no_predictions_file_on_error(tmp_path):
     benchmark = write_tsv(tmp_path / "bad.tsv", [["0", "a", "b", "c", "d", "1", "X"]], header=HEADER[:7])
     predictions = tmp_path / "out.tsv"

@@ -191,6 +191,7 @@ def test_char3gram_counts_equal_sklearns_char_analyzer(sentences, data):
     assert ours == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.model
 def test_device_auto_picks_what_torch_sees_and_cuda_without_a_gpu_is_an_error():
     import torch
 

@@ -11,6 +11,8 @@ import torch
 from scoring.stel_scoring.methods import method_create
 from scoring.stel_scoring.neural import packaged_minilm_path
 
+pytestmark = pytest.mark.model
+
 SENTENCES_A = ["I'm sure it'll work.", "The committee has approved the proposal after a long debate.", "lol",
                "I'm sure it'll work."]
 SENTENCES_B = ["I am sure it will work.", "u r right", "The committee has approved the proposal after a long "

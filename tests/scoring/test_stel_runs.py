@@ -12,19 +12,11 @@ from pathlib import Path
 
 import pytest
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from core.models import Job
 from scoring.celery_tasks.model_scoring import score_run_execute_task
 from scoring.models import BenchmarkExport, ScoreRun
 from scoring.stel_scoring.runs import score_run_start
-
-
-@pytest.fixture
-def api(admin_user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(admin_user)
-    return client
 
 
 @pytest.fixture

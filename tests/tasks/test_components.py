@@ -6,7 +6,6 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from rest_framework.test import APIClient
@@ -74,9 +73,7 @@ def test_create_component_for_pair_formats_with_labels(tmp_path: Path) -> None:
     assert not StyleComponent.objects.filter(name="other").exists()
 
 
-def test_api_creates_components_with_json_errors() -> None:
-    api = APIClient()
-    api.force_authenticate(get_user_model().objects.create_superuser("admin", "a@example.org", "pw-admin-123"))
+def test_api_creates_components_with_json_errors(api: APIClient) -> None:
     created = api.post("/api/v1/components/", {"name": "emotives", "label_1": "emo", "label_2": "plain",
                                                "kind": "characteristic", "description": "Emotives"}, format="json")
     assert created.status_code == 201 and created.json()["name"] == "emotives"

@@ -1,0 +1,63 @@
+"""The general (ORM) path's query counts for the three requests of every batch, pinned.
+
+`next` and `answers` normally take the hot path (one prepared statement each, outside Django's query log); the
+general path serves every other case and the whole flow when `ANNOTATION_HOT_PATH` is off, so a change that adds a
+query per item or per reservation there shows up here as a failing count, not as a slower load benchmark later.
+The counts include the savepoints of `transaction.atomic` inside the test's own transaction.
+"""
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from annotation.selectors import reservation_expected_answer
+from annotation.services import hot_path
+from tests.annotation.helpers import Participant, make_study
+
+pytestmark = pytest.mark.django_db
+
+# Measured on the study below (4 items + 2 screening questions per batch); the same whatever the serving order.
+START_QUERIES = 11
+NEXT_QUERIES = 2
+FINISHED_NEXT_QUERIES = 3  # a completed batch: the completion code
+FIRST_ANSWER_QUERIES = 11  # also extends the other reservations from the grace period to the time limit
+ANSWER_QUERIES = 8
+LAST_ANSWER_QUERIES = 9  # also completes the batch
+
+
+@pytest.fixture
+def general_path(settings):
+    settings.ANNOTATION_HOT_PATH = False
+
+
+def test_the_fast_path_is_on_by_default_on_postgresql():
+    assert hot_path.available()
+
+
+def _instructed(pid: str) -> Participant:
+    """A participant of a study of 4 items + 2 screening questions per batch, past consent (instructions)."""
+    study = make_study(n_instances=8, screening=2, per_batch=4)
+    p = Participant(APIClient(), study.slug, pid)
+    p.start()
+    p.consent()
+    return p
+
+
+def test_start_next_and_answer_query_counts_of_the_general_path(general_path, django_assert_num_queries):
+    assert not hot_path.available()  # the setting switches the fast path off
+    p = _instructed("COUNT-1")
+    with django_assert_num_queries(START_QUERIES):
+        started = p.client.post(f"/api/v1/sessions/{p.token}/start/", {}, format="json")
+    assert started.status_code == 200 and started.json()["state"] == "items", started.content
+    for answered in range(6):
+        with django_assert_num_queries(NEXT_QUERIES):
+            body = p.next().json()
+        item = body["item"]
+        assert item is not None and body["progress"] == {"done": answered, "total": 6}, body
+        expected = FIRST_ANSWER_QUERIES if answered == 0 else LAST_ANSWER_QUERIES if answered == 5 else ANSWER_QUERIES
+        with django_assert_num_queries(expected):
+            response = p.answer(item["id"], reservation_expected_answer(public_id=item["id"]))
+        assert response.status_code == 201, response.content
+    with django_assert_num_queries(FINISHED_NEXT_QUERIES):
+        body = p.next().json()
+    assert body["item"] is None and body["state"] == "completed", body
