@@ -12,6 +12,25 @@ from django.core.management.base import BaseCommand, CommandError
 from core.errors import ApplicationError
 
 
+def cli_message(exc: ApplicationError, parser: Any, aliases: dict[str, str] | None = None) -> str:
+    """The error's message for the command line: `exc.field` (a service keyword) shown as this command's flag.
+
+    Services word their messages for every door ("Screening questions per batch: …"); a command whose option
+    stores into `exc.field` (or into `aliases[exc.field]`, where the command's option is named differently from the
+    service's keyword) appends that option, e.g. " (--screening-per-batch)"."""
+    field = getattr(exc, "field", None)
+    if not field:
+        return exc.message
+    field = (aliases or {}).get(field, field)
+    for action in getattr(parser, "_actions", []):
+        if action.dest == field and action.option_strings:
+            flag = next((o for o in action.option_strings if o.startswith("--")), action.option_strings[0])
+            if flag not in exc.message:
+                return f"{exc.message} ({flag})"
+            break
+    return exc.message
+
+
 def json_default(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
@@ -23,8 +42,12 @@ def json_default(value: Any) -> Any:
 class JsonCommand(BaseCommand):
     """Subclasses implement `run(**options) -> dict`; the dict is printed as one JSON line on stdout.
 
-    On an ApplicationError the command prints `{"ok": false, "error": ...}` as its last line and exits 1.
+    On an ApplicationError the command prints `{"ok": false, "error": ...}` as its last line and exits 1; the
+    message names the option `error.details.field` stands for (see `cli_message`; `cli_fields` maps a service keyword
+    to the option's dest where the two differ).
     """
+
+    cli_fields: dict[str, str] = {}
 
     def run(self, **options: Any) -> dict[str, Any]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -33,8 +56,10 @@ class JsonCommand(BaseCommand):
         try:
             summary = self.run(**options)
         except ApplicationError as exc:
-            self.stdout.write(json.dumps({"ok": False, "error": exc.as_dict()}, default=json_default))
-            raise CommandError(exc.message, returncode=1) from exc
+            parser = self.create_parser("manage.py", self.__class__.__module__.rsplit(".", 1)[-1])
+            error = {**exc.as_dict(), "message": cli_message(exc, parser, self.cli_fields)}
+            self.stdout.write(json.dumps({"ok": False, "error": error}, default=json_default))
+            raise CommandError(error["message"], returncode=1) from exc
         summary = {"ok": True, **summary}
         self.stdout.write(json.dumps(summary, default=json_default, ensure_ascii=False))
 

@@ -43,7 +43,9 @@ def researcher_errors_and_tags(result: dict[str, Any], generator: Any, request: 
             if "{" in path:
                 responses["404"] = _error("No such record.")
             if method in ("post", "put", "patch"):
-                responses.setdefault("400", _error("Invalid input: the message names the field and the problem."))
+                responses.setdefault("400", _error(
+                    "Invalid input: the message names the field and the problem in plain words; "
+                    "`details.field` names it (`details.<field>` where the serializer refused it)."))
     result["tags"] = [{"name": name, **({"description": TAG_DESCRIPTIONS[name]} if name in TAG_DESCRIPTIONS else {})}
                       for name in sorted(set(TAGS.values()))]
     return result

@@ -149,7 +149,7 @@ def annotations_import(
     if not numeric and level != "nominal":
         raise ApplicationError(f"a categorical scale ({scale}) can only be nominal, not {level}", code="invalid_level")
     if not question.strip():
-        raise ApplicationError("--question must not be empty", code="invalid_question")
+        raise ApplicationError("Question must not be empty", code="invalid_question", field="question")
     rows = _read_rows(path=Path(path), question=question.strip(), numeric=numeric, domain=domain)
 
     kind = _item_kind(numeric, domain)

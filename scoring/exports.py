@@ -169,7 +169,7 @@ def benchmark_export(
         raise ApplicationError(f"status '{status}' must be one of {', '.join(STATUSES)}", code="invalid_status")
     out = Path(out).resolve()
     if out.is_dir():
-        raise ApplicationError(f"--out {out} is a directory; give a file name", code="invalid_out")
+        raise ApplicationError(f"Out: {out} is a directory; give a file name", code="invalid_out", field="out")
     study = selectors.study_get(slug=study_slug) if study_slug else None
     frame = _instances(corpus=corpus, component=component, setup=setup, status=status, study=study)
     if frame.empty:

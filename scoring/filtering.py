@@ -165,8 +165,9 @@ def instances_filter(
         known = set(items["component"])
         unknown = sorted({name for group in balance_groups for name in group} - known)
         if unknown:
-            raise ApplicationError(f"--balance-groups names component(s) {', '.join(unknown)} that the study does "
-                                   f"not have (it has: {', '.join(sorted(known))})", code="unknown_component")
+            raise ApplicationError(f"Balance groups: component(s) {', '.join(unknown)} that the study does "
+                                   f"not have (it has: {', '.join(sorted(known))})", code="unknown_component",
+                                   field="balance_groups")
     decided = items[items["decision"].isin(["validated", "rejected"])]
     validated = decided[decided["decision"] == "validated"]
     dropped = (balance_validated(validated=validated, seed=seed, groups=balance_groups) if balance

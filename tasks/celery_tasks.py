@@ -34,7 +34,8 @@ def corpus_import_task(job_id: int) -> None:
             message = exc.message
             for saved, original in zip(params["paths"], params.get("original_names", []), strict=False):
                 message = message.replace(saved, original)
-            raise ApplicationError(message, code=exc.code, status=exc.status) from None
+            raise ApplicationError(message, code=exc.code, status=exc.status, details=exc.details,
+                                   field=exc.field) from None
         finally:
             if params.get("upload_dir"):
                 shutil.rmtree(Path(params["upload_dir"]), ignore_errors=True)

@@ -48,11 +48,11 @@ def responses_serialize(*, study: Study, fmt: str) -> Iterator[str]:
 def responses_export(*, slug: str, fmt: str, out: Path) -> dict[str, Any]:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        raise ApplicationError(f"--study: no study with slug '{slug}'.", code="not_found", status=404)
+        raise ApplicationError(f"Study: no study with slug '{slug}'.", code="not_found", status=404, field="study")
     if fmt not in FORMATS:
-        raise ApplicationError(f"--format must be one of {FORMATS}, not {fmt!r}.")
+        raise ApplicationError(f"Format must be one of {FORMATS}, not {fmt!r}.", field="format")
     if not out.parent.exists():
-        raise ApplicationError(f"--out: directory {out.parent} does not exist.")
+        raise ApplicationError(f"Out: directory {out.parent} does not exist.", field="out")
     tmp = out.with_name(out.name + ".part")
     with tmp.open("w", encoding="utf-8", newline="") as handle:
         for chunk in responses_serialize(study=study, fmt=fmt):
@@ -101,8 +101,8 @@ def _reason(rec: dict[str, Any]) -> str:
 def decisions_serialize(*, study: Study, fmt: str = "prolific") -> str:
     """The approve / reject / return decisions of `participant_recommendations` as a CSV for the platform."""
     if fmt not in DECISION_FORMATS:
-        raise ApplicationError(f"--format must be one of {DECISION_FORMATS}, not {fmt!r}.",
-                               details={"format": [str(fmt)[:32]]})
+        raise ApplicationError(f"Format must be one of {DECISION_FORMATS}, not {fmt!r}.",
+                               details={"format": [str(fmt)[:32]]}, field="format")
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     recs = review_recommendations(study=study, recs=participant_recommendations(study=study))  # rewrite reviews
@@ -134,9 +134,9 @@ def decisions_serialize(*, study: Study, fmt: str = "prolific") -> str:
 def decisions_export(*, slug: str, fmt: str, out: Path) -> dict[str, Any]:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        raise ApplicationError(f"--study: no study with slug '{slug}'.", code="not_found", status=404)
+        raise ApplicationError(f"Study: no study with slug '{slug}'.", code="not_found", status=404, field="study")
     if not out.parent.exists():
-        raise ApplicationError(f"--out: directory {out.parent} does not exist.")
+        raise ApplicationError(f"Out: directory {out.parent} does not exist.", field="out")
     text = decisions_serialize(study=study, fmt=fmt)
     tmp = out.with_name(out.name + ".part")
     tmp.write_text(text, encoding="utf-8", newline="")

@@ -40,8 +40,8 @@ META = ("id", "source", "source_id", "reference", "target_style")
 
 def rating_preset_get(*, preset: str, kind: str) -> dict[str, Any]:
     if preset not in RATING_PRESETS:
-        raise ApplicationError(f"--preset must be one of {sorted(RATING_PRESETS)}, not {preset!r}.",
-                               code="invalid_preset")
+        raise ApplicationError(f"Preset must be one of {sorted(RATING_PRESETS)}, not {preset!r}.",
+                               code="invalid_preset", field="preset")
     if kind not in RATING_PRESETS[preset]:
         kinds = sorted(str(k) for k in RATING_PRESETS[preset])
         raise ApplicationError(f"preset {preset!r} has no {kind} form (it has: {', '.join(kinds)}).",
@@ -53,7 +53,8 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
-        raise ApplicationError(f"--outputs: file {path} not found.", code="file_not_found") from None
+        raise ApplicationError(f"Outputs: file {path} not found.", code="file_not_found",
+                               field="outputs") from None
     except UnicodeDecodeError as exc:
         raise ApplicationError(f"{path}: not valid UTF-8 ({exc.reason})", code="invalid_encoding") from None
     suffix = path.suffix.lower()
@@ -106,7 +107,8 @@ def rating_items_read(*, path: str | Path, kind: str) -> list[dict[str, Any]]:
     source text when absent); wide rows (`id, source`, then one column per system) are one source each."""
     path = Path(path)
     if kind not in (ItemKind.LIKERT, ItemKind.RANKING):
-        raise ApplicationError(f"--outputs builds likert or ranking studies, not {kind}.", code="invalid_kind")
+        raise ApplicationError(f"Outputs build likert or ranking studies, not {kind}.", code="invalid_kind",
+                               field="outputs")
     groups: dict[str, dict[str, Any]] = {}
     likert: list[dict[str, Any]] = []
     seen_ids: dict[str, int] = {}
@@ -159,15 +161,18 @@ def rating_items_from_rewrite_study(*, study_slug: str, kind: str) -> list[dict[
     from annotation.services.rewrite_corpus import accepted_rewrites
 
     if kind not in (ItemKind.LIKERT, ItemKind.RANKING):
-        raise ApplicationError(f"--outputs-study builds likert or ranking studies, not {kind}.", code="invalid_kind")
+        raise ApplicationError(f"Outputs study: builds likert or ranking studies, not {kind}.", code="invalid_kind",
+                               field="outputs_study")
     study = Study.objects.filter(slug=study_slug).first()
     if study is None or study.item_kind != ItemKind.REWRITE:
-        raise ApplicationError(f"--outputs-study: {study_slug!r} is not a rewrite study", code="not_a_rewrite_study")
+        raise ApplicationError(f"Outputs study: {study_slug!r} is not a rewrite study", code="not_a_rewrite_study",
+                               field="outputs_study")
     groups: dict[str, list[Any]] = {}
     for response in accepted_rewrites(study=study):
         groups.setdefault(response.study_item.external_id, []).append(response)
     if not groups:
-        raise ApplicationError(f"--outputs-study: {study_slug!r} has no accepted rewrites", code="no_rewrites")
+        raise ApplicationError(f"Outputs study: {study_slug!r} has no accepted rewrites", code="no_rewrites",
+                               field="outputs_study")
     items: list[dict[str, Any]] = []
     for source_id, responses in groups.items():
         payload = responses[0].study_item.payload
@@ -181,6 +186,6 @@ def rating_items_from_rewrite_study(*, study_slug: str, kind: str) -> list[dict[
         elif len(outputs) >= 2:
             items.append({"id": source_id, "outputs": outputs, **meta})
     if not items:
-        raise ApplicationError(f"--outputs-study: no source of {study_slug!r} has 2 accepted rewrites to rank",
-                               code="too_few_outputs")
+        raise ApplicationError(f"Outputs study: no source of {study_slug!r} has 2 accepted rewrites to rank",
+                               code="too_few_outputs", field="outputs_study")
     return items

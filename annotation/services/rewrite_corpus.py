@@ -67,8 +67,8 @@ def _rewrite_pairs(*, study: Study, by_source: dict[str, list[Response]], labels
         side = rewrite_side or labels.get(target)
         if side is None:
             raise ApplicationError(f"item {source_id!r}: target style {target!r} is neither {component.label_1!r} "
-                                   f"nor {component.label_2!r} of component {component.name!r}; give --rewrite-side",
-                                   code="unknown_target_style")
+                                   f"nor {component.label_2!r} of component {component.name!r}; give the rewrite side",
+                                   code="unknown_target_style", field="rewrite_side")
         source_text = item.payload.get("source", "")
         for n, response in enumerate(kept, start=1):
             texts = (source_text, response.answer) if side == 2 else (response.answer, source_text)
@@ -84,7 +84,8 @@ def _persona_pairs(*, study: Study, by_source: dict[str, list[Response]], split_
                    split_of: dict[str, str], references: str) -> list[PairRow]:
     attribute = split_by.removeprefix("persona.")
     if not split_by.startswith("persona.") or not attribute:
-        raise ApplicationError(f"--split-by must be persona.ATTRIBUTE, not {split_by!r}", code="invalid_split_by")
+        raise ApplicationError(f"Split by must be persona.ATTRIBUTE, not {split_by!r}", code="invalid_split_by",
+                               field="split_by")
     pairs: list[PairRow] = []
     for source_id, group in by_source.items():
         sides: dict[int, list[Response]] = {1: [], 2: []}
@@ -109,8 +110,8 @@ def splits_parse(*, text: str) -> tuple[float, float, float]:
     except ValueError:
         parts = ()
     if len(parts) != 3 or any(p < 0 for p in parts) or abs(sum(parts) - 1) > 1e-6:
-        raise ApplicationError(f"--splits must be three non-negative fractions for train,tune,test that sum to 1, "
-                               f"not {text!r}", code="invalid_splits")
+        raise ApplicationError(f"Splits must be three non-negative fractions for train,tune,test that sum to 1, "
+                               f"not {text!r}", code="invalid_splits", field="splits")
     return parts  # type: ignore[return-value]
 
 
@@ -144,9 +145,10 @@ def corpus_build_from_rewrites(
         raise ApplicationError(f"study {study_slug!r} holds {study.item_kind} items, not rewrites",
                                code="not_a_rewrite_study")
     if references not in ("all", "first"):
-        raise ApplicationError(f"--references must be all or first, not {references!r}", code="invalid_references")
+        raise ApplicationError(f"References must be all or first, not {references!r}", code="invalid_references",
+                               field="references")
     if rewrite_side not in (None, 1, 2):
-        raise ApplicationError("--rewrite-side must be 1 or 2", code="invalid_side")
+        raise ApplicationError("Rewrite side must be 1 or 2", code="invalid_side", field="rewrite_side")
     fractions = splits_parse(text=splits)
     style = component_get(name=component)
     rewrites = accepted_rewrites(study=study)

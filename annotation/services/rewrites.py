@@ -51,7 +51,7 @@ def sources_read(*, path: str) -> list[tuple[str, str]]:
     """(id, text) from a text file (one source a line, ids line numbers), or CSV/TSV/JSONL with id and text."""
     file = Path(path)
     if not file.exists():
-        raise ApplicationError(f"--sources: file {file} not found.")
+        raise ApplicationError(f"Sources: file {file} not found.", field="sources")
     text = file.read_text(encoding="utf-8")
     suffix = file.suffix.lower()
     rows: list[tuple[str, str]] = []
@@ -90,10 +90,11 @@ def sources_from_corpus(*, name: str, side: int) -> list[tuple[str, str]]:
     from tasks.models import Corpus, ParallelPair  # the tasks app is to the left of annotation
 
     if side not in (1, 2):
-        raise ApplicationError(f"--side must be 1 or 2, not {side!r}.")
+        raise ApplicationError(f"Side must be 1 or 2, not {side!r}.", field="side")
     corpus = Corpus.objects.filter(name=name).first()
     if corpus is None:
-        raise ApplicationError(f"--sources-corpus: no corpus named {name!r}.", code="not_found", status=404)
+        raise ApplicationError(f"Sources corpus: no corpus named {name!r}.", code="not_found", status=404,
+                               field="sources_corpus")
     field = f"text_{side}"
     rows = [(str(source_id or pk), text) for pk, source_id, text in
             ParallelPair.objects.filter(corpus=corpus).order_by("pk").values_list("pk", "source_id", field)]
@@ -134,14 +135,15 @@ def persona_questions_build(*, attributes: list[str | dict[str, Any]]) -> list[d
         if isinstance(entry, dict):
             choices = entry.get("choices")
             if not str(entry.get("name", "")).strip() or not isinstance(choices, list) or len(choices) < 2:
-                raise ApplicationError(f"--persona: question {n} needs a 'name' and a list of at least 2 'choices'.")
+                raise ApplicationError(f"Persona: question {n} needs a 'name' and a list of at least 2 'choices'.",
+                                       field="persona")
             questions.append({"name": str(entry["name"]), "text": str(entry.get("text") or entry["name"]),
                               "choices": [str(c) for c in choices], "persona": True})
         elif entry in PERSONA_QUESTIONS:
             questions.append({"name": entry, "persona": True, **PERSONA_QUESTIONS[entry]})
         else:
-            raise ApplicationError(f"--persona: unknown attribute {entry!r}; known: {sorted(PERSONA_QUESTIONS)}, or "
-                                   "give a JSON file of questions.")
+            raise ApplicationError(f"Persona: unknown attribute {entry!r}; known: {sorted(PERSONA_QUESTIONS)}, or "
+                                   "give a JSON file of questions.", field="persona")
     return questions
 
 
@@ -195,14 +197,20 @@ def rewrite_study_create(
     """A reviewed rewrite study: one item per kept source, k = `annotators_per_item` rewrites each. Returns the
     study and the preprocessing summary (sources read, kept, dropped by rule)."""
     if not 0 <= copy_threshold <= 100:
-        raise ApplicationError(f"--copy-threshold must be within 0…100, not {copy_threshold}.")
+        raise ApplicationError(f"Copy threshold must be within 0…100, not {copy_threshold}.", field="copy_threshold")
     if not 1 <= min_length <= max_length <= 5000:
-        raise ApplicationError("need 1 ≤ --rewrite-min-length ≤ --rewrite-max-length ≤ 5000.")
-    if not 0 <= min_rate <= 1 or min_accepted < 0:
-        raise ApplicationError("--qualify-min-rate must be within 0…1 and --qualify-min-accepted at least 0.")
+        raise ApplicationError(f"Rewrite length: need 1 ≤ min length ≤ max length ≤ 5000, "
+                               f"not {min_length}…{max_length}.",
+                               field="rewrite_min_length" if min_length < 1 or min_length > max_length
+                               else "rewrite_max_length")
+    if not 0 <= min_rate <= 1:
+        raise ApplicationError(f"Qualify min rate must be within 0…1, not {min_rate}.", field="qualify_min_rate")
+    if min_accepted < 0:
+        raise ApplicationError(f"Qualify min accepted must be at least 0, not {min_accepted}.",
+                               field="qualify_min_accepted")
     examples = examples if examples is not None else DEFAULT_EXAMPLES.get(target_style.lower(), [])
     if not all(isinstance(e, dict) and e.get("source") and e.get("rewrite") for e in examples):
-        raise ApplicationError("--examples: every example needs 'source' and 'rewrite'.")
+        raise ApplicationError("Examples: every example needs 'source' and 'rewrite'.", field="examples")
     rules = {**DEFAULT_FILTERS, **(filters or {})}
     kept, dropped = sources_filter(sources=sources, filters=rules)
     if not kept:

@@ -23,8 +23,8 @@ def validation_rates_measure(*, studies: Sequence[str]) -> dict[str, dict[str, A
     found = set(Study.objects.filter(slug__in=studies).values_list("slug", flat=True))
     missing = [slug for slug in studies if slug not in found]
     if missing:
-        raise ApplicationError(f"--rates-from-study: no study {', '.join(map(repr, missing))}", code="not_found",
-                               status=404)
+        raise ApplicationError(f"Rates from study: no study {', '.join(map(repr, missing))}", code="not_found",
+                               status=404, field="rates_from_study")
     rows = (StudyItem.objects.filter(study__slug__in=studies, instance__isnull=False)
             .values("component__name")
             .annotate(validated=Count("instance", filter=Q(instance__status=InstanceStatus.VALIDATED), distinct=True),
@@ -45,13 +45,15 @@ def sampling_plan_compute(
     """{component: {rate, rate_source, sample, available, expected_validated}}; `sample` is ceil(target / rate),
     capped at the instances available (a shortfall is reported, not hidden)."""
     if target_validated < 1:
-        raise ApplicationError("--target-validated must be at least 1", code="invalid_value")
+        raise ApplicationError("Target validated must be at least 1", code="invalid_value", field="target_validated")
     if not components:
-        raise ApplicationError("a sampling plan needs the components (--component, repeatable)", code="invalid_value")
+        raise ApplicationError("a sampling plan needs the components (one or more)", code="invalid_value",
+                               field="component")
     given = dict(rates or {})
     for name, rate in given.items():
         if not 0 < rate <= 1:
-            raise ApplicationError(f"--validation-rate {name}={rate}: a rate is in (0, 1]", code="invalid_value")
+            raise ApplicationError(f"Validation rate {name}={rate}: a rate is in (0, 1]", code="invalid_value",
+                                   field="validation_rate")
     measured = validation_rates_measure(studies=rates_from_studies) if rates_from_studies else {}
     available_qs = TaskInstance.objects.filter(setup=setup, component__name__in=components)
     if corpus:
@@ -66,9 +68,9 @@ def sampling_plan_compute(
         elif name in measured:
             rate, source = measured[name]["rate"], f"measured on {', '.join(rates_from_studies)}"
         else:
-            raise ApplicationError(f"no validation rate for component {name!r}: give --validation-rate "
-                                   f"{name}=RATE or --rates-from-study SLUG with decided instances of it",
-                                   code="missing_rate")
+            raise ApplicationError(f"no validation rate for component {name!r}: give a validation rate "
+                                   f"{name}=RATE or a study to take rates from with decided instances of it",
+                                   code="missing_rate", field="validation_rate")
         wanted = math.ceil(target_validated / rate - 1e-9)
         have = int(available.get(name, 0))
         sample = min(wanted, have)

@@ -11,7 +11,8 @@ from tasks.models import ScreeningQuestion, StyleComponent
 HOW_TO_ADD = (
     "Add some first: `python manage.py loaddata screening_questions` loads STEL's published questions (their answers "
     "are public: use them for demos only), or add private ones in the admin (/admin/tasks/screeningquestion/, "
-    "where a TSV in STEL's screening format can be imported too); or create the study with --screening-per-batch 0."
+    "where a TSV in STEL's screening format can be imported too); or create the study with 0 screening questions per "
+    "batch."
 )
 
 
@@ -40,8 +41,9 @@ def screening_require(*, item_kind: str, component_ids: Iterable[int], screening
         StyleComponent.objects.filter(pk__in=component_ids).order_by("name").values_list("name", flat=True)
     )
     raise ApplicationError(
-        f"--screening-per-batch {screening_per_batch} asks for {screening_per_batch} screening question(s) per batch, "
-        f"but {len(found)} active screening question(s) fit component(s) {names or '(none)'} in the {item_kind} "
+        f"Screening questions per batch: {screening_per_batch} asked, "
+        f"but only {len(found)} active screening question(s) fit component(s) {names or '(none)'} in the {item_kind} "
         f"setup. {HOW_TO_ADD}",
         details={"screening_per_batch": [f"{len(found)} active screening question(s) for {names} ({item_kind})"]},
+        field="screening_per_batch",
     )

@@ -107,7 +107,8 @@ def questions_load(*, spec: str) -> list[dict[str, Any]]:
         return QUESTION_PRESETS[spec]
     path = Path(spec)
     if not path.exists():
-        raise ApplicationError(f"--questions: {spec!r} is neither a preset {sorted(QUESTION_PRESETS)} nor a file.")
+        raise ApplicationError(f"Questions: {spec!r} is neither a preset {sorted(QUESTION_PRESETS)} nor a file.",
+                               field="questions")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -119,7 +120,7 @@ def items_read_jsonl(*, path: Path, kind: str) -> list[dict[str, Any]]:
     """Likert/ranking/rewrite items, one JSON object a line (id, source, rewrite, reference, target_style, system;
     ranking: outputs [{id, system, text}])."""
     if not path.exists():
-        raise ApplicationError(f"--items: file {path} not found.")
+        raise ApplicationError(f"Items: file {path} not found.", field="items")
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -186,9 +187,9 @@ def redirect_url_check(*, redirect_url: str) -> None:
         HTTP_URL(redirect_url.replace("{code}", "CODE"))
     except ValidationError:
         raise ApplicationError(
-            "--redirect-url must be an http:// or https:// URL (e.g. "
+            "Redirect URL must be an http:// or https:// URL (e.g. "
             "https://app.prolific.com/submissions/complete?cc={code}).",
-            details={"redirect_url": ["must be an http(s) URL"]},
+            details={"redirect_url": ["must be an http(s) URL"]}, field="redirect_url",
         ) from None
 
 
@@ -198,21 +199,21 @@ def participation_settings_check(
 ) -> dict[str, Any]:
     """Who may take part (annotation/services/participation.py), checked: the Study fields to store."""
     if platform not in EntryPlatform.values:
-        raise ApplicationError(f"--platform must be one of {EntryPlatform.values}, not {platform!r}.")
+        raise ApplicationError(f"Platform must be one of {EntryPlatform.values}, not {platform!r}.", field="platform")
     if prolific_study_id and (platform != EntryPlatform.PROLIFIC or not PROLIFIC_ID.match(prolific_study_id)):
-        raise ApplicationError("--prolific-study-id needs --platform prolific and a Prolific study id "
-                               "(24 hexadecimal characters).")
+        raise ApplicationError("Prolific study id: needs platform prolific and a Prolific study id "
+                               "(24 hexadecimal characters).", field="prolific_study_id")
     if allow_anonymous is None:
         allow_anonymous = platform == EntryPlatform.ANY
     if allow_anonymous and platform != EntryPlatform.ANY:
-        raise ApplicationError(f"--allow-anonymous cannot be used with --platform {platform}: a platform study "
-                               "takes participants from the platform's links only.")
+        raise ApplicationError(f"Allow anonymous cannot be used with platform {platform}: a platform study "
+                               "takes participants from the platform's links only.", field="allow_anonymous")
     if first_answer_grace_seconds is not None and first_answer_grace_seconds < 1:
-        raise ApplicationError("--first-answer-grace must be at least 1 second.")
+        raise ApplicationError("First answer grace must be at least 1 second.", field="first_answer_grace_seconds")
     if max_open_batches is not None and max_open_batches < 1:
-        raise ApplicationError("--max-open-batches must be at least 1.")
+        raise ApplicationError("Max open batches must be at least 1.", field="max_open_batches")
     if min_seconds_per_item is not None and not 0 <= min_seconds_per_item <= 3600:
-        raise ApplicationError("--min-seconds-per-item must be between 0 and 3600.")
+        raise ApplicationError("Min seconds per item must be between 0 and 3600.", field="min_seconds_per_item")
     return {"platform": platform, "prolific_study_id": prolific_study_id.lower(), "allow_anonymous": allow_anonymous,
             "first_answer_grace_seconds": first_answer_grace_seconds, "max_open_batches": max_open_batches,
             "min_seconds_per_item": min_seconds_per_item}
@@ -225,9 +226,9 @@ def study_codes(*, completion_code: str = "", screened_out_code: str = "") -> tu
     given = (screened_out_code or "").strip()
     if given.upper() in (completion_code.upper(), f"SCREENED-{completion_code}".upper()):
         raise ApplicationError(
-            "--screened-out-code must differ from (and not be derived from) the completion code: people screened "
+            "Screened-out code must differ from (and not be derived from) the completion code: people screened "
             "out enter it, so it must not earn the full pay.",
-            details={"screened_out_code": ["equal to or derived from the completion code"]},
+            details={"screened_out_code": ["equal to or derived from the completion code"]}, field="screened_out_code",
         )
     screened_out_code = given or new_study_code()
     while screened_out_code == completion_code:  # two random draws: equal by a one-in-10¹² chance
@@ -251,7 +252,7 @@ def study_create(
     study_status: str = Study.Status.ACTIVE,
 ) -> Study:
     if item_kind not in ItemKind.values:
-        raise ApplicationError(f"--kind must be one of {ItemKind.values}, not {item_kind!r}.")
+        raise ApplicationError(f"Kind must be one of {ItemKind.values}, not {item_kind!r}.", field="item_kind")
     redirect_url_check(redirect_url=redirect_url)
     if Study.objects.filter(slug=slug).exists():
         raise ApplicationError(f"A study with slug '{slug}' already exists.", code="conflict", status=409)
@@ -259,10 +260,16 @@ def study_create(
         min_correct = annotators_per_item // 2 + 1  # a strict majority: 3 of 5, as STEL
     if item_kind not in ORDERING_KINDS:
         min_correct = min(min_correct, annotators_per_item)  # no correct answers: the m-of-k rule does not apply
-    if annotators_per_item < 1 or not 1 <= min_correct <= annotators_per_item:
-        raise ApplicationError("need 1 ≤ --min-correct ≤ --annotators-per-item.")
-    if items_per_batch < 1 or max_batches < 1 or time_limit_minutes < 1:
-        raise ApplicationError("--items-per-batch, --max-batches and --time-limit must be at least 1.")
+    if annotators_per_item < 1:
+        raise ApplicationError("Annotators per item must be at least 1.", field="annotators_per_item")
+    if not 1 <= min_correct <= annotators_per_item:
+        raise ApplicationError(f"Min correct must be between 1 and annotators per item ({annotators_per_item}), "
+                               f"not {min_correct}.", field="min_correct")
+    for value, label, field in ((items_per_batch, "Items per batch", "items_per_batch"),
+                                (max_batches, "Max batches", "max_batches"),
+                                (time_limit_minutes, "Time limit (minutes)", "time_limit_minutes")):
+        if value < 1:
+            raise ApplicationError(f"{label} must be at least 1, not {value}.", field=field)
     participation = participation_settings_check(
         platform=platform, prolific_study_id=prolific_study_id, allow_anonymous=allow_anonymous,
         first_answer_grace_seconds=first_answer_grace_seconds, max_open_batches=max_open_batches,
@@ -273,7 +280,7 @@ def study_create(
     if item_kind in ORDERING_KINDS:
         setup = setup or item_kind
         if setup != item_kind or setup not in Setup.values:
-            raise ApplicationError(f"--setup {setup!r} does not match the item kind {item_kind!r}.")
+            raise ApplicationError(f"Setup {setup!r} does not match the item kind {item_kind!r}.", field="setup")
         instances = instances_select(setup=setup, corpus=corpus, component=component, status=status, count=count,
                                      seed=seed, counts_per_component=counts_per_component)
         if counts_per_component:
@@ -291,9 +298,9 @@ def study_create(
             )
     else:
         if not items:
-            raise ApplicationError(f"A {item_kind} study needs --items FILE.jsonl.")
+            raise ApplicationError(f"A {item_kind} study needs items (a JSONL file of them).", field="items")
         if item_kind == ItemKind.LIKERT and not questions:
-            raise ApplicationError("A likert study needs --questions (a preset name or a JSON file).")
+            raise ApplicationError("A likert study needs questions (a preset name or a JSON file).", field="questions")
         screening_per_batch = 0
     completion_code, screened_out_code = study_codes(completion_code=completion_code,
                                                      screened_out_code=screened_out_code)

@@ -36,17 +36,19 @@ class ModelEditor:
     def __init__(self, *, path: str, max_new_tokens: int = 40) -> None:
         model_dir = Path(path)
         if not model_dir.is_dir():
-            raise ApplicationError(f"--model: {path} is not a directory with a saved model.", code="model_not_found")
+            raise ApplicationError(f"Model: {path} is not a directory with a saved model.", code="model_not_found",
+                                   field="model")
         try:
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - the models group is installed in tests
-            raise ApplicationError("--model needs transformers (pip install '.[models]').",
+            raise ApplicationError("Model: needs transformers (pip install '.[models]').", field="model",
                                    code="missing_dependency") from exc
         try:
             self.tokenizer: Any = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
             self.model: Any = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True)
         except (OSError, ValueError) as exc:
-            raise ApplicationError(f"--model: {path} could not be loaded ({exc}).", code="model_not_loadable") from exc
+            raise ApplicationError(f"Model: {path} could not be loaded ({exc}).", code="model_not_loadable",
+                                   field="model") from exc
         self.model.eval()
         self.name = f"model:{model_dir.name}"
         self.max_new_tokens = max_new_tokens

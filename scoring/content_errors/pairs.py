@@ -75,7 +75,7 @@ def pairs_read(*, path: str | Path) -> list[RewritePair]:
 def pairs_from_corpus(*, name: str, source_side: int = 1) -> list[RewritePair]:
     """The corpus's pairs with side `source_side` as the source and the other side as the good rewrite."""
     if source_side not in (1, 2):
-        raise ApplicationError("--source-side must be 1 or 2", code="invalid_side")
+        raise ApplicationError("Source side must be 1 or 2", code="invalid_side", field="source_side")
     corpus = Corpus.objects.filter(name=name).select_related("component").first()
     if corpus is None:
         raise ApplicationError(f"corpus {name!r} not found", code="not_found", status=404)

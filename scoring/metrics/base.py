@@ -61,9 +61,9 @@ def reference_column(items: list[MetricItem], values_for: Callable[[list[int]], 
     return column
 
 
-# The evaluate_metrics option that names each metric's model, quoted in errors.
-MODEL_FLAGS = {"embedding_cosine": "--embedding-model", "bertscore": "--bertscore-model",
-               "nli_mutual": "--nli-model", "logprob": "--lm-model"}
+# The field (the metric form's, evaluate_metrics' option dest) that names each metric's model: an error's `field`.
+MODEL_FIELDS = {"embedding_cosine": "embedding_model", "bertscore": "bertscore_model",
+                "nli_mutual": "nli_model", "logprob": "lm_model"}
 
 
 def check_model_path(metric: str, options: dict[str, Any], default: Path | None = None) -> dict[str, Any]:
@@ -72,15 +72,14 @@ def check_model_path(metric: str, options: dict[str, Any], default: Path | None 
     raw = options.get("model_path") or (str(default) if default else "")
     if not raw:
         raise ApplicationError(
-            f"metric {metric!r} needs a local model directory: pass {MODEL_FLAGS.get(metric, '--model-path')} PATH "
-            "(or --model-path PATH for every model metric)",
-            code="missing_model_path",
+            f"metric {metric!r} needs a local model directory: give its model path (a directory on the server)",
+            code="missing_model_path", field=MODEL_FIELDS.get(metric, "model_path"),
         )
     path = Path(raw).expanduser()
     if not path.is_dir() or not (path / "config.json").is_file():
         raise ApplicationError(
             f"metric {metric!r}: model path {str(path)!r} is not a local model directory with a config.json",
-            code="bad_model_path",
+            code="bad_model_path", field=MODEL_FIELDS.get(metric, "model_path"),
         )
     options["model_path"] = str(path.resolve())
     return options

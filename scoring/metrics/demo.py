@@ -23,7 +23,7 @@ QUESTIONS = QUESTION_PRESETS["mind-the-style-gap"]
 
 def _read_ratings(path: Path, *, item_ids: set[str], questions: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     if not path.exists():
-        raise ApplicationError(f"--ratings: file {path} not found", code="file_not_found")
+        raise ApplicationError(f"Ratings: file {path} not found", code="file_not_found", field="ratings")
     rows = []
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)

@@ -61,7 +61,7 @@ def metric_evaluation_prepare(
 ) -> EvaluationRequest:
     """Check everything that can be checked before any model is loaded; raise ApplicationError otherwise."""
     if by not in ("", "style"):
-        raise ApplicationError(f"--by must be 'style' (or omitted), not {by!r}", code="bad_option")
+        raise ApplicationError(f"By must be 'style' (or empty), not {by!r}", code="bad_option", field="by")
     metrics = metrics_resolve(metric_names)
     study = likert_study_get(slug=study_slug)
     items = rated_items_select(study=study, question=question)

@@ -39,10 +39,10 @@ def methods_parse(text: str) -> list[str]:
     """`a,b , c` → ['a', 'b', 'c']; duplicates and an empty list are errors."""
     specs = [part.strip() for part in (text or "").split(",") if part.strip()]
     if not specs:
-        raise ApplicationError("--methods needs at least one method, e.g. --methods char3gram,st:minilm")
+        raise ApplicationError("Methods: give at least one method, e.g. char3gram,st:minilm", field="methods")
     duplicates = sorted({spec for spec in specs if specs.count(spec) > 1})
     if duplicates:
-        raise ApplicationError(f"--methods names {', '.join(duplicates)} more than once")
+        raise ApplicationError(f"Methods: {', '.join(duplicates)} named more than once", field="methods")
     return specs
 
 

@@ -50,11 +50,12 @@ def device_resolve(device: str) -> str:
     import torch
 
     if device not in {"auto", "cpu", "cuda"}:
-        raise ApplicationError(f"--device must be auto, cpu or cuda, not '{device}'")
+        raise ApplicationError(f"Device must be auto, cpu or cuda, not '{device}'", field="device")
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
-        raise ApplicationError("--device cuda was asked for but torch sees no CUDA device", code="no_cuda")
+        raise ApplicationError("Device cuda was asked for but torch sees no CUDA device", code="no_cuda",
+                               field="device")
     return device
 
 

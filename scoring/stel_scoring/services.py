@@ -50,7 +50,7 @@ def _write_predictions(path: Path, rows: list[list[Any]]) -> None:
     """Written to a temporary file in the same directory and renamed, so a failed run leaves no half file."""
     path = Path(path)
     if not path.parent.is_dir():
-        raise ApplicationError(f"--predictions: directory {path.parent} does not exist")
+        raise ApplicationError(f"Predictions: directory {path.parent} does not exist", field="predictions")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
@@ -88,10 +88,10 @@ def stel_score(
     if compared:
         unknown = [spec for spec in compared if spec not in specs]
         if unknown or len(compared) < 2:
-            raise ApplicationError(f"--compare needs two or more of the --methods ({', '.join(specs)}); got "
-                                   f"{', '.join(compared)}")
+            raise ApplicationError(f"Compare: give two or more of the methods ({', '.join(specs)}); got "
+                                   f"{', '.join(compared)}", field="compare")
     if seed < 0:
-        raise ApplicationError(f"--seed must be 0 or more, not {seed}")
+        raise ApplicationError(f"Seed must be 0 or more, not {seed}", field="seed")
     if not benchmark_paths:
         raise ApplicationError("give at least one benchmark TSV")
     sets: dict[str, list[StelInstance]] = {"validated": benchmark_set_read(list(benchmark_paths))}

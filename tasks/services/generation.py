@@ -39,8 +39,8 @@ def draws_make(*, n_pairs: int, seed: int, count: int | None) -> Draws:
         raise ApplicationError(f"a corpus needs at least 2 pairs to generate instances; it has {n_pairs}",
                                code="too_few_pairs")
     if count is not None and not 1 <= count <= n_pairs:
-        raise ApplicationError(f"--count must be between 1 and the number of pairs ({n_pairs}); got {count}",
-                               code="invalid_count")
+        raise ApplicationError(f"Count must be between 1 and the number of pairs ({n_pairs}); got {count}",
+                               code="invalid_count", field="count")
     rng = np.random.default_rng(seed)
     if count is None:
         anchors = np.arange(n_pairs)
@@ -153,8 +153,8 @@ def instances_generate(
         if previous.exists():
             if not replace:
                 raise ApplicationError(
-                    f"corpus '{corpus.name}' has {setup} instances already; pass --replace to generate them anew",
-                    code="instances_exist", status=409,
+                    f"corpus '{corpus.name}' has {setup} instances already; choose Replace to generate them anew",
+                    code="instances_exist", status=409, field="replace",
                 )
             try:
                 GenerationRun.objects.filter(corpus=corpus, setup=setup).delete()

@@ -59,7 +59,8 @@ def corpus_store(
     if existing is not None:
         if not replace:
             raise ApplicationError(
-                f"corpus '{name}' exists already; pass --replace to overwrite it", code="corpus_exists", status=409
+                f"corpus '{name}' exists already; choose Replace to overwrite it", code="corpus_exists", status=409,
+                field="replace",
             )
         existing.delete()
     seen: dict[str, int] = {}
@@ -129,8 +130,8 @@ def corpus_store_stel(
     for row in rows:
         if row.style_type != component.name:
             raise ApplicationError(
-                f"line {row.line}: style type {row.style_type!r} differs from --component {component.name!r}",
-                code="component_mismatch",
+                f"line {row.line}: style type {row.style_type!r} differs from the component {component.name!r}",
+                code="component_mismatch", field="component",
             )
     corpus = corpus_store(
         name=name, component=component, import_format=Corpus.Format.STEL, pairs=[],
@@ -200,7 +201,7 @@ def corpus_import(
     if not paths:
         raise ApplicationError("no input files given", code="no_files")
     if min_edit_distance is not None and min_edit_distance < 0:
-        raise ApplicationError("--min-edit-distance must be 0 or more", code="invalid_value")
+        raise ApplicationError("Min edit distance must be 0 or more", code="invalid_value", field="min_edit_distance")
     if normalizer not in NORMALIZERS:
         raise ApplicationError(
             f"unknown normalizer {normalizer!r} (one of: {', '.join(NORMALIZERS)})", code="unknown_normalizer"
@@ -225,7 +226,7 @@ def corpus_import(
                         "instances": corpus.n_instances, "pairs": 0, "skipped": 0, "texts_changed": changed,
                         **text_params}
     if not component:
-        raise ApplicationError("--component is required for this format", code="missing_component")
+        raise ApplicationError("Component is required for this format", code="missing_component", field="component")
     comp = _component_resolve(component, create_component, [])
     if min_edit_distance is None:
         min_edit_distance = default_min_edit_distance(comp)

@@ -160,7 +160,7 @@ def instances_audit(
     warnings = [
         f"{f['feature']} ({f['description']}) decides {f['decided']} of {f['instances']} instances and is right in "
         f"{f['right']} (p = {f['pvalue']:.1e}): the instances leak their label; normalize the texts (e.g. "
-        "import_corpus --detokenize) or rebuild the corpus before a study uses them"
+        "re-import the corpus with Detokenize on) or rebuild it before a study uses them"
         for f in features if f["leak"]
     ]
     notes = [

@@ -29,8 +29,8 @@ def style_or_content_from_stel(
         raise ApplicationError(f"corpus '{corpus.name}' has no imported quadruples to build style-or-content "
                                "instances from (triples lack the paraphrase A2)", code="too_few_pairs")
     if count is not None and not 1 <= count <= len(sources):
-        raise ApplicationError(f"--count must be between 1 and the number of quadruples ({len(sources)}); got {count}",
-                               code="invalid_count")
+        raise ApplicationError(f"Count must be between 1 and the number of quadruples ({len(sources)}); got {count}",
+                               code="invalid_count", field="count")
     rng = np.random.default_rng(seed)
     chosen = np.arange(len(sources)) if count is None else np.sort(rng.choice(len(sources), size=count,
                                                                               replace=False))

@@ -278,9 +278,11 @@ def test_create_study_refuses_a_non_http_redirect(url: str) -> None:
     with pytest.raises(CommandError) as excinfo:
         call_command("create_study", "--slug", "evil", "--setup", "quadruple", "--annotators-per-item", "3",
                      "--items-per-batch", "2", "--screening-per-batch", "0", "--redirect-url", url, stdout=out)
-    assert "--redirect-url must be an http:// or https:// URL" in str(excinfo.value)
+    assert "Redirect URL must be an http:// or https:// URL" in str(excinfo.value)
+    assert str(excinfo.value).endswith("(--redirect-url)")
     summary = json.loads(out.getvalue().strip().splitlines()[-1])
-    assert summary["ok"] is False and summary["error"]["details"] == {"redirect_url": ["must be an http(s) URL"]}
+    assert summary["ok"] is False and summary["error"]["details"] == {"field": "redirect_url",
+                                                                   "redirect_url": ["must be an http(s) URL"]}
     assert not Study.objects.filter(slug="evil").exists()
 
 

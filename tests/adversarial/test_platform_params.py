@@ -79,17 +79,18 @@ def test_anonymous_entry_is_a_per_study_choice_and_placeholders_are_refused_ever
 def test_platform_settings_are_checked_when_the_study_is_created():
     make_study(slug="base")  # instances to select from
     cases = [
-        ({"platform": "prolific", "allow_anonymous": True}, "--allow-anonymous"),
-        ({"platform": "any", "prolific_study_id": STUDY_ID}, "--prolific-study-id"),
-        ({"platform": "prolific", "prolific_study_id": "abc"}, "--prolific-study-id"),
-        ({"platform": "facebook"}, "--platform"),
-        ({"first_answer_grace_seconds": 0}, "--first-answer-grace"),
-        ({"max_open_batches": 0}, "--max-open-batches"),
-        ({"min_seconds_per_item": -1}, "--min-seconds-per-item"),
+        ({"platform": "prolific", "allow_anonymous": True}, "Allow anonymous", "allow_anonymous"),
+        ({"platform": "any", "prolific_study_id": STUDY_ID}, "Prolific study id", "prolific_study_id"),
+        ({"platform": "prolific", "prolific_study_id": "abc"}, "Prolific study id", "prolific_study_id"),
+        ({"platform": "facebook"}, "Platform", "platform"),
+        ({"first_answer_grace_seconds": 0}, "First answer grace", "first_answer_grace_seconds"),
+        ({"max_open_batches": 0}, "Max open batches", "max_open_batches"),
+        ({"min_seconds_per_item": -1}, "Min seconds per item", "min_seconds_per_item"),
     ]
-    for i, (kwargs, flag) in enumerate(cases):
-        with pytest.raises(ApplicationError, match=flag):
+    for i, (kwargs, label, field) in enumerate(cases):
+        with pytest.raises(ApplicationError, match=label) as refused:
             study_create(slug=f"bad-{i}", item_kind="quadruple", screening_per_batch=0, **kwargs)
+        assert "--" not in refused.value.message and refused.value.details["field"] == field
     study = study_create(slug="mturk", item_kind="quadruple", screening_per_batch=0, platform="mturk")
     assert study.allow_anonymous is False  # off for platform studies
 
@@ -125,12 +126,14 @@ def test_create_study_cli_api_and_admin_expose_the_participation_settings(admin_
     assert created.json()["participation"]["allow_anonymous"] is False
     refused = admin_client.post("/api/v1/studies/", {"slug": "bad-api", "setup": "quadruple", "screening_per_batch": 0,
                                                      "platform": "mturk", "allow_anonymous": True}, format="json")
-    assert refused.status_code == 400 and "--allow-anonymous" in refused.json()["error"]["message"]
+    error = refused.json()["error"]
+    assert refused.status_code == 400 and error["message"].startswith("Allow anonymous cannot be used with platform")
+    assert "--" not in error["message"] and error["details"]["field"] == "allow_anonymous"
     page = admin_client.get(f"/admin/annotation/study/{Study.objects.get(slug='paid').pk}/change/")
     assert page.status_code == 200 and b"Who may take part" in page.content and STUDY_ID.encode() in page.content
     out = io.StringIO()
     with pytest.raises(CommandError):
         call_command("create_study", "--slug", "bad", "--setup", "quadruple", "--screening-per-batch", "0",
                      "--platform", "mturk", "--allow-anonymous", stdout=out)
-    assert "--allow-anonymous" in json.loads(out.getvalue().strip().splitlines()[-1])["error"]["message"]
+    assert json.loads(out.getvalue().strip().splitlines()[-1])["error"]["message"].endswith("(--allow-anonymous)")
     assert not Study.objects.filter(slug="bad").exists()

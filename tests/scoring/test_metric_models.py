@@ -111,7 +111,8 @@ def test_model_metrics_need_an_existing_local_path(tmp_path):
     logprob, nli = metrics_resolve(["logprob", "nli_mutual"])
     with pytest.raises(ApplicationError) as missing:
         logprob.check_options({})
-    assert missing.value.code == "missing_model_path" and "--lm-model" in missing.value.message
+    assert missing.value.code == "missing_model_path" and missing.value.details == {"field": "lm_model"}
+    assert "needs a local model directory" in missing.value.message and "--" not in missing.value.message
     with pytest.raises(ApplicationError) as bad:
         nli.check_options({"model_path": str(tmp_path / "nowhere")})
     assert bad.value.code == "bad_model_path" and "nowhere" in bad.value.message

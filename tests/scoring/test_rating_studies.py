@@ -119,7 +119,7 @@ def test_gyafc_likert_preset_makes_one_item_per_output_with_the_papers_scales(tm
 
 @pytest.mark.parametrize(("args", "content", "message"), [
     (["--kind", "ranking", "--preset", "pauli"], "id\tsource\tA\tB\nx\ts\ta\tb\n", "has no ranking form"),
-    (["--kind", "likert", "--preset", "nope"], "id\tsource\tA\nx\ts\ta\n", "--preset must be one of"),
+    (["--kind", "likert", "--preset", "nope"], "id\tsource\tA\nx\ts\ta\n", "Preset must be one of"),
     (["--kind", "ranking", "--preset", "gyafc"], "id\tsource\trewrite\nx\ts\ta\n", "a ranking needs at least 2"),
     (["--kind", "likert", "--preset", "gyafc"], "id\tsource\tA\nx\ts\ta\nx\tt\tb\n", "line 3: duplicate id 'x:A'"),
     (["--kind", "likert", "--preset", "gyafc"], "id\tsource\tA\nx\t\ta\n", "line 2: missing source"),

@@ -283,7 +283,7 @@ def test_stel_import_refuses_a_component_mismatch_and_a_broken_row(tmp_path: Pat
     path = shared_data / "stel" / "quad_questions_char_substitution.tsv"
     message, _ = failing_command("import_corpus", "--name", "s", "--component", "formality", "--format", "stel",
                                  str(path))
-    assert "line 2" in message and "'nbr_substitution' differs from --component 'formality'" in message
+    assert "line 2" in message and "'nbr_substitution' differs from the component 'formality' (--component)" in message
     lines = path.read_text("utf-8").splitlines()
     cells = lines[5].split("\t")
     cells[5] = "3"

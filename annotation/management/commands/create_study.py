@@ -35,6 +35,7 @@ def _json_file(path: str, flag: str) -> Any:
 
 class Command(JsonCommand):
     help = "Create a study from task instances (ordering kinds) or an items file (likert, ranking, rewrite)."
+    cli_fields = {"item_kind": "kind", "time_limit_minutes": "time_limit", "target_hourly_pay": "hourly_pay"}
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--slug", required=True)
