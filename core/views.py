@@ -1,6 +1,8 @@
+from typing import Any
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,6 +22,16 @@ JobSchema = inline_serializer("Job", {
     "percent": serializers.FloatField(), "done": serializers.IntegerField(), "total": serializers.IntegerField(),
     "message": serializers.CharField(), "error": serializers.CharField(), "result": serializers.JSONField(),
 })
+
+# The one 202 body: the job's status row under "job"; a job that fills a record (agreement run, score run, metric
+# evaluation) has the record's fields beside it.
+JobAcceptedSchema = inline_serializer("JobAccepted", {"job": JobSchema})
+
+
+def job_accepted(job: Job, /, **record: Any) -> Response:
+    """The 202 of every API view that queues a job (see JobAcceptedSchema)."""
+    job.refresh_from_db()
+    return Response({**record, "job": job_body(job)}, status=status.HTTP_202_ACCEPTED)
 
 
 class JobDetail(APIView):

@@ -7,12 +7,12 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.views import job_body
+from core.views import JobAcceptedSchema, job_accepted, job_body
 from scoring.export_jobs import DOWNLOADS, export_file, export_start
 from scoring.filtering import filter_run_start, filter_run_summary
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
@@ -49,8 +49,7 @@ def _run_body(run: AgreementRun) -> dict[str, Any]:
     job = run.job
     body: dict[str, Any] = {
         "agreement_run": run.pk, "study": run.study.slug, "params": run.params, "computed": run.is_computed,
-        "job": None if job is None else {"id": job.pk, "status": job.status, "percent": job.percent,
-                                         "error": job.error},
+        "job": None if job is None else job_body(job),
     }
     if run.is_computed:
         body["result"] = agreement_run_summary(run)
@@ -71,7 +70,7 @@ class AgreementRunListView(APIView):
             component=data["component"], k=data["k"], m=data["min_correct"], seed=data["seed"],
             resamples=data["resamples"], created_by=request.user.get_username(),
         )
-        return Response(_run_body(run), status=status.HTTP_202_ACCEPTED)
+        return job_accepted(run.job, **_run_body(run))
 
 
 class AgreementRunDetailView(APIView):
@@ -87,7 +86,7 @@ class AgreementRunDetailView(APIView):
 class FilterRunListView(APIView):
     permission_model = FilterRun
 
-    @extend_schema(operation_id="filter_run_create", request=FilterRunInput, responses={202: OpenApiTypes.OBJECT})
+    @extend_schema(operation_id="filter_run_create", request=FilterRunInput, responses={202: JobAcceptedSchema})
     def post(self, request: Request) -> Response:
         """Queue filter_instances for a study; the job's result names the FilterRun it stored."""
         serializer = FilterRunInput(data=request.data)
@@ -96,7 +95,7 @@ class FilterRunListView(APIView):
         job = filter_run_start(study=study_get(slug=data["study"]), min_correct=data["min_correct"],
                                balance=data["balance"], balance_groups=data["balance_groups"],
                                surplus=data["surplus"], seed=data["seed"], created_by=request.user.get_username())
-        return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
+        return job_accepted(job)
 
 
 class FilterRunDetailView(APIView):
@@ -136,7 +135,7 @@ class ExportListView(APIView):
         exports = BenchmarkExport.objects.select_related("study")[:100]
         return Response([_export_body(request, export) for export in exports])
 
-    @extend_schema(operation_id="export_start", request=ExportInput, responses={202: OpenApiTypes.OBJECT},
+    @extend_schema(operation_id="export_start", request=ExportInput, responses={202: JobAcceptedSchema},
                    tags=["exports"], description="Queue an export (checked first: 400 when nothing matches); the "
                                                  "finished job's result names the export to download.")
     def post(self, request: Request) -> Response:
@@ -145,7 +144,7 @@ class ExportListView(APIView):
         d = serializer.validated_data
         job = export_start(fmt=d["format"], status=d["status"], study_slug=d["study"], corpus=d["corpus"],
                            component=d["component"], setup=d["setup"], created_by=request.user.get_username())
-        return Response(job_body(job), status=status.HTTP_202_ACCEPTED)
+        return job_accepted(job)
 
 
 class ExportDetailView(APIView):

@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.views import JobSchema, job_body
+from core.views import JobAcceptedSchema, job_accepted
 from tasks.models import Corpus, StyleComponent, TaskInstance
 from tasks.serializers import (
     CorpusImportSerializer,
@@ -49,7 +49,7 @@ class CorpusListCreate(APIView):
         corpora = Corpus.objects.select_related("component").order_by("name")
         return Response(CorpusSerializer(corpora, many=True).data)
 
-    @extend_schema(request=CorpusImportSerializer, responses={202: JobSchema})
+    @extend_schema(request=CorpusImportSerializer, responses={202: JobAcceptedSchema})
     def post(self, request: Request) -> Response:
         """Upload files and import them in the background; poll the returned job."""
         # Never copy request.data: it holds the uploaded files, which stream to temporary files above 5 MB and
@@ -69,8 +69,7 @@ class CorpusListCreate(APIView):
             replace=v["replace"], source=v["source"],
             licence=v["licence"], created_by=request.user.get_username(),
         )
-        job.refresh_from_db()
-        return Response(job_body(job), status=status.HTTP_202_ACCEPTED)
+        return job_accepted(job)
 
 
 class CorpusDetail(generics.RetrieveAPIView):
@@ -87,7 +86,7 @@ class CorpusGenerate(APIView):
     permission_actions = {"POST": "change"}
     parser_classes = [JSONParser]
 
-    @extend_schema(request=GenerateSerializer, responses={202: JobSchema})
+    @extend_schema(request=GenerateSerializer, responses={202: JobAcceptedSchema})
     def post(self, request: Request, pk: int) -> Response:
         """Generate task instances (quadruples, triples, style-or-content) from the corpus in the background."""
         corpus = get_object_or_404(Corpus, pk=pk)
@@ -95,8 +94,7 @@ class CorpusGenerate(APIView):
         serializer.is_valid(raise_exception=True)
         job = instances_generate_enqueue(corpus=corpus, created_by=request.user.get_username(),
                                          **serializer.validated_data)
-        job.refresh_from_db()
-        return Response(job_body(job), status=status.HTTP_202_ACCEPTED)
+        return job_accepted(job)
 
 
 @extend_schema(parameters=[OpenApiParameter(name, str) for name in ("corpus", "component", "setup", "status")])

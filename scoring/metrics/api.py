@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.views import job_body
+from core.views import job_accepted, job_body
 from scoring.models import MetricEvaluation
 
 from .base import metric_names
@@ -77,7 +77,7 @@ class MetricEvaluationListCreate(APIView):
             study_slug=data["study"], question=data["question"], metric_names=data["metrics"], by=data["by"],
             options=data["options"], created_by=request.user.get_username(),
         )
-        return Response(_evaluation_body(evaluation, full=False), status=status.HTTP_202_ACCEPTED)
+        return job_accepted(evaluation.job, **_evaluation_body(evaluation, full=False))
 
 
 class MetricEvaluationDetail(APIView):

@@ -6,12 +6,12 @@ from typing import Any
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.views import job_body
+from core.views import job_accepted, job_body
 from scoring.models import ScoreRun
 
 from .methods import MODEL_METHODS, SIMPLE_METHODS
@@ -62,7 +62,7 @@ class ScoreRunListCreate(APIView):
             methods=data["methods"], compare=data["compare"] or None, seed=data["seed"], device=data["device"],
             created_by=request.user.get_username(),
         )
-        return Response(_body(run, full=False), status=status.HTTP_202_ACCEPTED)
+        return job_accepted(run.job, **_body(run, full=False))
 
 
 class ScoreRunDetail(APIView):

@@ -276,6 +276,10 @@ def test_api_queues_runs_and_reports_errors(django_capture_on_commit_callbacks, 
         queued = client.post("/api/v1/filter-runs/", {"study": study.slug, "balance": True, "seed": 1},
                              format="json")
     assert queued.status_code == 202 and len(callbacks) == 1
+    # every API that queues a job answers the same 202 shape: the job's status row under "job"
+    job_keys = set(client.get(f"/api/v1/jobs/{body['job']['id']}/").json())
+    assert set(queued.json()) == {"job"} and set(queued.json()["job"]) == job_keys == set(body["job"])
+    assert queued.json()["job"]["kind"] == "filter_instances" and queued.json()["job"]["status"] == "created"
     schema = client.get("/api/schema/", {"format": "json"}).json()
     assert {"/api/v1/agreement-runs/", "/api/v1/agreement-runs/{run_id}/", "/api/v1/filter-runs/"} <= set(
         schema["paths"])

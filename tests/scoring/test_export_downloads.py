@@ -71,8 +71,8 @@ def test_api_export_and_download(tmp_path, settings):
     started = api.post("/api/v1/exports/", {"format": "jsonl", "status": "validated", "study": study.slug},
                        format="json")
     assert started.status_code == 202, started.content
-    benchmark_export_task(started.json()["id"])
-    export_id = Job.objects.get(pk=started.json()["id"]).result["export"]
+    benchmark_export_task(started.json()["job"]["id"])
+    export_id = Job.objects.get(pk=started.json()["job"]["id"]).result["export"]
     detail = api.get(f"/api/v1/exports/{export_id}/").json()
     assert detail["rows"] == 3 and set(detail["downloads"]) == {"data", "card", "card-md"}
     data = api.get(detail["downloads"]["data"])

@@ -41,8 +41,8 @@ def test_api_upload_queues_a_job_that_imports(api: APIClient, shared_data: Path)
     response = api.post("/api/v1/corpora/", {"name": "nsubs", "component": "nbr_substitution", "format": "aligned",
                                              **nsubs_uploads(shared_data)}, format="multipart")
     assert response.status_code == 202, response.content
-    job_id = response.json()["id"]
-    assert response.json()["status"] == "created" and not Corpus.objects.exists()
+    job_id = response.json()["job"]["id"]
+    assert response.json()["job"]["status"] == "created" and not Corpus.objects.exists()
     corpus_import_task(job_id)  # what the worker runs
     job = Job.objects.get(pk=job_id)
     assert job.status == "done" and job.result["pairs"] == 100 and job.percent == 100.0
@@ -54,7 +54,7 @@ def test_api_upload_queues_a_job_that_imports(api: APIClient, shared_data: Path)
     corpus_id = corpora[0]["id"]
     response = api.post(f"/api/v1/corpora/{corpus_id}/generate/", {"setup": "triple", "seed": 3}, format="json")
     assert response.status_code == 202
-    instances_generate_task(response.json()["id"])
+    instances_generate_task(response.json()["job"]["id"])
     assert TaskInstance.objects.filter(corpus_id=corpus_id, setup="triple").count() == 100
     listed = api.get("/api/v1/instances/", {"corpus": "nsubs", "setup": "triple", "limit": 5}).json()
     assert listed["count"] == 100 and len(listed["results"]) == 5
@@ -67,8 +67,8 @@ def test_api_failed_import_reports_the_uploaded_file_name_and_line(api: APIClien
                                              **files}, format="multipart")
     assert response.status_code == 202
     with pytest.raises(Exception):  # noqa: B017 - the task re-raises; the job row keeps the message
-        corpus_import_task(response.json()["id"])
-    job = Job.objects.get(pk=response.json()["id"])
+        corpus_import_task(response.json()["job"]["id"])
+    job = Job.objects.get(pk=response.json()["job"]["id"])
     assert job.status == "failed" and job.error == "formal.txt, line 2: empty text"
     assert not Corpus.objects.exists()
 
@@ -147,7 +147,7 @@ def test_api_upload_above_five_megabytes_streams_and_imports(api: APIClient, set
     response = client.post("/api/v1/corpora/", {"name": "big", "component": "formality", "format": "aligned",
                                                 "style_1_file": first, "style_2_file": second})
     assert response.status_code == 202, response.content[:500]
-    corpus_import_task(response.json()["id"])
+    corpus_import_task(response.json()["job"]["id"])
     assert Corpus.objects.get(name="big").n_pairs == 30_000
 
 
