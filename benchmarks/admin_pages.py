@@ -94,11 +94,11 @@ def main() -> None:
     with override_settings(MEDIA_ROOT=media, ALLOWED_HOSTS=["testserver"]):
         from scoring.metrics.demo import likert_demo_load
         from scoring.metrics.services import metric_evaluation_start
-        from scoring.stats.runs import agreement_run_create, agreement_run_execute
+        from scoring.stats.runs import agreement_run_execute, agreement_run_start
 
         study = seed(args.items, args.k)
         started = time.perf_counter()
-        run = agreement_run_create(study=study, seed=1, resamples=200, created_by="bench")  # eager: runs now
+        run = agreement_run_start(study=study, seed=1, resamples=200, created_by="bench")  # eager: runs now
         run = agreement_run_execute(run_id=run.pk)
         compute_s = time.perf_counter() - started
         likert_demo_load()

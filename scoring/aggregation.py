@@ -98,13 +98,15 @@ def aggregation_start(*, run: Any, created_by: str = "") -> Any:
         raise ApplicationError(f"Study '{run.study.slug}' has no items to aggregate.", code="no_items")
     params = {"study": run.study.slug, "agreement_run": run.pk}
     job = job_create(kind="crowd_aggregation", params=params, created_by=created_by)
-    job_enqueue(job=job, task=aggregation_task, args=[params])
+    job_enqueue(job=job, task=aggregation_task)
     return job
 
 
-def aggregation_job_execute(*, job_id: int, params: dict[str, Any]) -> dict[str, Any]:
+def aggregation_execute(*, job: Any) -> dict[str, Any]:
+    """Body of the Celery task: the job's row (its params) in, the comparison of the methods out."""
     from core.jobs import progress_for
 
+    params, job_id = job.params, job.pk
     study = selectors.study_get(slug=params["study"])
     methods = tuple(params.get("methods") or METHODS)
     result = aggregation_compare(study=study, methods=methods, seed=int(params.get("seed", 0)),

@@ -17,7 +17,7 @@ from scoring.export_jobs import DOWNLOADS, export_file, export_start
 from scoring.filtering import filter_run_start, filter_run_summary
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
 from scoring.selectors import study_get
-from scoring.stats.runs import agreement_run_create, agreement_run_summary
+from scoring.stats.runs import agreement_run_start, agreement_run_summary
 
 
 class AgreementRunInput(serializers.Serializer):
@@ -65,7 +65,7 @@ class AgreementRunListView(APIView):
         serializer = AgreementRunInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        run = agreement_run_create(
+        run = agreement_run_start(
             study=study_get(slug=data["study"]), question=data["question"], level=data["level"],
             component=data["component"], k=data["k"], m=data["min_correct"], seed=data["seed"],
             resamples=data["resamples"], created_by=request.user.get_username(),

@@ -121,7 +121,7 @@ def filter_run_start(*, study: Study, min_correct: int | None = None, balance: b
               "balance_groups": balance_groups, "surplus": surplus}
     with transaction.atomic():
         job = job_create(kind="filter_instances", params=params, created_by=created_by)
-        job_enqueue(job=job, task=filter_run_task, args=[params])
+        job_enqueue(job=job, task=filter_run_task)
     return job
 
 
@@ -223,16 +223,16 @@ def filter_run_summary(run: FilterRun) -> dict[str, Any]:
     }
 
 
-def filter_job_execute(*, job_id: int, params: dict[str, Any]) -> dict[str, Any]:
-    """Body of the Celery task: ids and plain parameters in, a FilterRun out (once per job)."""
+def filter_run_execute(*, job: Job) -> dict[str, Any]:
+    """Body of the Celery task: the job's row (its params) in, a FilterRun out (once per job)."""
     from core.jobs import progress_for
     from scoring.selectors import study_get
 
-    job = Job.objects.get(pk=job_id)
+    params = job.params
     run = instances_filter(
         study=study_get(slug=params["study"]), min_correct=params.get("min_correct"),
         balance=bool(params.get("balance")), balance_groups=params.get("balance_groups"),
         surplus=params.get("surplus", "first"), seed=params.get("seed"), created_by=job.created_by, job=job,
-        progress=progress_for(job_id, every=20),
+        progress=progress_for(job.pk, every=20),
     )
     return filter_run_summary(run)

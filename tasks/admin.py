@@ -14,7 +14,7 @@ from core.errors import ApplicationError
 from tasks.forms import CorpusImportForm, GenerateInstancesForm
 from tasks.models import Corpus, GenerationRun, ParallelPair, StyleComponent, TaskInstance
 from tasks.services.leaks import instances_audit
-from tasks.services.uploads import corpus_import_enqueue, instances_generate_enqueue
+from tasks.services.uploads import corpus_import_start, instances_generate_start
 
 
 @admin.register(StyleComponent)
@@ -76,7 +76,7 @@ class CorpusAdmin(admin.ModelAdmin):
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
             try:
-                job = corpus_import_enqueue(
+                job = corpus_import_start(
                     name=data["name"], component=data["component"].name if data["component"] else None,
                     import_format=data["import_format"], files=data["files"], seed=data["seed"],
                     min_edit_distance=data["min_edit_distance"], detokenize=data.get("detokenize"),
@@ -98,7 +98,7 @@ class CorpusAdmin(admin.ModelAdmin):
         if "apply" in request.POST and form.is_valid():
             for corpus in queryset:
                 try:
-                    job = instances_generate_enqueue(corpus=corpus, created_by=request.user.get_username(),
+                    job = instances_generate_start(corpus=corpus, created_by=request.user.get_username(),
                                                      **form.cleaned_data)
                 except ApplicationError as exc:
                     self.message_user(request, f"{corpus.name}: {exc.message}", messages.ERROR)

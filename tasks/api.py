@@ -19,7 +19,7 @@ from tasks.serializers import (
     TaskInstanceSerializer,
 )
 from tasks.services.components import component_create
-from tasks.services.uploads import corpus_import_enqueue, instances_generate_enqueue, upload_files_by_role
+from tasks.services.uploads import corpus_import_start, instances_generate_start, upload_files_by_role
 
 
 class StyleComponentList(generics.ListAPIView):
@@ -63,7 +63,7 @@ class CorpusListCreate(APIView):
         v = serializer.validated_data
         files = upload_files_by_role(import_format=v["format"], files=v["files"], style_1_file=v["style_1_file"],
                                      style_2_file=v["style_2_file"])
-        job = corpus_import_enqueue(
+        job = corpus_import_start(
             name=v["name"], component=v.get("component") or None, import_format=v["format"], files=files,
             seed=v["seed"], min_edit_distance=v.get("min_edit_distance"), detokenize=v.get("detokenize"),
             replace=v["replace"], source=v["source"],
@@ -92,7 +92,7 @@ class CorpusGenerate(APIView):
         corpus = get_object_or_404(Corpus, pk=pk)
         serializer = GenerateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        job = instances_generate_enqueue(corpus=corpus, created_by=request.user.get_username(),
+        job = instances_generate_start(corpus=corpus, created_by=request.user.get_username(),
                                          **serializer.validated_data)
         return job_accepted(job)
 

@@ -23,7 +23,7 @@ from scoring.export_jobs import export_file, export_start
 from scoring.exports import STATUSES
 from scoring.filtering import filter_run_start
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
-from scoring.stats.runs import agreement_run_create
+from scoring.stats.runs import agreement_run_start
 from tasks.models import Corpus, Setup, StyleComponent
 
 LEVEL_CHOICES = [("", "the question's own"), ("nominal", "nominal"), ("ordinal", "ordinal"),
@@ -128,7 +128,7 @@ class AgreementRunAdmin(ComputationRecordAdmin):
         return {"study": request.GET.get("study")} if request.GET.get("study") else None
 
     def start_record(self, **kwargs: Any) -> AgreementRun:
-        return agreement_run_create(**kwargs)
+        return agreement_run_start(**kwargs)
 
     def start_redirect_url(self, record: AgreementRun) -> str:
         return reverse("admin:scoring_agreement_dashboard", args=[record.pk])

@@ -25,23 +25,25 @@ def agreement_compute_task(job_id: int, run_id: int) -> int:
     return run_id
 
 
+# `legacy_params`: messages queued before the parameters were read from the job's row carried them too; the row
+# holds the same dict, so they are ignored.
 @shared_task(name="scoring.filter_instances", acks_late=True, reject_on_worker_lost=True)
-def filter_run_task(job_id: int, params: dict) -> int | None:
-    from scoring.filtering import filter_job_execute
+def filter_run_task(job_id: int, legacy_params: dict | None = None) -> int | None:
+    from scoring.filtering import filter_run_execute
 
     with job_running(job_id) as job:
         if job is None:
             return None
-        job.result = filter_job_execute(job_id=job_id, params=params)
+        job.result = filter_run_execute(job=job)
     return job_id
 
 
 @shared_task(name="scoring.aggregate_crowd", acks_late=True, reject_on_worker_lost=True)
-def aggregation_task(job_id: int, params: dict) -> int | None:
-    from scoring.aggregation import aggregation_job_execute
+def aggregation_task(job_id: int, legacy_params: dict | None = None) -> int | None:
+    from scoring.aggregation import aggregation_execute
 
     with job_running(job_id) as job:
         if job is None:
             return None
-        job.result = aggregation_job_execute(job_id=job_id, params=params)
+        job.result = aggregation_execute(job=job)
     return job_id

@@ -29,7 +29,7 @@ def json_safe(value: Any) -> Any:
     return json.loads(json.dumps(value, default=json_default, allow_nan=False))
 
 
-def agreement_run_create(
+def agreement_run_start(
     *,
     study: Study,
     question: str = "",

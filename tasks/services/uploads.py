@@ -45,7 +45,7 @@ def upload_files_by_role(
     return files
 
 
-def corpus_import_enqueue(
+def corpus_import_start(
     *, name: str, component: str | None, import_format: str, files: list[UploadedFile], seed: int = 0,
     min_edit_distance: int | None = None, detokenize: bool | None = None, replace: bool = False, source: str = "",
     licence: str = "", created_by: str = "",
@@ -91,7 +91,7 @@ def corpus_import_enqueue(
     return job
 
 
-def instances_generate_enqueue(
+def instances_generate_start(
     *, corpus: Corpus, setup: str, seed: int = 0, count: int | None = None, replace: bool = False,
     created_by: str = "",
 ) -> Job:

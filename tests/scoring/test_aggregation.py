@@ -53,11 +53,11 @@ def test_aggregation_task_stores_its_result_on_the_job() -> None:
     study, _ = reliable_minority_study()
     params = {"study": study.slug, "methods": ["dawid-skene"]}
     job = job_create(kind="crowd_aggregation", params=params)
-    aggregation_task(job.pk, params)  # the task body, run in-process
+    aggregation_task(job.pk)  # the task body, run in-process; it reads its parameters from the job's row
     job.refresh_from_db()
     assert job.status == Job.Status.DONE and job.attempts == 1
     assert job.result["methods"]["dawid-skene"]["validated"] == 60
-    aggregation_task(job.pk, params)  # a redelivery of a finished job does nothing
+    aggregation_task(job.pk, params)  # a redelivered message from before (params in it) of a finished job: nothing
     job.refresh_from_db()
     assert job.attempts == 1
 
@@ -68,6 +68,6 @@ def test_aggregation_without_correct_answers_fails_clearly() -> None:
     params = {"study": study.slug}
     job = job_create(kind="crowd_aggregation", params=params)
     with pytest.raises(Exception, match="no complete items with a correct answer"):
-        aggregation_task(job.pk, params)
+        aggregation_task(job.pk)
     job.refresh_from_db()
     assert job.status == Job.Status.FAILED and "no complete items" in job.error

@@ -14,7 +14,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 
 from annotation.models import Participant, Response
 from scoring.models import AgreementRun
-from scoring.stats.runs import agreement_run_create, agreement_run_execute
+from scoring.stats.runs import agreement_run_execute, agreement_run_start
 from scoring.stats.summary import agreement_compute
 from tests.factories import annotated_study
 
@@ -228,9 +228,9 @@ def test_bootstrap_is_seeded_and_stored_results_are_stable() -> None:
     rng = np.random.default_rng(3)
     answers = [["S2-S1" if rng.random() < 0.75 else "S1-S2" for _ in range(5)] for _ in range(40)]
     study, _ = annotated_study(answers=answers)
-    first = agreement_run_execute(run_id=agreement_run_create(study=study, seed=7, resamples=300, enqueue=False).pk)
-    second = agreement_run_execute(run_id=agreement_run_create(study=study, seed=7, resamples=300, enqueue=False).pk)
-    other = agreement_run_execute(run_id=agreement_run_create(study=study, seed=8, resamples=300, enqueue=False).pk)
+    first = agreement_run_execute(run_id=agreement_run_start(study=study, seed=7, resamples=300, enqueue=False).pk)
+    second = agreement_run_execute(run_id=agreement_run_start(study=study, seed=7, resamples=300, enqueue=False).pk)
+    other = agreement_run_execute(run_id=agreement_run_start(study=study, seed=8, resamples=300, enqueue=False).pk)
     assert first.result == second.result
     assert first.result["fleiss_kappa_ci"] != other.result["fleiss_kappa_ci"]
     ci = first.result["krippendorff_alpha_ci"]

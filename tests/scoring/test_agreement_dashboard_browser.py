@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 
 from core.jobs import job_running
 from core.models import Job
-from scoring.stats.runs import agreement_run_create, agreement_run_execute
+from scoring.stats.runs import agreement_run_execute, agreement_run_start
 from tasks.models import StyleComponent
 
 # The browser fixtures (one Chromium per module, a context per test): imported, not a conftest.py.
@@ -41,7 +41,7 @@ def test_progress_bar_polls_then_the_dashboard_shows_numbers_and_plots(page: Any
     ensure_components()
     log_in(page, live_server)
     study, _ = annotated_study(answers=[["S2-S1"] * 5, ["S2-S1"] * 3 + ["S1-S2"] * 2, ["S1-S2"] * 5])
-    run = agreement_run_create(study=study, seed=1, resamples=100, enqueue=False)
+    run = agreement_run_start(study=study, seed=1, resamples=100, enqueue=False)
     Job.objects.filter(pk=run.job_id).update(status=Job.Status.RUNNING, progress_done=10, progress_total=40)
 
     page.goto(f"{live_server.url}/admin/scoring/agreementrun/{run.pk}/dashboard/")
@@ -67,7 +67,7 @@ def test_a_failed_computation_shows_its_error(page: Any, live_server: Any) -> No
     ensure_components()
     log_in(page, live_server)
     study, _ = annotated_study(answers=[["S2-S1"] * 5])
-    run = agreement_run_create(study=study, enqueue=False)
+    run = agreement_run_start(study=study, enqueue=False)
     Job.objects.filter(pk=run.job_id).update(status=Job.Status.RUNNING, progress_done=1, progress_total=10)
     page.goto(f"{live_server.url}/admin/scoring/agreementrun/{run.pk}/dashboard/")
     Job.objects.filter(pk=run.job_id).update(status=Job.Status.FAILED, error="MemoryError: out of memory in α")

@@ -9,7 +9,7 @@ from django.urls import reverse
 from core.models import Job
 from scoring.dashboard import PLOTS, plot_render
 from scoring.models import AgreementRun
-from scoring.stats.runs import agreement_run_create, agreement_run_execute
+from scoring.stats.runs import agreement_run_execute, agreement_run_start
 from tests.factories import annotated_study
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,7 @@ def staff_client() -> Client:
 def computed_run() -> AgreementRun:
     study, _ = annotated_study(answers=[["S2-S1"] * 5, ["S2-S1"] * 3 + ["S1-S2"] * 2, ["S1-S2"] * 4 + ["S2-S1"]])
     annotated_study(answers=[["S2-S1"] * 4 + ["S1-S2"]], study=study, component_name="simplicity", start=86400 * 2)
-    run = agreement_run_create(study=study, seed=1, resamples=100, enqueue=False)
+    run = agreement_run_start(study=study, seed=1, resamples=100, enqueue=False)
     return agreement_run_execute(run_id=run.pk)
 
 
@@ -65,7 +65,7 @@ def test_plots_render_as_svg_and_png(staff_client: Client) -> None:
 
 def test_running_job_shows_progress_bar_and_failed_job_its_error(staff_client: Client) -> None:
     study, _ = annotated_study(answers=[["S2-S1"] * 5])
-    run = agreement_run_create(study=study, enqueue=False)
+    run = agreement_run_start(study=study, enqueue=False)
     Job.objects.filter(pk=run.job_id).update(status=Job.Status.RUNNING, progress_done=30, progress_total=120)
     html = staff_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk])).content.decode()
     assert '<progress id="agr-bar" max="100" value="25.0">' in html
@@ -108,11 +108,11 @@ def test_plots_are_drawn_once_and_empty_ones_say_why(admin_client, tmp_path, set
     answers gets a sentence instead of an empty votes plot."""
     from scoring import dashboard
     from scoring.models import AgreementRun
-    from scoring.stats.runs import agreement_run_create, agreement_run_execute
+    from scoring.stats.runs import agreement_run_execute, agreement_run_start
 
     settings.MEDIA_ROOT = str(tmp_path)
     study, _ = annotated_study(answers=[["S2-S1"] * 5, ["S1-S2"] * 5])
-    run = agreement_run_execute(run_id=agreement_run_create(study=study, resamples=20, enqueue=False).pk)
+    run = agreement_run_execute(run_id=agreement_run_start(study=study, resamples=20, enqueue=False).pk)
     dashboard.plots_prerender(run=run)
     drawn = []
     real = dashboard.plot_render

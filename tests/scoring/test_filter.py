@@ -158,7 +158,7 @@ def test_filter_task_redelivered_after_storing_does_not_filter_twice() -> None:
     params = {"study": study.slug, "min_correct": None, "balance": False, "seed": None}
     job = job_create(kind="filter_instances", params=params)
     first = instances_filter(study=study, job=job)  # what the killed delivery had stored
-    filter_run_task(job.pk, params)  # the redelivery
+    filter_run_task(job.pk)  # the redelivery (the task reads its parameters from the job's row)
     job.refresh_from_db()
     assert job.status == Job.Status.DONE and job.result["filter_run"] == first.pk
     assert FilterRun.objects.filter(study=study).count() == 1

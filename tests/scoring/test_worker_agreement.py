@@ -23,7 +23,7 @@ from django.db import connection
 from annotation.models import Participant, Response, StudyItem
 from core.models import Job
 from scoring.models import AgreementRun
-from scoring.stats.runs import agreement_run_create, agreement_run_execute
+from scoring.stats.runs import agreement_run_execute, agreement_run_start
 from tasks.models import Order, Setup, TaskInstance
 from tests.factories import CorpusFactory, StudyFactory, component
 
@@ -135,11 +135,11 @@ def test_killed_worker_mid_task_then_redelivered_result_equals_uninterrupted(tmp
 
     # The reference: the same run computed in-process, never interrupted.
     reference = agreement_run_execute(
-        run_id=agreement_run_create(study=study, seed=5, resamples=RESAMPLES, enqueue=False).pk)
+        run_id=agreement_run_start(study=study, seed=5, resamples=RESAMPLES, enqueue=False).pk)
 
     first = start_worker(tmp_path, "agr-first")
     try:
-        run = agreement_run_create(study=study, seed=5, resamples=RESAMPLES, enqueue=True)
+        run = agreement_run_start(study=study, seed=5, resamples=RESAMPLES, enqueue=True)
         job_id = run.job_id
 
         def mid_task() -> bool:

@@ -5,7 +5,7 @@ from typing import Any
 
 from core.commands import JsonCommand
 from scoring.selectors import study_get
-from scoring.stats.runs import agreement_run_create, agreement_run_execute, agreement_run_summary
+from scoring.stats.runs import agreement_run_execute, agreement_run_start, agreement_run_summary
 
 
 class Command(JsonCommand):
@@ -26,7 +26,7 @@ class Command(JsonCommand):
 
     def run(self, **options: Any) -> dict[str, Any]:
         study = study_get(slug=options["study"])
-        run = agreement_run_create(
+        run = agreement_run_start(
             study=study, question=options["question"], level=options["level"], component=options["component"],
             k=options["k"], m=options["min_correct"], seed=options["seed"], resamples=options["resamples"],
             created_by="cli", enqueue=options["background"],
