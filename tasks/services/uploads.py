@@ -1,6 +1,8 @@
-"""Uploads from the admin and the API: files are saved, then imported by a Celery job with progress."""
+"""Background jobs of the tasks app: `<thing>_start` (the admin, API and CLI doors call it: checks, saves the
+uploaded files, queues the job on commit) and `<thing>_execute` (what the Celery task runs, from the job's row)."""
 from __future__ import annotations
 
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -10,7 +12,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from core.errors import ApplicationError
-from core.jobs import job_create, job_enqueue
+from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
 from tasks.models import Corpus
 from tasks.services.imports import FORMATS, component_get
@@ -116,3 +118,43 @@ def instances_generate_start(
         })
         job_enqueue(job=job, task=instances_generate_task)
     return job
+
+
+def corpus_import_execute(*, job: Job) -> dict[str, Any]:
+    """Import the files the start service saved (named in the job's params); the uploads are removed after."""
+    from tasks.services.imports import corpus_import
+
+    params = job.params
+    try:
+        corpus, summary = corpus_import(
+            name=params["name"], component=params.get("component"), import_format=params["format"],
+            paths=params["paths"], seed=params.get("seed", 0),
+            min_edit_distance=params.get("min_edit_distance"), detokenize=params.get("detokenize"),
+            replace=params.get("replace", False),
+            source=params.get("source", ""), licence=params.get("licence", ""),
+            progress=progress_for(job.pk, every=5000),
+        )
+    except ApplicationError as exc:
+        # Name the files as the researcher uploaded them, not as they were saved.
+        message = exc.message
+        for saved, original in zip(params["paths"], params.get("original_names", []), strict=False):
+            message = message.replace(saved, original)
+        raise ApplicationError(message, code=exc.code, status=exc.status, details=exc.details,
+                               field=exc.field) from None
+    finally:
+        if params.get("upload_dir"):
+            shutil.rmtree(Path(params["upload_dir"]), ignore_errors=True)
+    return {"corpus_id": corpus.pk, **summary}
+
+
+def instances_generate_execute(*, job: Job) -> dict[str, Any]:
+    from tasks.services.generation import instances_generate
+
+    params = job.params
+    corpus = Corpus.objects.select_related("component").get(pk=params["corpus_id"])
+    run = instances_generate(
+        corpus=corpus, setup=params["setup"], seed=params.get("seed", 0), count=params.get("count"),
+        replace=params.get("replace", False), progress=progress_for(job.pk, every=5000),
+    )
+    return {"corpus": corpus.name, "setup": run.setup, "seed": run.seed, "generation_run_id": run.pk,
+            "instances": run.n_instances}
