@@ -1,7 +1,8 @@
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,6 +27,12 @@ JobSchema = inline_serializer("Job", {
 # The one 202 body: the job's status row under "job"; a job that fills a record (agreement run, score run, metric
 # evaluation) has the record's fields beside it.
 JobAcceptedSchema = inline_serializer("JobAccepted", {"job": JobSchema})
+
+
+def job_accepted_schema(record: str, schema: Any = OpenApiTypes.OBJECT) -> OpenApiResponse:
+    """The 202 of a job that fills a record: `schema` is the record's body, with the job under "job"."""
+    return OpenApiResponse(schema, description=f'Queued: the job\'s status row under "job" (as GET '
+                                               f'/api/v1/jobs/<id>/), the {record}\'s fields beside it.')
 
 
 def job_accepted(job: Job, /, **record: Any) -> Response:

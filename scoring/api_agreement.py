@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.views import JobAcceptedSchema, job_accepted, job_body
+from core.views import JobAcceptedSchema, job_accepted, job_accepted_schema, job_body
 from scoring.export_jobs import DOWNLOADS, export_file, export_start
 from scoring.filtering import filter_run_start, filter_run_summary
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
@@ -59,7 +59,8 @@ def _run_body(run: AgreementRun) -> dict[str, Any]:
 class AgreementRunListView(APIView):
     permission_model = AgreementRun
 
-    @extend_schema(operation_id="agreement_run_create", request=AgreementRunInput, responses={202: OpenApiTypes.OBJECT})
+    @extend_schema(operation_id="agreement_run_create", request=AgreementRunInput,
+                   responses={202: job_accepted_schema("agreement run")})
     def post(self, request: Request) -> Response:
         """Queue an agreement computation on a Celery worker; poll the returned run (or its job)."""
         serializer = AgreementRunInput(data=request.data)

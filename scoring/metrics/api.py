@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.views import job_accepted, job_body
+from core.views import job_accepted, job_accepted_schema, job_body
 from scoring.models import MetricEvaluation
 
 from .base import metric_names
@@ -67,7 +67,7 @@ class MetricEvaluationListCreate(APIView):
                          "evaluations": [_evaluation_body(e, full=False) for e in _evaluations()[:100]]})
 
     @extend_schema(operation_id="metric_evaluations_start", request=MetricEvaluationStartSerializer,
-                   responses={202: EvaluationSchema})
+                   responses={202: job_accepted_schema("evaluation", EvaluationSchema)})
     def post(self, request: Request) -> Response:
         """Validate and queue an evaluation (model metrics on the `gpu` queue); poll the returned job."""
         serializer = MetricEvaluationStartSerializer(data=request.data)

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.views import job_accepted, job_body
+from core.views import job_accepted, job_accepted_schema, job_body
 from scoring.models import ScoreRun
 
 from .methods import MODEL_METHODS, SIMPLE_METHODS
@@ -51,7 +51,7 @@ class ScoreRunListCreate(APIView):
                          "runs": [_body(run, full=False) for run in _runs()[:100]]})
 
     @extend_schema(operation_id="score_runs_start", request=ScoreRunStartSerializer,
-                   responses={202: OpenApiTypes.OBJECT})
+                   responses={202: job_accepted_schema("score run")})
     def post(self, request: Request) -> Response:
         """Validate and queue a score run on the `gpu` queue; poll the returned job."""
         serializer = ScoreRunStartSerializer(data=request.data)
