@@ -15,9 +15,9 @@ from django.utils.html import format_html, format_html_join
 from annotation.admin_study_setup import StudySetupAdminMixin
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
 from annotation.selectors import participant_recommendations, study_progress
+from annotation.services.answers import participant_exclude
 from annotation.services.exports import decisions_serialize, responses_serialize
 from annotation.services.screening import screening_require
-from annotation.services.sessions import participant_exclude
 from core.errors import ApplicationError
 from core.permissions import user_may
 

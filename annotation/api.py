@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from annotation import selectors, serializers, throttles
 from annotation.models import Participant, Study
 from annotation.models import Response as ResponseRow
-from annotation.services import exports, hot_path, participation, sessions, studies
+from annotation.services import answers, exports, hot_path, participation, sessions, studies
 from annotation.services.display import finished_payload, public_item
 from annotation.services.study_setup import study_open, study_participant_links
 from core.api import ParticipantJSONParser
@@ -178,7 +178,7 @@ class SessionAnswerView(ParticipantView):
     )
     def post(self, request: Request, token: str) -> Response:
         data = _answer_input(request.data)
-        result = sessions.answer_submit(token=token, item=data["item"], answer=data["answer"],
+        result = answers.answer_submit(token=token, item=data["item"], answer=data["answer"],
                                         seconds=data.get("seconds"))
         body = {"stored": result.stored, "state": result.state, "progress": result.progress}
         return Response(body, status=status.HTTP_201_CREATED if result.stored else status.HTTP_200_OK)

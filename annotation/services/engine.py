@@ -43,7 +43,7 @@ def held_sql(*, alias: str = "r", now: str = "%s") -> str:
 
     Every SQL statement that decides holding derives from it: `HELD_SQL` (the reservers' count, PostgreSQL and
     SQLite) and the hot path's claim (`hot_path.ANSWER_WRITE_SQL`: an unanswered reservation that holds its slot).
-    The general answer path checks the same rows in Python on the locked reservation (`sessions._answer_locked`:
+    The general answer path checks the same rows in Python on the locked reservation (`answers._answer_locked`:
     not expired, not released, not answered); tests/annotation/test_held.py checks this definition against
     reservations in every state. A released reservation never holds: the partial unique index
     `reservation_one_holder_per_slot` (annotation/models.py) leaves out exactly those."""

@@ -23,7 +23,7 @@ nothing more. A new rule about serving or answering (a new item kind's check, a 
 side effect of an answer) goes into the general path in `sessions`/`engine` only; here it is a condition under
 which `next_fast`/`answer_fast` return None (read the column in ANSWER_READ_SQL/NEXT_SQL and bail out), never a
 second implementation. What the fast path does reuse is written once elsewhere: answers are validated by
-`sessions.validate_answer`, "a slot is held" is `engine.held_sql` (the claim below is an unanswered reservation
+`answers.validate_answer`, "a slot is held" is `engine.held_sql` (the claim below is an unanswered reservation
 that holds its slot), deadlines come from `participation.batch_deadline`, the finished body from
 `display.finished_payload`. The dual-path tests (`serving_path` in tests/annotation/helpers.py) run the same
 scenarios through both paths; `settings.ANNOTATION_HOT_PATH = False` (env ANNOTATION_HOT_PATH=0) switches the
@@ -197,7 +197,7 @@ def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None) ->
     """Store an answer in one statement; the 201 body, or None for the general path.
 
     Raises the general path's ApplicationError (400) for an invalid answer to a live item."""
-    from annotation.services.sessions import validate_answer  # local: sessions imports this module
+    from annotation.services.answers import validate_answer  # local: answers imports this module
 
     if not available() or not token or len(token) > 64 or not isinstance(item, str) or not item or len(item) > 32:
         return None

@@ -1,29 +1,24 @@
-"""The participant flow: sessions (batches), consent, eligibility, serving items and storing answers."""
+"""The participant flow: sessions (batches), consent, eligibility and serving items; storing answers is in
+`annotation.services.answers`."""
 from __future__ import annotations
 
-import json
-import math
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from annotation.models import ORDERING_KINDS, Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
-from annotation.services import hot_path, participation
-from annotation.services.display import canonical_answer
+from annotation.models import Batch, Participant, Reservation, Study
+from annotation.services import participation
 from annotation.services.engine import (
     batch_reserve,
-    first_answer_extend,
-    item_refresh_closed,
     reservations_release,
     study_has_work_for,
 )
 from annotation.services.review import worker_admission_check
-from annotation.services.rewrites import persona_store, rewrite_check
+from annotation.services.rewrites import persona_store
 from core.errors import ApplicationError
 
 PLATFORMS = {Participant.Platform.PROLIFIC, Participant.Platform.MTURK, Participant.Platform.ANONYMOUS}
@@ -361,7 +356,7 @@ def session_start(*, token: str) -> Batch:
     raise _expired()
 
 
-# --- serving and answering -----------------------------------------------------------------------------
+# --- serving ----------------------------------------------------------------------------------------
 
 
 NEXT_FIELDS = (
@@ -440,197 +435,3 @@ def _complete_if_done(batch: Batch) -> bool:
         batch.save(update_fields=["state", "finished_at"])
         return True
     return False
-
-
-@dataclass
-class AnswerResult:
-    stored: bool
-    state: str
-    progress: dict[str, int]
-
-
-def _invalid(message: str) -> ApplicationError:
-    return ApplicationError(message, details={"answer": [message]})
-
-
-def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list[tuple[str, str, float | None]]:
-    """The displayed answer as (question, canonical answer, value) rows; ApplicationError (400) when invalid."""
-    kind = shown["kind"]
-    if kind in ORDERING_KINDS:
-        if not isinstance(answer, str) or answer not in shown["choices"]:
-            raise _invalid(f"answer must be one of {shown['choices']}.")
-        return [("", canonical_answer(shown=shown, displayed=answer), None)]
-    if kind == ItemKind.LIKERT:
-        if not isinstance(answer, dict):
-            raise _invalid("answer must be an object {question name: integer rating}.")
-        names = [q["name"] for q in study.questions]
-        if set(answer) - set(names):
-            raise _invalid(f"answer names a question this study does not ask; the questions are {names}.")
-        rows = []
-        for question in study.questions:
-            value = answer.get(question["name"])
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-                raise _invalid(f"question '{question['name']}' needs an integer rating.")
-            if not question["min"] <= value <= question["max"]:
-                raise _invalid(
-                    f"question '{question['name']}': the rating is outside {question['min']}…{question['max']}."
-                )
-            rows.append((question["name"], str(int(value)), float(value)))
-        return rows
-    if kind == ItemKind.RANKING:
-        ids = sorted(o["id"] for o in shown["outputs"])
-        if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer) or sorted(answer) != ids:
-            raise _invalid(f"answer must list every output id exactly once, best first: a permutation of {ids}.")
-        return [("", json.dumps(answer), None)]
-    if kind == ItemKind.REWRITE:
-        if not isinstance(answer, str):
-            raise _invalid("answer must be a string.")
-        text = answer.strip()
-        if len(text) < study.rewrite_min_length:
-            raise _invalid(f"the rewrite needs at least {study.rewrite_min_length} characters, got {len(text)}.")
-        if len(text) > 5000:
-            raise _invalid("the rewrite is longer than 5000 characters.")
-        if "\x00" in text:
-            raise _invalid("the rewrite contains a NUL character.")
-        refused = rewrite_check(shown=shown, text=text)  # max length, copy of the source (reviewed studies)
-        if refused:
-            raise _invalid(refused)
-        return [("", text, None)]
-    raise _invalid(f"unknown item kind {kind!r}.")
-
-
-MAX_CLIENT_SECONDS = 3600.0
-
-
-def client_seconds(value: Any) -> float | None:
-    """The client-reported time on an item, kept as information only: a finite number clamped to
-    0…MAX_CLIENT_SECONDS, or None. Speed is judged on the server's clock (`Response.server_seconds`)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        return None
-    return min(float(value), MAX_CLIENT_SECONDS)
-
-
-def answer_submit(*, token: str, item: str, answer: Any, seconds: float | None = None) -> AnswerResult:
-    """Store one answer: 201-stored, 200-already stored the same, or an ApplicationError.
-
-    The common case (a live item of a running batch, on PostgreSQL) is one statement in `hot_path`; every other
-    case, and a fast claim that lost a race, runs here under the batch row lock."""
-    seconds = client_seconds(seconds)
-    fast = hot_path.answer_fast(token=token, item=item, answer=answer, seconds=seconds)
-    if fast is not None:
-        return AnswerResult(True, fast["state"], fast["progress"])
-    if not token or len(token) > 64:
-        raise _not_found("Session")
-    now = timezone.now()
-    with transaction.atomic():
-        # The batch row first, then the reservation: the order every writer of a session takes (the hot path's
-        # statement too), so none can deadlock. One participant's requests run one at a time (exclusion,
-        # completion), and a duplicate answer waits for the first to commit.
-        batch = _lock_batch(token)  # 404 for a forged token
-        reservation = (
-            Reservation.objects.select_for_update(of=("self",))
-            .select_related("study_item", "screening_question")
-            .filter(batch=batch, public_id=str(item or "")[:32])
-            .first()
-        ) if item else None
-        if reservation is not None:
-            reservation.batch = batch
-        overdue = batch.state == Batch.State.ITEMS and batch.expires_at is not None and batch.expires_at <= now
-        if not overdue:
-            return _answer_locked(batch=batch, reservation=reservation, item=item, answer=answer, seconds=seconds,
-                                  now=now)
-    session_load(token=token)  # expires the batch (its own transaction), committed before the error
-    raise _expired()
-
-
-def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, answer: Any,
-                   seconds: float | None, now: datetime) -> AnswerResult:
-    """Store one answer; the caller holds the batch row lock."""
-    if batch.state == Batch.State.EXPIRED:
-        raise _expired()
-    if batch.state not in (Batch.State.ITEMS, Batch.State.COMPLETED):
-        raise _wrong_state(batch, "answer items")
-    study = batch.study
-    participant = batch.participant
-    if reservation is None:
-        raise ApplicationError("This item is not reserved for this session.", code="not_reserved",
-                               status=404, details={"item": ["not reserved for this session"]})
-    rows = validate_answer(study=study, shown=reservation.shown, answer=answer)
-    if reservation.answered_at is not None:
-        existing = list(Response.objects.filter(reservation=reservation).values_list("question", "answer"))
-        if sorted(existing) == sorted((q, a) for q, a, _ in rows):
-            return AnswerResult(False, batch.state, _progress(batch))
-        raise ApplicationError("This item was already answered differently; answers cannot be changed.",
-                               code="answer_conflict", status=409)
-    before = Reservation.objects.filter(batch=batch).aggregate(
-        total=Count("id"), done=Count("id", filter=Q(answered_at__isnull=False)), last=Max("answered_at")
-    )
-    # Claim the reservation: it must still be live. A concurrent reserver releasing it (expired) and this
-    # claim are serialized on the row, and each re-checks its condition, so only one of them can win.
-    if reservation.expires_at <= now or (reservation.released and not participant.excluded):
-        raise _expired()
-    # Shown when `next` served it; failing that (never served through `next`), when the previous answer was
-    # stored (one item per screen), or when the batch started.
-    previous = [t for t in (before["last"], batch.started_at) if t]
-    shown_at = reservation.served_at or reservation.shown_at or (max(previous) if previous else None)
-    Reservation.objects.filter(pk=reservation.pk).update(answered_at=now, shown_at=shown_at)
-    server_seconds = (now - shown_at).total_seconds() if shown_at else None
-    if before["done"] == 0 and batch.state == Batch.State.ITEMS:
-        first_answer_extend(batch=batch, now=now)
-    is_screening = reservation.screening_question_id is not None
-    study_item = reservation.study_item
-    if is_screening:
-        correct = reservation.screening_question.correct_answer_for(study.item_kind)
-    else:
-        correct = study_item.correct_answer
-    Response.objects.bulk_create([
-        Response(
-            study=study, participant=participant, study_item=study_item,
-            screening_question_id=reservation.screening_question_id, batch_number=batch.number,
-            question=question, answer=canonical, value=value, is_screening=is_screening,
-            is_correct=(canonical == correct) if correct else None, is_valid=not participant.excluded,
-            shown=reservation.shown, shown_at=shown_at, answered_at=now, seconds=seconds,
-            server_seconds=server_seconds, batch=batch, reservation=reservation,
-        )
-        for question, canonical, value in rows
-    ])
-    if is_screening and correct and rows[0][1] != correct and not participant.excluded:
-        participant_exclude(participant=participant, now=now,
-                            reason=f"failed screening question {reservation.screening_question.name}")
-    elif study_item is not None and study.adaptive_stopping and not participant.excluded:
-        item_refresh_closed(item=study_item)
-    progress = {"done": before["done"] + 1, "total": before["total"]}
-    if batch.state == Batch.State.ITEMS and progress["done"] == progress["total"]:
-        batch.state = Batch.State.COMPLETED
-        batch.finished_at = now
-        batch.save(update_fields=["state", "finished_at"])
-    return AnswerResult(True, batch.state, progress)
-
-
-def _progress(batch: Batch) -> dict[str, int]:
-    counts = Reservation.objects.filter(batch=batch).aggregate(
-        total=Count("id"), done=Count("id", filter=Q(answered_at__isnull=False))
-    )
-    return {"done": counts["done"], "total": counts["total"]}
-
-
-def participant_exclude(*, participant: Participant, reason: str, now: datetime | None = None) -> int:
-    """Exclude a participant: every response invalid, every slot they hold released, adaptive closures rechecked.
-
-    Returns the number of responses invalidated. The caller may already be in a transaction.
-    """
-    now = now or timezone.now()
-    with transaction.atomic():
-        Participant.objects.filter(pk=participant.pk).update(excluded=True, exclusion_reason=reason[:200],
-                                                             excluded_at=now)
-        participant.excluded = True
-        participant.exclusion_reason = reason[:200]
-        participant.excluded_at = now
-        n = Response.objects.filter(participant=participant, is_valid=True).update(is_valid=False)
-        reservations_release(Reservation.objects.filter(participant=participant, released=False), now=now)
-        if participant.study.adaptive_stopping:
-            for item in StudyItem.objects.filter(
-                Q(reservations__participant=participant), is_closed=True
-            ).select_related("study").distinct():
-                item_refresh_closed(item=item)
-    return n

@@ -11,7 +11,7 @@ import pytest
 
 from annotation.models import Response
 from annotation.selectors import participant_recommendations, reservation_expected_answer
-from annotation.services.sessions import MAX_CLIENT_SECONDS
+from annotation.services.answers import MAX_CLIENT_SECONDS
 from tests.adversarial.crowd import Browser
 from tests.annotation.helpers import make_study
 from tests.helpers import assert_api_error

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from annotation.models import Reservation, Response
 from annotation.selectors import items_over_capacity, reservation_expected_answer
-from annotation.services import sessions
+from annotation.services import answers, sessions
 from core.errors import ApplicationError
 from tests.annotation.helpers import make_study, serving_path  # noqa: F401 (fixture)
 
@@ -53,7 +53,7 @@ def _play(token: str, barrier: threading.Barrier | None = None) -> int:
         if reservation is None:
             return stored
         answer = reservation_expected_answer(public_id=reservation.public_id)
-        stored += sessions.answer_submit(token=token, item=reservation.public_id, answer=answer).stored
+        stored += answers.answer_submit(token=token, item=reservation.public_id, answer=answer).stored
 
 
 def test_threads_race_for_the_last_slots_of_one_instance():
@@ -127,7 +127,7 @@ def test_late_answers_race_with_a_reserver_taking_over_expired_slots():
         ok = 0
         for public_id in served:
             try:
-                ok += sessions.answer_submit(token=late, item=public_id,
+                ok += answers.answer_submit(token=late, item=public_id,
                                              answer=reservation_expected_answer(public_id=public_id)).stored
             except ApplicationError as exc:
                 assert exc.code == "expired"
@@ -161,7 +161,7 @@ def test_duplicate_concurrent_answers_store_once():
     @_in_thread
     def send(_: int) -> bool:
         barrier.wait()
-        return sessions.answer_submit(token=token, item=reservation.public_id, answer=answer).stored
+        return answers.answer_submit(token=token, item=reservation.public_id, answer=answer).stored
 
     with ThreadPoolExecutor(8) as pool:
         stored = list(pool.map(send, range(8)))

@@ -337,7 +337,7 @@ def test_triple_and_quadruple_forms_of_one_draw_go_to_different_people_unless_al
 def test_fill_follows_the_holders_and_stale_fills_still_serve(client, django_capture_on_commit_callbacks):
     """`fill` orders the candidates. An exclusion recounts it once committed; a fill left high (a release whose
     recount never ran) still lets the item be served, its free slot counted from the reservations."""
-    from annotation.services.sessions import participant_exclude
+    from annotation.services.answers import participant_exclude
 
     study = make_study(n_instances=4, per_batch=2, k=2)
 

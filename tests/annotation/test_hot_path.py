@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Batch, Participant, Reservation, Response
 from annotation.selectors import reservation_expected_answer, reservation_is_screening
-from annotation.services import sessions
+from annotation.services import answers, sessions
 from annotation.services.display import canonical_answer
 from tests.annotation.helpers import Participant as P
 from tests.annotation.helpers import make_study
@@ -34,7 +34,7 @@ def test_a_correct_batch_never_reaches_the_general_answer_path(monkeypatch):
     def general(**kwargs):
         raise AssertionError("the general answer path was used for a common answer")
 
-    monkeypatch.setattr(sessions, "_answer_locked", general)
+    monkeypatch.setattr(answers, "_answer_locked", general)
     seen = p.play()
     assert len(seen) == 6
     batch = Batch.objects.get(token=p.token)
@@ -123,7 +123,7 @@ def _race_exclusion_against_answers(round_: int) -> None:
             barrier.wait()
             for reservation in items:
                 answer = reservation_expected_answer(public_id=reservation.public_id)
-                sessions.answer_submit(token=token, item=reservation.public_id, answer=answer)
+                answers.answer_submit(token=token, item=reservation.public_id, answer=answer)
         finally:
             connections.close_all()
 
@@ -131,7 +131,7 @@ def _race_exclusion_against_answers(round_: int) -> None:
         try:
             barrier.wait()
             participant = Participant.objects.select_related("study").get(study=study, external_id="racer")
-            sessions.participant_exclude(participant=participant, reason="admin: test race")
+            answers.participant_exclude(participant=participant, reason="admin: test race")
         finally:
             connections.close_all()
 
@@ -179,7 +179,7 @@ def test_a_fast_answer_waits_for_an_exclusion_in_progress():
     def answer_now() -> None:
         try:
             invalidated.wait(timeout=10)
-            result["stored"] = sessions.answer_submit(token=token, item=reservation.public_id, answer=answer).stored
+            result["stored"] = answers.answer_submit(token=token, item=reservation.public_id, answer=answer).stored
             answered.set()
         finally:
             connections.close_all()
@@ -208,7 +208,7 @@ def test_next_stamps_served_at_once_and_the_answer_keeps_the_client_seconds_only
                       format="json")
     assert r.status_code == 201, r.content
     row = Response.objects.get(reservation__public_id=item["id"])
-    assert row.seconds == sessions.MAX_CLIENT_SECONDS  # bounded: kept as information, never trusted
+    assert row.seconds == answers.MAX_CLIENT_SECONDS  # bounded: kept as information, never trusted
     assert row.server_seconds < 5 and row.shown_at == first
     item = p.next().json()["item"]
     for bad in ("-1", '"fast"', "1e400", "true"):  # 1e400 parses as infinity: written as raw JSON text

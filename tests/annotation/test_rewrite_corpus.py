@@ -11,7 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Participant, Response
-from annotation.services.sessions import participant_exclude
+from annotation.services.answers import participant_exclude
 from annotation.services.studies import study_create
 from tasks.models import Corpus, ParallelPair, TaskInstance
 from tasks.services.generation import instances_generate
