@@ -1,5 +1,5 @@
 from django.urls import path
 
-from core.views import JobDetail
+from core.views import JobDetailView
 
-urlpatterns = [path("<int:job_id>/", JobDetail.as_view(), name="job-detail")]
+urlpatterns = [path("<int:job_id>/", JobDetailView.as_view(), name="job-detail")]

@@ -41,7 +41,7 @@ def job_accepted(job: Job, /, **record: Any) -> Response:
     return Response({**record, "job": job_body(job)}, status=status.HTTP_202_ACCEPTED)
 
 
-class JobDetail(APIView):
+class JobDetailView(APIView):
     """A background job's status row; the admin's progress bars poll it."""
 
     permission_model = Job

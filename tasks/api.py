@@ -22,7 +22,7 @@ from tasks.services.components import component_create
 from tasks.services.uploads import corpus_import_start, instances_generate_start, upload_files_by_role
 
 
-class StyleComponentList(generics.ListAPIView):
+class StyleComponentListView(generics.ListAPIView):
     """The style components (STEL's four and any added), with their two style labels."""
 
     permission_model = StyleComponent
@@ -39,7 +39,7 @@ class StyleComponentList(generics.ListAPIView):
         return Response(StyleComponentSerializer(component).data, status=status.HTTP_201_CREATED)
 
 
-class CorpusListCreate(APIView):
+class CorpusListView(APIView):
     permission_model = Corpus
     parser_classes = [MultiPartParser, FormParser]
 
@@ -72,7 +72,7 @@ class CorpusListCreate(APIView):
         return job_accepted(job)
 
 
-class CorpusDetail(generics.RetrieveAPIView):
+class CorpusDetailView(generics.RetrieveAPIView):
     """One corpus with its import parameters and counts."""
 
     permission_model = Corpus
@@ -80,7 +80,7 @@ class CorpusDetail(generics.RetrieveAPIView):
     serializer_class = CorpusSerializer
 
 
-class CorpusGenerate(APIView):
+class CorpusGenerateView(APIView):
     # the same rule as the admin's "Generate instances" action on corpora
     permission_model = Corpus
     permission_actions = {"POST": "change"}
@@ -98,7 +98,7 @@ class CorpusGenerate(APIView):
 
 
 @extend_schema(parameters=[OpenApiParameter(name, str) for name in ("corpus", "component", "setup", "status")])
-class TaskInstanceList(generics.ListAPIView):
+class TaskInstanceListView(generics.ListAPIView):
     """Task instances, filterable by corpus, component, setup and status (paginated)."""
 
     permission_model = TaskInstance

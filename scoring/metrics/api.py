@@ -57,7 +57,7 @@ def _evaluations() -> Any:
     return MetricEvaluation.objects.select_related("study", "job")
 
 
-class MetricEvaluationListCreate(APIView):
+class MetricEvaluationListView(APIView):
     permission_model = MetricEvaluation
 
     @extend_schema(operation_id="metric_evaluations_list", responses=EvaluationListSchema)
@@ -80,7 +80,7 @@ class MetricEvaluationListCreate(APIView):
         return job_accepted(evaluation.job, **_evaluation_body(evaluation, full=False))
 
 
-class MetricEvaluationDetail(APIView):
+class MetricEvaluationDetailView(APIView):
     permission_model = MetricEvaluation
 
     @extend_schema(operation_id="metric_evaluations_detail", responses=EvaluationSchema)
@@ -89,7 +89,7 @@ class MetricEvaluationDetail(APIView):
         return Response(_evaluation_body(get_object_or_404(_evaluations(), pk=pk), full=True))
 
 
-class MetricEvaluationPlot(APIView):
+class MetricEvaluationPlotView(APIView):
     permission_model = MetricEvaluation
 
     @extend_schema(responses={(200, "image/png"): bytes})

@@ -41,7 +41,7 @@ def _body(run: Any, *, full: bool) -> dict[str, Any]:
     return body
 
 
-class ScoreRunListCreate(APIView):
+class ScoreRunListView(APIView):
     permission_model = ScoreRun
 
     @extend_schema(operation_id="score_runs_list", responses=OpenApiTypes.OBJECT)
@@ -65,7 +65,7 @@ class ScoreRunListCreate(APIView):
         return job_accepted(run.job, **_body(run, full=False))
 
 
-class ScoreRunDetail(APIView):
+class ScoreRunDetailView(APIView):
     permission_model = ScoreRun
 
     @extend_schema(operation_id="score_run_detail", responses=OpenApiTypes.OBJECT)
@@ -74,7 +74,7 @@ class ScoreRunDetail(APIView):
         return Response(_body(get_object_or_404(_runs(), pk=pk), full=True))
 
 
-class ScoreRunPredictions(APIView):
+class ScoreRunPredictionsView(APIView):
     permission_model = ScoreRun
 
     @extend_schema(operation_id="score_run_predictions", responses={(200, "text/tab-separated-values"): bytes},
