@@ -213,7 +213,7 @@ def test_command_background_stores_a_run_on_the_gpu_queue(shared_data, media, mo
     assert summary["ok"] is True and summary["queue"] == "gpu" and summary["computed"] is False
     assert len(callbacks) == 1
     run = ScoreRun.objects.get(pk=summary["score_run"])
-    assert run.benchmark_paths == [contraction(shared_data)] and run.created_by == "score_stel"
+    assert run.benchmark_paths == [str(Path(contraction(shared_data)).resolve())] and run.created_by == "score_stel"
     score_run_execute_task(summary["job"], run.pk)
     run.refresh_from_db()
     assert run.results["sets"]["validated"]["methods"]["uppercase"]["overall"]["accuracy"] == 1.0
