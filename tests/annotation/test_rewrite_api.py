@@ -120,3 +120,34 @@ def test_rewrite_kind_needs_its_part_and_a_researcher() -> None:
     api.force_authenticate(viewer)
     refused = api.post("/api/v1/studies/", body("viewer-rw"), format="json")
     assert refused.status_code == 403 and not Study.objects.filter(slug="viewer-rw").exists()
+
+
+def test_admin_create_form_makes_a_rewrite_study_as_the_api(admin_client) -> None:  # noqa: ANN001
+    form = {"slug": "admin-rw", "kind": "rewrite", "annotators_per_item": 2, "items_per_batch": 4, "max_batches": 2,
+            "instance_status": "candidate", "seed": 0, "screening_per_batch": 2,  # the page's initial values
+            "time_limit_minutes": 20, "estimated_minutes": 5, "target_hourly_pay": "9.00",
+            "sources": "\n".join(f"{s['id']}\t{s['text']}" for s in SOURCES), "target_style": "formal",
+            "rewrite_max_length": 200, "copy_threshold": 85, "persona": "age", "filter_questions": "on",
+            "filter_urls": "on", "min_words": 5, "max_words": 25, "qualify_min_accepted": 3, "qualify_min_rate": 0.9}
+    response = admin_client.post("/admin/annotation/study/create/", form)
+    study = Study.objects.get(slug="admin-rw")
+    assert response.status_code == 302 and response.url.endswith(f"/{study.pk}/preview/")
+    assert study.status == Study.Status.DRAFT and study.item_kind == "rewrite"
+    assert sorted(study.items.values_list("external_id", flat=True)) == ["a", "b", "c"]
+    rules = RewriteSettings.objects.get(study=study)
+    assert (rules.target_style, rules.copy_threshold, rules.max_length) == ("formal", 85, 200)
+    assert (rules.qualification_min_accepted, rules.qualification_min_rate) == (3, 0.9)
+    assert rules.filters["dropped"] == {"empty": 0, "duplicate": 0, "question": 1, "url": 1, "too_short": 1,
+                                        "too_long": 0}
+    assert [q["name"] for q in study.eligibility_questions] == ["age"]
+    preview = admin_client.get(response.url)
+    assert preview.status_code == 200 and "that movie was sooo boring" in preview.content.decode()
+
+    for change, message in (({"sources": ""}, "Give the sources"),
+                            ({"slug": "bad-rw", "persona": "shoe size"}, "unknown attribute"),
+                            ({"slug": "bad-rw", "sources": "a\tone two three four five\na\tsix seven eight nine ten"},
+                             "repeated ids"),
+                            ({"slug": "bad-rw", "kind": "ordering"}, "needs a setup")):
+        page = admin_client.post("/admin/annotation/study/create/", {**form, **change})
+        assert page.status_code == 200 and message in page.content.decode(), change
+    assert not Study.objects.filter(slug="bad-rw").exists() and RewriteSettings.objects.count() == 1
