@@ -79,7 +79,9 @@ demo-rewrites: $(STAMP)
 	$(DEMO_ENV) $(MANAGE) simulate_annotators --study demo-rewrites --participants 16 --copy-rate 0.1 --sloppy-rate 0.2 --concurrency 2 --seed 1 --base-url http://127.0.0.1:$$PORT && \
 	$(DEMO_ENV) $(MANAGE) review_rewrites --study demo-rewrites --auto && \
 	$(DEMO_ENV) $(MANAGE) simulate_annotators --study demo-rewrites --participants 8 --concurrency 2 --seed 2 --base-url http://127.0.0.1:$$PORT && \
-	$(DEMO_ENV) $(MANAGE) review_rewrites --study demo-rewrites --auto
+	$(DEMO_ENV) $(MANAGE) review_rewrites --study demo-rewrites --auto && \
+	$(DEMO_ENV) $(MANAGE) simulate_annotators --study demo-rewrites --participants 4 --concurrency 2 --seed 3 --base-url http://127.0.0.1:$$PORT && \
+	$(DEMO_ENV) $(MANAGE) review_rewrites --study demo-rewrites --accept-all
 	$(DEMO_ENV) $(MANAGE) build_corpus_from_rewrites --study demo-rewrites --name demo-rewrites-corpus --component formality --seed 1
 	$(DEMO_ENV) $(MANAGE) generate_instances --corpus demo-rewrites-corpus --setup quadruple --seed 1
 	$(DEMO_ENV) $(MANAGE) create_study --slug demo-rewrites-rating --title "Rate the crowd's rewrites (Pauli et al.)" --kind likert --preset pauli --outputs-study demo-rewrites --eligibility none --items-per-batch 8
