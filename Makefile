@@ -10,7 +10,7 @@ DEMO_ENV := DJANGO_SETTINGS_MODULE=config.settings.local DATABASE_URL= CELERY_BR
 TEST_ENV := DJANGO_SETTINGS_MODULE=config.settings.test
 PROD_ENV := DJANGO_SETTINGS_MODULE=config.settings.production
 
-.PHONY: venv demo demo-data test test-fast lint bench browsers clean collectstatic serve
+.PHONY: venv demo demo-data demo-rewrites test test-fast lint bench browsers clean collectstatic serve
 
 # Direct dependencies are declared in pyproject.toml (groups: models, test, dev); constraints.txt pins every package.
 $(STAMP): pyproject.toml constraints.txt
@@ -50,6 +50,7 @@ demo-data: $(STAMP)
 	$(DEMO_ENV) $(MANAGE) compute_agreement --study fleiss-1971 --json
 	$(DEMO_ENV) $(MANAGE) score_stel $(SHARED)/stel/quad_questions_char_contraction.tsv --full $(SHARED)/stel/quad_questions_char_contraction.tsv $(SHARED)/stel/quad_questions_char_substitution.tsv --methods char3gram,word_length,punctuation,uppercase,levenshtein,st:minilm --compare uppercase,st:minilm --background --json >/dev/null
 	$(MAKE) --no-print-directory demo-crowd
+	$(MAKE) --no-print-directory demo-rewrites
 	$(DEMO_ENV) $(MANAGE) demo_admin
 
 # A crowd study filled by simulated participants over the HTTP API, then agreement, filter and export.
@@ -65,6 +66,25 @@ demo-crowd: $(STAMP)
 	mkdir -p demo-exports
 	$(DEMO_ENV) $(MANAGE) export_benchmark --format stel-tsv --status validated --study demo-crowd --out demo-exports/demo-crowd-validated.tsv
 	$(DEMO_ENV) $(MANAGE) score_stel demo-exports/demo-crowd-validated.tsv --methods char3gram,punctuation,levenshtein --json
+
+# A rewrite study (k = 2 formal rewrites of the informal demo sentences) written by simulated writers over the HTTP
+# API (some first paste the source and are refused, some are sloppy), reviewed (sloppy rewrites rejected, their slots
+# reopened and written again), built into a split parallel corpus, and a rating study (Pauli's scales) over it.
+demo-rewrites: $(STAMP)
+	$(DEMO_ENV) $(MANAGE) create_study --slug demo-rewrites --title "Rewrite informal sentences formally" --kind rewrite --sources-corpus formality-demo --side 1 --target-style formal --max-words 12 --annotators-per-item 2 --items-per-batch 8 --eligibility none --persona age,gender
+	PORT=$$($(BIN)/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
+	$(DEMO_ENV) $(MANAGE) runserver 127.0.0.1:$$PORT --noreload >demo-server.log 2>&1 & PID=$$!; \
+	trap "kill $$PID" EXIT; \
+	$(BIN)/python scripts/wait_for_url.py http://127.0.0.1:$$PORT/api/v1/ping/ 60 && \
+	$(DEMO_ENV) $(MANAGE) simulate_annotators --study demo-rewrites --participants 16 --copy-rate 0.1 --sloppy-rate 0.2 --concurrency 2 --seed 1 --base-url http://127.0.0.1:$$PORT && \
+	$(DEMO_ENV) $(MANAGE) review_rewrites --study demo-rewrites --auto && \
+	$(DEMO_ENV) $(MANAGE) simulate_annotators --study demo-rewrites --participants 8 --concurrency 2 --seed 2 --base-url http://127.0.0.1:$$PORT && \
+	$(DEMO_ENV) $(MANAGE) review_rewrites --study demo-rewrites --auto && \
+	$(DEMO_ENV) $(MANAGE) simulate_annotators --study demo-rewrites --participants 4 --concurrency 2 --seed 3 --base-url http://127.0.0.1:$$PORT && \
+	$(DEMO_ENV) $(MANAGE) review_rewrites --study demo-rewrites --accept-all
+	$(DEMO_ENV) $(MANAGE) build_corpus_from_rewrites --study demo-rewrites --name demo-rewrites-corpus --component formality --seed 1
+	$(DEMO_ENV) $(MANAGE) generate_instances --corpus demo-rewrites-corpus --setup quadruple --seed 1
+	$(DEMO_ENV) $(MANAGE) create_study --slug demo-rewrites-rating --title "Rate the crowd's rewrites (Pauli et al.)" --kind likert --preset pauli --outputs-study demo-rewrites --eligibility none --items-per-batch 8
 
 demo: demo-data
 	@echo "Serving StyleCrowd on http://127.0.0.1:8000/admin/ (Ctrl-C to stop)"

@@ -45,7 +45,10 @@ class StudySetupAdminMixin:
         form = StudyCreateForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                study = study_create(**form.service_kwargs(), study_status=Study.Status.DRAFT)
+                if form.cleaned_data["kind"] == "rewrite":
+                    study = self._create_rewrite(form)
+                else:
+                    study = study_create(**form.service_kwargs(), study_status=Study.Status.DRAFT)
             except ApplicationError as exc:
                 form.add_error(None, exc.message)
             else:
@@ -55,6 +58,19 @@ class StudySetupAdminMixin:
         context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
                    "title": "Create a study"}
         return TemplateResponse(request, "admin/annotation/study_create.html", context)
+
+    def _create_rewrite(self, form: StudyCreateForm) -> Study:
+        """The same service as `create_study --kind rewrite`; the sources typed in the form or a corpus side."""
+        from annotation.services.rewrites import rewrite_study_create, sources_from_corpus
+
+        rows, corpus, side = form.sources_spec()
+        if rows is None:
+            rows = sources_from_corpus(name=corpus, side=side)
+        ids = [sid for sid, _ in rows]
+        if len(set(ids)) != len(ids):
+            raise ApplicationError(f"Sources: repeated ids {sorted({i for i in ids if ids.count(i) > 1})[:5]}.")
+        study, _ = rewrite_study_create(sources=rows, **form.rewrite_kwargs(), study_status=Study.Status.DRAFT)
+        return study
 
     def preview_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         study = get_object_or_404(Study, pk=pk)

@@ -228,6 +228,8 @@ class StudyListView(APIView):
                                "codes and its participant links.")
     def post(self, request: Request) -> Response:
         data = _valid(serializers.StudyCreateInput, request.data)
+        if data["kind"] == "rewrite":
+            return _rewrite_study_create(request, data)
         study = studies.study_create(
             slug=data["slug"], title=data["title"], item_kind=data["setup"], setup=data["setup"],
             corpus=data["corpora"] or None, component=data["components"] or None,
@@ -248,6 +250,40 @@ class StudyListView(APIView):
         if data["open"]:
             study = study_open(study=study)
         return Response(_study_body(request, study), status=status.HTTP_201_CREATED)
+
+
+def _rewrite_study_create(request: Request, data: dict[str, Any]) -> Response:
+    """kind `rewrite`: the same service as `create_study --kind rewrite` (sources from the body or a corpus side)."""
+    from annotation.services.rewrites import rewrite_study_create, sources_from_corpus
+
+    spec = data["rewrite"]
+    if spec["sources"] is not None:
+        sources = [(row["id"].strip(), row["text"]) for row in spec["sources"]]
+        repeated = sorted({sid for sid, _ in sources if [s for s, _ in sources].count(sid) > 1})
+        if not sources or repeated:
+            raise ApplicationError("Sources: " + (f"repeated ids {repeated[:5]}." if repeated else "none given."),
+                                   field="rewrite.sources")
+    else:
+        sources = sources_from_corpus(name=spec["sources_corpus"], side=spec["side"])
+    study, summary = rewrite_study_create(
+        slug=data["slug"], sources=sources, target_style=spec["target_style"], filters=spec["filters"] or {},
+        examples=spec["examples"] or None, min_length=spec["min_length"], max_length=spec["max_length"],
+        copy_threshold=spec["copy_threshold"], persona=spec["persona"], min_accepted=spec["qualify_min_accepted"],
+        min_rate=spec["qualify_min_rate"], eligibility_questions=data["eligibility_questions"],
+        task_description=data["task_description"] or None, title=data["title"],
+        annotators_per_item=data["annotators_per_item"], min_correct=data["min_correct"],
+        items_per_batch=data["items_per_batch"], max_batches=data["max_batches"],
+        time_limit_minutes=data["time_limit_minutes"], consent_text=data["consent_text"],
+        completion_code=data["completion_code"], screened_out_code=data["screened_out_code"],
+        redirect_url=data["redirect_url"], estimated_minutes=data["estimated_minutes"],
+        target_hourly_pay=data["target_hourly_pay"], platform=data["platform"],
+        prolific_study_id=data["prolific_study_id"], allow_anonymous=data["allow_anonymous"],
+        first_answer_grace_seconds=data["first_answer_grace_seconds"], max_open_batches=data["max_open_batches"],
+        min_seconds_per_item=data["min_seconds_per_item"], study_status=Study.Status.DRAFT,
+    )
+    if data["open"]:
+        study = study_open(study=study)
+    return Response({**_study_body(request, study), "sources": summary}, status=status.HTTP_201_CREATED)
 
 
 def _study_body(request: Request, study: Study) -> dict[str, Any]:

@@ -15,8 +15,11 @@ STATUS_CHOICES = [(InstanceStatus.CANDIDATE, "candidate (not yet annotated)"),
 class StudyCreateForm(forms.Form):
     slug = forms.SlugField(max_length=80, help_text="Part of the participant link: /s/<slug>/.")
     title = forms.CharField(max_length=200, required=False)
-    setup = forms.ChoiceField(choices=[(k.value, k.label) for k in ORDERING_KINDS],
-                              help_text="What participants see: quadruples, triples or style-or-content triples.")
+    kind = forms.ChoiceField(choices=[("ordering", "ordering study (task instances)"),
+                                      ("rewrite", "rewrite study (sources rewritten by the crowd, reviewed)")],
+                             initial="ordering", required=False)
+    setup = forms.ChoiceField(choices=[(k.value, k.label) for k in ORDERING_KINDS], required=False,
+                              help_text="Ordering studies: quadruples, triples or style-or-content triples.")
     corpora = forms.ModelMultipleChoiceField(queryset=Corpus.objects.order_by("name"), to_field_name="name",
                                              required=False, help_text="Empty: every corpus.")
     components = forms.ModelMultipleChoiceField(queryset=StyleComponent.objects.order_by("name"),
@@ -58,12 +61,77 @@ class StudyCreateForm(forms.Form):
     target_hourly_pay = forms.DecimalField(min_value=0, initial=9, decimal_places=2,
                                            help_text="Per hour, in the platform's currency.")
 
+    # Rewrite studies (create_study --kind rewrite): README, "Rewrite studies and their review".
+    sources = forms.CharField(widget=forms.Textarea(attrs={"rows": 6, "cols": 80}), required=False,
+                              help_text="Rewrite studies: one source a line, or 'id<TAB>text' lines.")
+    sources_corpus = forms.ModelChoiceField(queryset=Corpus.objects.order_by("name"), to_field_name="name",
+                                            required=False, help_text="… or the sources from one side of a corpus.")
+    side = forms.TypedChoiceField(choices=[("", "—"), (1, "side 1"), (2, "side 2")], coerce=int, required=False,
+                                  empty_value=None)
+    target_style = forms.CharField(max_length=100, required=False, help_text="e.g. formal (built-in examples for "
+                                                                             "formal and informal).")
+    rewrite_min_length = forms.IntegerField(required=False, min_value=1, initial=10,
+                                            label="Rewrite min length (characters)")
+    rewrite_max_length = forms.IntegerField(required=False, min_value=1, initial=500,
+                                            label="Rewrite max length (characters)")
+    copy_threshold = forms.FloatField(required=False, min_value=0, max_value=100, initial=90,
+                                      help_text="Refuse a rewrite this similar (rapidfuzz ratio, 0-100) to its source.")
+    persona = forms.CharField(required=False, help_text="Persona questions (PASTEL), comma-separated: gender, age, "
+                                                        "ethnicity, country, education, political_orientation.")
+    filter_questions = forms.BooleanField(required=False, initial=True, label="Drop questions")
+    filter_urls = forms.BooleanField(required=False, initial=True, label="Drop sentences with URLs")
+    min_words = forms.IntegerField(required=False, min_value=0, initial=5,
+                                   help_text="Drop shorter sources (0: no limit).")
+    max_words = forms.IntegerField(required=False, min_value=0, initial=25,
+                                   help_text="Drop longer sources (0: no limit).")
+    qualify_min_accepted = forms.IntegerField(required=False, min_value=0, initial=0,
+                                              label="Qualification: min accepted rewrites")
+    qualify_min_rate = forms.FloatField(required=False, min_value=0, max_value=1, initial=0,
+                                        label="Qualification: min acceptance rate (0-1)")
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        data["kind"] = data.get("kind") or "ordering"
+        if data["kind"] == "ordering" and not data.get("setup") and "setup" not in self.errors:
+            self.add_error("setup", "An ordering study needs a setup.")
+        if data["kind"] == "rewrite":
+            if bool((data.get("sources") or "").strip()) == bool(data.get("sources_corpus")):
+                self.add_error("sources", "Give the sources, or a corpus and its side (one of the two).")
+            elif data.get("sources_corpus") and data.get("side") is None:
+                self.add_error("side", "Choose the side of the corpus the sources are taken from.")
         k, m = data.get("annotators_per_item"), data.get("min_correct")
         if k and m and m > k:
             self.add_error("min_correct", f"Min correct must be at most the annotators per item ({k}).")
         return data
+
+    def rewrite_kwargs(self) -> dict[str, Any]:
+        """rewrite_study_create's arguments (the sources read by the caller from `sources_spec`)."""
+        d = self.cleaned_data
+        common = self.service_kwargs()
+        for key in ("item_kind", "setup", "corpus", "component", "status", "count", "seed", "screening_per_batch",
+                    "adaptive"):
+            common.pop(key)
+        def given(name: str) -> Any:
+            return d[name] if d.get(name) is not None else self.fields[name].initial
+        return {**common, "target_style": d["target_style"], "min_length": given("rewrite_min_length"),
+                "max_length": given("rewrite_max_length"), "copy_threshold": given("copy_threshold"),
+                "persona": [a.strip() for a in d["persona"].split(",") if a.strip()],
+                "filters": {"questions": d["filter_questions"], "urls": d["filter_urls"],
+                            "min_words": given("min_words"), "max_words": given("max_words")},
+                "min_accepted": given("qualify_min_accepted"), "min_rate": given("qualify_min_rate"),
+                "eligibility_questions": []}
+
+    def sources_spec(self) -> tuple[list[tuple[str, str]] | None, str, int | None]:
+        """The typed sources as (id, text) (line numbers as ids unless 'id<TAB>text'), or the corpus and side."""
+        d = self.cleaned_data
+        if d["sources_corpus"]:
+            return None, d["sources_corpus"].name, d["side"]
+        rows = []
+        for n, line in enumerate(d["sources"].splitlines(), start=1):
+            if line.strip():
+                sid, tab, text = line.partition("\t")
+                rows.append((sid.strip(), text) if tab else (str(n), line))
+        return rows, "", None
 
     def service_kwargs(self) -> dict[str, Any]:
         d = self.cleaned_data

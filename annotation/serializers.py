@@ -187,12 +187,56 @@ class RecommendationSerializer(serializers.Serializer):
     evidence = serializers.ListField(child=serializers.CharField())
 
 
+class RewriteSourceInput(serializers.Serializer):
+    id = serializers.CharField(max_length=200)
+    text = serializers.CharField(allow_blank=True, max_length=5000)
+
+
+class RewriteFiltersInput(serializers.Serializer):
+    """GYAFC's preprocessing of sources (README, "Rewrite studies and their review")."""
+
+    questions = serializers.BooleanField(default=True)
+    urls = serializers.BooleanField(default=True)
+    min_words = serializers.IntegerField(min_value=0, default=5)
+    max_words = serializers.IntegerField(min_value=0, default=25)
+
+
+class RewriteCreateInput(serializers.Serializer):
+    """The rewrite part of POST /api/v1/studies/ with kind `rewrite`: create_study --kind rewrite's options."""
+
+    sources = RewriteSourceInput(many=True, required=False, default=None, allow_null=True,
+                                 help_text="The sources as [{id, text}]; or sources_corpus and side.")
+    sources_corpus = serializers.CharField(required=False, allow_blank=True, default="")
+    side = serializers.IntegerField(required=False, allow_null=True, default=None)
+    target_style = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    examples = serializers.ListField(child=serializers.DictField(), required=False, allow_null=True, default=None,
+                                     help_text="Worked examples {source, rewrite, note}; empty: the style's defaults.")
+    min_length = serializers.IntegerField(default=10)
+    max_length = serializers.IntegerField(default=500)
+    copy_threshold = serializers.FloatField(default=90.0, help_text="rapidfuzz ratio (0-100) refused as a copy.")
+    persona = serializers.ListField(required=False, default=list,
+                                    help_text="PASTEL attribute names, or own questions {name, text, choices}.")
+    filters = RewriteFiltersInput(required=False, default=None, allow_null=True)
+    qualify_min_accepted = serializers.IntegerField(default=0)
+    qualify_min_rate = serializers.FloatField(default=0.0)
+
+    def validate(self, data: dict) -> dict:
+        if (data.get("sources") is None) == (not data.get("sources_corpus")):
+            raise serializers.ValidationError({"sources": "give one of sources and sources_corpus (with side)"})
+        if data.get("sources_corpus") and data.get("side") is None:
+            raise serializers.ValidationError({"side": "sources_corpus needs side 1 or 2"})
+        return data
+
+
 class StudyCreateInput(serializers.Serializer):
-    """POST /api/v1/studies/: the admin's "Create a study" form (and create_study's options) for ordering studies."""
+    """POST /api/v1/studies/: the admin's "Create a study" form (and create_study's options): ordering studies
+    drawn from task instances, or (kind `rewrite`) a reviewed rewrite study over given sources."""
 
     slug = serializers.SlugField(max_length=80)
     title = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    setup = serializers.ChoiceField(choices=["quadruple", "triple", "style-or-content"])
+    kind = serializers.ChoiceField(choices=["ordering", "rewrite"], default="ordering")
+    setup = serializers.ChoiceField(choices=["quadruple", "triple", "style-or-content"], required=False)
+    rewrite = RewriteCreateInput(required=False, help_text="kind rewrite: its sources and settings.")
     corpora = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     components = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     instance_status = serializers.ChoiceField(choices=["candidate", "validated", "any"], default="candidate")
@@ -227,6 +271,10 @@ class StudyCreateInput(serializers.Serializer):
     open = serializers.BooleanField(default=False, help_text="Open to participants at once (else a draft).")
 
     def validate(self, data: dict) -> dict:
+        if data["kind"] == "ordering" and not data.get("setup"):
+            raise serializers.ValidationError({"setup": "required for an ordering study"})
+        if data["kind"] == "rewrite" and not data.get("rewrite"):
+            raise serializers.ValidationError({"rewrite": "required for a rewrite study: its sources and settings"})
         k, m = data["annotators_per_item"], data.get("min_correct")
         if m is not None and m > k:
             raise serializers.ValidationError({"min_correct": f"must be at most the annotators per item ({k})"})

@@ -25,13 +25,17 @@ from core.commands import JsonCommand
 from core.errors import ApplicationError
 
 RETRIES = 3
+FRAMES = ("{}.", "In more formal terms: {}.", "Put formally, {}.", "{}, to state it formally.")
+EXPANSIONS = {"i": "I", "i'm": "I am", "don't": "do not", "can't": "cannot", "won't": "will not", "it's": "it is",
+              "isn't": "is not", "u": "you", "ur": "your", "gonna": "going to", "wanna": "want to", "lol": "",
+              "im": "I am", "dont": "do not", "thats": "that is", "that's": "that is", "i'd": "I would"}
 ENDPOINTS = ("sessions", "consent", "eligibility", "start", "next", "answers")
 
 
 class Crowd:
     def __init__(self, *, study: Study, base_url: str, accuracy: float, use_published: bool,
                  item_accuracy: dict[str, float], screen_fail: float, batches_each: int, seed: int,
-                 think_time: float) -> None:
+                 think_time: float, copy_rate: float = 0.0, sloppy_rate: float = 0.0) -> None:
         self.study = study
         self.base_url = base_url.rstrip("/")
         self.accuracy = accuracy
@@ -41,6 +45,8 @@ class Crowd:
         self.batches_each = batches_each
         self.rng = random.Random(seed)
         self.think_time = think_time
+        self.copy_rate = copy_rate  # rewrite studies: share of rewrites first tried as a copy of the source
+        self.sloppy_rate = sloppy_rate  # rewrite studies: share of writers whose rewrites drop the content
         self.latencies: dict[str, list[float]] = defaultdict(list)
         self.retry_after = 5.0
         self.statuses: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
@@ -79,6 +85,21 @@ class Crowd:
         self.statuses[endpoint][status] += 1
         return status, data
 
+    def _rewrite(self, item: dict[str, Any], sloppy: bool) -> str:
+        """A simulated writer's rewrite of the shown source: a good one keeps every word (contractions expanded) in a
+        formal frame, different enough not to count as a copy; a sloppy one keeps the first word and drops the rest."""
+        from annotation.services.rewrites import copy_ratio
+
+        source = item["texts"]["source"]
+        if sloppy:
+            return source.split()[0] + " something or other, whatever."
+        words = " ".join(EXPANSIONS.get(w.lower(), w) for w in source.split()).rstrip(".!")
+        text = self.rng.choice(FRAMES).format(words[:1].upper() + words[1:])
+        threshold = item.get("copy_threshold") or 100
+        while copy_ratio(source=source, rewrite=text) >= threshold - 5:
+            text = "To state it plainly and formally: " + text
+        return text[:item.get("max_length") or len(text)]
+
     def _answer(self, item: dict[str, Any], key: dict[str, Any], fails_screening: bool) -> Any:
         kind = item["kind"]
         if kind == ItemKind.LIKERT:
@@ -88,7 +109,7 @@ class Crowd:
             self.rng.shuffle(ids)
             return ids
         if kind == ItemKind.REWRITE:
-            return "A simulated rewrite of the sentence, long enough."
+            return self._rewrite(item, sloppy=fails_screening)
         expected = key.get("expected")
         if expected is None:
             return self.rng.choice(item["choices"])
@@ -125,8 +146,11 @@ class Crowd:
 
     async def participant(self, session: Any, index: int) -> None:
         link = self.link()
-        fails_screening = self.rng.random() < self.screen_fail
-        self.counts["screen_failers"] += fails_screening
+        writes = self.study.item_kind == ItemKind.REWRITE
+        fails_screening = self.rng.random() < (self.sloppy_rate if writes else self.screen_fail)
+        self.counts["sloppy_writers" if writes else "screen_failers"] += fails_screening
+        answers = {**self.eligible_answers, **{  # persona questions (rewrite studies): any answer, drawn at random
+            q["name"]: self.rng.choice(q["choices"]) for q in self.study.eligibility_questions if q.get("persona")}}
         for _ in range(self.batches_each):
             # The token of the previous batch proves it is the same participant (a browser sends its cookie).
             status, body = await self.open_session(session, link)
@@ -140,7 +164,7 @@ class Crowd:
             if body.get("state") == "eligibility":
                 status, body = await self.call(session, "POST", "eligibility",
                                                f"/api/v1/sessions/{token}/eligibility/",
-                                               {"answers": self.eligible_answers})
+                                               {"answers": answers})
             if body.get("state") == "instructions":
                 status, body = await self.call(session, "POST", "start", f"/api/v1/sessions/{token}/start/", {})
                 if status != 200:
@@ -159,6 +183,10 @@ class Crowd:
                 if self.think_time:
                     await asyncio.sleep(self.rng.expovariate(1 / self.think_time))
                 answer = self._answer(item, answer_key.get(item["id"], {}), fails_screening)
+                if item["kind"] == ItemKind.REWRITE and self.rng.random() < self.copy_rate:
+                    status, body = await self.call(session, "POST", "answers", f"/api/v1/sessions/{token}/answers/",
+                                                   {"item": item["id"], "answer": item["texts"]["source"]})
+                    self.counts["copies_refused" if status == 400 else "copies_stored"] += 1
                 status, body = await self.call(session, "POST", "answers", f"/api/v1/sessions/{token}/answers/",
                                                {"item": item["id"], "answer": answer})
                 if status in (200, 201):  # 200: a resent answer the server had already stored
@@ -217,6 +245,10 @@ class Command(JsonCommand):
         parser.add_argument("--think-time", type=float, default=0.0, help="Mean seconds per item (exponential).")
         parser.add_argument("--ramp-up", type=float, default=0.0,
                             help="Seconds over which the participants arrive (0: all at once).")
+        parser.add_argument("--copy-rate", type=float, default=0.0,
+                            help="Rewrite studies: share of rewrites first submitted as a copy of the source.")
+        parser.add_argument("--sloppy-rate", type=float, default=0.0,
+                            help="Rewrite studies: share of writers whose rewrites drop the content.")
         parser.add_argument("--latencies-out", help="Write raw latencies (seconds) per endpoint as JSON here.")
 
     def run(self, **options: Any) -> dict[str, Any]:
@@ -230,8 +262,9 @@ class Command(JsonCommand):
             raise ApplicationError(
                 f"--accuracy must be a probability or 'published', not {options['accuracy']!r}."
             ) from None
-        if not 0 <= accuracy <= 1 or not 0 <= options["screen_fail"] <= 1:
-            raise ApplicationError("--accuracy and --screen-fail must be between 0 and 1.")
+        if not all(0 <= value <= 1 for value in (accuracy, options["screen_fail"], options["copy_rate"],
+                                                    options["sloppy_rate"])):
+            raise ApplicationError("--accuracy, --screen-fail, --copy-rate and --sloppy-rate must be between 0 and 1.")
         if options["participants"] < 1 or options["concurrency"] < 1:
             raise ApplicationError("--participants and --concurrency must be at least 1.")
         item_accuracy = {}
@@ -242,7 +275,8 @@ class Command(JsonCommand):
             item_accuracy = {str(k): float(v) for k, v in json.loads(path.read_text()).items()}
         crowd = Crowd(study=study, base_url=options["base_url"], accuracy=accuracy, use_published=use_published,
                       item_accuracy=item_accuracy, screen_fail=options["screen_fail"],
-                      batches_each=options["batches_each"], seed=options["seed"], think_time=options["think_time"])
+                      batches_each=options["batches_each"], seed=options["seed"], think_time=options["think_time"],
+                      copy_rate=options["copy_rate"], sloppy_rate=options["sloppy_rate"])
         try:
             elapsed = asyncio.run(crowd.run(participants=options["participants"],
                                             concurrency=options["concurrency"], ramp_up=options["ramp_up"]))
