@@ -16,7 +16,7 @@ from core.models import Job
 from scoring.export_jobs import export_start
 from scoring.models import BenchmarkExport
 from tasks.models import Corpus, ParallelPair, TaskInstance
-from tasks.services.uploads import instances_generate_enqueue
+from tasks.services.uploads import instances_generate_start
 from tests.annotation.test_rewrite_review import command, decide, formal, of, reviewer, start, write
 from tests.scoring.test_worker_agreement import broker_db_emptied, kill_group, start_worker, wait_for
 
@@ -64,7 +64,7 @@ def test_rewrites_reviewed_then_generated_and_exported_by_a_real_worker(shared_d
     worker = start_worker(tmp_path, "rewrite-worker")
     log = tmp_path / "rewrite-worker.log"
     try:
-        generation = instances_generate_enqueue(corpus=corpus, setup="quadruple", seed=1, created_by="r1")
+        generation = instances_generate_start(corpus=corpus, setup="quadruple", seed=1, created_by="r1")
         job = wait_for(lambda: finished(generation.pk), timeout=180, what="the generation job", log=log)
         assert job.status == Job.Status.DONE, job.error
         assert job.attempts == 1 and job.celery_task_id
