@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
+from annotation.admin_rewrite_corpus import RewriteCorpusAdminMixin
 from annotation.admin_study_setup import StudySetupAdminMixin
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
 from annotation.selectors import participant_recommendations, study_progress
@@ -67,13 +68,14 @@ class StudyChangeForm(forms.ModelForm):
 
 
 @admin.register(Study)
-class StudyAdmin(StudySetupAdminMixin, admin.ModelAdmin):
+class StudyAdmin(StudySetupAdminMixin, RewriteCorpusAdminMixin, admin.ModelAdmin):
     list_display = ["slug", "item_kind", "status", "annotators_per_item", "progress_summary", "pay_summary",
                     "adaptive_stopping", "results_link", "created_at"]
     list_filter = ["item_kind", "status", "origin", "platform", "adaptive_stopping"]
     search_fields = ["slug", "title"]
     readonly_fields = ["live_progress", "participant_links", "recommendations", "created_at", "selection"]
-    actions = ["open_studies", "export_csv", "export_jsonl", "export_decisions_prolific", "export_decisions_mturk"]
+    actions = ["open_studies", "export_csv", "export_jsonl", "export_decisions_prolific", "export_decisions_mturk",
+               "build_corpus_from_rewrites"]
     form = StudyChangeForm
     change_form_template = "admin/annotation/study/change_form.html"
     fieldsets = [

@@ -305,6 +305,12 @@ def _markdown(card: dict[str, Any]) -> str:
                      f"({params['accepted_rewrites']} accepted; references: {params['references']}; splits "
                      f"{params['splits']} by source, seed {params['seed']}); each pair's metadata names its "
                      "response, writer and review, and a STEL ID names the source item and reference (`src#n`).")
+        review = params.get("review") or {}
+        if review.get("statuses"):
+            lines.append(f"  - Review: {review['statuses']} by {len(review.get('reviewers', []))} reviewer(s); "
+                         f"rejection reasons {review.get('rejection_reasons') or {}}.")
+        if params.get("source_filters"):
+            lines.append(f"  - Sources were filtered before writing: {params['source_filters']}.")
     lines += ["", "## Filter", ""]
     if card["filter"]:
         f = card["filter"]

@@ -104,6 +104,22 @@ def _persona_pairs(*, study: Study, by_source: dict[str, list[Response]], split_
     return pairs
 
 
+def _review_summary(study: Study) -> dict[str, Any]:
+    """What the reviewers decided on the study's rewrites: counts per status and rejection reason, and who decided
+    (recorded on the corpus, so the dataset card can say how its pairs were chosen)."""
+    reviews = RewriteReview.objects.filter(response__study=study)
+    statuses: dict[str, int] = defaultdict(int)
+    reasons: dict[str, int] = defaultdict(int)
+    reviewers: set[str] = set()
+    for status, reason, reviewer in reviews.values_list("status", "reason", "reviewer__username"):
+        statuses[status] += 1
+        if reason:
+            reasons[reason] += 1
+        if reviewer:
+            reviewers.add(reviewer)
+    return {"statuses": dict(statuses), "rejection_reasons": dict(reasons), "reviewers": sorted(reviewers)}
+
+
 def splits_parse(*, text: str) -> tuple[float, float, float]:
     try:
         parts = tuple(float(p) for p in text.split(","))
@@ -175,6 +191,8 @@ def corpus_build_from_rewrites(
         "references": references, "split_by": split_by, "pairs_per_split": counts,
         "sources_per_split": sources_per_split, "accepted_rewrites": len(rewrites),
         "rewrites_not_in_a_pair": len(rewrites) - len(pairs) * (2 if split_by else 1),
+        "review": _review_summary(study),
+        "source_filters": getattr(RewriteSettings.objects.filter(study=study).first(), "filters", {}) or {},
     }
     with transaction.atomic():
         return corpus_store(name=name, component=style, import_format=Corpus.Format.BUILT, pairs=pairs,

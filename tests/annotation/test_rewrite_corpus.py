@@ -8,9 +8,10 @@ from io import StringIO
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.management import CommandError, call_command
 
-from annotation.models import Participant, Response
+from annotation.models import Participant, Response, Study
 from annotation.services.answers import participant_exclude
 from annotation.services.studies import study_create
 from tasks.models import Corpus, ParallelPair, TaskInstance
@@ -209,3 +210,33 @@ def test_persona_cut_makes_a_two_style_corpus_from_one_attribute():
         call_command("build_corpus_from_rewrites", "--study", "pastel", "--name", "x", "--component", "age-cut",
                      "--split-by", "age", stdout=out, stderr=StringIO())
     assert "persona.ATTRIBUTE" in out.getvalue()
+
+
+def test_the_admin_action_builds_the_same_corpus_as_the_command(written_study, admin_client, django_user_model):
+    changelist = "/admin/annotation/study/"
+    study_pk = Study.objects.get(slug="rw").pk
+    form_page = admin_client.post(changelist, {"action": "build_corpus_from_rewrites", "_selected_action": [study_pk]})
+    assert form_page.status_code == 200 and b"Build the corpus" in form_page.content  # the intermediate page
+    bad = admin_client.post(changelist, {"action": "build_corpus_from_rewrites", "_selected_action": [study_pk],
+                                         "apply": "1", "name": "web-corpus", "component": "formality", "seed": 4,
+                                         "splits": "0.6,0.2", "references": "all"})
+    assert bad.status_code == 200 and not Corpus.objects.filter(name="web-corpus").exists()
+    built = admin_client.post(changelist, {"action": "build_corpus_from_rewrites", "_selected_action": [study_pk],
+                                           "apply": "1", "name": "web-corpus", "component": "formality", "seed": 4,
+                                           "splits": "0.6,0.2,0.2", "references": "all"})
+    corpus = Corpus.objects.get(name="web-corpus")
+    assert built.status_code == 302 and built.url == f"/admin/tasks/corpus/{corpus.pk}/change/"
+    _command("--study", "rw", "--name", "cli-corpus", "--component", "formality", "--seed", "4",
+             "--splits", "0.6,0.2,0.2")
+
+    def rows(name: str) -> list[tuple]:
+        return sorted((p.text_1, p.text_2, p.metadata["split"]) for p in ParallelPair.objects.filter(corpus__name=name))
+    assert rows("web-corpus") == rows("cli-corpus") and len(rows("web-corpus")) == 20
+
+    viewer = django_user_model.objects.create_user("viewer", password="pw", is_staff=True)
+    viewer.user_permissions.add(*Permission.objects.filter(codename__in=["view_study", "change_study"]))
+    admin_client.force_login(viewer)
+    refused = admin_client.post(changelist, {"action": "build_corpus_from_rewrites", "_selected_action": [study_pk],
+                                             "apply": "1", "name": "sneaky", "component": "formality", "seed": 4,
+                                             "splits": "0.6,0.2,0.2", "references": "all"}, follow=True)
+    assert refused.status_code == 200 and not Corpus.objects.filter(name="sneaky").exists()

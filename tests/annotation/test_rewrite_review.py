@@ -172,6 +172,9 @@ def test_rewrite_study_review_block_reopen_corpus_export(shared_data: Path, tmp_
     assert {p.metadata["response"] for p in pairs} == accepted_ids
     assert all(p.metadata["review"]["status"] == "accepted" and p.metadata["review"]["reviewer"] in ("r1", "r2")
                and p.metadata["writer"]["persona"] == {"age": "25-34"} for p in pairs)
+    review = Corpus.objects.get(name="rw-corpus").import_params["review"]  # the card's record of the review
+    assert review["statuses"]["accepted"] == 2 * n and review["statuses"]["rejected"] == rejected_texts_count()
+    assert review["reviewers"] == ["r1", "r2"] and set(review["rejection_reasons"]) >= {"meaning"}
     run = instances_generate(corpus=Corpus.objects.get(name="rw-corpus"), setup="quadruple", seed=1)
     assert TaskInstance.objects.filter(generation_run=run).exists()
     out = tmp_path / "rw.tsv"
@@ -185,6 +188,10 @@ def test_rewrite_study_review_block_reopen_corpus_export(shared_data: Path, tmp_
         texts = {row["Anchor 1"], row["Anchor 2"], row["Alternative 1.1"], row["Alternative 1.2"]}
         assert texts <= accepted_texts | sources and not texts & rejected_texts
         assert texts & accepted_texts
+
+
+def rejected_texts_count() -> int:
+    return Response.objects.filter(review__status="rejected").count()
 
 
 def review_queue_first(client: Client) -> int:

@@ -109,6 +109,7 @@ ADMIN_ACTIONS: dict[tuple[str, str], str] = {
     ("annotation.study", "export_jsonl"): "annotation.view_response",
     ("annotation.study", "export_decisions_prolific"): "annotation.view_participant",
     ("annotation.study", "export_decisions_mturk"): "annotation.view_participant",
+    ("annotation.study", "build_corpus_from_rewrites"): "tasks.add_corpus",
     ("annotation.participant", "exclude_participants"): "annotation.change_participant",
     ("tasks.screeningquestion", "duplicate_as_private"): "tasks.add_screeningquestion",
     ("scoring.contenterror", "accept"): "scoring.change_contenterror",
