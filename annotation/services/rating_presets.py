@@ -2,15 +2,13 @@
 study built from a file of system outputs (source, rewrite) or (source, several outputs)."""
 from __future__ import annotations
 
-import csv
-import io
-import json
 from pathlib import Path
 from typing import Any
 
 from annotation.models import ItemKind
 from annotation.services.studies import QUESTION_PRESETS
 from core.errors import ApplicationError
+from tasks.services.parsers import records_read
 
 GYAFC_RANKING_DESCRIPTION = """\
 In each question you see an informal sentence and several formal rewrites of it by different systems. Rank the
@@ -57,31 +55,13 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
                                field="outputs") from None
     except UnicodeDecodeError as exc:
         raise ApplicationError(f"{path}: not valid UTF-8 ({exc.reason})", code="invalid_encoding") from None
-    suffix = path.suffix.lower()
-    records: list[tuple[int, dict[str, Any]]] = []
-    if suffix in {".jsonl", ".ndjson"}:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ApplicationError(f"{path}, line {number}: invalid JSON ({exc.msg})",
-                                       code="invalid_json") from None
-            if not isinstance(record, dict):
-                raise ApplicationError(f"{path}, line {number}: expected a JSON object", code="invalid_json")
-            records.append((number, record))
-    elif suffix in {".csv", ".tsv", ".tab"}:
-        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="," if suffix == ".csv" else "\t")
-        reader.fieldnames = [h.strip() for h in (reader.fieldnames or [])]
-        for record in reader:
-            if None in record:
-                raise ApplicationError(f"{path}, line {reader.line_num}: more fields than the header has",
-                                       code="malformed_row")
-            records.append((reader.line_num, {k: v for k, v in record.items() if v not in (None, "")}))
-    else:
-        raise ApplicationError(f"{path}: outputs are read from .csv, .tsv or .jsonl files, not '{suffix}'",
-                               code="unknown_file_type")
+    delimited = path.suffix.lower() in {".csv", ".tsv", ".tab"}  # empty cells are absent values there
+    records = [
+        (number, {k: v for k, v in record.items() if v not in (None, "")} if delimited else record)
+        for number, record in records_read(
+            path, text, unknown_type=f"{path}: outputs are read from .csv, .tsv or .jsonl files, not "
+                                     f"'{path.suffix.lower()}'")
+    ]
     if not records:
         raise ApplicationError(f"{path}: no outputs", code="empty_file")
     return records

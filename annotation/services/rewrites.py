@@ -3,9 +3,6 @@ Yahoo Answers sentences, turned into a study of k rewrites per source with a tar
 length limits, copy detection (rapidfuzz) and an optional persona questionnaire (PASTEL's attributes)."""
 from __future__ import annotations
 
-import csv
-import io
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -17,6 +14,7 @@ from annotation.models import ItemKind, Participant, Study
 from annotation.models_review import RewriteSettings
 from annotation.services.studies import DEFAULT_ELIGIBILITY, study_create
 from core.errors import ApplicationError
+from tasks.services.parsers import read_text, records_read
 
 URL_RE = re.compile(r"(https?://|www\.)\S+", re.IGNORECASE)
 DEFAULT_FILTERS: dict[str, Any] = {"questions": True, "urls": True, "min_words": 5, "max_words": 25}
@@ -52,28 +50,14 @@ def sources_read(*, path: str) -> list[tuple[str, str]]:
     file = Path(path)
     if not file.exists():
         raise ApplicationError(f"Sources: file {file} not found.", field="sources")
-    text = file.read_text(encoding="utf-8")
-    suffix = file.suffix.lower()
+    text = read_text(file)
     rows: list[tuple[str, str]] = []
-    if suffix == ".jsonl":
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ApplicationError(f"{file}: line {lineno}: invalid JSON ({exc.msg}).") from exc
-            if not isinstance(row, dict) or not str(row.get("id", "")).strip() or "text" not in row:
-                raise ApplicationError(f"{file}: line {lineno}: expected an object with 'id' and 'text'.")
-            rows.append((str(row["id"]).strip(), str(row["text"])))
-    elif suffix in (".csv", ".tsv"):
-        reader = csv.DictReader(io.StringIO(text), delimiter="\t" if suffix == ".tsv" else ",")
-        if not reader.fieldnames or not {"id", "text"} <= set(reader.fieldnames):
-            raise ApplicationError(f"{file}: line 1: the header must name the columns 'id' and 'text'.")
-        for lineno, row in enumerate(reader, start=2):
-            if not (row.get("id") or "").strip():
-                raise ApplicationError(f"{file}: line {lineno}: empty 'id'.")
-            rows.append((row["id"].strip(), row.get("text") or ""))
+    if file.suffix.lower() in {".jsonl", ".ndjson", ".csv", ".tsv", ".tab"}:
+        for number, record in records_read(file, text, required=("id", "text")):
+            source_id = str(record.get("id") or "").strip()
+            if not source_id:
+                raise ApplicationError(f"{file}, line {number}: empty 'id'.", field="sources")
+            rows.append((source_id, str(record.get("text") or "")))
     else:
         rows = [(str(n), line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
     seen: set[str] = set()

@@ -1,15 +1,13 @@
 """(source, good rewrite) pairs from a CSV/TSV/JSONL file or from a stored corpus; no writes."""
 from __future__ import annotations
 
-import csv
-import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import ApplicationError
 from tasks.models import Corpus, ParallelPair
 from tasks.services.imports import read_text
+from tasks.services.parsers import records_read
 
 
 @dataclass(frozen=True)
@@ -24,36 +22,10 @@ def pairs_read(*, path: str | Path) -> list[RewritePair]:
     """Columns `id, source, rewrite` (and optional `target_style`); every bad line is named."""
     path = Path(path)
     text = read_text(path)
-    suffix = path.suffix.lower()
-    records: list[tuple[int, dict]] = []
-    if suffix in {".jsonl", ".ndjson"}:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ApplicationError(f"{path}, line {number}: invalid JSON ({exc.msg})",
-                                       code="invalid_json") from None
-            if not isinstance(record, dict):
-                raise ApplicationError(f"{path}, line {number}: expected a JSON object", code="invalid_json")
-            records.append((number, record))
-    elif suffix in {".csv", ".tsv", ".tab"}:
-        reader = csv.DictReader(io.StringIO(text), delimiter="\t" if suffix != ".csv" else ",")
-        header = [name.strip() for name in (reader.fieldnames or [])]
-        missing = [key for key in ("source", "rewrite") if key not in header]
-        if missing:
-            raise ApplicationError(f"{path}, line 1: missing column(s) {', '.join(missing)} "
-                                   f"(found: {', '.join(header) or 'no header'})", code="missing_columns")
-        reader.fieldnames = header
-        for record in reader:
-            if None in record:
-                raise ApplicationError(f"{path}, line {reader.line_num}: more fields than the header has",
-                                       code="malformed_row")
-            records.append((reader.line_num, record))
-    else:
-        raise ApplicationError(f"{path}: pairs are read from .csv, .tsv or .jsonl files, not '{suffix}'",
-                               code="unknown_file_type")
+    records = records_read(
+        path, text, required=("source", "rewrite") if path.suffix.lower() in {".csv", ".tsv", ".tab"} else (),
+        unknown_type=f"{path}: pairs are read from .csv, .tsv or .jsonl files, not '{path.suffix.lower()}'",
+    )
     pairs: list[RewritePair] = []
     seen: dict[str, int] = {}
     for number, record in records:

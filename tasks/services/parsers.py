@@ -186,16 +186,11 @@ def parse_pairs(paths: Sequence[str | Path]) -> tuple[list[PairRow], dict[str, A
     for path in paths:
         suffix = Path(path).suffix.lower()
         prefix = f"{Path(path).stem}:" if len(paths) > 1 else ""
-        text = read_text(path)
-        if suffix in {".jsonl", ".ndjson"}:
-            records = _jsonl_records(path, text)
-        elif suffix in {".csv", ".tsv", ".tab"}:
-            records = _delimited_records(path, text, "\t" if suffix in {".tsv", ".tab"} else ",")
-        else:
-            raise ApplicationError(
-                f"{path}: format 'pairs' reads .csv, .tsv or .jsonl files; cannot tell the format of '{suffix}'",
-                code="unknown_file_type",
-            )
+        records = records_read(
+            path, read_text(path), required=("text_a", "text_b"),
+            unknown_type=f"{path}: format 'pairs' reads .csv, .tsv or .jsonl files; cannot tell the format of "
+                         f"'{suffix}'",
+        )
         for number, record in records:
             where = f"{path}, line {number}"
             text_a, text_b = (str(record.get(key) or "").strip() for key in ("text_a", "text_b"))
@@ -212,7 +207,21 @@ def parse_pairs(paths: Sequence[str | Path]) -> tuple[list[PairRow], dict[str, A
     return rows, {"rows_read": len(rows)}
 
 
-def _jsonl_records(path: str | Path, text: str) -> list[tuple[int, dict[str, Any]]]:
+def records_read(path: str | Path, text: str, *, required: Sequence[str] = (),
+                 unknown_type: str = "") -> list[tuple[int, dict[str, Any]]]:
+    """The records of a CSV, TSV or JSONL file (by its suffix), each with the line it starts on. `required` columns
+    (CSV/TSV header) or fields (every JSONL object) are checked; every bad line is named. The one reader of such
+    files: corpus pairs, rating-study outputs, content-error pairs."""
+    suffix = Path(path).suffix.lower()
+    if suffix in {".jsonl", ".ndjson"}:
+        return _jsonl_records(path, text, required)
+    if suffix in {".csv", ".tsv", ".tab"}:
+        return _delimited_records(path, text, "," if suffix == ".csv" else "\t", required)
+    raise ApplicationError(unknown_type or f"{path}: reads .csv, .tsv or .jsonl files, not '{suffix}'",
+                           code="unknown_file_type")
+
+
+def _jsonl_records(path: str | Path, text: str, required: Sequence[str]) -> list[tuple[int, dict[str, Any]]]:
     records = []
     for number, line in enumerate(_lines(text), start=1):
         if not line.strip():
@@ -223,7 +232,7 @@ def _jsonl_records(path: str | Path, text: str) -> list[tuple[int, dict[str, Any
             raise ApplicationError(f"{path}, line {number}: invalid JSON ({exc.msg})", code="invalid_json") from None
         if not isinstance(record, dict):
             raise ApplicationError(f"{path}, line {number}: expected a JSON object", code="invalid_json")
-        missing = [key for key in ("text_a", "text_b") if key not in record]
+        missing = [key for key in required if key not in record]
         if missing:
             raise ApplicationError(
                 f"{path}, line {number}: missing field(s) {', '.join(missing)}", code="missing_columns"
@@ -232,10 +241,11 @@ def _jsonl_records(path: str | Path, text: str) -> list[tuple[int, dict[str, Any
     return records
 
 
-def _delimited_records(path: str | Path, text: str, delimiter: str) -> list[tuple[int, dict[str, Any]]]:
-    reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
+def _delimited_records(path: str | Path, text: str, delimiter: str,
+                       required: Sequence[str]) -> list[tuple[int, dict[str, Any]]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     header = [name.strip() for name in (reader.fieldnames or [])]
-    missing = [key for key in ("text_a", "text_b") if key not in header]
+    missing = [key for key in required if key not in header]
     if missing:
         raise ApplicationError(
             f"{path}, line 1: missing column(s) {', '.join(missing)} (found: {', '.join(header) or 'no header'})",
