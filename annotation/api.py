@@ -254,15 +254,12 @@ class StudyListView(APIView):
 
 def _rewrite_study_create(request: Request, data: dict[str, Any]) -> Response:
     """kind `rewrite`: the same service as `create_study --kind rewrite` (sources from the body or a corpus side)."""
-    from annotation.services.rewrites import rewrite_study_create, sources_from_corpus
+    from annotation.services.rewrites import rewrite_study_create, sources_check, sources_from_corpus
 
     spec = data["rewrite"]
     if spec["sources"] is not None:
-        sources = [(row["id"].strip(), row["text"]) for row in spec["sources"]]
-        repeated = sorted({sid for sid, _ in sources if [s for s, _ in sources].count(sid) > 1})
-        if not sources or repeated:
-            raise ApplicationError("Sources: " + (f"repeated ids {repeated[:5]}." if repeated else "none given."),
-                                   field="rewrite.sources")
+        sources = sources_check(sources=[(row["id"].strip(), row["text"]) for row in spec["sources"]],
+                                where="Sources", field="rewrite.sources")
     else:
         sources = sources_from_corpus(name=spec["sources_corpus"], side=spec["side"])
     study, summary = rewrite_study_create(

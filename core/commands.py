@@ -5,11 +5,29 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import ApplicationError
+
+
+def json_file_read(path: str, flag: str, *, expect_list: str = "") -> Any:
+    """A JSON file named by a command option: missing file, bad encoding and bad JSON are errors naming the option or
+    the file and line; with `expect_list` (what the list holds), anything but a JSON list is refused too."""
+    file = Path(path)
+    try:
+        data = json.loads(file.read_bytes().decode("utf-8-sig"))
+    except FileNotFoundError:
+        raise ApplicationError(f"{flag}: file {file} not found.") from None
+    except UnicodeDecodeError as exc:
+        raise ApplicationError(f"{file}: not valid UTF-8 (byte offset {exc.start}).") from None
+    except json.JSONDecodeError as exc:
+        raise ApplicationError(f"{file}: line {exc.lineno}: invalid JSON ({exc.msg}).") from exc
+    if expect_list and not isinstance(data, list):
+        raise ApplicationError(f"{file}: expected a JSON list of {expect_list}.")
+    return data
 
 
 def cli_message(exc: ApplicationError, parser: Any, aliases: dict[str, str] | None = None) -> str:

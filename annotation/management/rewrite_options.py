@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 from typing import Any
 
 from annotation.services.rewrites import rewrite_study_create, sources_from_corpus, sources_read
+from core.commands import json_file_read
 from core.errors import ApplicationError
 
 
@@ -45,26 +44,10 @@ def rewrite_study_from_options(options: dict[str, Any], study_kwargs: dict[str, 
         sources = sources_read(path=options["sources"])
     examples = None
     if options["examples"]:
-        file = Path(options["examples"])
-        if not file.exists():
-            raise ApplicationError(f"--examples: file {file} not found.")
-        try:
-            examples = json.loads(file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ApplicationError(f"{file}: line {exc.lineno}: invalid JSON ({exc.msg}).") from exc
-        if not isinstance(examples, list):
-            raise ApplicationError(f"{file}: expected a JSON list of examples.")
+        examples = json_file_read(options["examples"], "--examples", expect_list="examples")
     persona: list[Any] = [a.strip() for a in options["persona"].split(",") if a.strip()]
     if options["persona"].endswith(".json"):
-        file = Path(options["persona"])
-        if not file.exists():
-            raise ApplicationError(f"--persona: file {file} not found.")
-        try:
-            persona = json.loads(file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ApplicationError(f"{file}: line {exc.lineno}: invalid JSON ({exc.msg}).") from exc
-        if not isinstance(persona, list):
-            raise ApplicationError(f"{file}: expected a JSON list of questions {{name, text, choices}}.")
+        persona = json_file_read(options["persona"], "--persona", expect_list="questions {name, text, choices}")
     elif persona == ["pastel"]:
         from annotation.services.rewrites import PERSONA_QUESTIONS
         persona = list(PERSONA_QUESTIONS)

@@ -4,6 +4,7 @@ length limits, copy detection (rapidfuzz) and an optional persona questionnaire 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -60,14 +61,18 @@ def sources_read(*, path: str) -> list[tuple[str, str]]:
             rows.append((source_id, str(record.get("text") or "")))
     else:
         rows = [(str(n), line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-    seen: set[str] = set()
-    for source_id, _ in rows:
-        if source_id in seen:
-            raise ApplicationError(f"{file}: duplicate id {source_id!r}.")
-        seen.add(source_id)
-    if not rows:
-        raise ApplicationError(f"{file}: no sources.")
-    return rows
+    return sources_check(sources=rows, where=str(file))
+
+
+def sources_check(*, sources: list[tuple[str, str]], where: str, field: str = "sources") -> list[tuple[str, str]]:
+    """Sources need at least one row and unique ids (a file's, or the API body's)."""
+    counts = Counter(source_id for source_id, _ in sources)
+    repeated = sorted(source_id for source_id, n in counts.items() if n > 1)
+    if repeated:
+        raise ApplicationError(f"{where}: repeated ids {repeated[:5]}.", field=field)
+    if not sources:
+        raise ApplicationError(f"{where}: no sources.", field=field)
+    return sources
 
 
 def sources_from_corpus(*, name: str, side: int) -> list[tuple[str, str]]:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +18,8 @@ from annotation.services.rating_presets import (
 )
 from annotation.services.sampling_plan import sampling_plan_compute
 from annotation.services.studies import items_read_jsonl, questions_load, study_create
-from core.commands import JsonCommand
+from core.commands import JsonCommand, json_file_read
 from core.errors import ApplicationError
-
-
-def _json_file(path: str, flag: str) -> Any:
-    file = Path(path)
-    if not file.exists():
-        raise ApplicationError(f"{flag}: file {file} not found.")
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ApplicationError(f"{file}: line {exc.lineno}: invalid JSON ({exc.msg}).") from exc
 
 
 class Command(JsonCommand):
@@ -106,7 +95,7 @@ class Command(JsonCommand):
         if options["count"] is not None and options["count"] < 1:
             raise ApplicationError("--count must be at least 1.")
         plan = self.plan(kind, options) if options["target_validated"] is not None else None
-        practice = _json_file(options["practice"], "--practice") if options["practice"] else None
+        practice = json_file_read(options["practice"], "--practice") if options["practice"] else None
         if practice is not None and not isinstance(practice, list):
             raise ApplicationError(f"{options['practice']}: expected a JSON list of practice items.")
         if sum(bool(options[key]) for key in ("items", "outputs", "outputs_study")) > 1:
@@ -124,7 +113,7 @@ class Command(JsonCommand):
         if options["eligibility"] == "none":
             eligibility = []
         elif options["eligibility"]:
-            eligibility = _json_file(options["eligibility"], "--eligibility")
+            eligibility = json_file_read(options["eligibility"], "--eligibility")
             if not isinstance(eligibility, list) or not all(
                 isinstance(q, dict) and q.get("name") and q.get("choices") for q in eligibility
             ):
