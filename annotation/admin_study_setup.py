@@ -61,14 +61,11 @@ class StudySetupAdminMixin:
 
     def _create_rewrite(self, form: StudyCreateForm) -> Study:
         """The same service as `create_study --kind rewrite`; the sources typed in the form or a corpus side."""
-        from annotation.services.rewrites import rewrite_study_create, sources_from_corpus
+        from annotation.services.rewrites import rewrite_study_create, sources_check, sources_from_corpus
 
         rows, corpus, side = form.sources_spec()
-        if rows is None:
-            rows = sources_from_corpus(name=corpus, side=side)
-        ids = [sid for sid, _ in rows]
-        if len(set(ids)) != len(ids):
-            raise ApplicationError(f"Sources: repeated ids {sorted({i for i in ids if ids.count(i) > 1})[:5]}.")
+        rows = sources_from_corpus(name=corpus, side=side) if rows is None else sources_check(sources=rows,
+                                                                                               where="Sources")
         study, _ = rewrite_study_create(sources=rows, **form.rewrite_kwargs(), study_status=Study.Status.DRAFT)
         return study
 
