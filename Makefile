@@ -108,7 +108,7 @@ test: $(STAMP) browsers
 # races, the SQLite demo); `make test` runs everything. Markers: pytest.ini, set from fixtures in tests/conftest.py.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	$(TEST_ENV) $(BIN)/python -m pytest -m "not worker and not browser and not model and not slow" -q
+	$(TEST_ENV) $(BIN)/python -m pytest -n auto -m "not worker and not browser and not model and not slow" -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -35,7 +35,7 @@ from django.test.utils import override_settings  # noqa: E402
 from django.urls import reverse  # noqa: E402
 
 from annotation.models import Participant, Response, Study, StudyItem  # noqa: E402
-from scoring.dashboard import PLOTS  # noqa: E402
+from scoring.agreement.dashboard import PLOTS  # noqa: E402
 from tasks.models import Corpus, Order, Setup, StyleComponent, TaskInstance  # noqa: E402
 
 
@@ -92,9 +92,9 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     media = tempfile.mkdtemp(prefix="pages-media-")
     with override_settings(MEDIA_ROOT=media, ALLOWED_HOSTS=["testserver"]):
-        from scoring.metrics.demo import likert_demo_load
-        from scoring.metrics.services import metric_evaluation_start
-        from scoring.stats.runs import agreement_run_execute, agreement_run_start
+        from scoring.agreement.runs import agreement_run_execute, agreement_run_start
+        from scoring.metric_evaluation.demo import likert_demo_load
+        from scoring.metric_evaluation.services import metric_evaluation_start
 
         study = seed(args.items, args.k)
         started = time.perf_counter()
@@ -111,10 +111,10 @@ def main() -> None:
         dashboard = [reverse("admin:scoring_agreement_dashboard", args=[run.pk])] + [
             reverse("admin:scoring_agreement_plot", args=[run.pk, name, "svg"]) for name in PLOTS]
         metric_page = [reverse("admin:scoring_metricevaluation_change", args=[evaluation.pk])]
-        if "api-metric-evaluation-plot" in {p.name for p in __import__("scoring.urls_metrics",
+        if "metric-evaluation-plot" in {p.name for p in __import__("scoring.metric_evaluation.urls",
                                                                        fromlist=["urlpatterns"]).urlpatterns}:
             page = client.get(metric_page[0]).content.decode()
-            plot_url = reverse("api-metric-evaluation-plot", args=[evaluation.pk])
+            plot_url = reverse("metric-evaluation-plot", args=[evaluation.pk])
             if plot_url in page:  # the page links its plot (this branch) instead of inlining it
                 metric_page.append(plot_url)
         report = {

@@ -36,8 +36,8 @@ from django.db import connection, models, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from annotation.models import Participant, Response, Study, StudyItem  # noqa: E402
-from scoring import selectors  # noqa: E402
-from scoring.stats.summary import agreement_compute  # noqa: E402
+from scoring.agreement import selectors  # noqa: E402
+from scoring.agreement.stats.summary import agreement_compute  # noqa: E402
 from tasks.models import Corpus, StyleComponent, TaskInstance  # noqa: E402
 
 SLUG = "bench-agreement-scale"

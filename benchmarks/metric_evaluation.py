@@ -34,7 +34,7 @@ def build_models(root: Path) -> dict[str, Path]:
     import torch
     from transformers import BertForSequenceClassification, GPT2Config, GPT2LMHeadModel
 
-    from scoring.metrics.base import minilm_path
+    from scoring.metric_evaluation.base import minilm_path
 
     minilm = minilm_path()
     nli = root / "nli"
@@ -101,7 +101,7 @@ def baselines(items, models: dict[str, Path]) -> dict[str, object]:
     """Straightforward per-item implementations of each metric."""
     import torch
 
-    from scoring.metrics.base import minilm_path
+    from scoring.metric_evaluation.base import minilm_path
 
     def bleu():
         import sacrebleu
@@ -148,7 +148,7 @@ def baselines(items, models: dict[str, Path]) -> dict[str, object]:
         return out
 
     def logprob():
-        from scoring.metrics import metrics_resolve
+        from scoring.metric_evaluation import metrics_resolve
         metric = metrics_resolve(["logprob"])[0]
         # The same code with batch size 1: one forward pass per context per item.
         return metric.score(items, options=metric.check_options({"model_path": str(models["lm"]), "batch_size": 1,
@@ -178,7 +178,7 @@ def main() -> None:
     import torch
     from django.core.management import call_command
 
-    from scoring.metrics.services import metric_evaluation_compute, metric_evaluation_prepare
+    from scoring.metric_evaluation.services import metric_evaluation_compute, metric_evaluation_prepare
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     call_command("migrate", verbosity=0)

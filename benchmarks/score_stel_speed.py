@@ -182,10 +182,10 @@ def main() -> None:
     import torch
     from django.conf import settings
 
-    from scoring.stel_scoring.benchmark_io import benchmark_set_read
-    from scoring.stel_scoring.methods import method_create
-    from scoring.stel_scoring.neural import packaged_minilm_path
-    from scoring.stel_scoring.services import _pair_lists, stel_score
+    from scoring.model_scoring.benchmark_io import benchmark_set_read
+    from scoring.model_scoring.methods import method_create
+    from scoring.model_scoring.neural import packaged_minilm_path
+    from scoring.model_scoring.services import _pair_lists, stel_score
 
     workdir = Path(tempfile.mkdtemp(prefix="score-stel-bench-"))
     bench = workdir / "stel_sized.tsv"

@@ -11,7 +11,7 @@ import pandas as pd
 
 from annotation.models import ItemKind, Response, Study
 from core.errors import ApplicationError
-from scoring.stats.alpha import krippendorff_alpha_of, value_counts_from_long
+from scoring.agreement.stats.alpha import krippendorff_alpha_of, value_counts_from_long
 
 
 def ranking_summary(*, study: Study) -> dict[str, Any]:

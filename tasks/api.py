@@ -12,9 +12,9 @@ from rest_framework.views import APIView
 from core.views import JobAcceptedSchema, job_accepted
 from tasks.models import Corpus, StyleComponent, TaskInstance
 from tasks.serializers import (
-    CorpusImportSerializer,
+    CorpusImportInput,
     CorpusSerializer,
-    GenerateSerializer,
+    InstancesGenerateInput,
     StyleComponentSerializer,
     TaskInstanceSerializer,
 )
@@ -49,13 +49,13 @@ class CorpusListView(APIView):
         corpora = Corpus.objects.select_related("component").order_by("name")
         return Response(CorpusSerializer(corpora, many=True).data)
 
-    @extend_schema(request=CorpusImportSerializer, responses={202: JobAcceptedSchema})
+    @extend_schema(request=CorpusImportInput, responses={202: JobAcceptedSchema})
     def post(self, request: Request) -> Response:
         """Upload files and import them in the background; poll the returned job."""
         # Never copy request.data: it holds the uploaded files, which stream to temporary files above 5 MB and
         # cannot be deep-copied. Plain fields by name, files by field.
         fields = {key: request.POST.get(key) for key in request.POST}
-        serializer = CorpusImportSerializer(data={
+        serializer = CorpusImportInput(data={
             **fields, "files": request.FILES.getlist("files"), "style_1_file": request.FILES.get("style_1_file"),
             "style_2_file": request.FILES.get("style_2_file"),
         })
@@ -86,11 +86,11 @@ class CorpusGenerateView(APIView):
     permission_actions = {"POST": "change"}
     parser_classes = [JSONParser]
 
-    @extend_schema(request=GenerateSerializer, responses={202: JobAcceptedSchema})
+    @extend_schema(request=InstancesGenerateInput, responses={202: JobAcceptedSchema})
     def post(self, request: Request, pk: int) -> Response:
         """Generate task instances (quadruples, triples, style-or-content) from the corpus in the background."""
         corpus = get_object_or_404(Corpus, pk=pk)
-        serializer = GenerateSerializer(data=request.data)
+        serializer = InstancesGenerateInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         job = instances_generate_start(corpus=corpus, created_by=request.user.get_username(),
                                          **serializer.validated_data)

@@ -19,7 +19,7 @@ class CorpusSerializer(serializers.ModelSerializer):
                   "n_rows_read", "n_skipped", "n_instances", "created_at"]
 
 
-class CorpusImportSerializer(serializers.Serializer):
+class CorpusImportInput(serializers.Serializer):
     name = serializers.CharField(max_length=128)
     component = serializers.CharField(required=False, allow_blank=True)
     format = serializers.ChoiceField(choices=FORMATS)
@@ -43,7 +43,7 @@ class CorpusImportSerializer(serializers.Serializer):
     licence = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-class GenerateSerializer(serializers.Serializer):
+class InstancesGenerateInput(serializers.Serializer):
     setup = serializers.ChoiceField(choices=Setup.choices)
     seed = serializers.IntegerField(default=0)
     count = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)

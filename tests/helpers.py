@@ -20,3 +20,11 @@ def assert_api_error(response: Any, *, code: str, status: int) -> dict[str, Any]
     assert error["code"] == code, body
     assert isinstance(error["message"], str) and error["message"], body
     return error
+
+
+def cuda_available() -> bool:
+    """Whether torch sees a GPU; imported only when a test that asks is about to run (torch takes seconds to load,
+    and `make test-fast` never runs the model tests), as the string condition `skipif("not cuda_available()")`."""
+    import torch
+
+    return torch.cuda.is_available()

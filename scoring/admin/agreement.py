@@ -1,5 +1,5 @@
 """Researchers' door to agreement: start a computation, watch its progress, read the per-study dashboard (numbers
-and server-rendered plots), run the filter and the crowd-kit aggregation; filter runs and exports, read-only."""
+and server-rendered plots), run the filter and the crowd-kit aggregation; filter runs, read-only."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,21 +10,19 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html
 
 from annotation.models import Study
 from core.errors import ApplicationError
 from core.models import Job
 from core.permissions import admin_permission_required
 from scoring.admin.records import ComputationRecordAdmin, job_message
-from scoring.aggregation import aggregation_start
-from scoring.dashboard import PLOTS, plot_cached, plot_empty_reason
-from scoring.export_jobs import export_file, export_start
-from scoring.exports import STATUSES
-from scoring.filtering import filter_run_start
+from scoring.agreement.aggregation import aggregation_start
+from scoring.agreement.dashboard import PLOTS, plot_cached, plot_empty_reason
+from scoring.agreement.filtering import filter_run_start
+from scoring.agreement.runs import agreement_run_start
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
-from scoring.stats.runs import agreement_run_start
-from tasks.models import Corpus, Setup, StyleComponent
+from tasks.models import StyleComponent
 
 LEVEL_CHOICES = [("", "the question's own"), ("nominal", "nominal"), ("ordinal", "ordinal"),
                  ("interval", "interval"), ("ratio", "ratio")]
@@ -225,73 +223,3 @@ class FilterRunAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
-
-
-class ExportStartForm(forms.Form):
-    format = forms.ChoiceField(choices=[("stel-tsv", "STEL TSV"), ("jsonl", "JSON lines"), ("parquet", "Parquet")])
-    status = forms.ChoiceField(choices=[(s, s) for s in STATUSES], initial="validated",
-                               help_text="validated: the instances the filter kept (the benchmark).")
-    study = forms.ModelChoiceField(queryset=Study.objects.order_by("slug"), to_field_name="slug", required=False,
-                                   help_text="Only this study's instances (votes from its annotations).")
-    corpus = forms.ModelChoiceField(queryset=Corpus.objects.order_by("name"), to_field_name="name", required=False)
-    component = forms.ModelChoiceField(queryset=StyleComponent.objects.order_by("name"), to_field_name="name",
-                                       required=False)
-    setup = forms.ChoiceField(choices=[("", "every setup"), *Setup.choices], required=False)
-
-    def service_kwargs(self) -> dict[str, Any]:
-        d = self.cleaned_data
-        return {"fmt": d["format"], "status": d["status"], "study_slug": d["study"].slug if d["study"] else "",
-                "corpus": d["corpus"].name if d["corpus"] else "",
-                "component": d["component"].name if d["component"] else "", "setup": d["setup"]}
-
-
-@admin.register(BenchmarkExport)
-class BenchmarkExportAdmin(ComputationRecordAdmin):
-    """Exports are written by a job started from the form; files are downloaded by id, after a permission check."""
-
-    list_display = ["id", "format", "downloads", "n_rows", "study", "filter_run", "created_at", "score_link"]
-    list_filter = ["format"]
-    fields = ["format", "downloads", "n_rows", "counts", "params", "sha256", "study", "filter_run", "created_by",
-              "created_at"]
-    readonly_fields = fields
-    start_form_class = ExportStartForm
-    start_title = "Export a benchmark"
-    start_template = "admin/scoring/benchmarkexport/start.html"
-
-    def start_initial(self, request: HttpRequest) -> dict[str, Any] | None:
-        return {key: request.GET[key] for key in ("study", "status", "format") if request.GET.get(key)} or None
-
-    def start_record(self, **kwargs: Any) -> Job:
-        return export_start(**kwargs)
-
-    def start_message(self, record: Job) -> str:
-        return job_message("Export queued as", record)
-
-    def start_redirect_url(self, record: Job) -> str:
-        return reverse("admin:core_job_change", args=[record.pk])
-
-    def get_urls(self) -> list:
-        return [path("<int:pk>/download/<str:which>/", self.admin_site.admin_view(self.download_view),
-                     name="scoring_benchmarkexport_download"), *super().get_urls()]
-
-    def download_view(self, request: HttpRequest, pk: int, which: str) -> HttpResponse:
-        admin_permission_required(request, BenchmarkExport, "view")
-        try:
-            return export_file(export=get_object_or_404(BenchmarkExport, pk=pk), which=which)
-        except ApplicationError as exc:
-            return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
-
-    @admin.display(description="download")
-    def downloads(self, obj: BenchmarkExport) -> str:
-        return format_html_join(" · ", '<a href="{}" class="download-{}">{}</a>', (
-            (reverse("admin:scoring_benchmarkexport_download", args=[obj.pk, which]), which, label)
-            for which, label in (("data", obj.get_format_display()), ("card", "dataset card (JSON)"),
-                                 ("card-md", "dataset card (Markdown)"))))
-
-    @admin.display(description="score models")
-    def score_link(self, obj: BenchmarkExport) -> str:
-        # Added by the score_stel part: opens its start form with this export chosen (STEL TSV exports only).
-        if obj.format != BenchmarkExport.Format.STEL_TSV:
-            return "–"
-        return format_html('<a href="{}?export={}">score this export</a>', reverse("admin:scoring_scorerun_start"),
-                           obj.pk)

@@ -9,9 +9,9 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from scoring.admin.records import ComputationRecordAdmin
-from scoring.metrics.forms import MetricEvaluationForm
-from scoring.metrics.plots import evaluation_plot_caption
-from scoring.metrics.services import metric_evaluation_start
+from scoring.metric_evaluation.forms import MetricEvaluationForm
+from scoring.metric_evaluation.plots import evaluation_plot_caption
+from scoring.metric_evaluation.services import metric_evaluation_start
 from scoring.models import MetricEvaluation
 
 
@@ -91,8 +91,8 @@ class MetricEvaluationAdmin(ComputationRecordAdmin):
     def plot(self, obj: MetricEvaluation) -> SafeString:
         if not obj.is_computed or not (obj.results or {}).get("columns"):
             return format_html("–")
-        # A file drawn once per evaluation (scoring/metrics/plots.py), not a PNG inlined and redrawn per view.
+        # A file drawn once per evaluation (scoring/metric_evaluation/plots.py), not a PNG inlined and redrawn per view.
         return format_html('<figure><img class="metric-plot" alt="Spearman correlations and scatter plots" '
                            'src="{}" style="max-width:100%"><figcaption class="metric-plot-caption">{}'
-                           "</figcaption></figure>", reverse("api-metric-evaluation-plot", args=[obj.pk]),
+                           "</figcaption></figure>", reverse("metric-evaluation-plot", args=[obj.pk]),
                            evaluation_plot_caption(obj.results))

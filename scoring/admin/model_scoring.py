@@ -15,9 +15,9 @@ from django.utils.safestring import SafeString
 from core.errors import ApplicationError
 from core.permissions import admin_permission_required
 from scoring.admin.records import ComputationRecordAdmin
-from scoring.export_jobs import predictions_download
+from scoring.export.jobs import predictions_download
+from scoring.model_scoring.runs import score_run_start
 from scoring.models import BenchmarkExport, ScoreRun
-from scoring.stel_scoring.runs import score_run_start
 
 DEFAULT_METHODS = "char3gram,word_length,punctuation,uppercase,levenshtein,st:minilm"
 

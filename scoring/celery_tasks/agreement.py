@@ -11,13 +11,13 @@ __all__ = ["agreement_compute_task", "filter_run_task", "aggregation_task"]
 
 @shared_task(name="scoring.agreement_compute", acks_late=True, reject_on_worker_lost=True)
 def agreement_compute_task(job_id: int, run_id: int) -> int:
-    from scoring.stats.runs import agreement_run_execute
+    from scoring.agreement.runs import agreement_run_execute
 
     with job_running(job_id) as job:
         if job is None:
             return run_id
         run = agreement_run_execute(run_id=run_id, job_id=job_id)
-        from scoring.dashboard import plots_prerender
+        from scoring.agreement.dashboard import plots_prerender
 
         plots_prerender(run=run)
         job.result = {"agreement_run": run.pk, "fleiss_kappa": run.result.get("fleiss_kappa"),
@@ -29,7 +29,7 @@ def agreement_compute_task(job_id: int, run_id: int) -> int:
 # holds the same dict, so they are ignored.
 @shared_task(name="scoring.filter_instances", acks_late=True, reject_on_worker_lost=True)
 def filter_run_task(job_id: int, legacy_params: dict | None = None) -> int | None:
-    from scoring.filtering import filter_run_execute
+    from scoring.agreement.filtering import filter_run_execute
 
     with job_running(job_id) as job:
         if job is None:
@@ -40,7 +40,7 @@ def filter_run_task(job_id: int, legacy_params: dict | None = None) -> int | Non
 
 @shared_task(name="scoring.aggregate_crowd", acks_late=True, reject_on_worker_lost=True)
 def aggregation_task(job_id: int, legacy_params: dict | None = None) -> int | None:
-    from scoring.aggregation import aggregation_execute
+    from scoring.agreement.aggregation import aggregation_execute
 
     with job_running(job_id) as job:
         if job is None:

@@ -1,4 +1,4 @@
-"""Celery task of benchmark exports started from the admin or the API (scoring/export_jobs.py)."""
+"""Celery task of benchmark exports started from the admin or the API (scoring/export/jobs.py)."""
 from __future__ import annotations
 
 from celery import shared_task
@@ -10,7 +10,7 @@ __all__ = ["benchmark_export_task"]
 
 @shared_task(name="scoring.benchmark_export", acks_late=True, reject_on_worker_lost=True)
 def benchmark_export_task(job_id: int) -> int | None:
-    from scoring.export_jobs import export_execute
+    from scoring.export.jobs import export_execute
 
     with job_running(job_id) as job:
         if job is None:

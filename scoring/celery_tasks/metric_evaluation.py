@@ -14,7 +14,7 @@ __all__ = ["metric_evaluation_execute_task"]
 
 @shared_task(name="scoring.evaluate_metrics", acks_late=True, reject_on_worker_lost=True)
 def metric_evaluation_execute_task(job_id: int, evaluation_id: int) -> int:
-    from scoring.metrics.services import metric_evaluation_execute, metric_evaluation_summary
+    from scoring.metric_evaluation.services import metric_evaluation_execute, metric_evaluation_summary
 
     with job_running(job_id) as job:
         if job is None:
@@ -22,7 +22,7 @@ def metric_evaluation_execute_task(job_id: int, evaluation_id: int) -> int:
         evaluation = metric_evaluation_execute(evaluation_id=evaluation_id, job_id=job_id)
         summary = metric_evaluation_summary(evaluation)
         if (evaluation.results or {}).get("columns"):
-            from scoring.metrics.plots import evaluation_plot_cached
+            from scoring.metric_evaluation.plots import evaluation_plot_cached
 
             evaluation_plot_cached(evaluation)  # drawn once, now, not when the page is opened
         job.result = {"evaluation": evaluation.pk, "n_items": summary["n_items"],

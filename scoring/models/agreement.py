@@ -1,12 +1,14 @@
-"""Agreement runs, filter runs and benchmark exports (issue: agreement and filtering)."""
+"""Agreement runs and filter runs."""
 from __future__ import annotations
 
 from django.db import models
 
-__all__ = ["AgreementRun", "BenchmarkExport", "FilterRun"]
+from .records import ComputationRecord
+
+__all__ = ["AgreementRun", "FilterRun"]
 
 
-class AgreementRun(models.Model):
+class AgreementRun(ComputationRecord):
     """One computation of every agreement statistic of a study; filled in by a Celery task.
 
     `result` holds the summary (overall, per component, per setup, per participant, triple vs quadruple,
@@ -22,19 +24,9 @@ class AgreementRun(models.Model):
     job = models.ForeignKey("core.Job", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     result = models.JSONField(default=dict, blank=True)
     items_path = models.CharField(max_length=500, blank=True, default="")
-    created_by = models.CharField(max_length=150, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    computed_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"agreement #{self.pk} {self.study}"
-
-    @property
-    def is_computed(self) -> bool:
-        return self.computed_at is not None
 
 
 class FilterRun(models.Model):
@@ -71,32 +63,3 @@ class FilterRun(models.Model):
         if self.pk is not None and FilterRun.objects.filter(pk=self.pk).exists():
             raise ValueError("a FilterRun is immutable once stored")
         super().save(*args, **kwargs)
-
-
-class BenchmarkExport(models.Model):
-    """A written benchmark file (STEL TSV, JSONL or Parquet) and its dataset card."""
-
-    class Format(models.TextChoices):
-        STEL_TSV = "stel-tsv", "STEL TSV"
-        JSONL = "jsonl", "JSON lines"
-        PARQUET = "parquet", "Parquet"
-
-    path = models.CharField(max_length=500, help_text="Absolute path of the written data file.")
-    format = models.CharField(max_length=10, choices=Format.choices)
-    card_path = models.CharField(max_length=500, blank=True, default="", help_text="Dataset card (JSON).")
-    params = models.JSONField(default=dict, blank=True, help_text="corpus/component/setup/status/study filters.")
-    counts = models.JSONField(default=dict, blank=True, help_text="Rows in total and per component.")
-    n_rows = models.PositiveIntegerField(default=0)
-    sha256 = models.CharField(max_length=64, blank=True, default="")
-    study = models.ForeignKey(
-        "annotation.Study", on_delete=models.SET_NULL, null=True, blank=True, related_name="benchmark_exports"
-    )
-    filter_run = models.ForeignKey(FilterRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    created_by = models.CharField(max_length=150, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"{self.format} export #{self.pk} ({self.n_rows} rows)"  # never the server path

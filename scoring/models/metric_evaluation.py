@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from django.db import models
 
+from .records import ComputationRecord
+
 __all__ = ["MetricEvaluation"]
 
 
-class MetricEvaluation(models.Model):
+class MetricEvaluation(ComputationRecord):
     """One run of `evaluate_metrics`: metrics scored on a Likert study's items and correlated with the mean
     human rating of one question. `results` holds the per-metric correlations (overall, per style, system
     level) and the per-item scores the plots are drawn from; it stays empty until the job has finished."""
@@ -18,16 +20,6 @@ class MetricEvaluation(models.Model):
     params = models.JSONField(default=dict, blank=True, help_text="Per-metric options: model paths, layers, device.")
     results = models.JSONField(default=dict, blank=True)
     job = models.ForeignKey("core.Job", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    created_by = models.CharField(max_length=150, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    computed_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"metric evaluation #{self.pk} ({self.study.slug}, {self.question})"
-
-    @property
-    def is_computed(self) -> bool:
-        return self.computed_at is not None

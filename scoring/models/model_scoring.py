@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from django.db import models
 
+from .records import ComputationRecord
+
 __all__ = ["ScoreRun"]
 
 
-class ScoreRun(models.Model):
+class ScoreRun(ComputationRecord):
     """One scoring of style-similarity methods on a benchmark (STEL §5), run by a Celery task on the `gpu` queue.
 
     `results` holds exactly what `manage.py score_stel --json` prints (accuracy per set, method and component,
@@ -35,19 +37,11 @@ class ScoreRun(models.Model):
         "core.Job", on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
         help_text="The background job computing it (one run per job, so a redelivered task does not repeat it).",
     )
-    created_by = models.CharField(max_length=150, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    computed_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at"]
+    class Meta(ComputationRecord.Meta):
         constraints = [
             models.CheckConstraint(condition=models.Q(device__in=["auto", "cpu", "cuda"]), name="scorerun_device"),
         ]
 
     def __str__(self) -> str:
         return f"score run #{self.pk} ({', '.join(self.methods)})"
-
-    @property
-    def is_computed(self) -> bool:
-        return self.computed_at is not None

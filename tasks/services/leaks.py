@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import binomtest
 
 from core.errors import ApplicationError
 from tasks.models import Corpus, Order, Setup, TaskInstance
@@ -90,7 +89,7 @@ def feature_audit(
     quad = np.array([bool(row[1]) for row in instances], dtype=bool)
     s11, s12 = _similarity(feature, a1, s1), _similarity(feature, a1, s2)
     s22, s21 = _similarity(feature, a2, s2), _similarity(feature, a2, s1)
-    # STEL's decision rule (scoring.stel_scoring.decision; tasks may not import from scoring).
+    # STEL's decision rule (scoring.model_scoring.decision; tasks may not import from scoring).
     keep = (1 - s11) ** 2 + (1 - s22) ** 2
     swap = (1 - s12) ** 2 + (1 - s21) ** 2
     quad_pred = np.where(swap - keep > 1e-12, 1, np.where(keep - swap > 1e-12, 2, 0))
@@ -99,6 +98,8 @@ def feature_audit(
     decided = predictions != 0
     n_decided, n_right = int(decided.sum()), int((predictions[decided] == correct[decided]).sum())
     n = len(instances)
+    from scipy.stats import binomtest  # here, not at import: scipy.stats costs every process half a second
+
     pvalue = float(binomtest(n_right, n_decided, 0.5, alternative="greater").pvalue) if n_decided else 1.0
     accuracy_decided = n_right / n_decided if n_decided else None
     decides = bool(n_decided >= min_decided and pvalue < alpha and accuracy_decided is not None

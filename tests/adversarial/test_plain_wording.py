@@ -72,7 +72,7 @@ def test_score_run_and_metric_evaluation_refusals_are_plain(api, shared_data, tm
     exported = tmp_path / "export.tsv"
     shutil.copy(shared_data / "stel" / "quad_questions_char_contraction.tsv", exported)
     export = BenchmarkExport.objects.create(path=str(exported), format=BenchmarkExport.Format.STEL_TSV, n_rows=100)
-    url = reverse("api-score-runs")
+    url = reverse("score-run-list")
     twice = _refused(api.post(url, {"export": export.pk, "methods": ["char3gram", "char3gram"]}, format="json"))
     assert twice["message"] == "Methods: char3gram named more than once" and twice["details"] == {"field": "methods"}
     unknown = _refused(api.post(url, {"export": export.pk, "methods": ["char3gram", "bert"]}, format="json"))
@@ -94,7 +94,7 @@ def test_score_run_and_metric_evaluation_refusals_are_plain(api, shared_data, tm
 
 
 def test_metric_service_by_is_plain():
-    from scoring.metrics.services import metric_evaluation_prepare
+    from scoring.metric_evaluation.services import metric_evaluation_prepare
 
     with pytest.raises(ApplicationError) as refused:  # what the admin form and the command call
         metric_evaluation_prepare(study_slug="any", question="content", metric_names=["bleu"], by="system")

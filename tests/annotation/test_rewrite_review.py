@@ -22,7 +22,7 @@ from annotation.models import Response, Study
 from annotation.models_review import RewriteReview
 from annotation.services.exports import decisions_serialize
 from annotation.services.review import worker_rates
-from scoring.exports import benchmark_export
+from scoring.export.formats import benchmark_export
 from tasks.models import Corpus, ParallelPair, TaskInstance
 from tasks.services.generation import instances_generate
 from tests.annotation.helpers import Participant as Person
@@ -87,6 +87,7 @@ def of(pid: str) -> list[Response]:
     return list(Response.objects.filter(participant__external_id=pid, study__slug="rw").order_by("pk"))
 
 
+@pytest.mark.slow  # seconds: out of `make test-fast`
 def test_rewrite_study_review_block_reopen_corpus_export(shared_data: Path, tmp_path: Path) -> None:
     summary = command("create_study", "--slug", "rw", "--kind", "rewrite", "--sources",
                       str(shared_data / "stel" / "nsubs_sentences.txt"), "--target-style", "formal",

@@ -13,7 +13,7 @@ import pytest
 from annotation.models import Response, Study
 from annotation.models_review import RewriteReview
 from core.models import Job
-from scoring.export_jobs import export_start
+from scoring.export.jobs import export_start
 from scoring.models import BenchmarkExport
 from tasks.models import Corpus, ParallelPair, TaskInstance
 from tasks.services.uploads import instances_generate_start

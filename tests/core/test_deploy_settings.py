@@ -23,6 +23,7 @@ def run_python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+@pytest.mark.slow  # seconds: out of `make test-fast`
 def test_check_deploy_leaves_only_the_two_documented_hsts_warnings() -> None:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     result = subprocess.run(
@@ -48,6 +49,7 @@ def test_celery_app_never_falls_back_to_debug_settings() -> None:
     assert "config.settings.local" not in (REPO / "config" / "celery.py").read_text()
 
 
+@pytest.mark.slow  # seconds: out of `make test-fast`
 @pytest.mark.django_db(transaction=True)
 def test_persistent_connections_survive_a_database_restart(tmp_path: Path) -> None:
     """DJANGO_CONN_MAX_AGE=600: after every server connection is killed (as a PostgreSQL restart does), the next

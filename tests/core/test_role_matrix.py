@@ -7,6 +7,8 @@ until it is given its permission here.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +16,8 @@ from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
 from django.contrib.auth.models import Group, Permission, User
 from django.contrib.messages import get_messages
-from django.test import Client, RequestFactory
+from django.db import transaction
+from django.test import Client, RequestFactory, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
@@ -29,16 +32,19 @@ from tests import factories as f
 
 PROJECT_APPS = ["tasks", "annotation", "scoring", "core"]
 ROLES = ["anonymous", "participant", "staff_none", "staff_view", "researcher", "superuser"]
+# `make test-fast` tries every door as view-only staff (the role whose writes went through before this test
+# existed); `make test` tries all six roles (1,386 requests, 40 s on 2 cores).
+ROLE_PARAMS = [pytest.param(role, marks=() if role == "staff_view" else pytest.mark.slow) for role in ROLES]
 
 # API: (url name, method) → the permission it needs; None = public (participant endpoints, the schema).
 API_DOORS: dict[tuple[str, str], str | None] = {
-    ("api-components", "get"): "tasks.view_stylecomponent",
-    ("api-components", "post"): "tasks.add_stylecomponent",
-    ("api-corpora", "get"): "tasks.view_corpus",
-    ("api-corpora", "post"): "tasks.add_corpus",
-    ("api-corpus", "get"): "tasks.view_corpus",
-    ("api-corpus-generate", "post"): "tasks.change_corpus",
-    ("api-instances", "get"): "tasks.view_taskinstance",
+    ("component-list", "get"): "tasks.view_stylecomponent",
+    ("component-list", "post"): "tasks.add_stylecomponent",
+    ("corpus-list", "get"): "tasks.view_corpus",
+    ("corpus-list", "post"): "tasks.add_corpus",
+    ("corpus-detail", "get"): "tasks.view_corpus",
+    ("corpus-generate", "post"): "tasks.change_corpus",
+    ("instance-list", "get"): "tasks.view_taskinstance",
     ("study-list", "get"): "annotation.view_study",
     ("study-list", "post"): "annotation.add_study",
     ("study-detail", "get"): "annotation.view_study",
@@ -50,18 +56,18 @@ API_DOORS: dict[tuple[str, str], str | None] = {
     ("agreement-run-detail", "get"): "scoring.view_agreementrun",
     ("filter-run-list", "post"): "scoring.add_filterrun",
     ("filter-run-detail", "get"): "scoring.view_filterrun",
-    ("api-score-runs", "get"): "scoring.view_scorerun",
-    ("api-score-runs", "post"): "scoring.add_scorerun",
-    ("api-score-run", "get"): "scoring.view_scorerun",
-    ("api-score-run-predictions", "get"): "scoring.view_scorerun",
+    ("score-run-list", "get"): "scoring.view_scorerun",
+    ("score-run-list", "post"): "scoring.add_scorerun",
+    ("score-run-detail", "get"): "scoring.view_scorerun",
+    ("score-run-predictions", "get"): "scoring.view_scorerun",
     ("export-list", "get"): "scoring.view_benchmarkexport",
     ("export-list", "post"): "scoring.add_benchmarkexport",
     ("export-detail", "get"): "scoring.view_benchmarkexport",
     ("export-download", "get"): "scoring.view_benchmarkexport",
-    ("api-metric-evaluations", "get"): "scoring.view_metricevaluation",
-    ("api-metric-evaluations", "post"): "scoring.add_metricevaluation",
-    ("api-metric-evaluation", "get"): "scoring.view_metricevaluation",
-    ("api-metric-evaluation-plot", "get"): "scoring.view_metricevaluation",
+    ("metric-evaluation-list", "get"): "scoring.view_metricevaluation",
+    ("metric-evaluation-list", "post"): "scoring.add_metricevaluation",
+    ("metric-evaluation-detail", "get"): "scoring.view_metricevaluation",
+    ("metric-evaluation-plot", "get"): "scoring.view_metricevaluation",
     ("job-detail", "get"): "core.view_job",
     **{(name, method): None for name, method in [
         ("ping", "get"), ("ping-db", "get"), ("session-create", "post"), ("session-detail", "get"),
@@ -174,9 +180,26 @@ def test_every_door_is_in_the_table() -> None:
 # --- the world each door is tried in --------------------------------------------------------------------------
 
 
-@pytest.fixture
-def world(db, tmp_path, settings) -> dict[str, Any]:
-    settings.MEDIA_ROOT = str(tmp_path)
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[dict[str, Any]]:
+    """Built once for the module's 1,400 cases, as Django's `setUpTestData` does: inside an outer transaction that
+    is rolled back at the end, while every test runs in a savepoint of it (pytest-django's `db`), so whatever a
+    door changes is undone before the next case."""
+    tmp_path = tmp_path_factory.mktemp("role_matrix")
+    media = override_settings(MEDIA_ROOT=str(tmp_path))
+    with django_db_blocker.unblock():
+        media.enable()
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            yield _world_build(tmp_path)
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+            media.disable()
+
+
+def _world_build(tmp_path: Path) -> dict[str, Any]:
     study, items = f.annotated_study(answers=[["S2-S1"] * 3, ["S1-S2", "S2-S1", "S2-S1"]])
     participant = study.participants.first()
     batch = Batch.objects.create(study=study, participant=participant, number=1, token="t" * 40)
@@ -218,9 +241,27 @@ def world(db, tmp_path, settings) -> dict[str, Any]:
     AccessAttempt.objects.create(**seen, get_data="", post_data="", failures_since_start=1)
     AccessLog.objects.create(**seen)
     AccessFailureLog.objects.create(**seen)
-    return {"study": study, "participant": participant, "batch": batch, "job": job, "run": run,
+    for role in ROLES[2:]:
+        user = User.objects.create_user(role, password="pw", is_staff=True, is_superuser=role == "superuser")
+        if role == "staff_view":
+            user.user_permissions.add(*_perms(actions=("view",)))
+        elif role == "researcher":
+            group = Group.objects.create(name="researcher")
+            group.permissions.add(*_perms(actions=("view", "add", "change")))
+            user.groups.add(group)
+    world = {"study": study, "participant": participant, "batch": batch, "job": job, "run": run,
             "filter_run": filter_run, "export": export, "score_run": score_run, "evaluation": evaluation,
             "corpus": corpus}
+    # Each role's cookies, made once: a staff user's session, the participant's study cookies.
+    world["cookies"] = {"anonymous": {}}
+    for role in ROLES[1:]:
+        client = Client()
+        if role == "participant":
+            client.get(f"/s/{study.slug}/?PROLIFIC_PID=P1&STUDY_ID=s&SESSION_ID=x")
+        else:
+            client.force_login(User.objects.get(username=role))
+        world["cookies"][role] = {key: morsel.value for key, morsel in client.cookies.items()}
+    return world
 
 
 def _perms(codenames: list[str] | None = None, actions: tuple[str, ...] = ()) -> list[Permission]:
@@ -229,23 +270,17 @@ def _perms(codenames: list[str] | None = None, actions: tuple[str, ...] = ()) ->
 
 
 def _client(role: str, world: dict[str, Any]) -> tuple[Client, User | None]:
+    """A fresh client with the role's cookies (no message or CSRF cookie left from an earlier case); the user is
+    read again, so no permission cache is carried over either."""
     client = Client()
-    if role == "anonymous":
-        return client, None
+    for key, value in world["cookies"][role].items():
+        client.cookies[key] = value
     if role == "participant":
         # Holds a session token (the participant's only credential) and its study's cookies, nothing else.
-        client.get(f"/s/{world['study'].slug}/?PROLIFIC_PID=P1&STUDY_ID=s&SESSION_ID=x")
         client.defaults["HTTP_AUTHORIZATION"] = f"Token {world['batch'].token}"
+    if role in ("anonymous", "participant"):
         return client, None
-    user = User.objects.create_user(role, password="pw", is_staff=True, is_superuser=role == "superuser")
-    if role == "staff_view":
-        user.user_permissions.add(*_perms(actions=("view",)))
-    elif role == "researcher":
-        group = Group.objects.create(name="researcher")
-        group.permissions.add(*_perms(actions=("view", "add", "change")))
-        user.groups.add(group)
-    client.force_login(user)
-    return client, User.objects.get(pk=user.pk)
+    return client, User.objects.get(username=role)
 
 
 def _has(user: User | None, perm: str | None) -> bool:
@@ -254,11 +289,11 @@ def _has(user: User | None, perm: str | None) -> bool:
 
 def _kwargs(name: str, world: dict[str, Any]) -> dict[str, Any]:
     by_name = {
-        "api-corpus": {"pk": world["corpus"].pk}, "api-corpus-generate": {"pk": world["corpus"].pk},
+        "corpus-detail": {"pk": world["corpus"].pk}, "corpus-generate": {"pk": world["corpus"].pk},
         "agreement-run-detail": {"run_id": world["run"].pk}, "filter-run-detail": {"run_id": world["filter_run"].pk},
-        "api-score-run": {"pk": world["score_run"].pk}, "api-score-run-predictions": {"pk": world["score_run"].pk},
-        "api-metric-evaluation": {"pk": world["evaluation"].pk},
-        "api-metric-evaluation-plot": {"pk": world["evaluation"].pk}, "job-detail": {"job_id": world["job"].pk},
+        "score-run-detail": {"pk": world["score_run"].pk}, "score-run-predictions": {"pk": world["score_run"].pk},
+        "metric-evaluation-detail": {"pk": world["evaluation"].pk},
+        "metric-evaluation-plot": {"pk": world["evaluation"].pk}, "job-detail": {"job_id": world["job"].pk},
         "export-detail": {"pk": world["export"].pk}, "export-download": {"pk": world["export"].pk, "which": "data"},
         "scoring_agreement_study": {"slug": world["study"].slug},
         "auth_user_password_change": {"id": User.objects.get(username="someone").pk},
@@ -289,9 +324,9 @@ def _denied(response: Any) -> bool:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("role", ROLE_PARAMS)
 @pytest.mark.parametrize("door", sorted(API_DOORS), ids=":".join)
-def test_api_door(world, role: str, door: tuple[str, str]) -> None:
+def test_api_door(db, world, role: str, door: tuple[str, str]) -> None:
     name, method = door
     client, user = _client(role, world)
     url = reverse(name, kwargs=_kwargs(name, world))
@@ -309,9 +344,9 @@ def _object_for(model: type) -> Any:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("role", ROLE_PARAMS)
 @pytest.mark.parametrize("name", _admin_doors())
-def test_admin_view(world, role: str, name: str) -> None:
+def test_admin_view(db, world, role: str, name: str) -> None:
     client, user = _client(role, world)
     if name in ADMIN_VIEWS:
         method, perm = ADMIN_VIEWS[name]
@@ -338,9 +373,9 @@ def test_admin_view(world, role: str, name: str) -> None:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("role", ROLE_PARAMS)
 @pytest.mark.parametrize("door", sorted(ADMIN_ACTIONS), ids=":".join)
-def test_admin_action(world, role: str, door: tuple[str, str]) -> None:
+def test_admin_action(db, world, role: str, door: tuple[str, str]) -> None:
     """Posting the action as the changelist's form does: refused (no effect) without the permission."""
     label, action = door
     model = next(m for m in admin.site._registry if m._meta.label_lower == label)

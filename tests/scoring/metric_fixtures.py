@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from scoring.metrics.base import minilm_path
+from scoring.metric_evaluation.base import minilm_path
 
 WORDS = (
     "rewrite the following sentence so that it is formal informal polite . : paraphrase paraphrased repeat "

@@ -6,7 +6,7 @@ import pytest
 
 from core.jobs import job_create
 from core.models import Job
-from scoring.aggregation import aggregation_compare
+from scoring.agreement.aggregation import aggregation_compare
 from scoring.celery_tasks.agreement import aggregation_task
 from tests.factories import annotated_study
 
@@ -26,6 +26,7 @@ def reliable_minority_study():
     return study, first + second
 
 
+@pytest.mark.slow  # seconds: out of `make test-fast`
 def test_models_find_the_reliable_workers_and_change_decisions() -> None:
     study, items = reliable_minority_study()
     result = aggregation_compare(study=study)

@@ -13,9 +13,9 @@ from django.core.management import call_command
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from annotation.models import Participant, Response
+from scoring.agreement.runs import agreement_run_execute, agreement_run_start
+from scoring.agreement.stats.summary import agreement_compute
 from scoring.models import AgreementRun
-from scoring.stats.runs import agreement_run_execute, agreement_run_start
-from scoring.stats.summary import agreement_compute
 from tests.factories import annotated_study
 
 pytestmark = pytest.mark.django_db
@@ -287,7 +287,7 @@ def test_api_queues_runs_and_reports_errors(django_capture_on_commit_callbacks, 
 
 def test_binary_reader_matches_the_orm_and_survives_separator_clash() -> None:
     from annotation.models import StudyItem
-    from scoring import selectors
+    from scoring.agreement import selectors
 
     study, items = annotated_study(answers=[["S2-S1", "S1-S2", "S2-S1"], ["S1-S2"] * 3])
     Response.objects.filter(participant__external_id="p1").update(is_valid=False, value=2.5)
@@ -311,9 +311,9 @@ def test_binary_reader_matches_the_orm_and_survives_separator_clash() -> None:
 def test_count_table_is_what_aggregate_raters_builds() -> None:
     """The subjects × categories table comes from one bincount; statsmodels' aggregate_raters on the items × k
     answer codes must give the very same table (so kappa is computed on statsmodels' own input)."""
-    from scoring import selectors
-    from scoring.stats.fleiss import fleiss_table, fleiss_table_from_codes
-    from scoring.stats.votes import first_k_responses, votes_compute
+    from scoring.agreement import selectors
+    from scoring.agreement.stats.fleiss import fleiss_table, fleiss_table_from_codes
+    from scoring.agreement.stats.votes import first_k_responses, votes_compute
 
     rng = np.random.default_rng(9)
     answers = [[str(rng.choice(["S1-S2", "S2-S1"])) for _ in range(5)] for _ in range(25)]
@@ -330,7 +330,7 @@ def test_distinct_rows_matches_numpy_unique() -> None:
     from hypothesis import strategies as st
     from hypothesis.extra.numpy import arrays
 
-    from scoring.stats.bootstrap import distinct_rows
+    from scoring.agreement.stats.bootstrap import distinct_rows
 
     @settings(max_examples=80, deadline=None)
     @given(arrays(np.int64, st.tuples(st.integers(1, 60), st.integers(1, 6)), elements=st.integers(0, 40)))

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 
 from core.jobs import job_running
 from core.models import Job
-from scoring.stats.runs import agreement_run_execute, agreement_run_start
+from scoring.agreement.runs import agreement_run_execute, agreement_run_start
 from tasks.models import StyleComponent
 
 # The browser fixtures (one Chromium per module, a context per test): imported, not a conftest.py.

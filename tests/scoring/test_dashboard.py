@@ -7,9 +7,9 @@ from django.test import Client
 from django.urls import reverse
 
 from core.models import Job
-from scoring.dashboard import PLOTS, plot_render
+from scoring.agreement.dashboard import PLOTS, plot_render
+from scoring.agreement.runs import agreement_run_execute, agreement_run_start
 from scoring.models import AgreementRun
-from scoring.stats.runs import agreement_run_execute, agreement_run_start
 from tests.factories import annotated_study
 
 pytestmark = pytest.mark.django_db
@@ -45,6 +45,7 @@ def test_dashboard_shows_numbers_and_plots(staff_client: Client) -> None:
     assert response.status_code == 302 and response.url.endswith(f"/{run.pk}/dashboard/")
 
 
+@pytest.mark.slow  # about a second: out of `make test-fast`
 def test_plots_render_as_svg_and_png(staff_client: Client) -> None:
     run = computed_run()
     for name in PLOTS:
@@ -106,9 +107,9 @@ def test_admin_lists_and_read_only_records(staff_client: Client) -> None:
 def test_plots_are_drawn_once_and_empty_ones_say_why(admin_client, tmp_path, settings, monkeypatch):
     """A computed run's plots are files (drawn at the end of the run, or on first view); a study without correct
     answers gets a sentence instead of an empty votes plot."""
-    from scoring import dashboard
+    from scoring.agreement import dashboard
+    from scoring.agreement.runs import agreement_run_execute, agreement_run_start
     from scoring.models import AgreementRun
-    from scoring.stats.runs import agreement_run_execute, agreement_run_start
 
     settings.MEDIA_ROOT = str(tmp_path)
     study, _ = annotated_study(answers=[["S2-S1"] * 5, ["S1-S2"] * 5])

@@ -12,9 +12,9 @@ from django.core.management.base import CommandError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring.filtering import balance_validated, instances_filter
+from scoring.agreement.filtering import balance_validated, instances_filter
+from scoring.agreement.stats.votes import decide, decision_is_settled
 from scoring.models import FilterRun
-from scoring.stats.votes import decide, decision_is_settled
 from tasks.models import TaskInstance
 from tests.factories import annotated_study
 

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from scoring.filtering import balance_validated
+from scoring.agreement.filtering import balance_validated
 from tasks.models import TaskInstance
 from tests.factories import annotated_study
 

@@ -9,8 +9,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Response, Study, StudyItem
-from scoring.metrics.demo import DEMO_ITEMS
-from scoring.metrics.services import metric_evaluation_run
+from scoring.metric_evaluation.demo import DEMO_ITEMS
+from scoring.metric_evaluation.services import metric_evaluation_run
 
 pytestmark = pytest.mark.django_db
 

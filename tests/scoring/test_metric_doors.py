@@ -23,6 +23,7 @@ def api(admin_user) -> APIClient:
     return client
 
 
+@pytest.mark.slow  # about a second: out of `make test-fast`
 @pytest.mark.django_db
 def test_admin_start_form_queues_and_change_page_shows_table_and_plot(shared_data, admin_client,
                                                                       django_capture_on_commit_callbacks):
@@ -51,7 +52,7 @@ def test_admin_start_form_queues_and_change_page_shows_table_and_plot(shared_dat
     assert 'class="metric-results"' in done and "levenshtein_src" in done and "chrf_ref" in done
     assert "<b>1.000</b>" in done  # levenshtein_src, the metric the ratings were built from
     assert "picks best" in done and "data:image/png;base64," not in done  # a file, drawn once, not inlined
-    plot_url = reverse("api-metric-evaluation-plot", args=[evaluation.pk])
+    plot_url = reverse("metric-evaluation-plot", args=[evaluation.pk])
     assert plot_url in done and "metric columns" in done
     first = admin_client.get(plot_url)
     assert first.status_code == 200 and first.content.startswith(b"\x89PNG")
@@ -59,6 +60,7 @@ def test_admin_start_form_queues_and_change_page_shows_table_and_plot(shared_dat
     assert admin_client.get(reverse("admin:scoring_metricevaluation_changelist")).status_code == 200
 
 
+@pytest.mark.slow  # about a second: out of `make test-fast`
 @pytest.mark.django_db
 def test_api_start_detail_and_plot(shared_data, api, django_capture_on_commit_callbacks):
     _turk_study(shared_data, n=10)
@@ -95,7 +97,7 @@ def test_real_worker_on_the_gpu_queue_runs_a_model_metric(shared_data, settings)
     """embedding_cosine is a model metric: it must go to `gpu`, and a worker listening only there must run it."""
     import redis
 
-    from scoring.metrics.services import metric_evaluation_start
+    from scoring.metric_evaluation.services import metric_evaluation_start
 
     _turk_study(shared_data, n=8, slug="worker-likert")
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)

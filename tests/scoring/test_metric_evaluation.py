@@ -12,8 +12,8 @@ from scipy.stats import spearmanr
 
 from core.errors import ApplicationError
 from core.models import Job
-from scoring.metrics.correlation import by_group, spearman, system_level
-from scoring.metrics.services import metric_evaluation_run
+from scoring.metric_evaluation.correlation import by_group, spearman, system_level
+from scoring.metric_evaluation.services import metric_evaluation_run
 from scoring.models import MetricEvaluation
 from tests.scoring.metric_fixtures import likert_study, tiny_gpt2_dir, turk_rows
 
@@ -179,7 +179,7 @@ def test_start_queues_on_the_right_queue_and_the_task_fills_results(shared_data,
     import redis
 
     from scoring.celery_tasks.metric_evaluation import metric_evaluation_execute_task
-    from scoring.metrics.services import metric_evaluation_start
+    from scoring.metric_evaluation.services import metric_evaluation_start
 
     _turk_study(shared_data, n=9)
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)

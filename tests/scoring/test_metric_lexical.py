@@ -6,7 +6,7 @@ import sacrebleu
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
 from core.errors import ApplicationError
-from scoring.metrics import MetricItem, metrics_resolve
+from scoring.metric_evaluation import MetricItem, metrics_resolve
 from tests.scoring.metric_fixtures import turk_rows
 
 

@@ -5,11 +5,11 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from core.errors import ApplicationError
-from scoring.metrics import MetricItem, metrics_resolve
-from scoring.metrics.base import minilm_path
+from scoring.metric_evaluation import MetricItem, metrics_resolve
+from scoring.metric_evaluation.base import minilm_path
+from tests.helpers import cuda_available  # noqa: F401 (skipif strings)
 from tests.scoring.metric_fixtures import tiny_gpt2_dir, tiny_nli_dir
 
 pytestmark = pytest.mark.model
@@ -34,6 +34,8 @@ def nli_dir(tmp_path_factory):
 
 def _rewrite_token_probs(tokenizer, model, context: str, rewrite: str) -> list[float]:
     """Unbatched, unpadded: p(token | everything before it) for each token of the rewrite."""
+    import torch
+
     context_ids = tokenizer(context)["input_ids"]
     rewrite_ids = tokenizer(" " + rewrite, add_special_tokens=False)["input_ids"]
     ids = torch.tensor([context_ids + rewrite_ids])
@@ -81,6 +83,7 @@ def test_logprob_batching_does_not_change_scores(gpt2_dir):
 
 
 def test_nli_mutual_averages_entailment_both_directions(nli_dir):
+    import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(nli_dir)
@@ -153,7 +156,7 @@ def test_bertscore_offline_with_local_path_equals_bert_score_package():
     assert scores == pytest.approx([float(v) for v in f1], abs=1e-5)
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message given on a machine without a GPU")
+@pytest.mark.skipif("cuda_available()", reason="checks the message given on a machine without a GPU")
 def test_cuda_requested_without_a_gpu_is_a_clear_error(gpt2_dir):
     metric = metrics_resolve(["logprob"])[0]
     with pytest.raises(ApplicationError, match="no CUDA GPU is available"):
@@ -162,7 +165,7 @@ def test_cuda_requested_without_a_gpu_is_a_clear_error(gpt2_dir):
         metric.check_options({"model_path": str(gpt2_dir), "device": "tpu"})
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA path: needs a GPU")
+@pytest.mark.skipif("not cuda_available()", reason="CUDA path: needs a GPU")
 def test_logprob_on_cuda_in_half_precision_agrees_with_cpu(gpt2_dir):
     metric = metrics_resolve(["logprob"])[0]
     cpu = metric.score(ITEMS, options=metric.check_options({"model_path": str(gpt2_dir), "device": "cpu"}))

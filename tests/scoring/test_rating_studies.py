@@ -31,6 +31,7 @@ def _alpha(slug: str, question: str) -> float:
     return summary["krippendorff_alpha"]
 
 
+@pytest.mark.slow  # seconds: out of `make test-fast`
 def test_pauli_study_filled_by_raters_gives_the_alpha_of_the_imported_ratings():
     """The published-ratings check: the ratings file import_annotations reads (scoring/demo/, the format of Pauli et
     al.'s ratings) is replayed by three raters on a live study made with --preset pauli."""
@@ -71,6 +72,7 @@ def test_pauli_study_filled_by_raters_gives_the_alpha_of_the_imported_ratings():
     assert metrics["ok"] and metrics["n_items"] == 40 and metrics["n_ratings"] == 120 and metrics["correlations"]
 
 
+@pytest.mark.slow  # about a second: out of `make test-fast`
 def test_gyafc_ranking_from_a_wide_outputs_file_reports_mean_rank_per_system(tmp_path):
     outputs = tmp_path / "outputs.tsv"
     sources = ["gonna be late lol", "thx for the help", "idk what u mean", "can u send it asap"]

@@ -12,8 +12,8 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from core.models import Job
+from scoring.agreement.stats.summary import agreement_compute
 from scoring.models import AgreementRun, FilterRun
-from scoring.stats.summary import agreement_compute
 from tests import factories as f
 from tests.scoring.test_agreement import FLEISS_1971, write_long_csv
 
@@ -45,7 +45,7 @@ def test_agreement_on_a_study_without_items_is_refused_before_a_job_exists(api):
     error = response.json()["error"]
     assert error["code"] == "no_items" and "no items" in error["message"]
     assert not Job.objects.exists() and not AgreementRun.objects.exists()
-    # the statistics themselves no longer crash on an empty study (scoring/selectors.py read-only array)
+    # the statistics themselves no longer crash on an empty study (scoring/agreement/selectors.py read-only array)
     summary, per_item = agreement_compute(study=study, resamples=10)
     assert per_item.empty and summary["n_items"] == 0
 

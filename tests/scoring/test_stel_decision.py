@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 
-from scoring.stel_scoring.decision import accuracy_with_undecided, predictions_decide, predictions_force
-from scoring.stel_scoring.evaluation import accuracy_table, mcnemar_compare
+from scoring.model_scoring.decision import accuracy_with_undecided, predictions_decide, predictions_force
+from scoring.model_scoring.evaluation import accuracy_table, mcnemar_compare
 
 NAN = float("nan")
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.errors import ApplicationError
-from scoring.stel_scoring.base import SimilarityMethod
-from scoring.stel_scoring.methods import method_create, methods_parse
+from scoring.model_scoring.base import SimilarityMethod
+from scoring.model_scoring.methods import method_create, methods_parse
 
 
 def sims(spec: str, pairs: list[tuple[str, str]]) -> list[float]:
@@ -160,7 +160,7 @@ def test_pos_without_tagger_data_says_why():
 
 
 def test_pos_cosine_of_tag_frequencies_with_a_given_tagger():
-    from scoring.stel_scoring.simple import PosSimilarity
+    from scoring.model_scoring.simple import PosSimilarity
 
     # A fixed tagger stands in for the tag sequences; the cosine over tag counts is what is checked here.
     tags = {"s1": ["DT", "NN", "VBD"], "s2": ["DT", "NN", "NN"], "s3": [], "s4": []}
@@ -176,7 +176,7 @@ def test_char3gram_counts_equal_sklearns_char_analyzer(sentences, data):
     """Invariant: the numpy n-gram counting gives the cosine sklearn's CountVectorizer(analyzer="char") gives."""
     from sklearn.feature_extraction.text import CountVectorizer
 
-    from scoring.stel_scoring.simple import rowwise_cosine
+    from scoring.model_scoring.simple import rowwise_cosine
 
     other = data.draw(st.permutations(sentences))
     ours = method_create("char3gram").similarity(sentences, other)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
-from scoring.stel_scoring.methods import method_create
-from scoring.stel_scoring.neural import packaged_minilm_path
+from scoring.model_scoring.methods import method_create
+from scoring.model_scoring.neural import packaged_minilm_path
+from tests.helpers import cuda_available  # noqa: F401 (skipif strings)
 
 pytestmark = pytest.mark.model
 
@@ -28,6 +28,7 @@ def tiny_config():
 
 
 def save_tiny(model_cls, directory: Path) -> Path:
+    import torch
     from transformers import AutoTokenizer
 
     torch.manual_seed(1234)
@@ -57,6 +58,7 @@ def tiny_nsp(tmp_path_factory) -> Path:
 
 def direct_mean_embedding(path: Path, sentence: str) -> np.ndarray:
     """One sentence alone (so no padding at all): the mean of its last hidden layer over all its tokens."""
+    import torch
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
@@ -77,6 +79,7 @@ def test_hf_mean_pooling_excludes_padding_and_matches_direct_cosine(tiny_bert):
 
 
 def test_nsp_probability_that_b_follows_a(tiny_nsp):
+    import torch
     from transformers import AutoTokenizer, BertForNextSentencePrediction
 
     method = method_create(f"nsp:{tiny_nsp}", device="cpu")
@@ -116,8 +119,10 @@ def test_st_minilm_alias_is_the_packaged_model_and_matches_sentence_transformers
     assert values[0] > values[1]  # a paraphrase is closer than an unrelated sentence for a trained model
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.skipif("not cuda_available()", reason="needs a CUDA device")
 def test_hf_on_cuda_in_half_precision_agrees_with_cpu(tiny_bert):
+    import torch
+
     cpu = method_create(f"hf:{tiny_bert}", device="cpu").similarity(SENTENCES_A, SENTENCES_B)
     gpu_method = method_create(f"hf:{tiny_bert}", device="cuda")
     gpu = gpu_method.similarity(SENTENCES_A, SENTENCES_B)
@@ -125,7 +130,7 @@ def test_hf_on_cuda_in_half_precision_agrees_with_cpu(tiny_bert):
     assert gpu == pytest.approx(cpu, abs=2e-2)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.skipif("not cuda_available()", reason="needs a CUDA device")
 def test_st_and_nsp_on_cuda_agree_with_cpu(tiny_nsp):
     for spec in ("st:minilm", f"nsp:{tiny_nsp}"):
         cpu = method_create(spec, device="cpu").similarity(SENTENCES_A, SENTENCES_B)

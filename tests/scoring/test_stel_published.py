@@ -16,7 +16,7 @@ import pytest
 from django.core.management import call_command
 from scipy.spatial import distance
 
-from scoring.stel_scoring.decision import accuracy_stel, accuracy_with_undecided
+from scoring.model_scoring.decision import accuracy_stel, accuracy_with_undecided
 from tests.conftest import SHARED_DATA
 
 PUBLISHED_COLUMNS = {

@@ -15,8 +15,8 @@ from django.urls import reverse
 
 from core.models import Job
 from scoring.celery_tasks.model_scoring import score_run_execute_task
+from scoring.model_scoring.runs import score_run_start
 from scoring.models import BenchmarkExport, ScoreRun
-from scoring.stel_scoring.runs import score_run_start
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def test_score_an_export_through_the_api(shared_data, api, media, tmp_path, djan
     exported = tmp_path / "export.tsv"
     shutil.copy(contraction(shared_data), exported)
     export = BenchmarkExport.objects.create(path=str(exported), format=BenchmarkExport.Format.STEL_TSV, n_rows=100)
-    url = reverse("api-score-runs")
+    url = reverse("score-run-list")
     with django_capture_on_commit_callbacks(execute=False):
         response = api.post(url, {"export": export.pk, "methods": ["word_length", "punctuation"]}, format="json")
     assert response.status_code == 202, response.json()
@@ -102,7 +102,7 @@ def test_score_an_export_through_the_api(shared_data, api, media, tmp_path, djan
     run = ScoreRun.objects.get(pk=body["id"])
     assert list(export.score_runs.all()) == [run]
     score_run_execute_task(run.job_id, run.pk)
-    detail = api.get(reverse("api-score-run", args=[run.pk])).json()
+    detail = api.get(reverse("score-run-detail", args=[run.pk])).json()
     assert detail["computed"] is True and detail["job"]["status"] == "done"
     assert detail["results"]["sets"]["validated"]["methods"]["word_length"]["components"]["contraction"]["n"] == 100
     assert 0.5 < detail["accuracy"]["validated"]["word_length"] <= 1.0

@@ -10,8 +10,8 @@ import sys
 import pytest
 from django.conf import settings
 
-from scoring.selectors import responses_frame
-from scoring.stats.summary import _timeline
+from scoring.agreement.selectors import responses_frame
+from scoring.agreement.stats.summary import _timeline
 from tests.factories import annotated_study
 
 SCRIPT = r"""
@@ -19,8 +19,8 @@ import json, django
 django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
-from scoring.selectors import responses_frame
-from scoring.stats.summary import _timeline
+from scoring.agreement.selectors import responses_frame
+from scoring.agreement.stats.summary import _timeline
 from tests.factories import annotated_study
 study, _ = annotated_study(answers=[["S2-S1"] * 3, ["S1-S2"] * 3])
 frame = responses_frame(study_id=study.pk)

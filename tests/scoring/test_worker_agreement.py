@@ -22,8 +22,8 @@ from django.db import connection
 
 from annotation.models import Participant, Response, StudyItem
 from core.models import Job
+from scoring.agreement.runs import agreement_run_execute, agreement_run_start
 from scoring.models import AgreementRun
-from scoring.stats.runs import agreement_run_execute, agreement_run_start
 from tasks.models import Order, Setup, TaskInstance
 from tests.factories import CorpusFactory, StudyFactory, component
 

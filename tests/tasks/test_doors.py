@@ -134,6 +134,7 @@ def _aligned_bytes(n: int, width: int) -> tuple[bytes, bytes]:
     return informal, formal
 
 
+@pytest.mark.slow  # seconds: out of `make test-fast`
 def test_api_upload_above_five_megabytes_streams_and_imports(api: APIClient, settings, tmp_path) -> None:
     """Above FILE_UPLOAD_MAX_MEMORY_SIZE the files are temporary files on disk: the view must not copy them (this
     was `TypeError: cannot pickle '_io.BufferedRandom'`)."""

@@ -129,6 +129,7 @@ def test_readme_credits_every_fixture() -> None:
         assert credit in readme
 
 
+@pytest.mark.slow  # about a second: out of `make test-fast`
 @pytest.mark.django_db
 def test_demo_corpora_import_as_make_demo_does() -> None:
     formality = command_summary(

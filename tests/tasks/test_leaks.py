@@ -34,6 +34,7 @@ def audit(*args: str) -> tuple[dict, str]:
     return json.loads(out.getvalue().strip().splitlines()[-1]), err.getvalue()
 
 
+@pytest.mark.slow  # seconds: out of `make test-fast`
 def test_raw_turkcorpus_is_flagged_with_examples(shared_data: Path) -> None:
     turk_corpus(shared_data, detokenize=False, setups=("quadruple", "triple"))
     report, err = audit("--corpus", "turk-False", "--setup", "quadruple")
@@ -54,6 +55,7 @@ def test_raw_turkcorpus_is_flagged_with_examples(shared_data: Path) -> None:
         audit("--corpus", "turk-False", "--fail-on-leak")
 
 
+@pytest.mark.slow  # seconds: out of `make test-fast`
 def test_normalized_turkcorpus_passes(shared_data: Path) -> None:
     corpus = turk_corpus(shared_data, detokenize=True, setups=("quadruple", "triple"))
     for setup in ("quadruple", "triple"):
@@ -74,6 +76,7 @@ def test_audit_errors_are_clear(shared_data: Path) -> None:
         audit("--corpus", "empty")
 
 
+@pytest.mark.slow  # seconds: out of `make test-fast`
 def test_corpus_admin_page_shows_the_audit(admin_user, shared_data: Path) -> None:
     corpus = turk_corpus(shared_data, detokenize=False)
     client = Client()
@@ -96,6 +99,7 @@ def test_a_marker_of_the_style_itself_is_a_note_not_a_leak(shared_data: Path) ->
     assert strict["leaks"] == ["digits"] and strict["passed"] is False
 
 
+@pytest.mark.slow  # seconds: out of `make test-fast`
 def test_create_study_warns_when_its_corpus_leaks(shared_data: Path) -> None:
     turk_corpus(shared_data, detokenize=False)
     out, err = StringIO(), StringIO()

@@ -37,6 +37,7 @@ def test_stel_mapping_and_the_detokenizer_agree_on_worked_examples(tokenized: st
     assert text_detokenize(tokenized) == stel
 
 
+@pytest.mark.slow  # seconds: out of `make test-fast`
 def test_detokenizer_reproduces_stels_normalization_on_every_shared_turkcorpus_text(shared_data: Path) -> None:
     complex_side, simple_side = turk_cells(shared_data)
     texts = complex_side + simple_side
@@ -66,6 +67,7 @@ def test_raw_turkcorpus_leaks_and_both_sides_are_clean_after_import(shared_data:
     assert rate([text_detokenize_stel(t) for t in complex_side]) < 0.02  # STEL's own mapping: ~1 %
 
 
+@pytest.mark.slow  # seconds: out of `make test-fast`
 @pytest.mark.django_db
 def test_imported_turkcorpus_has_at_most_one_percent_artefacts_on_each_side(shared_data: Path) -> None:
     paths = [shared_data / "turkcorpus" / name for name in TURK_FILES]

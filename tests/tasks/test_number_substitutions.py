@@ -237,6 +237,7 @@ def test_corpus_needs_accepted_candidates_that_differ(candidates: list[NumberSub
 # --- admin -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # seconds: out of `make test-fast`
 @pytest.mark.django_db
 def test_admin_review_and_build_action(admin_client, candidates: list[NumberSubstitutionCandidate]) -> None:
     url = "/admin/tasks/numbersubstitutioncandidate/"

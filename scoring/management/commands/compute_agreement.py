@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.commands import JsonCommand
-from scoring.selectors import study_get
-from scoring.stats.runs import agreement_run_execute, agreement_run_start, agreement_run_summary
+from scoring.agreement.runs import agreement_run_execute, agreement_run_start, agreement_run_summary
+from scoring.agreement.selectors import study_get
 
 
 class Command(JsonCommand):

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.commands import JsonCommand
-from scoring.metrics.base import metric_names
-from scoring.metrics.services import metric_evaluation_run, metric_evaluation_summary
+from scoring.metric_evaluation.base import metric_names
+from scoring.metric_evaluation.services import metric_evaluation_run, metric_evaluation_summary
 
 
 class Command(JsonCommand):

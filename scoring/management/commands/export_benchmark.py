@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from core.commands import JsonCommand
-from scoring.exports import FORMATS, STATUSES, benchmark_export
+from scoring.export.formats import FORMATS, STATUSES, benchmark_export
 
 
 class Command(JsonCommand):

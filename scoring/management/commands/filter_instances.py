@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.commands import JsonCommand
-from scoring.filtering import SURPLUS_RULES, filter_run_summary, instances_filter
-from scoring.selectors import study_get
+from scoring.agreement.filtering import SURPLUS_RULES, filter_run_summary, instances_filter
+from scoring.agreement.selectors import study_get
 
 
 class Command(JsonCommand):

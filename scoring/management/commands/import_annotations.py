@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from core.commands import JsonCommand
-from scoring.annotation_import import annotations_import
+from scoring.agreement.imports import annotations_import
 
 
 class Command(JsonCommand):

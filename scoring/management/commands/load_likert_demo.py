@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from core.commands import JsonCommand
-from scoring.metrics.demo import DEMO_ITEMS, DEMO_RATINGS, likert_demo_load
+from scoring.metric_evaluation.demo import DEMO_ITEMS, DEMO_RATINGS, likert_demo_load
 
 
 class Command(JsonCommand):

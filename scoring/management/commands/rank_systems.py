@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.commands import JsonCommand
+from scoring.agreement.selectors import study_get
 from scoring.ranking import ranking_summary
-from scoring.selectors import study_get
 
 
 class Command(JsonCommand):

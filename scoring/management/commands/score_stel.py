@@ -6,8 +6,8 @@ from typing import Any
 
 from core.commands import JsonCommand
 from core.errors import ApplicationError
-from scoring.stel_scoring.runs import GPU_QUEUE, score_run_start
-from scoring.stel_scoring.services import stel_score
+from scoring.model_scoring.runs import GPU_QUEUE, score_run_start
+from scoring.model_scoring.services import stel_score
 
 
 class Command(JsonCommand):

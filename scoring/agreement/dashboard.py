@@ -8,23 +8,28 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")  # no display on a server
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from core.errors import ApplicationError  # noqa: E402
-from core.file_cache import cached_bytes  # noqa: E402
+from core.errors import ApplicationError
+from core.file_cache import cached_bytes
 
 Figure = Any
+
+
+def _pyplot() -> Any:
+    """matplotlib, imported when a plot is drawn (not when the admin loads), without a display."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def _votes_per_component(result: dict[str, Any]) -> Figure:
     components = result.get("components") or {}
     k = int(result.get("k", 5))
-    fig, ax = plt.subplots(figsize=(7, 3.4))
+    fig, ax = _pyplot().subplots(figsize=(7, 3.4))
     names = [name for name, stats in components.items() if any(stats.get("votes_distribution", {}).values())]
     if not names:
         names, dists = ["all"], [result.get("votes_distribution", {})]
@@ -45,7 +50,7 @@ def _votes_per_component(result: dict[str, Any]) -> Figure:
 def _accuracy_per_component(result: dict[str, Any]) -> Figure:
     components = result.get("components") or {}
     names = [n for n, s in components.items() if s.get("majority_accuracy") is not None] or []
-    fig, ax = plt.subplots(figsize=(7, 3.4))
+    fig, ax = _pyplot().subplots(figsize=(7, 3.4))
     if not names and result.get("majority_accuracy") is not None:
         names, values = ["all"], [result["majority_accuracy"]]
     else:
@@ -61,7 +66,7 @@ def _accuracy_per_component(result: dict[str, Any]) -> Figure:
 
 def _participant_accuracy(result: dict[str, Any]) -> Figure:
     values = [p["accuracy"] for p in result.get("participants", []) if p.get("accuracy") is not None]
-    fig, ax = plt.subplots(figsize=(7, 3.4))
+    fig, ax = _pyplot().subplots(figsize=(7, 3.4))
     ax.hist(values, bins=np.linspace(0, 1, 21), color="#79aec8", edgecolor="white")
     ax.set_xlabel("accuracy on instances")
     ax.set_ylabel("participants")
@@ -71,7 +76,7 @@ def _participant_accuracy(result: dict[str, Any]) -> Figure:
 
 def _responses_over_time(result: dict[str, Any]) -> Figure:
     timeline = result.get("timeline") or []
-    fig, ax = plt.subplots(figsize=(7, 3.4))
+    fig, ax = _pyplot().subplots(figsize=(7, 3.4))
     if timeline:
         days = [row["day"] for row in timeline]
         ax.bar(days, [row["valid"] for row in timeline], label="valid", color="#417690")
@@ -138,8 +143,8 @@ def plot_render(*, result: dict[str, Any], name: str, fmt: str = "svg") -> bytes
         fig.tight_layout()
         buffer = io.BytesIO()
         # A fixed hash salt and no date keep the SVG identical for identical data.
-        plt.rcParams["svg.hashsalt"] = "stylecrowd"
+        _pyplot().rcParams["svg.hashsalt"] = "stylecrowd"
         fig.savefig(buffer, format=fmt, dpi=110, metadata={"Date": None} if fmt == "svg" else None)
         return buffer.getvalue()
     finally:
-        plt.close(fig)
+        _pyplot().close(fig)

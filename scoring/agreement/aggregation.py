@@ -11,17 +11,20 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from crowdkit.aggregation import MACE, DawidSkene
 
 from annotation.models import Study
 from core.errors import ApplicationError
-from scoring import selectors
-from scoring.stats.votes import first_k_responses, votes_compute
+from scoring.agreement import selectors
+from scoring.agreement.stats.votes import first_k_responses, votes_compute
 
 METHODS = ("dawid-skene", "mace")
 
 
 def _model(method: str, seed: int) -> Any:
+    # crowd-kit (and the nltk and scipy it pulls in) is imported here, in the worker that runs the job, so that
+    # every web and command process does not pay half a second for it at start.
+    from crowdkit.aggregation import MACE, DawidSkene
+
     if method == "dawid-skene":
         return DawidSkene(n_iter=100)
     if method == "mace":

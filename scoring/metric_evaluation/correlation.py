@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.stats import spearmanr
 
 
 def spearman(metric: Sequence[float | None], human: Sequence[float]) -> dict[str, Any]:
@@ -21,6 +20,8 @@ def spearman(metric: Sequence[float | None], human: Sequence[float]) -> dict[str
     y = np.array([p[1] for p in pairs], dtype=float)
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return {"rho": None, "p": None, "n": n, "note": "constant " + ("metric" if np.ptp(x) == 0 else "ratings")}
+    from scipy.stats import spearmanr  # scipy.stats costs every process half a second: load it when used
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = spearmanr(x, y)

@@ -20,8 +20,6 @@ import pandas as pd
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 from scipy import sparse
-from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.preprocessing import normalize
 
 from core.errors import ApplicationError
 
@@ -48,6 +46,8 @@ def distinct_index(a: Sequence[str], b: Sequence[str]) -> tuple[list[str], np.nd
 def rowwise_cosine(matrix: sparse.csr_matrix | np.ndarray, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
     """Cosine of rows ia[k] and ib[k] for every k; zero rows follow the module's conventions."""
     if sparse.issparse(matrix):
+        from sklearn.preprocessing import normalize  # scikit-learn loads in a second: only where a run needs it
+
         matrix = sparse.csr_matrix(matrix, dtype=np.float64)
         norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
         unit = normalize(matrix, norm="l2", axis=1)
@@ -275,6 +275,8 @@ class PosSimilarity(SimilarityMethod):
         if not sentences:
             return np.zeros(0)
         tags = [self.tagger(sentence) for sentence in sentences]
+        from sklearn.feature_extraction.text import CountVectorizer
+
         vectorizer = CountVectorizer(analyzer=lambda tag_list: tag_list, lowercase=False)
         try:
             counts = vectorizer.fit_transform(tags)

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -13,11 +12,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.views import JobAcceptedSchema, job_accepted, job_accepted_schema, job_body
-from scoring.export_jobs import DOWNLOADS, export_file, export_start
-from scoring.filtering import filter_run_start, filter_run_summary
-from scoring.models import AgreementRun, BenchmarkExport, FilterRun
-from scoring.selectors import study_get
-from scoring.stats.runs import agreement_run_start, agreement_run_summary
+from scoring.agreement.filtering import filter_run_start, filter_run_summary
+from scoring.agreement.runs import agreement_run_start, agreement_run_summary
+from scoring.agreement.selectors import study_get
+from scoring.models import AgreementRun, FilterRun
 
 
 class AgreementRunInput(serializers.Serializer):
@@ -106,63 +104,3 @@ class FilterRunDetailView(APIView):
     def get(self, request: Request, run_id: int) -> Response:
         """One filter run: the rule, counts before and after, and the statistics of the decided instances."""
         return Response(filter_run_summary(get_object_or_404(FilterRun.objects.select_related("study"), pk=run_id)))
-
-
-class ExportInput(serializers.Serializer):
-    format = serializers.ChoiceField(choices=["stel-tsv", "jsonl", "parquet"], default="stel-tsv")
-    status = serializers.ChoiceField(choices=["candidate", "validated", "rejected", "all"], default="validated")
-    study = serializers.SlugField(required=False, allow_blank=True, default="")
-    corpus = serializers.CharField(required=False, allow_blank=True, default="")
-    component = serializers.CharField(required=False, allow_blank=True, default="")
-    setup = serializers.CharField(required=False, allow_blank=True, default="")
-
-
-def _export_body(request: Request, export: BenchmarkExport) -> dict[str, Any]:
-    return {
-        "export": export.pk, "format": export.format, "rows": export.n_rows, "sha256": export.sha256,
-        "params": export.params, "counts": export.counts, "study": export.study.slug if export.study else None,
-        "created_at": export.created_at,
-        "downloads": {which: request.build_absolute_uri(reverse("export-download", args=[export.pk, which]))
-                      for which in DOWNLOADS},
-    }
-
-
-class ExportListView(APIView):
-    permission_model = BenchmarkExport
-
-    @extend_schema(operation_id="export_list", responses={200: OpenApiTypes.OBJECT}, tags=["exports"],
-                   description="The latest 100 benchmark exports with their download links.")
-    def get(self, request: Request) -> Response:
-        exports = BenchmarkExport.objects.select_related("study")[:100]
-        return Response([_export_body(request, export) for export in exports])
-
-    @extend_schema(operation_id="export_start", request=ExportInput, responses={202: JobAcceptedSchema},
-                   tags=["exports"], description="Queue an export (checked first: 400 when nothing matches); the "
-                                                 "finished job's result names the export to download.")
-    def post(self, request: Request) -> Response:
-        serializer = ExportInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        d = serializer.validated_data
-        job = export_start(fmt=d["format"], status=d["status"], study_slug=d["study"], corpus=d["corpus"],
-                           component=d["component"], setup=d["setup"], created_by=request.user.get_username())
-        return job_accepted(job)
-
-
-class ExportDetailView(APIView):
-    permission_model = BenchmarkExport
-
-    @extend_schema(operation_id="export_detail", responses={200: OpenApiTypes.OBJECT}, tags=["exports"],
-                   description="One export: counts, checksum, and its download links.")
-    def get(self, request: Request, pk: int) -> Response:
-        return Response(_export_body(request, get_object_or_404(BenchmarkExport.objects.select_related("study"),
-                                                                pk=pk)))
-
-
-class ExportDownloadView(APIView):
-    permission_model = BenchmarkExport
-
-    @extend_schema(operation_id="export_download", responses={(200, "application/octet-stream"): bytes},
-                   tags=["exports"], description="The data file (`data`) or its dataset card (`card`: JSON, "
-                                                 "`card-md`: Markdown), streamed after the permission check.")
-    def get(self, request: Request, pk: int, which: str) -> Any:
-        return export_file(export=get_object_or_404(BenchmarkExport, pk=pk), which=which)

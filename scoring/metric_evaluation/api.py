@@ -19,7 +19,7 @@ from .plots import evaluation_plot_cached
 from .services import metric_evaluation_start, metric_evaluation_summary
 
 
-class MetricEvaluationStartSerializer(serializers.Serializer):
+class MetricEvaluationInput(serializers.Serializer):
     study = serializers.SlugField()
     question = serializers.CharField(max_length=64)
     metrics = serializers.ListField(child=serializers.CharField(), allow_empty=False)
@@ -66,11 +66,11 @@ class MetricEvaluationListView(APIView):
         return Response({"metrics": metric_names(),
                          "evaluations": [_evaluation_body(e, full=False) for e in _evaluations()[:100]]})
 
-    @extend_schema(operation_id="metric_evaluations_start", request=MetricEvaluationStartSerializer,
+    @extend_schema(operation_id="metric_evaluations_start", request=MetricEvaluationInput,
                    responses={202: job_accepted_schema("evaluation", EvaluationSchema)})
     def post(self, request: Request) -> Response:
         """Validate and queue an evaluation (model metrics on the `gpu` queue); poll the returned job."""
-        serializer = MetricEvaluationStartSerializer(data=request.data)
+        serializer = MetricEvaluationInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         evaluation = metric_evaluation_start(

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from statsmodels.stats.contingency_tables import mcnemar
 
 from .decision import UNDECIDED, accuracy_stel, accuracy_with_undecided
 
@@ -46,5 +45,7 @@ def mcnemar_compare(right_1: np.ndarray, right_2: np.ndarray) -> dict[str, Any]:
     neither = int(np.sum(~right_1 & ~right_2))
     table = [[both, only_1], [only_2, neither]]
     exact = (only_1 + only_2) < 25
+    from statsmodels.stats.contingency_tables import mcnemar  # loads scipy.stats: only when compared
+
     result = mcnemar(np.array(table), exact=exact, correction=True)
     return {"table": table, "statistic": float(result.statistic), "pvalue": float(result.pvalue), "exact": exact}

@@ -17,9 +17,9 @@ from annotation.models import Study, StudyItem
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue
 from core.models import Job
+from scoring.agreement.runs import json_safe
+from scoring.agreement.stats.summary import agreement_compute
 from scoring.models import FilterRun
-from scoring.stats.runs import json_safe
-from scoring.stats.summary import agreement_compute
 from tasks.models import InstanceStatus, TaskInstance
 
 SURPLUS_RULES = ("first", "stel")
@@ -55,7 +55,7 @@ def balance_validated(*, validated: pd.DataFrame, seed: int | None,
 def surplus_stel_apply(*, items: pd.DataFrame, study: Study, k: int, m: int) -> tuple[pd.DataFrame, int]:
     """Decide the items with more than k valid responses by STEL's rule: n_correct = max(0, k − incorrect votes
     among all valid responses). Returns the table and how many items it changed the count of."""
-    from scoring import selectors
+    from scoring.agreement import selectors
 
     surplus = items["n_valid"].to_numpy() > k
     if not surplus.any():
@@ -226,7 +226,7 @@ def filter_run_summary(run: FilterRun) -> dict[str, Any]:
 def filter_run_execute(*, job: Job) -> dict[str, Any]:
     """Body of the Celery task: the job's row (its params) in, a FilterRun out (once per job)."""
     from core.jobs import progress_for
-    from scoring.selectors import study_get
+    from scoring.agreement.selectors import study_get
 
     params = job.params
     run = instances_filter(

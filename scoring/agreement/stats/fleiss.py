@@ -8,7 +8,6 @@ take each group's rows (see `fleiss_table_from_codes` for the aggregate_raters r
 from __future__ import annotations
 
 import numpy as np
-from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 
 def fleiss_table(*, counts: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -20,6 +19,8 @@ def fleiss_table(*, counts: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, n
 
 def fleiss_table_from_codes(codes: np.ndarray, n_categories: int) -> np.ndarray:
     """statsmodels' own route: items × raters category codes → subjects × categories counts."""
+    from statsmodels.stats.inter_rater import aggregate_raters  # statsmodels loads scipy.stats: only when used
+
     table, _ = aggregate_raters(codes, n_cat=n_categories)
     return table
 
@@ -28,6 +29,8 @@ def fleiss_kappa_of(table: np.ndarray) -> float | None:
     """statsmodels' Fleiss' kappa; None when undefined (no items, or one category only)."""
     if table.shape[0] == 0 or table.shape[1] < 2:
         return None
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
     with np.errstate(divide="ignore", invalid="ignore"):  # one category only: kappa is undefined (NaN)
         value = float(fleiss_kappa(table, method="fleiss"))
     return None if np.isnan(value) else value

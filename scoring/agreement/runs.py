@@ -17,9 +17,9 @@ from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from scoring.models import AgreementRun
 
-from .bootstrap import DEFAULT_RESAMPLES
-from .scales import study_scale
-from .summary import agreement_compute
+from .stats.bootstrap import DEFAULT_RESAMPLES
+from .stats.scales import study_scale
+from .stats.summary import agreement_compute
 
 JOB_KIND = "agreement_compute"
 

@@ -61,7 +61,7 @@ def method_create(spec: str, *, device: str = "auto") -> SimilarityMethod:
             raise ApplicationError(f"method '{spec}': cannot import {prefix}: {exc}", code="unknown_method") from exc
         if not (isinstance(cls, type) and issubclass(cls, SimilarityMethod)):
             raise ApplicationError(f"method '{spec}': {prefix} is not a subclass of "
-                                   "scoring.stel_scoring.base.SimilarityMethod", code="unknown_method")
+                                   "scoring.model_scoring.base.SimilarityMethod", code="unknown_method")
         method = cls(device=device, argument=argument or None)
         method.name = spec
         return method

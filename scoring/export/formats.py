@@ -21,9 +21,9 @@ from django.utils import timezone
 
 from annotation.models import Study, StudyItem
 from core.errors import ApplicationError
-from scoring import selectors
+from scoring.agreement import selectors
+from scoring.agreement.stats.votes import first_k_responses, instance_votes
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
-from scoring.stats.votes import first_k_responses, instance_votes
 from tasks.models import Corpus, GenerationRun, Setup, StyleComponent, TaskInstance
 
 STEL_COLUMNS = ["Anchor 1", "Anchor 2", "Alternative 1.1", "Alternative 1.2", "Correct Alternative", "ID",

@@ -18,7 +18,7 @@ from .methods import MODEL_METHODS, SIMPLE_METHODS
 from .runs import score_run_start, score_run_summary
 
 
-class ScoreRunStartSerializer(serializers.Serializer):
+class ScoreRunInput(serializers.Serializer):
     export = serializers.IntegerField(required=False, allow_null=True, help_text="A BenchmarkExport id (STEL TSV).")
     benchmark_paths = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     full_paths = serializers.ListField(child=serializers.CharField(), required=False, default=list)
@@ -50,11 +50,11 @@ class ScoreRunListView(APIView):
         return Response({"methods": [*SIMPLE_METHODS, *(f"{p}:<model path>" for p in MODEL_METHODS)],
                          "runs": [_body(run, full=False) for run in _runs()[:100]]})
 
-    @extend_schema(operation_id="score_runs_start", request=ScoreRunStartSerializer,
+    @extend_schema(operation_id="score_runs_start", request=ScoreRunInput,
                    responses={202: job_accepted_schema("score run")})
     def post(self, request: Request) -> Response:
         """Validate and queue a score run on the `gpu` queue; poll the returned job."""
-        serializer = ScoreRunStartSerializer(data=request.data)
+        serializer = ScoreRunInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         run = score_run_start(
@@ -80,6 +80,6 @@ class ScoreRunPredictionsView(APIView):
     @extend_schema(operation_id="score_run_predictions", responses={(200, "text/tab-separated-values"): bytes},
                    description="The run's per-instance predictions as a TSV download (409 until computed).")
     def get(self, request: Request, pk: int) -> Any:
-        from scoring.export_jobs import predictions_download
+        from scoring.export.jobs import predictions_download
 
         return predictions_download(run=get_object_or_404(_runs(), pk=pk))

@@ -9,7 +9,7 @@ import pandas as pd
 
 from annotation.models import Study
 from core.errors import ApplicationError
-from scoring import selectors
+from scoring.agreement import selectors
 
 from .accuracy import majority_accuracy, votes_distribution
 from .alpha import alpha_counts, krippendorff_alpha_of

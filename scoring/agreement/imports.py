@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from annotation.models import ItemKind, Participant, Response, Study, StudyItem
 from core.errors import ApplicationError
-from scoring.stats.alpha import LEVELS
-from scoring.stats.scales import scale_parse
+from scoring.agreement.stats.alpha import LEVELS
+from scoring.agreement.stats.scales import scale_parse
 
 REQUIRED = ("item", "annotator", "value")
 OPTIONAL = ("question", "item_text", "correct")

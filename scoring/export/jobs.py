@@ -12,8 +12,8 @@ from django.http import FileResponse
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue
 from core.models import Job
-from scoring import selectors
-from scoring.exports import FORMATS, STATUSES, _instances, benchmark_export, card_paths
+from scoring.agreement import selectors
+from scoring.export.formats import FORMATS, STATUSES, _instances, benchmark_export, card_paths
 from scoring.models import BenchmarkExport
 
 JOB_KIND = "benchmark_export"

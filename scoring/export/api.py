@@ -1,0 +1,77 @@
+"""REST door to benchmark exports: start one (a job), read it, download its file or card."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.views import JobAcceptedSchema, job_accepted
+from scoring.export.jobs import DOWNLOADS, export_file, export_start
+from scoring.models import BenchmarkExport
+
+
+class ExportInput(serializers.Serializer):
+    format = serializers.ChoiceField(choices=["stel-tsv", "jsonl", "parquet"], default="stel-tsv")
+    status = serializers.ChoiceField(choices=["candidate", "validated", "rejected", "all"], default="validated")
+    study = serializers.SlugField(required=False, allow_blank=True, default="")
+    corpus = serializers.CharField(required=False, allow_blank=True, default="")
+    component = serializers.CharField(required=False, allow_blank=True, default="")
+    setup = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+def _export_body(request: Request, export: BenchmarkExport) -> dict[str, Any]:
+    return {
+        "export": export.pk, "format": export.format, "rows": export.n_rows, "sha256": export.sha256,
+        "params": export.params, "counts": export.counts, "study": export.study.slug if export.study else None,
+        "created_at": export.created_at,
+        "downloads": {which: request.build_absolute_uri(reverse("export-download", args=[export.pk, which]))
+                      for which in DOWNLOADS},
+    }
+
+
+class ExportListView(APIView):
+    permission_model = BenchmarkExport
+
+    @extend_schema(operation_id="export_list", responses={200: OpenApiTypes.OBJECT}, tags=["exports"],
+                   description="The latest 100 benchmark exports with their download links.")
+    def get(self, request: Request) -> Response:
+        exports = BenchmarkExport.objects.select_related("study")[:100]
+        return Response([_export_body(request, export) for export in exports])
+
+    @extend_schema(operation_id="export_start", request=ExportInput, responses={202: JobAcceptedSchema},
+                   tags=["exports"], description="Queue an export (checked first: 400 when nothing matches); the "
+                                                 "finished job's result names the export to download.")
+    def post(self, request: Request) -> Response:
+        serializer = ExportInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        d = serializer.validated_data
+        job = export_start(fmt=d["format"], status=d["status"], study_slug=d["study"], corpus=d["corpus"],
+                           component=d["component"], setup=d["setup"], created_by=request.user.get_username())
+        return job_accepted(job)
+
+
+class ExportDetailView(APIView):
+    permission_model = BenchmarkExport
+
+    @extend_schema(operation_id="export_detail", responses={200: OpenApiTypes.OBJECT}, tags=["exports"],
+                   description="One export: counts, checksum, and its download links.")
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(_export_body(request, get_object_or_404(BenchmarkExport.objects.select_related("study"),
+                                                                pk=pk)))
+
+
+class ExportDownloadView(APIView):
+    permission_model = BenchmarkExport
+
+    @extend_schema(operation_id="export_download", responses={(200, "application/octet-stream"): bytes},
+                   tags=["exports"], description="The data file (`data`) or its dataset card (`card`: JSON, "
+                                                 "`card-md`: Markdown), streamed after the permission check.")
+    def get(self, request: Request, pk: int, which: str) -> Any:
+        return export_file(export=get_object_or_404(BenchmarkExport, pk=pk), which=which)
