@@ -55,7 +55,8 @@ class JobAdmin(admin.ModelAdmin):
     def progress_bar(self, obj: Job) -> str:
         return format_html(
             '<progress class="job-progress" data-job="{}" max="100" value="{}"></progress> '
-            '<span class="job-percent" data-job="{}">{}%</span>', obj.pk, obj.percent, obj.pk, obj.percent,
+            '<span class="job-percent" data-job="{}" data-job-poll="{}" data-job-status="{}">{}%</span>',
+            obj.pk, obj.percent, obj.pk, reverse("job-detail", args=[obj.pk]), obj.status, obj.percent,
         )
 
     @admin.display(description="made")

@@ -75,6 +75,8 @@ class ComputationRecordAdmin(admin.ModelAdmin):
             return format_html("not started")
         if obj.job.status == obj.job.Status.FAILED:
             return format_html('<span class="errornote">failed: {}</span>', obj.job.error[-500:])
-        return format_html('<progress class="job-progress" max="100" value="{}"></progress> '
-                           '<span class="job-percent" data-job="{}">{}% {}</span>',
-                           obj.job.percent, obj.job.pk, obj.job.percent, obj.job.status)
+        # data-job-poll: core/static/core/job_poll.js updates the bar and reloads the page when the job ends.
+        return format_html('<progress class="job-progress" max="100" value="{}"></progress> <span '
+                           'class="job-percent" data-job="{}" data-job-poll="{}" data-job-status="{}">{}% {}</span>',
+                           obj.job.percent, obj.job.pk, reverse("job-detail", args=[obj.job.pk]), obj.job.status,
+                           obj.job.percent, obj.job.status)

@@ -91,7 +91,20 @@ class _LocalModelMethod(SimilarityMethod):
         return int(min(self._tokenizer.model_max_length, limit))
 
 
-class HfMeanSimilarity(_LocalModelMethod):
+class _EmbeddingMethod(_LocalModelMethod):
+    """A method that embeds each distinct sentence once (`encode`) and compares pairs by cosine."""
+
+    def encode(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        raise NotImplementedError  # pragma: no cover - every embedding method has its own
+
+    def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        sentences, ia, ib = distinct_index(a, b)
+        if not sentences:
+            return np.zeros(0)
+        return rowwise_cosine(self.encode(sentences, progress=progress), ia, ib)
+
+
+class HfMeanSimilarity(_EmbeddingMethod):
     """`hf:<path>`: mean of the last hidden layer over the sub-word tokens (padding excluded), cosine."""
 
     prefix = "hf"
@@ -132,14 +145,8 @@ class HfMeanSimilarity(_LocalModelMethod):
                 progress(done, len(sentences))
         return out if out is not None else np.zeros((0, 1), dtype=np.float32)
 
-    def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
-        sentences, ia, ib = distinct_index(a, b)
-        if not sentences:
-            return np.zeros(0)
-        return rowwise_cosine(self.encode(sentences, progress=progress), ia, ib)
 
-
-class SentenceTransformerSimilarity(_LocalModelMethod):
+class SentenceTransformerSimilarity(_EmbeddingMethod):
     """`st:<path>`: a sentence-transformers model's sentence embeddings, cosine (`st:minilm` = packaged MiniLM)."""
 
     prefix = "st"
@@ -169,12 +176,6 @@ class SentenceTransformerSimilarity(_LocalModelMethod):
                 out[rows] = vectors
                 progress(min(start + self.chunk, len(order)), len(order))
         return out if out is not None else np.zeros((0, 1), dtype=np.float32)
-
-    def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
-        sentences, ia, ib = distinct_index(a, b)
-        if not sentences:
-            return np.zeros(0)
-        return rowwise_cosine(self.encode(sentences, progress=progress), ia, ib)
 
 
 class NspSimilarity(_LocalModelMethod):

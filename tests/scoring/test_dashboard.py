@@ -69,7 +69,8 @@ def test_running_job_shows_progress_bar_and_failed_job_its_error(staff_client: C
     run = agreement_run_start(study=study, enqueue=False)
     Job.objects.filter(pk=run.job_id).update(status=Job.Status.RUNNING, progress_done=30, progress_total=120)
     html = staff_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk])).content.decode()
-    assert '<progress id="agr-bar" max="100" value="25.0">' in html
+    assert '<progress id="agr-bar" class="job-progress" max="100" value="25.0">' in html
+    assert f'data-job-poll="/api/v1/jobs/{run.job_id}/" data-job-status="running"' in html and "core/job_poll" in html
     assert reverse("job-detail", args=[run.job_id]) in html
     polled = staff_client.get(reverse("job-detail", args=[run.job_id])).json()
     assert polled["percent"] == 25.0 and polled["status"] == "running"

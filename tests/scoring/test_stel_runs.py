@@ -49,7 +49,8 @@ def test_admin_start_form_queues_on_gpu_then_change_page_shows_tables(shared_dat
     assert run.job.params["queue"] == "gpu" and run.job.status == Job.Status.CREATED
     pending = admin_client.get(response.url)
     assert b'<progress class="job-progress"' in pending.content
-    assert b"jobId = %d" % run.job_id in pending.content and b"/api/v1/jobs/0/" in pending.content  # polls the job
+    polls = b'data-job-poll="/api/v1/jobs/%d/" data-job-status="created"' % run.job_id  # core/job_poll.js reads it
+    assert polls in pending.content and b"core/job_poll" in pending.content
 
     score_run_execute_task(run.job_id, run.pk)  # what the gpu worker runs
 
@@ -66,7 +67,7 @@ def test_admin_start_form_queues_on_gpu_then_change_page_shows_tables(shared_dat
     assert len(rows) == (100 + 200) * 3
     done = admin_client.get(reverse("admin:scoring_scorerun_change", args=[run.pk]))
     assert b"score-results" in done.content and b"nbr_substitution" in done.content
-    assert b"score-compare" in done.content and b"jobId" not in done.content  # no more polling
+    assert b"score-compare" in done.content and b"data-job-poll" not in done.content  # no more polling
     listing = admin_client.get(reverse("admin:scoring_scorerun_changelist"))
     assert b"uppercase 1.000" in listing.content  # upper-case share solves every published contraction instance
 
