@@ -49,7 +49,7 @@ class JobAdmin(admin.ModelAdmin):
     readonly_fields = ["kind", "status", "progress_bar", "made", "error", "message", "params", "result",
                        "celery_task_id", "attempts", "created_by", "created_at", "started_at", "finished_at"]
     exclude = ["progress_done", "progress_total"]
-    change_form_template = "admin/core/job_change_form.html"
+    change_form_template = "admin/job_polling_change_form.html"
 
     @admin.display(description="progress")
     def progress_bar(self, obj: Job) -> str:

@@ -387,7 +387,17 @@ def session_next(*, token: str) -> tuple[Batch, Reservation | None, dict[str, in
         return _session_next_slow(token=token)
     for row in rows:
         row.batch = batch
-    progress = {"done": sum(1 for r in rows if r.answered_at is not None), "total": len(rows)}
+    return _serve_first_open(token=token, batch=batch, rows=rows)
+
+
+def _progress(rows: list[Reservation]) -> dict[str, int]:
+    return {"done": sum(1 for r in rows if r.answered_at is not None), "total": len(rows)}
+
+
+def _serve_first_open(*, token: str, batch: Batch, rows: list[Reservation],
+                      ) -> tuple[Batch, Reservation | None, dict[str, int]]:
+    """A running batch's reservations in order: the first unanswered one is served (and stamped), or, with none
+    left, the batch is completed under its lock."""
     reservation = next((r for r in rows if r.answered_at is None), None)
     if reservation is None:
         with transaction.atomic():
@@ -395,7 +405,7 @@ def session_next(*, token: str) -> tuple[Batch, Reservation | None, dict[str, in
             _complete_if_done(batch)
     else:
         _mark_served(reservation)
-    return batch, reservation, progress
+    return batch, reservation, _progress(rows)
 
 
 def _mark_served(reservation: Reservation) -> None:
@@ -414,17 +424,9 @@ def _session_next_slow(*, token: str) -> tuple[Batch, Reservation | None, dict[s
         raise _wrong_state(batch, "get items")
     rows = list(Reservation.objects.filter(batch=batch).order_by("position").only(
         "id", "public_id", "position", "shown", "answered_at"))
-    progress = {"done": sum(1 for r in rows if r.answered_at is not None), "total": len(rows)}
-    reservation = next((r for r in rows if r.answered_at is None), None)
     if batch.state != Batch.State.ITEMS:
-        return batch, None, progress
-    if reservation is None:
-        with transaction.atomic():
-            batch = _lock_batch(token)
-            _complete_if_done(batch)
-    else:
-        _mark_served(reservation)
-    return batch, reservation, progress
+        return batch, None, _progress(rows)
+    return _serve_first_open(token=token, batch=batch, rows=rows)
 
 
 def _complete_if_done(batch: Batch) -> bool:

@@ -69,7 +69,7 @@ class ScoreRunAdmin(ComputationRecordAdmin):
     fields = ["benchmark_paths", "full_paths", "export", "methods", "compare", "seed", "device", "status",
               "results_table", "compare_table", "predictions", "created_by", "created_at", "computed_at"]
     readonly_fields = fields
-    change_form_template = "admin/scoring/scorerun/change_form.html"
+    change_form_template = "admin/job_polling_change_form.html"
 
     start_form_class = ScoreRunStartForm
     start_title = "Score style-similarity methods on a STEL benchmark"
