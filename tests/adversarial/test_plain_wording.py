@@ -12,7 +12,6 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from annotation.models import Study
 from core.commands import cli_message
@@ -23,13 +22,6 @@ from tests import factories as f
 from tests.scoring.test_metric_evaluation import _turk_study
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(admin_user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(admin_user)
-    return client
 
 
 @pytest.fixture

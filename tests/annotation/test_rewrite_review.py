@@ -26,6 +26,7 @@ from scoring.export.formats import benchmark_export
 from tasks.models import Corpus, ParallelPair, TaskInstance
 from tasks.services.generation import instances_generate
 from tests.annotation.helpers import Participant as Person
+from tests.helpers import assert_api_error
 
 pytestmark = pytest.mark.django_db
 DECIDE = "/admin/annotation/rewritereview/queue/decide/"
@@ -97,7 +98,7 @@ def test_rewrite_study_review_block_reopen_corpus_export(shared_data: Path, tmp_
     assert n > 5 and summary["dropped"]["question"] > 0
     assert write("rw", "w1", formal("w1")) == n
     assert write("rw", "w3", lambda s: "Something else entirely was said here, " + s[:3], copy_first=True) == n
-    assert start("rw", "w4")[1].json()["error"]["code"] == "no_work_available"  # k = 2 slots held everywhere
+    assert_api_error(start("rw", "w4")[1], code="no_work_available", status=409)  # k = 2 slots held everywhere
 
     r1, r2 = reviewer("r1"), reviewer("r2")
     outsider = Client()
@@ -123,7 +124,7 @@ def test_rewrite_study_review_block_reopen_corpus_export(shared_data: Path, tmp_
     assert last.flagged and last.status == "pending"  # their pending rewrite flagged for review
     assert review_queue_first(r1) == w3[-1].pk  # flagged rewrites come first in the queue
     refused = start("rw", "w3")[1]
-    assert refused.status_code == 403 and refused.json()["error"]["code"] == "blocked"
+    assert_api_error(refused, code="blocked", status=403)
     assert decide(r1, w3[-1].pk, "reject", "style").status_code == 200
 
     # The rejected rewrites reopened their slots: another writer fills them.
@@ -134,7 +135,7 @@ def test_rewrite_study_review_block_reopen_corpus_export(shared_data: Path, tmp_
     assert decide(r2, w4[-1].pk, "reject", "other", "added a greeting").status_code == 200
     assert write("rw", "w5", formal("w5")) == 1
     assert decide(r1, of("w5")[0].pk, "accept").status_code == 200
-    assert start("rw", "w6")[1].json()["error"]["code"] == "no_work_available"  # k accepted everywhere: full
+    assert_api_error(start("rw", "w6")[1], code="no_work_available", status=409)  # k accepted everywhere: full
 
     study = Study.objects.get(slug="rw")
     accepted = RewriteReview.objects.filter(response__study=study, status="accepted")
@@ -157,7 +158,7 @@ def test_rewrite_study_review_block_reopen_corpus_export(shared_data: Path, tmp_
     command("create_study", "--slug", "experts", "--kind", "rewrite", "--sources",
             str(shared_data / "stel" / "nsubs_sentences.txt"), "--eligibility", "none",
             "--qualify-min-accepted", str(n - 1), "--qualify-min-rate", "0.8")
-    assert start("experts", "w5")[1].json()["error"]["code"] == "not_qualified"
+    assert_api_error(start("experts", "w5")[1], code="not_qualified", status=403)
     admitted, body = start("experts", "w4")
     assert body.status_code == 201
     feedback = body.json()["feedback"]  # w4's rejection, shown on their next visit

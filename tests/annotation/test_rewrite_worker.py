@@ -18,6 +18,7 @@ from scoring.models import BenchmarkExport
 from tasks.models import Corpus, ParallelPair, TaskInstance
 from tasks.services.uploads import instances_generate_start
 from tests.annotation.test_rewrite_review import command, decide, formal, of, reviewer, start, write
+from tests.helpers import assert_api_error
 from tests.scoring.test_worker_agreement import broker_db_emptied, kill_group, start_worker, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker, pytest.mark.slow]
@@ -48,12 +49,12 @@ def test_rewrites_reviewed_then_generated_and_exported_by_a_real_worker(shared_d
         assert decide(r2, response.pk, "reject", "meaning").status_code == 200
     assert r1.post("/admin/annotation/rewritereview/queue/block/",
                    {"worker": "prolific:w3", "reason": "poor"}).status_code == 302
-    assert start("rw", "w3")[1].json()["error"]["code"] == "blocked"
+    assert_api_error(start("rw", "w3")[1], code="blocked", status=403)
     assert decide(r1, of("w3")[-1].pk, "reject", "style").status_code == 200
     assert write("rw", "w4", formal("w4")) == n  # the reopened slots
     for response in of("w4"):
         assert decide(r2, response.pk, "accept").status_code == 200
-    assert start("rw", "w5")[1].json()["error"]["code"] == "no_work_available"  # k accepted everywhere
+    assert_api_error(start("rw", "w5")[1], code="no_work_available", status=409)  # k accepted everywhere
 
     built = command("build_corpus_from_rewrites", "--study", "rw", "--name", "rw-corpus", "--component",
                     "formality", "--seed", "3", "--splits", "0.6,0.2,0.2")

@@ -7,13 +7,12 @@ import io
 import json
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from annotation.models import Study
 from tests import factories as f
+from tests.helpers import assert_api_error
 
 pytestmark = pytest.mark.django_db
 
@@ -86,9 +85,7 @@ def test_a_study_without_items_cannot_open(admin_client):
     assert empty.status == Study.Status.DRAFT
 
 
-def test_api_creates_and_opens_a_study(corpus):
-    api = APIClient()
-    api.force_authenticate(User.objects.create_superuser("boss", password="pw"))
+def test_api_creates_and_opens_a_study(corpus, api):
     body = {k: v for k, v in _form(slug="api-study").items() if k != "target_hourly_pay"}
     response = api.post("/api/v1/studies/", body, format="json")
     assert response.status_code == 201, response.content
@@ -105,7 +102,7 @@ def test_api_creates_and_opens_a_study(corpus):
     assert none.status_code == 400 and not Study.objects.filter(slug__in=["x", "y"]).exists()
     empty = f.StudyFactory(slug="empty", status=Study.Status.DRAFT)
     refused = api.post(f"/api/v1/studies/{empty.slug}/open/")
-    assert refused.status_code == 409 and refused.json()["error"]["code"] == "no_items"
+    assert_api_error(refused, code="no_items", status=409)
 
 
 def test_study_pages_show_pay_with_its_currency_and_a_refreshing_progress(admin_client, settings):

@@ -11,6 +11,8 @@ from axes.models import AccessAttempt
 from django.conf import settings
 from django.test import Client
 
+from tests.helpers import assert_api_error
+
 pytestmark = pytest.mark.django_db
 
 PASSWORD = "correct horse battery"
@@ -72,8 +74,7 @@ def test_api_basic_auth_is_locked_after_the_failure_limit(researcher: Any, setti
         response = client.get("/api/v1/studies/", **basic("researcher", "wrong"))
         assert response.status_code in (401, 403), response.content
     locked = client.get("/api/v1/studies/", **basic("researcher", "wrong"))
-    assert locked.status_code == 429, locked.content
-    assert locked.json()["error"]["code"] == "login_locked"
+    assert_api_error(locked, code="login_locked", status=429)
     assert locked["Retry-After"] == str(15 * 60)
     # the right password no longer helps from this address
     assert client.get("/api/v1/studies/", **basic("researcher", PASSWORD)).status_code == 429

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
@@ -15,14 +14,6 @@ from tests.factories import annotated_study
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def staff_client() -> Client:
-    user = User.objects.create_superuser("researcher", "r@example.org", "pw-researcher")
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def computed_run() -> AgreementRun:
     study, _ = annotated_study(answers=[["S2-S1"] * 5, ["S2-S1"] * 3 + ["S1-S2"] * 2, ["S1-S2"] * 4 + ["S2-S1"]])
     annotated_study(answers=[["S2-S1"] * 4 + ["S1-S2"]], study=study, component_name="simplicity", start=86400 * 2)
@@ -30,9 +21,9 @@ def computed_run() -> AgreementRun:
     return agreement_run_execute(run_id=run.pk)
 
 
-def test_dashboard_shows_numbers_and_plots(staff_client: Client) -> None:
+def test_dashboard_shows_numbers_and_plots(admin_client: Client) -> None:
     run = computed_run()
-    response = staff_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk]))
+    response = admin_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk]))
     assert response.status_code == 200
     html = response.content.decode()
     assert f"{run.result['fleiss_kappa']:.3f}" in html and f"{run.result['krippendorff_alpha']:.3f}" in html
@@ -41,20 +32,20 @@ def test_dashboard_shows_numbers_and_plots(staff_client: Client) -> None:
         assert reverse("admin:scoring_agreement_plot", args=[run.pk, name, "svg"]) in html
     assert "<progress" not in html
     # the per-study entry point lands on the latest computed run
-    response = staff_client.get(reverse("admin:scoring_agreement_study", args=[run.study.slug]))
+    response = admin_client.get(reverse("admin:scoring_agreement_study", args=[run.study.slug]))
     assert response.status_code == 302 and response.url.endswith(f"/{run.pk}/dashboard/")
 
 
 @pytest.mark.slow  # about a second: out of `make test-fast`
-def test_plots_render_as_svg_and_png(staff_client: Client) -> None:
+def test_plots_render_as_svg_and_png(admin_client: Client) -> None:
     run = computed_run()
     for name in PLOTS:
-        svg = staff_client.get(reverse("admin:scoring_agreement_plot", args=[run.pk, name, "svg"]))
+        svg = admin_client.get(reverse("admin:scoring_agreement_plot", args=[run.pk, name, "svg"]))
         assert svg.status_code == 200 and svg["Content-Type"] == "image/svg+xml"
         assert svg.content.lstrip().startswith(b"<?xml") and b"<svg" in svg.content
-    png = staff_client.get(reverse("admin:scoring_agreement_plot", args=[run.pk, "votes", "png"]))
+    png = admin_client.get(reverse("admin:scoring_agreement_plot", args=[run.pk, "votes", "png"]))
     assert png.status_code == 200 and png.content[:8] == b"\x89PNG\r\n\x1a\n"
-    assert staff_client.get(reverse("admin:scoring_agreement_plot", args=[run.pk, "nope", "svg"])).status_code == 404
+    assert admin_client.get(reverse("admin:scoring_agreement_plot", args=[run.pk, "nope", "svg"])).status_code == 404
     # identical data, identical SVG (no dates, fixed ids)
     assert plot_render(result=run.result, name="votes") == plot_render(result=run.result, name="votes")
     # the votes plot draws one bar group per component: the titles of both components appear
@@ -64,43 +55,43 @@ def test_plots_render_as_svg_and_png(staff_client: Client) -> None:
     assert [row["valid"] for row in timeline] == [15, 5] and len(timeline) == 2
 
 
-def test_running_job_shows_progress_bar_and_failed_job_its_error(staff_client: Client) -> None:
+def test_running_job_shows_progress_bar_and_failed_job_its_error(admin_client: Client) -> None:
     study, _ = annotated_study(answers=[["S2-S1"] * 5])
     run = agreement_run_start(study=study, enqueue=False)
     Job.objects.filter(pk=run.job_id).update(status=Job.Status.RUNNING, progress_done=30, progress_total=120)
-    html = staff_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk])).content.decode()
+    html = admin_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk])).content.decode()
     assert '<progress id="agr-bar" class="job-progress" max="100" value="25.0">' in html
     assert f'data-job-poll="/api/v1/jobs/{run.job_id}/" data-job-status="running"' in html and "core/job_poll" in html
     assert reverse("job-detail", args=[run.job_id]) in html
-    polled = staff_client.get(reverse("job-detail", args=[run.job_id])).json()
+    polled = admin_client.get(reverse("job-detail", args=[run.job_id])).json()
     assert polled["percent"] == 25.0 and polled["status"] == "running"
     Job.objects.filter(pk=run.job_id).update(status=Job.Status.FAILED, error="ValueError: the database went away")
-    html = staff_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk])).content.decode()
+    html = admin_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk])).content.decode()
     assert "The computation failed" in html and "ValueError: the database went away" in html
 
 
 def test_start_form_queues_a_run_and_refuses_bad_levels(
-    staff_client: Client, django_capture_on_commit_callbacks  # noqa: ANN001
+    admin_client: Client, django_capture_on_commit_callbacks  # noqa: ANN001
 ) -> None:
     study, _ = annotated_study(answers=[["S2-S1"] * 5])
     url = reverse("admin:scoring_agreement_start")
-    response = staff_client.post(url, {"study": study.slug, "level": "interval", "seed": 0, "resamples": 10})
+    response = admin_client.post(url, {"study": study.slug, "level": "interval", "seed": 0, "resamples": 10})
     assert response.status_code == 200 and "nominal" in response.content.decode()
     assert not AgreementRun.objects.exists()
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = staff_client.post(url, {"study": study.slug, "level": "", "seed": 3, "resamples": 10})
+        response = admin_client.post(url, {"study": study.slug, "level": "", "seed": 3, "resamples": 10})
     run = AgreementRun.objects.get()
     assert response.status_code == 302 and response.url.endswith(f"/{run.pk}/dashboard/")
     assert run.params["seed"] == 3 and run.job.status == Job.Status.CREATED and len(callbacks) == 1
 
 
-def test_admin_lists_and_read_only_records(staff_client: Client) -> None:
+def test_admin_lists_and_read_only_records(admin_client: Client) -> None:
     run = computed_run()
-    assert staff_client.get(reverse("admin:scoring_agreementrun_changelist")).status_code == 200
-    assert staff_client.get(reverse("admin:scoring_filterrun_changelist")).status_code == 200
-    assert staff_client.get(reverse("admin:scoring_benchmarkexport_changelist")).status_code == 200
-    assert staff_client.get(reverse("admin:scoring_filterrun_add")).status_code == 403
-    response = staff_client.get(reverse("admin:scoring_agreementrun_change", args=[run.pk]))
+    assert admin_client.get(reverse("admin:scoring_agreementrun_changelist")).status_code == 200
+    assert admin_client.get(reverse("admin:scoring_filterrun_changelist")).status_code == 200
+    assert admin_client.get(reverse("admin:scoring_benchmarkexport_changelist")).status_code == 200
+    assert admin_client.get(reverse("admin:scoring_filterrun_add")).status_code == 403
+    response = admin_client.get(reverse("admin:scoring_agreementrun_change", args=[run.pk]))
     assert response.status_code == 302
 
 

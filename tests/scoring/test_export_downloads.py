@@ -9,7 +9,6 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from core.models import Job
 from scoring.celery_tasks.export import benchmark_export_task
@@ -63,11 +62,9 @@ def test_export_form_refuses_an_empty_selection_without_a_job(admin_client):
     assert not Job.objects.exists()
 
 
-def test_api_export_and_download(tmp_path, settings):
+def test_api_export_and_download(tmp_path, settings, api):
     settings.MEDIA_ROOT = str(tmp_path / "media")
     study, _ = _validated_study()
-    api = APIClient()
-    api.force_authenticate(User.objects.create_superuser("boss", password="pw"))
     started = api.post("/api/v1/exports/", {"format": "jsonl", "status": "validated", "study": study.slug},
                        format="json")
     assert started.status_code == 202, started.content

@@ -8,19 +8,11 @@ import time
 
 import pytest
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from core.models import Job
 from scoring.celery_tasks.metric_evaluation import metric_evaluation_execute_task
 from scoring.models import MetricEvaluation
 from tests.scoring.test_metric_evaluation import _turk_study
-
-
-@pytest.fixture
-def api(admin_user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(admin_user)
-    return client
 
 
 @pytest.mark.slow  # about a second: out of `make test-fast`

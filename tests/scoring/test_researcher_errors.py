@@ -5,24 +5,15 @@ from __future__ import annotations
 import io
 
 import pytest
-from django.contrib.auth.models import User
 from django.contrib.messages import get_messages
 from django.core.management import CommandError, call_command
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from core.models import Job
 from scoring.agreement.stats.summary import agreement_compute
 from scoring.models import AgreementRun, FilterRun
 from tests import factories as f
 from tests.scoring.test_agreement import FLEISS_1971, write_long_csv
-
-
-@pytest.fixture
-def api(db) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(User.objects.create_superuser("boss", password="pw"))
-    return client
 
 
 def _fleiss_1971(tmp_path) -> str:

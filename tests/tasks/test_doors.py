@@ -17,18 +17,6 @@ from tasks.models import Corpus, TaskInstance
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def admin_user():
-    return get_user_model().objects.create_superuser("admin", "admin@example.org", "pw-admin-123")
-
-
-@pytest.fixture
-def api(admin_user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(admin_user)
-    return client
-
-
 def nsubs_uploads(shared_data: Path) -> dict[str, SimpleUploadedFile]:
     return {
         "style_1_file": SimpleUploadedFile("plain.txt",
