@@ -231,21 +231,11 @@ class StudyListView(APIView):
         if data["kind"] == "rewrite":
             return _rewrite_study_create(request, data)
         study = studies.study_create(
-            slug=data["slug"], title=data["title"], item_kind=data["setup"], setup=data["setup"],
+            slug=data["slug"], item_kind=data["setup"], setup=data["setup"],
             corpus=data["corpora"] or None, component=data["components"] or None,
             status=None if data["instance_status"] == "any" else data["instance_status"], count=data["count"],
-            seed=data["seed"], annotators_per_item=data["annotators_per_item"], min_correct=data["min_correct"],
-            items_per_batch=data["items_per_batch"], screening_per_batch=data["screening_per_batch"],
-            max_batches=data["max_batches"], time_limit_minutes=data["time_limit_minutes"],
-            adaptive=data["adaptive"], eligibility_questions=data["eligibility_questions"],
-            consent_text=data["consent_text"], task_description=data["task_description"],
-            completion_code=data["completion_code"], screened_out_code=data["screened_out_code"],
-            redirect_url=data["redirect_url"], estimated_minutes=data["estimated_minutes"],
-            target_hourly_pay=data["target_hourly_pay"], platform=data["platform"],
-            prolific_study_id=data["prolific_study_id"], allow_anonymous=data["allow_anonymous"],
-            first_answer_grace_seconds=data["first_answer_grace_seconds"],
-            max_open_batches=data["max_open_batches"], min_seconds_per_item=data["min_seconds_per_item"],
-            study_status=Study.Status.DRAFT,
+            seed=data["seed"], screening_per_batch=data["screening_per_batch"], adaptive=data["adaptive"],
+            task_description=data["task_description"], **_study_settings(data),
         )
         if data["open"]:
             study = study_open(study=study)
@@ -266,21 +256,26 @@ def _rewrite_study_create(request: Request, data: dict[str, Any]) -> Response:
         slug=data["slug"], sources=sources, target_style=spec["target_style"], filters=spec["filters"] or {},
         examples=spec["examples"] or None, min_length=spec["min_length"], max_length=spec["max_length"],
         copy_threshold=spec["copy_threshold"], persona=spec["persona"], min_accepted=spec["qualify_min_accepted"],
-        min_rate=spec["qualify_min_rate"], eligibility_questions=data["eligibility_questions"],
-        task_description=data["task_description"] or None, title=data["title"],
-        annotators_per_item=data["annotators_per_item"], min_correct=data["min_correct"],
-        items_per_batch=data["items_per_batch"], max_batches=data["max_batches"],
-        time_limit_minutes=data["time_limit_minutes"], consent_text=data["consent_text"],
-        completion_code=data["completion_code"], screened_out_code=data["screened_out_code"],
-        redirect_url=data["redirect_url"], estimated_minutes=data["estimated_minutes"],
-        target_hourly_pay=data["target_hourly_pay"], platform=data["platform"],
-        prolific_study_id=data["prolific_study_id"], allow_anonymous=data["allow_anonymous"],
-        first_answer_grace_seconds=data["first_answer_grace_seconds"], max_open_batches=data["max_open_batches"],
-        min_seconds_per_item=data["min_seconds_per_item"], study_status=Study.Status.DRAFT,
+        min_rate=spec["qualify_min_rate"], task_description=data["task_description"] or None,
+        **_study_settings(data),
     )
     if data["open"]:
         study = study_open(study=study)
     return Response({**_study_body(request, study), "sources": summary}, status=status.HTTP_201_CREATED)
+
+
+# The body fields both kinds of study pass to their service under the same name (StudyCreateInput).
+STUDY_SETTINGS = (
+    "title", "annotators_per_item", "min_correct", "items_per_batch", "max_batches", "time_limit_minutes",
+    "eligibility_questions", "consent_text", "completion_code", "screened_out_code", "redirect_url",
+    "estimated_minutes", "target_hourly_pay", "platform", "prolific_study_id", "allow_anonymous",
+    "first_answer_grace_seconds", "max_open_batches", "min_seconds_per_item",
+)
+
+
+def _study_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """What a new study of either kind takes from the body as it is, starting as a draft."""
+    return {**{name: data[name] for name in STUDY_SETTINGS}, "study_status": Study.Status.DRAFT}
 
 
 def _study_body(request: Request, study: Study) -> dict[str, Any]:
