@@ -1,5 +1,7 @@
 """Tests: PostgreSQL and Redis on localhost (override with DATABASE_URL / CELERY_BROKER_URL / CACHE_URL)."""
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -12,8 +14,10 @@ os.environ.setdefault("ANNOTATION_SESSION_RATE_PER_ADDRESS", "100000/min")
 os.environ.setdefault("ANNOTATION_SESSION_RATE_PER_STUDY", "100000/min")
 # Files a test run writes (exports, plots, uploads) go to a fresh temporary folder, never the checkout's media/;
 # the servers and Celery workers a test starts inherit it through the environment.
+# The process that made the folder removes it when it exits.
 if not os.environ.get("STYLECROWD_MEDIA_ROOT"):
     os.environ["STYLECROWD_MEDIA_ROOT"] = tempfile.mkdtemp(prefix="stylecrowd-test-media-")
+    atexit.register(shutil.rmtree, os.environ["STYLECROWD_MEDIA_ROOT"], ignore_errors=True)
 
 from .base import *  # noqa: E402,F401,F403
 
