@@ -186,17 +186,11 @@ def world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[dict
     is rolled back at the end, while every test runs in a savepoint of it (pytest-django's `db`), so whatever a
     door changes is undone before the next case."""
     tmp_path = tmp_path_factory.mktemp("role_matrix")
-    media = override_settings(MEDIA_ROOT=str(tmp_path))
-    with django_db_blocker.unblock():
-        media.enable()
-        outer = transaction.atomic()
-        outer.__enter__()
+    with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=str(tmp_path)), transaction.atomic():
         try:
             yield _world_build(tmp_path)
         finally:
             transaction.set_rollback(True)
-            outer.__exit__(None, None, None)
-            media.disable()
 
 
 def _world_build(tmp_path: Path) -> dict[str, Any]:
