@@ -1,6 +1,7 @@
 """The annotator JSON API (no login, no CSRF: the session token is the credential) and the researcher API."""
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -18,8 +19,7 @@ from rest_framework.views import APIView
 from annotation import selectors, serializers, throttles
 from annotation.models import Participant, Study
 from annotation.models import Response as ResponseRow
-from annotation.services import answers, exports, hot_path, participation, sessions, studies
-from annotation.services.display import finished_payload, public_item
+from annotation.services import answers, exports, hot_path, sessions, studies
 from annotation.services.study_setup import study_open, study_participant_links
 from core.api import ParticipantJSONParser
 from core.errors import ApplicationError
@@ -154,34 +154,37 @@ class SessionStartView(ParticipantView):
 
 
 class SessionNextView(ParticipantView):
-    @extend_schema(operation_id="session_next", responses={200: serializers.NextSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="session_next", responses={200: serializers.NextSerializer, **ERRORS},
+        description="The item to answer now (the first unanswered one of the batch; the same again until it is "
+                    "answered), or, with `item: null`, how the batch ended. The browser calls it to start and to "
+                    "resume: each answer's response already carries this body under `next`.",
+    )
     def get(self, request: Request, token: str) -> Response | HttpResponse:
         body = hot_path.next_fast(token=token)
         if body is not None:
             return HttpResponse(body, content_type="application/json")
-        batch, reservation, progress = sessions.session_next(token=token)
-        if reservation is None:
-            code, redirect = selectors.batch_code(batch)
-            return Response(finished_payload(state=batch.state, completion_code=code, redirect_url=redirect,
-                                             progress=progress))
-        item = public_item(shown=reservation.shown, public_id=reservation.public_id,
-                           position=reservation.position, study=batch.study)
-        return Response({"item": item, "progress": progress, "state": batch.state,
-                         "expires_at": participation.batch_time_limit_at(batch)})
+        return Response(sessions.session_next_body(token=token))
 
 
 class SessionAnswerView(ParticipantView):
     @extend_schema(
         operation_id="session_answer", request=serializers.AnswerInput,
         responses={201: serializers.AnswerResultSerializer, 200: serializers.AnswerResultSerializer, **ERRORS},
-        description="201 when stored; 200 when the same answer was already stored; 409 for a different one.",
+        description="201 when stored; 200 when the same answer was already stored; 409 for a different one. Both "
+                    "201 and 200 carry `next`: the body `GET …/next/` would answer right now (the next item, or "
+                    "the batch's end with its code), so one request per item is enough.",
     )
-    def post(self, request: Request, token: str) -> Response:
+    def post(self, request: Request, token: str) -> HttpResponse:
         data = _answer_input(request.data)
         result = answers.answer_submit(token=token, item=data["item"], answer=data["answer"],
-                                        seconds=data.get("seconds"))
-        body = {"stored": result.stored, "state": result.state, "progress": result.progress}
-        return Response(body, status=status.HTTP_201_CREATED if result.stored else status.HTTP_200_OK)
+                                       seconds=data.get("seconds"))
+        # Written here rather than by DRF's renderer: `next` is already JSON (the hot path's stored item text).
+        head = json.dumps({"stored": result.stored, "state": result.state, "progress": result.progress},
+                          separators=(",", ":"))
+        body = head if result.next_body is None else f'{head[:-1]},"next":{result.next_body.decode()}}}'
+        return HttpResponse(body, status=status.HTTP_201_CREATED if result.stored else status.HTTP_200_OK,
+                            content_type="application/json")
 
 
 class PingView(ParticipantView):

@@ -112,18 +112,33 @@ class ItemSerializer(serializers.Serializer):
 
 
 class NextSerializer(serializers.Serializer):
-    item = ItemSerializer(allow_null=True)
-    state = serializers.CharField()
+    item = ItemSerializer(allow_null=True, help_text="The item to answer now; null once the batch has none left.")
+    state = serializers.ChoiceField(
+        choices=["items", "completed", "screened_out"],
+        help_text="`items` while there is an item; otherwise how the batch ended.")
     progress = ProgressSerializer()
-    expires_at = serializers.DateTimeField(allow_null=True, required=False)
-    completion_code = serializers.CharField(required=False)
-    redirect_url = serializers.CharField(required=False)
+    expires_at = serializers.DateTimeField(
+        allow_null=True, required=False, help_text="With an item: the batch's time limit.")
+    completion_code = serializers.CharField(
+        allow_null=True, required=False,
+        help_text="With `item: null`: the code to take back to the platform (the completion code, or the "
+                  "screened-out code).")
+    redirect_url = serializers.CharField(
+        allow_null=True, required=False,
+        help_text="With `item: null`: where to take the code (null for MTurk and for studies without one).")
 
 
 class AnswerResultSerializer(serializers.Serializer):
-    stored = serializers.BooleanField()
-    state = serializers.CharField()
+    stored = serializers.BooleanField(help_text="true: stored now (201); false: the same answer was already stored "
+                                                "(200).")
+    state = serializers.ChoiceField(choices=["items", "completed"],
+                                    help_text="The batch's state after this answer.")
     progress = ProgressSerializer()
+    next = NextSerializer(
+        required=False,
+        help_text="Exactly the body `GET /api/v1/sessions/{token}/next/` would answer right after this answer: the "
+                  "next item, or (`item: null`) the batch's end with its code. Absent only when that request would "
+                  "answer with an error; a client then calls `next` itself.")
 
 
 class ErrorBodySerializer(serializers.Serializer):

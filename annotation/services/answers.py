@@ -11,6 +11,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
+from rest_framework.utils.encoders import JSONEncoder
 
 from annotation.models import ORDERING_KINDS, Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
 from annotation.services import hot_path
@@ -23,6 +24,7 @@ from annotation.services.sessions import (
     _not_found,
     _wrong_state,
     session_load,
+    session_next_body,
 )
 from core.errors import ApplicationError
 
@@ -34,6 +36,9 @@ class AnswerResult:
     stored: bool
     state: str
     progress: dict[str, int]
+    # The JSON body `next` would answer right after this answer (the next item, or how the batch ended), so that
+    # a client needs one request per item; None when it cannot be told here (the client then asks `next`).
+    next_body: bytes | None = None
 
 
 def _invalid(message: str) -> ApplicationError:
@@ -105,7 +110,8 @@ def answer_submit(*, token: str, item: str, answer: Any, seconds: float | None =
     seconds = client_seconds(seconds)
     fast = hot_path.answer_fast(token=token, item=item, answer=answer, seconds=seconds)
     if fast is not None:
-        return AnswerResult(True, fast["state"], fast["progress"])
+        following = fast["next"] if fast["next"] is not None else _next_body(token)
+        return AnswerResult(True, fast["state"], fast["progress"], following)
     if not token or len(token) > 64:
         raise _not_found("Session")
     now = timezone.now()
@@ -124,10 +130,23 @@ def answer_submit(*, token: str, item: str, answer: Any, seconds: float | None =
             reservation.batch = batch
         overdue = batch.state == Batch.State.ITEMS and batch.expires_at is not None and batch.expires_at <= now
         if not overdue:
-            return _answer_locked(batch=batch, reservation=reservation, item=item, answer=answer, seconds=seconds,
-                                  now=now)
-    session_load(token=token)  # expires the batch (its own transaction), committed before the error
-    raise _expired()
+            result = _answer_locked(batch=batch, reservation=reservation, item=item, answer=answer,
+                                    seconds=seconds, now=now)
+    if overdue:
+        session_load(token=token)  # expires the batch (its own transaction), committed before the error
+        raise _expired()
+    result.next_body = _next_body(token)  # after the commit: what `next` serves now
+    return result
+
+
+def _next_body(token: str) -> bytes | None:
+    """`next`'s body after an answer was stored (the general path's `next`, which stamps the item served); None
+    when `next` would answer with an error (the client then asks `next` itself and handles it)."""
+    try:
+        body = session_next_body(token=token)
+    except ApplicationError:
+        return None
+    return json.dumps(body, cls=JSONEncoder, separators=(",", ":")).encode()
 
 
 def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, answer: Any,

@@ -1,7 +1,9 @@
-"""The two requests a participant makes for every item, `next` and `answers`, in one or two SQL statements.
+"""The two requests a participant makes for an item, `next` and `answers`, in one or two SQL statements.
 
-These two endpoints are almost all of a study's traffic (two requests per item, against four per batch for the
-rest of the flow), so on PostgreSQL they skip the ORM for the common case:
+These two endpoints are almost all of a study's traffic, so on PostgreSQL they skip the ORM for the common case.
+A browser makes ONE request per item: the answer's response carries what `next` would answer right after it (the
+next item, or the batch's end with its code), so `next` is only called to start, to resume after a reload, after
+an error, and by clients that ignore the answer's `next`.
 
 - `next_fast`: one prepared statement returns the batch's state, its progress and the first unanswered item as
   the JSON text stored at reservation time (`Reservation.public_item`), which goes out unparsed, and stamps the
@@ -10,7 +12,8 @@ rest of the flow), so on PostgreSQL they skip the ORM for the common case:
   same `validate_answer` the general path uses; then ONE prepared statement (its own transaction, committed before
   the 201 goes out) locks the batch row, share-locks the participant, claims the reservation, inserts the
   response(s) with the server-measured time, extends the batch to its time limit when this was its first answer
-  (it had only the grace period) and completes the batch when this was its last item.
+  (it had only the grace period), completes the batch when this was its last item, and otherwise picks the item
+  `next` would serve now and stamps its `served_at` as `next` does; the 201 carries that item's `next` body.
 
 Everything else returns None and the caller takes the general ORM path in `sessions`, which handles every state
 and error: not a running batch, an overdue one, an item already answered (the idempotent 200 or the 409), a
@@ -18,16 +21,16 @@ released reservation, an excluded participant, a wrong answer to a screening que
 study, a reservation made before `public_item` existed, SQLite (the demo). A claim that loses a race returns None
 too, and nothing of it is stored: the statement is atomic.
 
-Scope (frozen): exactly these two requests, for a live item of a running, non-adaptive batch on PostgreSQL, and
-nothing more. A new rule about serving or answering (a new item kind's check, a new state, a new limit, a new
-side effect of an answer) goes into the general path in `sessions`/`engine` only; here it is a condition under
-which `next_fast`/`answer_fast` return None (read the column in ANSWER_READ_SQL/NEXT_SQL and bail out), never a
-second implementation. What the fast path does reuse is written once elsewhere: answers are validated by
-`answers.validate_answer`, "a slot is held" is `engine.held_sql` (the claim below is an unanswered reservation
-that holds its slot), deadlines come from `participation.batch_deadline`, the finished body from
-`display.finished_payload`. The dual-path tests (`serving_path` in tests/annotation/helpers.py) run the same
-scenarios through both paths; `settings.ANNOTATION_HOT_PATH = False` (env ANNOTATION_HOT_PATH=0) switches the
-fast path off.
+Scope (frozen): exactly these two requests (the answer's `next` body being the `next` request folded into it), for a
+live item of a running, non-adaptive batch on PostgreSQL, and nothing more. A new rule about serving or answering (a
+new item kind's check, a new state, a new limit, a new side effect of an answer) goes into the general path in
+`sessions`/`engine` only; here it is a condition under which `next_fast`/`answer_fast` return None (read the column
+in ANSWER_READ_SQL/NEXT_SQL and bail out), never a second implementation. What the fast path does reuse is written
+once elsewhere: answers are validated by `answers.validate_answer`, "a slot is held" is `engine.held_sql` (the claim
+below is an unanswered reservation that holds its slot), deadlines come from `participation.batch_deadline`, the
+finished body from `display.finished_payload`. The dual-path tests (`serving_path` in tests/annotation/helpers.py)
+run the same scenarios through both paths; `settings.ANNOTATION_HOT_PATH = False` (env ANNOTATION_HOT_PATH=0)
+switches the fast path off.
 
 Locks: the statement takes the batch row first, as every general-path writer of a session does, so it
 serializes with them (a screening failure being processed, an expiry) instead of deadlocking; then a share lock
@@ -80,7 +83,8 @@ ANSWER_READ_SQL = """
 SELECT r.id, r.shown, r.answered_at IS NOT NULL, r.released, r.expires_at > %(now)s, r.study_item_id,
        r.screening_question_id, b.id, b.state, b.expires_at > %(now)s, b.number, b.n_items, b.started_at,
        b.participant_id, b.study_id, s.item_kind, s.adaptive_stopping, s.questions, s.rewrite_min_length,
-       p.excluded, si.correct_answer, sq.correct_order, s.batch_time_limit_minutes
+       p.excluded, si.correct_answer, sq.correct_order, s.batch_time_limit_minutes, s.completion_code,
+       s.redirect_url, p.platform
 FROM annotation_reservation r
 JOIN annotation_batch b ON b.id = r.batch_id
 JOIN annotation_study s ON s.id = b.study_id
@@ -123,16 +127,30 @@ WITH batch AS (
     FROM claimed c,
          unnest(%(questions)s::text[], %(answers)s::text[], %(values)s::float8[]) AS a(question, answer, value)
     RETURNING 1
-), extended AS (
-    -- The batch's first answer: its other live reservations get the whole time limit (they had the grace period).
+), upcoming AS (
+    -- What `next` serves after this answer: the batch's first other unanswered reservation (NEXT_SQL's choice,
+    -- the claimed row left out: this statement's snapshot still sees it unanswered).
+    SELECT r.id, r.public_item::text AS item FROM annotation_reservation r
+    WHERE r.batch_id = %(batch)s AND r.answered_at IS NULL AND r.id <> %(reservation)s
+      AND EXISTS (SELECT 1 FROM claimed)
+    ORDER BY r.position LIMIT 1
+), touched AS (
+    -- One UPDATE for the batch's other reservations (a row changed twice in one statement keeps only one change):
+    -- the batch's first answer gives its live reservations the whole time limit (they had the grace period), and
+    -- the upcoming item is stamped as served, as `next` stamps it (a repeat keeps the first stamp).
     -- SKIP LOCKED: a row a reserver is releasing right now (it saw it expire) is left to it, so this statement
     -- never waits on a reserver, which may be waiting on the rows this one holds.
-    UPDATE annotation_reservation SET expires_at = %(deadline)s
-    WHERE id IN (
+    UPDATE annotation_reservation r
+    SET expires_at = CASE WHEN (SELECT done FROM before) = 0 AND NOT r.released AND r.expires_at > %(now)s
+                               AND r.expires_at < %(deadline)s THEN %(deadline)s ELSE r.expires_at END,
+        served_at = CASE WHEN r.id = (SELECT id FROM upcoming) THEN COALESCE(r.served_at, %(now)s)
+                         ELSE r.served_at END
+    WHERE r.id IN (
         SELECT id FROM annotation_reservation
-        WHERE batch_id = %(batch)s AND id <> %(reservation)s AND answered_at IS NULL AND NOT released
-          AND expires_at > %(now)s AND expires_at < %(deadline)s
-          AND (SELECT done FROM before) = 0 AND EXISTS (SELECT 1 FROM claimed)
+        WHERE batch_id = %(batch)s AND id <> %(reservation)s AND answered_at IS NULL AND EXISTS (SELECT 1 FROM claimed)
+          AND (id = (SELECT id FROM upcoming)
+               OR ((SELECT done FROM before) = 0 AND NOT released AND expires_at > %(now)s
+                   AND expires_at < %(deadline)s))
         FOR NO KEY UPDATE SKIP LOCKED)
     RETURNING 1
 ), finished AS (
@@ -148,7 +166,7 @@ WITH batch AS (
     RETURNING state
 )
 SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM finished WHERE state = 'completed'),
-       (SELECT done FROM before), (SELECT count(*) FROM extended)
+       (SELECT done FROM before), (SELECT count(*) FROM touched), (SELECT item FROM upcoming)
 """.replace("{held}", held_sql(alias="r", now="%(now)s"))
 
 
@@ -186,15 +204,12 @@ def next_fast(*, token: str) -> bytes | None:
         )).encode()
     if state != "items" or not live or not item or item == "{}":
         return None
-    # The item's stored JSON goes in as it is; the time is encoded as DRF encodes it on the general path.
-    return (
-        f'{{"item":{item},"progress":{{"done":{done},"total":{total}}},"state":"items",'
-        f'"expires_at":{json.dumps(time_limit_at, cls=JSONEncoder)}}}'
-    ).encode()
+    return _items_body(item=item, done=done, total=total, time_limit_at=time_limit_at)
 
 
 def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None) -> dict[str, Any] | None:
-    """Store an answer in one statement; the 201 body, or None for the general path.
+    """Store an answer in one statement; the 201 body (with `next`, the JSON body `next` would answer now, as
+    bytes, or None where only the general `next` can serve it), or None for the general path.
 
     Raises the general path's ApplicationError (400) for an invalid answer to a live item."""
     from annotation.services.answers import validate_answer  # local: answers imports this module
@@ -207,7 +222,8 @@ def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None) ->
         return None
     (reservation_id, shown, answered, released, reservation_live, study_item_id, screening_id, batch_id, state,
      batch_live, batch_number, n_items, started_at, participant_id, study_id, item_kind, adaptive, questions,
-     rewrite_min_length, excluded, item_correct, screening_order, time_limit_minutes) = rows[0]
+     rewrite_min_length, excluded, item_correct, screening_order, time_limit_minutes, completion_code, redirect_url,
+     platform) = rows[0]
     if (state != "items" or not batch_live or answered or released or not reservation_live or excluded or adaptive
             or not shown or shown == "{}"):
         return None
@@ -223,18 +239,37 @@ def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None) ->
             return None  # a failed screening question: the general path excludes the participant
     else:
         correct = item_correct or ""
+    deadline = batch_deadline(time_limit_minutes=time_limit_minutes, started_at=started_at or now)
     result = _execute(ANSWER_WRITE_SQL, {
         "batch": batch_id, "participant": participant_id, "reservation": reservation_id, "now": now,
-        "deadline": batch_deadline(time_limit_minutes=time_limit_minutes, started_at=started_at or now),
-        "started": started_at, "study": study_id, "study_item": study_item_id, "screening": screening_id,
-        "batch_number": batch_number, "is_screening": is_screening,
+        "deadline": deadline, "started": started_at, "study": study_id, "study_item": study_item_id,
+        "screening": screening_id, "batch_number": batch_number, "is_screening": is_screening,
         "is_correct": (answers[0][1] == correct) if correct else None, "seconds": seconds,
         "questions": [q for q, _, _ in answers], "answers": [a for _, a, _ in answers],
         "values": [v for _, _, v in answers],
     })
-    claimed, finished, done_before, _extended = result[0]
+    claimed, finished, done_before, _touched, upcoming = result[0]
     if not claimed:
         return None  # lost a race (answered, released, excluded, expired meanwhile): nothing was stored
-    return {"stored": True, "state": "completed" if finished else "items",
-            "progress": {"done": done_before + 1, "total": n_items}}
+    progress = {"done": done_before + 1, "total": n_items}
+    if finished:
+        following: bytes | None = json.dumps(finished_payload(
+            state="completed", completion_code=completion_code,
+            redirect_url=redirect_with_code(redirect_url, completion_code, platform=platform), progress=progress,
+        )).encode()
+    elif upcoming and upcoming != "{}":
+        # `deadline` is the time limit NEXT_SQL shows (started_at + the limit), the batch having started.
+        following = _items_body(item=upcoming, done=progress["done"], total=n_items, time_limit_at=deadline)
+    else:
+        following = None  # the general `next` serves what this statement cannot (a reservation without its JSON)
+    return {"stored": True, "state": "completed" if finished else "items", "progress": progress,
+            "next": following}
 
+
+def _items_body(*, item: str, done: int, total: int, time_limit_at: Any) -> bytes:
+    """The body of `next` for a running batch: the item's stored JSON goes in as it is; the time is encoded as
+    DRF encodes it on the general path."""
+    return (
+        f'{{"item":{item},"progress":{{"done":{done},"total":{total}}},"state":"items",'
+        f'"expires_at":{json.dumps(time_limit_at, cls=JSONEncoder)}}}'
+    ).encode()

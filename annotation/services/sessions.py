@@ -11,7 +11,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Batch, Participant, Reservation, Study
+from annotation.selectors import batch_code
 from annotation.services import participation
+from annotation.services.display import finished_payload, public_item
 from annotation.services.engine import (
     batch_reserve,
     reservations_release,
@@ -388,6 +390,20 @@ def session_next(*, token: str) -> tuple[Batch, Reservation | None, dict[str, in
     for row in rows:
         row.batch = batch
     return _serve_first_open(token=token, batch=batch, rows=rows)
+
+
+def session_next_body(*, token: str) -> dict[str, Any]:
+    """What `next` answers on the general path: the next item with the progress and the time limit shown, or how
+    the batch ended (its code and where to take it). The hot path builds the same body in SQL
+    (`hot_path.next_fast`, and the answer's `next`)."""
+    batch, reservation, progress = session_next(token=token)
+    if reservation is None:
+        code, redirect = batch_code(batch)
+        return finished_payload(state=batch.state, completion_code=code, redirect_url=redirect, progress=progress)
+    item = public_item(shown=reservation.shown, public_id=reservation.public_id, position=reservation.position,
+                       study=batch.study)
+    return {"item": item, "progress": progress, "state": batch.state,
+            "expires_at": participation.batch_time_limit_at(batch)}
 
 
 def _progress(rows: list[Reservation]) -> dict[str, int]:

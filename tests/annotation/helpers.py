@@ -60,9 +60,10 @@ class Participant:
     def play(self, *, correct: bool = True, fail_screening: bool = False) -> list[dict[str, Any]]:
         """Answer the whole batch; returns the items seen."""
         seen = []
+        body = self.next().json()
         while True:
-            body = self.next().json()
             if body["item"] is None:
+                assert body == self.next().json()  # the last answer's `next` is what `next` answers
                 return seen
             item = body["item"]
             seen.append(item)
@@ -72,6 +73,7 @@ class Participant:
             give = wrong if (screening and fail_screening) or (not screening and not correct) else expected
             response = self.answer(item["id"], give)
             assert response.status_code == 201, response.content
+            body = response.json()["next"]  # the browser's flow: one request per item
 
 
 @pytest.fixture(params=["fast", "general"])
@@ -85,7 +87,7 @@ def serving_path(request: Any, settings: Any) -> str:
 def run_participant(*, slug: str, pid: str, answer_for: Any, eligibility: dict[str, Any] | None = None,
                     client: APIClient | None = None) -> int:
     """One simulated participant through the JSON API as the browser drives it: start, consent, eligibility
-    answers when the study asks, then `next`/`answers` until the batch is done. `answer_for(public item, the
+    answers when the study asks, then `next` once and `answers` (each carrying the next item) until the batch is done. `answer_for(public item, the
     item's external id)` gives each answer; returns how many were stored. Tests of rating and rewrite studies drive
     every participant through this one function, so a change of the participant flow is mirrored here once."""
     from annotation.models import Reservation
@@ -98,13 +100,15 @@ def run_participant(*, slug: str, pid: str, answer_for: Any, eligibility: dict[s
                                       {"answers": eligibility or {}}, format="json")
         assert response.status_code == 200, response.content
     answered = 0
+    response = person.next()
+    assert response.status_code == 200, response.content
+    body = response.json()
     while True:
-        response = person.next()
-        assert response.status_code == 200, response.content
-        item = response.json()["item"]
+        item = body["item"]
         if item is None:
             return answered
         external_id = Reservation.objects.select_related("study_item").get(public_id=item["id"]).study_item.external_id
         posted = person.answer(item["id"], answer_for(item, external_id))
         assert posted.status_code == 201, posted.content
+        body = posted.json()["next"]  # the browser's flow: the answer's response carries the next item
         answered += 1

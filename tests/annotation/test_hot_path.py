@@ -239,3 +239,79 @@ def test_the_first_answer_extends_a_batch_from_its_grace_period_to_its_time_limi
     assert batch.expires_at == limit
     assert set(Reservation.objects.filter(batch=batch, answered_at__isnull=True).values_list(
         "expires_at", flat=True)) == {limit}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "general"])
+def test_the_answer_carries_what_next_would_answer_one_request_per_item(fast, settings):
+    """The browser's flow: one `next` to start, then each answer's `next`. It is exactly what `next` answers right
+    after (a reload resumes on the same item with the same `served_at`), the served item's time starts when the
+    answer that served it was stored, and the last answer carries the completion code."""
+    settings.ANNOTATION_HOT_PATH = fast
+    p = _consented(f"ONE-{fast}")
+    body = p.next().json()
+    previous = Batch.objects.get(token=p.token).started_at
+    seen = []
+    while body["item"] is not None:
+        item = body["item"]
+        seen.append(item["id"])
+        assert "swapped" not in item and "correct" not in str(item).lower()  # the answer key stays on the server
+        reservation = Reservation.objects.get(public_id=item["id"])
+        assert previous <= reservation.served_at  # stamped when served, by the answer that served it
+        r = p.answer(item["id"], reservation_expected_answer(public_id=item["id"]))
+        assert r.status_code == 201, r.content
+        body = r.json()["next"]
+        row = Response.objects.get(reservation=reservation)
+        assert row.shown_at == reservation.served_at and row.server_seconds >= 0
+        if body["item"] is not None:
+            served = Reservation.objects.get(public_id=body["item"]["id"]).served_at
+            # Its time starts when this answer served it: in the answer's own statement on the fast path, right after
+            # the answer's commit on the general one.
+            assert served == row.answered_at if fast else row.answered_at <= served
+            assert p.next().json() == body  # a reload: the same item, the same body, the first stamp kept
+            assert Reservation.objects.get(public_id=body["item"]["id"]).served_at == served
+        previous = row.answered_at
+    assert len(seen) == 6 and len(set(seen)) == 6
+    assert body["state"] == "completed" and body["completion_code"] == "DONE123"
+    assert body["redirect_url"] == "https://app.prolific.com/submissions/complete?cc=DONE123"
+    assert body == p.next().json()
+    # The same answer again: 200, stored once, and the same `next` (here: the batch's end).
+    again = p.answer(seen[-1], reservation_expected_answer(public_id=seen[-1]))
+    assert again.status_code == 200 and again.json()["stored"] is False and again.json()["next"] == body
+
+
+@pytest.mark.django_db
+def test_the_answers_next_is_the_same_on_both_paths(settings):
+    """The fast path's `next` (built in the answer's statement) equals the general path's (the ORM `next`)."""
+    bodies = {}
+    study = make_study(screening=2, per_batch=4)
+    for fast in (True, False):
+        settings.ANNOTATION_HOT_PATH = fast
+        p = P(APIClient(), study.slug, f"SAME-ANSWER-{fast}")
+        p.start()
+        p.consent()
+        item = p.next().json()["item"]
+        r = p.answer(item["id"], reservation_expected_answer(public_id=item["id"]))
+        following = r.json()["next"]
+        assert r["Content-Type"] == "application/json" and following == p.next().json()
+        following["item"].pop("id")
+        following["item"]["texts"] = sorted(following["item"]["texts"])  # different draws, same keys
+        bodies[fast] = {k: v for k, v in following.items() if k != "expires_at"}
+        bodies[fast]["item"].pop("position")
+    assert bodies[True] == bodies[False]
+
+
+@pytest.mark.django_db
+def test_an_answer_whose_next_needs_the_general_path_still_carries_it(settings):
+    """A reservation stored without its public JSON (made before `public_item` existed): the fast answer stores the
+    answer and the general `next` serves the item, in the same response."""
+    p = _consented("LEGACY-NEXT")
+    item = p.next().json()["item"]
+    batch = Batch.objects.get(token=p.token)
+    Reservation.objects.filter(batch=batch).exclude(public_id=item["id"]).update(public_item={})
+    r = p.answer(item["id"], reservation_expected_answer(public_id=item["id"]))
+    assert r.status_code == 201
+    following = r.json()["next"]
+    assert following["item"] is not None and following["item"]["id"] != item["id"]
+    assert following["progress"] == {"done": 1, "total": 6}
+    assert Reservation.objects.get(public_id=following["item"]["id"]).served_at is not None

@@ -17,12 +17,15 @@ from tests.annotation.helpers import Participant, make_study
 pytestmark = pytest.mark.django_db
 
 # Measured on the study below (4 items + 2 screening questions per batch); the same whatever the serving order.
+# An answer's response carries `next` (the browser makes one request per item), so each answer count includes
+# the general `next`'s read of the batch's reservations and its `served_at` stamp of the item it serves (+2), and
+# the last answer's includes the completed batch's `next` (its lock and the check that nothing is left, +3).
 START_QUERIES = 11
 NEXT_QUERIES = 2
 FINISHED_NEXT_QUERIES = 3  # a completed batch: the completion code
-FIRST_ANSWER_QUERIES = 11  # also extends the other reservations from the grace period to the time limit
-ANSWER_QUERIES = 8
-LAST_ANSWER_QUERIES = 9  # also completes the batch
+FIRST_ANSWER_QUERIES = 11 + NEXT_QUERIES  # also extends the other reservations from the grace period to the limit
+ANSWER_QUERIES = 8 + NEXT_QUERIES
+LAST_ANSWER_QUERIES = 9 + FINISHED_NEXT_QUERIES  # also completes the batch
 
 
 @pytest.fixture
@@ -49,15 +52,17 @@ def test_start_next_and_answer_query_counts_of_the_general_path(general_path, dj
     with django_assert_num_queries(START_QUERIES):
         started = p.client.post(f"/api/v1/sessions/{p.token}/start/", {}, format="json")
     assert started.status_code == 200 and started.json()["state"] == "items", started.content
+    with django_assert_num_queries(NEXT_QUERIES):
+        body = p.next().json()
     for answered in range(6):
-        with django_assert_num_queries(NEXT_QUERIES):
-            body = p.next().json()
         item = body["item"]
         assert item is not None and body["progress"] == {"done": answered, "total": 6}, body
         expected = FIRST_ANSWER_QUERIES if answered == 0 else LAST_ANSWER_QUERIES if answered == 5 else ANSWER_QUERIES
         with django_assert_num_queries(expected):
             response = p.answer(item["id"], reservation_expected_answer(public_id=item["id"]))
         assert response.status_code == 201, response.content
+        body = response.json()["next"]  # as the browser does: the answer's response carries the next item
+    assert body["item"] is None and body["state"] == "completed", body
     with django_assert_num_queries(FINISHED_NEXT_QUERIES):
         body = p.next().json()
     assert body["item"] is None and body["state"] == "completed", body

@@ -35,7 +35,7 @@ ENDPOINTS = ("sessions", "consent", "eligibility", "start", "next", "answers")
 class Crowd:
     def __init__(self, *, study: Study, base_url: str, accuracy: float, use_published: bool,
                  item_accuracy: dict[str, float], screen_fail: float, batches_each: int, seed: int,
-                 think_time: float, copy_rate: float = 0.0, sloppy_rate: float = 0.0) -> None:
+                 think_time: float, copy_rate: float = 0.0, sloppy_rate: float = 0.0, ask_next: bool = False) -> None:
         self.study = study
         self.base_url = base_url.rstrip("/")
         self.accuracy = accuracy
@@ -47,6 +47,7 @@ class Crowd:
         self.think_time = think_time
         self.copy_rate = copy_rate  # rewrite studies: share of rewrites first tried as a copy of the source
         self.sloppy_rate = sloppy_rate  # rewrite studies: share of writers whose rewrites drop the content
+        self.ask_next = ask_next  # a client that ignores the answer's `next`: two requests per item
         self.latencies: dict[str, list[float]] = defaultdict(list)
         self.retry_after = 5.0
         self.statuses: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
@@ -171,8 +172,8 @@ class Crowd:
                     self.counts["refused"] += 1
                     return
             answer_key = await sync_to_async(batch_answer_key)(token=token)
+            status, body = await self.call(session, "GET", "next", f"/api/v1/sessions/{token}/next/")
             while True:
-                status, body = await self.call(session, "GET", "next", f"/api/v1/sessions/{token}/next/")
                 if status != 200:
                     self.counts["errors"] += 1
                     return
@@ -194,6 +195,10 @@ class Crowd:
                 else:
                     self.counts["errors"] += 1
                     return
+                if "next" in body and not self.ask_next:
+                    status, body = 200, body["next"]  # as the browser does: the answer carries the next item
+                else:
+                    status, body = await self.call(session, "GET", "next", f"/api/v1/sessions/{token}/next/")
 
     async def run(self, *, participants: int, concurrency: int, ramp_up: float = 0.0) -> float:
         import aiohttp
@@ -249,6 +254,9 @@ class Command(JsonCommand):
                             help="Rewrite studies: share of rewrites first submitted as a copy of the source.")
         parser.add_argument("--sloppy-rate", type=float, default=0.0,
                             help="Rewrite studies: share of writers whose rewrites drop the content.")
+        parser.add_argument("--ask-next", action="store_true",
+                            help="Call `next` after every answer, ignoring the answer's `next` (a client of the "
+                                 "older API: two requests per item).")
         parser.add_argument("--latencies-out", help="Write raw latencies (seconds) per endpoint as JSON here.")
 
     def run(self, **options: Any) -> dict[str, Any]:
@@ -276,7 +284,7 @@ class Command(JsonCommand):
         crowd = Crowd(study=study, base_url=options["base_url"], accuracy=accuracy, use_published=use_published,
                       item_accuracy=item_accuracy, screen_fail=options["screen_fail"],
                       batches_each=options["batches_each"], seed=options["seed"], think_time=options["think_time"],
-                      copy_rate=options["copy_rate"], sloppy_rate=options["sloppy_rate"])
+                      copy_rate=options["copy_rate"], sloppy_rate=options["sloppy_rate"], ask_next=options["ask_next"])
         try:
             elapsed = asyncio.run(crowd.run(participants=options["participants"],
                                             concurrency=options["concurrency"], ramp_up=options["ramp_up"]))

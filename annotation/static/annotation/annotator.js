@@ -401,26 +401,31 @@
     busy = true;
     try {
       const { data } = await api("GET", tokenPath("next/"));
-      if (data.state) session.state = data.state;
-      if (!data.item) {
-        busy = false;
-        if (data.state === "screened_out") return route(Object.assign({}, session, data));
-        return doneScreen(data.completion_code, data.redirect_url);
-      }
-      if (expiredItemId && data.item.id === expiredItemId) {
-        // The server offers the item it just called expired again: the time is up, not just this item's.
-        return route(Object.assign({}, session, { state: "expired" }));
-      }
-      store.set(instructionsSeenKey(), "1");
-      setProgress(data.progress);
-      setDeadline(data.expires_at);
-      renderItem(data.item, notice);
+      return showNext(data, notice);
     } catch (err) {
       if (err.code === "expired") return route(Object.assign({}, session, { state: "expired" }));
       if (err.code === "no_work_available") return endScreen("full", null, null);
       if (err.code === "wrong_state") return boot();
       fail(explain(err), () => loadNext());
     } finally { busy = false; }
+  }
+
+  // The body of `next`: from GET next/, or carried by the answer's response (one request per item).
+  function showNext(data, notice) {
+    busy = false;
+    if (data.state) session.state = data.state;
+    if (!data.item) {
+      if (data.state === "screened_out") return route(Object.assign({}, session, data));
+      return doneScreen(data.completion_code, data.redirect_url);
+    }
+    if (expiredItemId && data.item.id === expiredItemId) {
+      // The server offers the item it just called expired again: the time is up, not just this item's.
+      return route(Object.assign({}, session, { state: "expired" }));
+    }
+    store.set(instructionsSeenKey(), "1");
+    setProgress(data.progress);
+    setDeadline(data.expires_at);
+    renderItem(data.item, notice);
   }
 
   function setSubmitEnabled(enabled) { $("item-submit").disabled = !enabled; }
@@ -493,6 +498,8 @@
       const { data } = await api("POST", tokenPath("answers/"), { item: item.id, answer, seconds });
       if (data && data.progress) setProgress(data.progress);
       busy = false;
+      // The answer's response carries what `next` would answer now; a server without it is asked.
+      if (data && data.next) return showNext(data.next);
       await loadNext();
     } catch (err) {
       busy = false;
