@@ -134,6 +134,19 @@ def sql_over_capacity(study_id: int) -> list[tuple[int, int]]:
         return cursor.fetchall()
 
 
+def profile_worker(master: int, *, delay: float, seconds: float, out: Path) -> None:
+    """py-spy on one gunicorn worker (a child of the master) for `seconds`, as collapsed stacks with thread and
+    idle frames, after `delay` seconds of the flow."""
+    time.sleep(delay)
+    workers = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout.split()
+    if not workers:
+        print("no gunicorn worker to profile", file=sys.stderr)
+        return
+    spy = Path(sys.executable).parent / "py-spy"
+    subprocess.run([str(spy), "record", "--pid", workers[0], "--duration", str(int(seconds)), "--rate", "200",
+                    "--format", "raw", "--output", str(out), "--nonblocking"], capture_output=True, check=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--participants", type=int, default=200)
@@ -157,9 +170,16 @@ def main() -> None:
                         help="Let psycopg prepare repeated statements (Django's server_side_binding option).")
     parser.add_argument("--profile-client", default="",
                         help="Write a cProfile of the load generator (simulate_annotators) to this path.")
+    parser.add_argument("--ask-next", action="store_true",
+                        help="Simulated clients call `next` after every answer (two requests per item, as before the "
+                             "answer carried the next item).")
+    parser.add_argument("--profile-server", type=float, default=0.0, metavar="SECONDS",
+                        help="Record one gunicorn worker with py-spy for this many seconds, starting halfway "
+                             "through the ramp-up; the collapsed stacks go next to --out (.pyspy.txt).")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "load_annotation.json"))
     args = parser.parse_args()
 
+    load_before = os.getloadavg()
     ensure_database()
     slug, study_id = build_study(args.items, args.k, args.per_batch, args.screening)
     env = {**os.environ, "DJANGO_CONN_MAX_AGE": "600", "DJANGO_LOG_LEVEL": "ERROR",
@@ -193,16 +213,21 @@ def main() -> None:
         latencies_file = Path(args.out).with_suffix(".latencies.json")
         latencies_file.parent.mkdir(parents=True, exist_ok=True)
         profile = ["-m", "cProfile", "-o", args.profile_client] if args.profile_client else []
-        sim = subprocess.run(
+        sim = subprocess.Popen(
             [sys.executable, *profile, "manage.py", "simulate_annotators", "--study", slug, "--participants",
              str(args.participants), "--concurrency", str(args.concurrency), "--accuracy", "0.85", "--screen-fail",
              str(args.screen_fail), "--base-url", base, "--latencies-out", str(latencies_file),
-             "--think-time", str(args.think_time), "--ramp-up", str(args.ramp_up)],
-            cwd=ROOT, env=env, capture_output=True, text=True,
+             "--think-time", str(args.think_time), "--ramp-up", str(args.ramp_up),
+             *(["--ask-next"] if args.ask_next else [])],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
+        if args.profile_server:
+            profile_worker(server.pid, delay=max(args.ramp_up / 2, 1.0), seconds=args.profile_server,
+                           out=Path(args.out).with_suffix(".pyspy.txt"))
+        stdout, stderr = sim.communicate()
         if sim.returncode:
-            raise SystemExit(f"simulate_annotators failed:\n{sim.stdout[-3000:]}\n{sim.stderr[-3000:]}")
-        summary = json.loads(sim.stdout.strip().splitlines()[-1])
+            raise SystemExit(f"simulate_annotators failed:\n{stdout[-3000:]}\n{stderr[-3000:]}")
+        summary = json.loads(stdout.strip().splitlines()[-1])
         measure_ceilings()
     finally:
         server.terminate()
@@ -227,6 +252,7 @@ def main() -> None:
                          "rps_before_after": ping_runs, **pct(ping_lat), "status": ping_status},
         "ceiling_ping_db": {"requests": len(db_lat), "elapsed_s": round(db_elapsed, 2), "rps": round(db_rps, 1),
                             "rps_before_after": db_runs, **pct(db_lat), "status": db_status},
+        "ask_next": args.ask_next, "load_average_before": load_before,
         "think_time_s": args.think_time, "ramp_up_s": args.ramp_up,
         "session_rate_per_address": args.session_rate_per_address,
         "annotation": {

@@ -124,6 +124,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024  # researchers' uploads; particip
 PARTICIPANT_MAX_BODY_BYTES = int(env_str("STYLECROWD_PARTICIPANT_MAX_BODY_BYTES", str(32 * 1024)))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024  # larger uploads stream to a temporary file
 STYLECROWD_PAY_CURRENCY = env_str("STYLECROWD_PAY_CURRENCY", "GBP") or "GBP"  # of studies' hourly pay (Prolific: GBP)
+# Model outputs (embeddings, token probabilities) kept in the database across runs (scoring/model_cache), at
+# most this many MB; 0 switches the cache off.
+MODEL_CACHE_MAX_BYTES = int(env_str("STYLECROWD_MODEL_CACHE_MB", "1024") or 0) * 1024 * 1024
 STYLECROWD_UPLOAD_MAX_MB = int(env_str("STYLECROWD_UPLOAD_MAX_MB", "100") or 100)  # one corpus import, all files
 
 REST_FRAMEWORK = {

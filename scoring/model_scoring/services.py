@@ -98,7 +98,7 @@ def stel_score(
     if full_paths:
         sets["full"] = benchmark_set_read(list(full_paths))
     # Resolve every method (model paths, custom classes) before any model work, so a typo fails fast.
-    resolved: list[SimilarityMethod] = [method_create(spec, device=device) for spec in specs]
+    resolved: list[SimilarityMethod] = [method_create(spec, device=device, cache=True) for spec in specs]
 
     everything = [inst for instances in sets.values() for inst in instances]
     left, right, is_quad = _pair_lists(everything)
@@ -111,6 +111,7 @@ def stel_score(
 
     per_method: dict[str, dict[str, Any]] = {}
     timings: dict[str, float] = {}
+    encoded: dict[str, int] = {}
     for spec, method in zip(specs, resolved, strict=True):
         began = time.perf_counter()
         report = (lambda done, total, _spec=spec: progress(_spec, done, total)) if progress else None
@@ -127,6 +128,8 @@ def stel_score(
         per_method[spec] = {"sims": sims, "prediction": decided,
                             "forced": predictions_force(decided, seed=seed, method=spec)}
         timings[spec] = round(time.perf_counter() - began, 3)
+        if hasattr(method, "encoded"):
+            encoded[spec] = method.encoded  # distinct sentences the model encoded; the rest came from the cache
 
     results: dict[str, Any] = {}
     for name, part in set_slices.items():
@@ -161,4 +164,5 @@ def stel_score(
         "methods": specs, "seed": seed, "device": device, "devices": {m.name: m.device for m in resolved},
         "sets": results, "compare": comparisons,
         "predictions": str(predictions_path) if predictions_path else None, "seconds": timings,
+        "encoded": encoded,
     }
