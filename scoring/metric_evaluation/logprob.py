@@ -19,9 +19,21 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import numpy as np
+
 from core.errors import ApplicationError
 
-from .base import Metric, MetricItem, Progress, Scores, check_model_path, register, resolve_device
+from .base import (
+    Metric,
+    MetricItem,
+    Progress,
+    Scores,
+    cached_outputs,
+    check_model_path,
+    model_cache_namespace,
+    register,
+    resolve_device,
+)
 
 TEMPLATES: dict[str, str] = {
     "style": "Rewrite the following sentence so that it is {style}.\nSentence: {source}\nRewritten sentence:",
@@ -141,16 +153,26 @@ class LogprobMetric(Metric):
         return options
 
     def score(self, items: list[MetricItem], *, options: dict[str, Any], progress: Progress | None = None) -> Scores:
-        tokenizer, model = _causal_lm(options["model_path"], options["device"])
-        pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
-        sequences = []
-        for item in items:
-            contexts = build_contexts(item, options["templates"])
-            sequences.extend(encode_pair(tokenizer, contexts[name], item.rewrite) for name in CONTEXTS)
-        probs = token_probabilities(
-            model, sequences, device=options["device"], batch_size=options["batch_size"], pad_id=pad_id,
-            progress=progress,
-        )
+        # One (context, rewrite) text per item and context; the model runs only on those the model cache lacks
+        # (the tokenizer is part of the model directory, so the text pair keys the token probabilities).
+        pairs = [(context, item.rewrite) for item in items
+                 for context in (build_contexts(item, options["templates"])[name] for name in CONTEXTS)]
+        keys = [f"{context}\x00{rewrite}" for context, rewrite in pairs]
+        distinct = list(dict.fromkeys(keys))
+
+        def compute(missing: list[str]) -> list[list[float]]:
+            tokenizer, model = _causal_lm(options["model_path"], options["device"])
+            pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
+            sequences = [encode_pair(tokenizer, *key.split("\x00", 1)) for key in missing]
+            return token_probabilities(model, sequences, device=options["device"], batch_size=options["batch_size"],
+                                       pad_id=pad_id, progress=progress)
+
+        vectors, computed = cached_outputs(namespace=model_cache_namespace("logprob", options), texts=distinct,
+                                           compute=compute)
+        if progress and len(keys) > computed:
+            progress((len(keys) - computed) / len(CONTEXTS))  # the items read from the cache
+        by_key = dict(zip(distinct, vectors, strict=True))
+        probs = [by_key[key].astype(np.float64).tolist() for key in keys]
         content, style = [], []
         for n in range(len(items)):
             c, s = content_and_style(*probs[3 * n: 3 * n + 3])

@@ -9,6 +9,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from core.errors import ApplicationError
 
 from .base import (
@@ -16,9 +18,11 @@ from .base import (
     MetricItem,
     Progress,
     Scores,
+    cached_outputs,
     check_model_path,
     has_reference,
     minilm_path,
+    model_cache_namespace,
     reference_column,
     register,
     resolve_device,
@@ -52,13 +56,18 @@ class EmbeddingCosineMetric(Metric):
         return _common_options(self.name, options, minilm_path())
 
     def score(self, items: list[MetricItem], *, options: dict[str, Any], progress: Progress | None = None) -> Scores:
-        model = _sentence_transformer(options["model_path"], options["device"])
-        # Every distinct sentence is encoded once, even when it is the source of several systems' rewrites.
+        # Every distinct sentence is encoded once, even when it is the source of several systems' rewrites, and a
+        # sentence this model encoded before (any run, any metric or score run) comes from the model cache.
         texts = list(dict.fromkeys([t for i in items for t in (i.source, i.rewrite, i.reference) if t]))
-        vectors = model.encode(
-            texts, batch_size=options["batch_size"], normalize_embeddings=True, convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+
+        def encode(missing: list[str]) -> Any:
+            model = _sentence_transformer(options["model_path"], options["device"])
+            return model.encode(missing, batch_size=options["batch_size"], convert_to_numpy=True,
+                                show_progress_bar=False)
+
+        rows, _ = cached_outputs(namespace=model_cache_namespace("st", options), texts=texts, compute=encode)
+        vectors = np.vstack(rows) if rows else np.zeros((0, 1), dtype=np.float32)
+        vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         row = {text: n for n, text in enumerate(texts)}
 
         def cosine(a: str, b: str) -> float:

@@ -17,6 +17,7 @@ from django.utils import timezone
 from annotation.models import Study
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, job_progress
+from scoring.model_cache.services import model_cache_used
 
 from .base import Metric, metrics_resolve
 from .correlation import by_group, spearman, system_level
@@ -98,7 +99,8 @@ def metric_evaluation_compute(
     timings: dict[str, float] = {}
     for index, metric in enumerate(request.metrics):
         started = time.perf_counter()
-        scores = metric.score(items, options=request.options[metric.name], progress=advance)
+        with model_cache_used():  # model outputs computed before (any run, any machine) are read, not recomputed
+            scores = metric.score(items, options=request.options[metric.name], progress=advance)
         timings[metric.name] = round(time.perf_counter() - started, 4)
         done["n"] = (index + 1) * len(items)
         if progress:

@@ -1,6 +1,7 @@
 """Model outputs computed once, across runs, processes and machines.
 
-A model method asks `cached_outputs(namespace=…, texts=…, compute=…)` for one float32 vector per text: the texts
+Inside `model_cache_used()` (the scoring services' runs), a model method or metric asks
+`cached_outputs(namespace=…, texts=…, compute=…)` for one float32 vector per text: the texts
 already in the cache are read from the database, the model runs only on the others (one `compute` call, so the
 caller still batches them by length), and what it computed is stored. When every text is cached, `compute` is
 never called, so the model is never loaded.
@@ -19,8 +20,10 @@ never called, so the model is never loaded.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -36,8 +39,23 @@ CHUNK = 500  # texts per query: under SQLite's limit on bound parameters
 USED_RESOLUTION = timedelta(hours=1)
 
 
+_IN_USE: contextvars.ContextVar[bool] = contextvars.ContextVar("model_cache_in_use", default=False)
+
+
+@contextlib.contextmanager
+def model_cache_used() -> Iterator[None]:
+    """Model methods and metrics called inside use the cache: the scoring services' runs (`stel_score`, metric
+    evaluations) do; a method or metric called on its own (a benchmark of the model, a unit test) does not."""
+    token = _IN_USE.set(True)
+    try:
+        yield
+    finally:
+        _IN_USE.reset(token)
+
+
 def cache_enabled() -> bool:
-    return settings.MODEL_CACHE_MAX_BYTES > 0
+    """Inside `model_cache_used()`, unless the cache is switched off (`STYLECROWD_MODEL_CACHE_MB=0`)."""
+    return _IN_USE.get() and settings.MODEL_CACHE_MAX_BYTES > 0
 
 
 def text_hash(text: str) -> str:

@@ -46,15 +46,14 @@ def methods_parse(text: str) -> list[str]:
     return specs
 
 
-def method_create(spec: str, *, device: str = "auto", cache: bool = False) -> SimilarityMethod:
-    """The method a spec names, with its model path checked (models themselves load on first use); `cache`: the
-    model methods keep their embeddings in the model cache (scoring/model_cache)."""
+def method_create(spec: str, *, device: str = "auto") -> SimilarityMethod:
+    """The method a spec names, with its model path checked (models themselves load on first use)."""
     spec = spec.strip()
     if spec in SIMPLE_METHODS:
         return SIMPLE_METHODS[spec](device="cpu")
     prefix, colon, argument = spec.partition(":")
     if colon and prefix in MODEL_METHODS:
-        return MODEL_METHODS[prefix](device=device, argument=argument, cache=cache)
+        return MODEL_METHODS[prefix](device=device, argument=argument)
     if "." in prefix:
         try:
             cls = import_string(prefix)

@@ -3,10 +3,10 @@
 
 Models load from local directories only (`local_files_only=True`): nothing is downloaded at run time. Every
 distinct sentence (for `nsp:` every distinct pair) is encoded once per run, in batches of similar token length,
-under `torch.inference_mode()`, on CUDA in half precision when the device is CUDA. With `cache=True` (the scoring
-service's runs) the embedding methods keep their sentence embeddings in the model cache (scoring/model_cache):
-a sentence seen before with the same model is read, not encoded, and a run whose sentences are all cached never
-loads the model.
+under `torch.inference_mode()`, on CUDA in half precision when the device is CUDA. Inside the scoring service's
+runs (`model_cache_used()`) the embedding methods keep their sentence embeddings in the model cache
+(scoring/model_cache): a sentence seen before with the same model is read, not encoded, and a run whose
+sentences are all cached never loads the model.
 """
 from __future__ import annotations
 
@@ -80,13 +80,11 @@ class _LocalModelMethod(SimilarityMethod):
     prefix = ""
     value_range = (-1.0, 1.0)
 
-    def __init__(self, *, device: str = "cpu", argument: str | None = None, batch_size: int | None = None,
-                 cache: bool = False) -> None:
+    def __init__(self, *, device: str = "cpu", argument: str | None = None, batch_size: int | None = None) -> None:
         super().__init__(device=device_resolve(device), argument=argument)
         self.name = f"{self.prefix}:{argument}"
         self.model_path = model_path_resolve(self.name, argument)
         self.batch_size = batch_size or (128 if self.device == "cuda" else 32)
-        self.cache = cache
         self.encoded = 0  # distinct sentences the last call encoded with the model (the others came from the cache)
         self._model: Any = None
         self._tokenizer: Any = None
@@ -114,13 +112,12 @@ class _EmbeddingMethod(_LocalModelMethod):
         sentences, ia, ib = distinct_index(a, b)
         if not sentences:
             return np.zeros(0)
-        namespace = None
-        if self.cache:
-            from scoring.model_cache.services import cache_enabled, cache_namespace
+        from scoring.model_cache.services import cache_enabled, cache_namespace
 
-            if cache_enabled():
-                namespace = cache_namespace(kind=self.prefix, path=self.model_path, device=self.device,
-                                            precision="float16" if self.device == "cuda" else "float32")
+        namespace = None
+        if cache_enabled():
+            namespace = cache_namespace(kind=self.prefix, path=self.model_path, device=self.device,
+                                        precision="float16" if self.device == "cuda" else "float32")
         vectors, self.encoded = cached_outputs(namespace=namespace, texts=sentences,
                                                compute=lambda missing: self.encode(missing, progress=progress))
         return rowwise_cosine(np.vstack(vectors), ia, ib)
@@ -192,11 +189,12 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
             return self._encode_plain(sentences, progress=progress)
         lengths = [len(ids) for ids in model.tokenizer(list(sentences), truncation=True,
                                                        max_length=model.max_seq_length)["input_ids"]]
+        preprocess = getattr(model, "preprocess", None) or model.tokenize  # `tokenize` before sentence-transformers 6
         out: np.ndarray | None = None
         done = 0
         with torch.inference_mode():
             for batch in length_sorted_batches(lengths, self.batch_size):
-                features = model.tokenize([sentences[i] for i in batch])
+                features = preprocess([sentences[i] for i in batch])
                 features = {k: v.to(self.device) if hasattr(v, "to") else v for k, v in features.items()}
                 vectors = model(features)["sentence_embedding"].float().cpu().numpy()
                 if out is None:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import ApplicationError
+from scoring.model_cache.services import model_cache_used
 
 from .base import SimilarityMethod
 from .benchmark_io import StelInstance, benchmark_set_read
@@ -98,7 +99,7 @@ def stel_score(
     if full_paths:
         sets["full"] = benchmark_set_read(list(full_paths))
     # Resolve every method (model paths, custom classes) before any model work, so a typo fails fast.
-    resolved: list[SimilarityMethod] = [method_create(spec, device=device, cache=True) for spec in specs]
+    resolved: list[SimilarityMethod] = [method_create(spec, device=device) for spec in specs]
 
     everything = [inst for instances in sets.values() for inst in instances]
     left, right, is_quad = _pair_lists(everything)
@@ -116,7 +117,8 @@ def stel_score(
         began = time.perf_counter()
         report = (lambda done, total, _spec=spec: progress(_spec, done, total)) if progress else None
         try:
-            values = method.similarity(left, right, **({"progress": report} if report else {}))
+            with model_cache_used():  # embeddings computed before (any run, any machine) are read, not encoded
+                values = method.similarity(left, right, **({"progress": report} if report else {}))
         finally:
             method.close()
         values = np.asarray(values, dtype=np.float64)

@@ -86,10 +86,11 @@ def serving_path(request: Any, settings: Any) -> str:
 
 def run_participant(*, slug: str, pid: str, answer_for: Any, eligibility: dict[str, Any] | None = None,
                     client: APIClient | None = None) -> int:
-    """One simulated participant through the JSON API as the browser drives it: start, consent, eligibility
-    answers when the study asks, then `next` once and `answers` (each carrying the next item) until the batch is done. `answer_for(public item, the
-    item's external id)` gives each answer; returns how many were stored. Tests of rating and rewrite studies drive
-    every participant through this one function, so a change of the participant flow is mirrored here once."""
+    """One simulated participant through the JSON API as the browser drives it: start, consent, eligibility answers
+    when the study asks, then `next` once and `answers` (each carrying the next item) until the batch is done.
+    `answer_for(public item, the item's external id)` gives each answer; returns how many were stored. Tests of
+    rating and rewrite studies drive every participant through this one function, so a change of the participant
+    flow is mirrored here once."""
     from annotation.models import Reservation
 
     person = Participant(client or APIClient(), slug, pid)
