@@ -174,3 +174,15 @@ def cached_outputs(*, namespace: str | None, texts: Sequence[str],
         cache_write(namespace=namespace, vectors=fresh)
         found.update(fresh)
     return [found[key] for key in hashes], len(missing)
+
+
+def cache_summary() -> dict[str, object]:
+    """Entries and bytes per namespace, and the bound: what `manage.py model_cache` prints."""
+    from django.db.models import Count, Max
+
+    rows = (ModelCacheEntry.objects.values("namespace")
+            .annotate(entries=Count("id"), bytes=Sum("nbytes"), last_used=Max("used_at")).order_by("namespace"))
+    namespaces = [{**row, "last_used": row["last_used"].isoformat() if row["last_used"] else None} for row in rows]
+    return {"entries": sum(r["entries"] for r in namespaces), "bytes": sum(r["bytes"] or 0 for r in namespaces),
+            "max_bytes": settings.MODEL_CACHE_MAX_BYTES, "namespaces": namespaces,
+            "models": list(ModelFingerprint.objects.values("path", "identity").order_by("path"))}

@@ -139,8 +139,9 @@ def pass_eligibility_and_instructions(page: Any, shots: Any | None = None) -> No
 @browser_test
 def test_prolific_participant_completes_a_full_batch(page: Any, live_server: Any, shots: Any) -> None:
     study = quadruple_study("browser-full")
-    served: list[Any] = []  # every `next` answer the page received: what the browser could ever know
-    page.on("response", lambda response: served.append(response) if response.url.endswith("/next/") else None)
+    served: list[Any] = []  # every `next` and `answers` body the page received: what the browser could ever know
+    page.on("response", lambda response: served.append(response)
+            if response.url.endswith(("/next/", "/answers/")) else None)
     start_from_link(page, live_server, study, "?PROLIFIC_PID=5f1cPID00001&STUDY_ID=STU1&SESSION_ID=SES1", shots)
     pass_eligibility_and_instructions(page, shots)
 
@@ -163,7 +164,12 @@ def test_prolific_participant_completes_a_full_batch(page: Any, live_server: Any
     shots(page, "done")
 
     assert seen_screening == study.screening_per_batch
-    items = [body["item"] for body in (response.json() for response in served) if body.get("item")]
+    # One request per item: `next` once to start, then every answer's response carries the next item.
+    assert [r.request.method for r in served].count("GET") == 1
+    assert len([r for r in served if r.request.method == "POST"]) == total
+    bodies = [response.json() for response in served]
+    items = [body["item"] for body in bodies if body.get("item")]
+    items += [body["next"]["item"] for body in bodies if (body.get("next") or {}).get("item")]
     assert len({item["id"] for item in items}) == total
     for item in items:  # texts and choices only: nothing says which answer is right or which item screens
         assert set(item) == {"id", "kind", "position", "texts", "choices"}

@@ -128,3 +128,35 @@ def test_cached_metrics_give_the_same_scores_without_the_model(tmp_path, monkeyp
         for column, values in plain.items():
             assert values == pytest.approx(cold[column], abs=1e-6)
     assert ModelCacheEntry.objects.filter(namespace__startswith="logprob:").count() == 6  # 2 distinct items x 3
+
+
+def test_the_command_lists_and_clears_the_cache(tmp_path):
+    import json
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    with model_cache_used():
+        for kind in ("st", "logprob"):
+            cached_outputs(namespace=cache_namespace(kind=kind, path=model, precision="float32", device="cpu"),
+                           texts=["a", "b"], compute=_vectors)
+        cached_outputs(namespace="st:float32:cpu:other", texts=["a"], compute=_vectors)
+
+    def run(*args: str) -> dict:
+        from io import StringIO
+
+        out = StringIO()
+        call_command("model_cache", *args, stdout=out)
+        return json.loads(out.getvalue().strip().splitlines()[-1])
+
+    summary = run()
+    assert summary["ok"] and summary["entries"] == 5 and summary["bytes"] == 5 * 12
+    assert sorted(n["entries"] for n in summary["namespaces"]) == [1, 2, 2]
+    assert run("--clear", "--model", str(model))["deleted"] == 4
+    assert run()["entries"] == 1
+    with pytest.raises(CommandError, match="--model goes with --clear"):
+        call_command("model_cache", "--model", str(model))
+    assert run("--clear")["deleted"] == 1

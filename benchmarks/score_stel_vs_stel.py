@@ -1,0 +1,185 @@
+"""Benchmark: `score_stel` against STEL's own code (github nlpsoc/STEL, `src/STEL`), end to end, same model, same
+instances, alternated in pairs; checks that both give the same predictions.
+
+Work: STEL's `eval_on_STEL` on STEL's public instances — the 200 characteristic quadruples
+(`quad_questions_char_contraction.tsv`, `quad_questions_char_substitution.tsv` in ../shared/data/stel, as published),
+scored as quadruples and as STEL-Or-Content triples (STEL's `get_STEL_Or_Content_from_STEL`): 400 predictions with
+`SBERTSimilarity(<model>)`. StyleCrowd scores the same 400 with `stel_score` (the service of `manage.py score_stel`):
+the two files plus the STEL-Or-Content file this script writes with STEL's rule.
+
+Each side runs in a fresh process. Timed in-process from just before the model loads to the predictions written
+(imports of Python, torch, sentence-transformers, pandas and Django are left out on both sides, and reported), and the
+whole process (wall clock) too. StyleCrowd runs twice per pair: cold (model cache and model fingerprint emptied) and
+warm (second run, every embedding cached). Needs a checkout of STEL's repository (its code is not part of
+StyleCrowd): pass the folder that holds the `STEL` package (the repository's `src`).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/sc_bench .venv/bin/python benchmarks/score_stel_vs_stel.py \\
+        --stel-src /path/to/STEL/src --pairs 3 --out benchmarks/out/score_stel_vs_stel.json
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+
+STEL_DRIVER = """
+import json, sys, time
+began = time.perf_counter()
+from STEL.STEL import get_STEL_Or_Content_from_STEL
+from STEL.utility.eval_on_tasks import eval_model
+from STEL.similarity import SBERTSimilarity
+imported = time.perf_counter()
+files, model, out = sys.argv[1].split(","), sys.argv[2], sys.argv[3]
+objects = [SBERTSimilarity(model)]
+org = eval_model(stel_char_tsv=files, stel_dim_tsv=None, style_objects=objects, output_folder=out + "/",
+                 single_predictions_save_path=out + "/quadruple.tsv")
+# STEL's default run concatenates its dimension and characteristic files with ignore_index=True; with the
+# characteristic files alone the row labels repeat (0-99 twice) and get_STEL_Or_Content_from_STEL's .at[label]
+# writes would hit two rows, so the labels are made unique first.
+triples = get_STEL_Or_Content_from_STEL(org["stel_tasks"].reset_index(drop=True))
+eval_model(style_objects=objects, stel_instances=triples, eval_on_triple=True, output_folder=out + "/",
+           single_predictions_save_path=out + "/triple.tsv")
+done = time.perf_counter()
+print(json.dumps({"imports_s": imported - began, "scoring_s": done - imported}))
+"""
+
+OURS_DRIVER = """
+import json, os, sys, time
+began = time.perf_counter()
+sys.path.insert(0, os.getcwd())
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+import django
+django.setup()
+import pandas, sentence_transformers, torch  # noqa: F401 - the same libraries STEL's side imports
+from scoring.model_scoring.services import stel_score
+imported = time.perf_counter()
+files, method, out = sys.argv[1].split(","), sys.argv[2], sys.argv[3]
+summary = stel_score(benchmark_paths=files, methods=method, device="cpu", predictions_path=out)
+done = time.perf_counter()
+print(json.dumps({"imports_s": imported - began, "scoring_s": done - imported, "encoded": summary["encoded"]}))
+"""
+
+
+def or_content_file(sources: list[Path], out: Path) -> None:
+    """STEL-Or-Content from STEL quadruples, STEL's rule: the alternative in Anchor 1's style stays, the other is
+    replaced by Anchor 2 (so the choice is between style and content); written as triples (no Anchor 2)."""
+    rows, header = [], []
+    for path in sources:
+        with path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.reader(handle, delimiter="\t")
+            header = next(reader)
+            rows += [dict(zip(header, row, strict=True)) for row in reader]
+    with out.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        writer.writerow(header)
+        for row in rows:
+            if row["Correct Alternative"].strip() == "1":
+                row["Alternative 1.2"] = row["Anchor 2"]
+            else:
+                row["Alternative 1.1"] = row["Anchor 2"]
+            row["Anchor 2"], row["ID"] = "", "OC-" + row["ID"]
+            writer.writerow([row[column] for column in header])
+
+
+def timed(command: list[str], *, cwd: Path, env: dict[str, str]) -> dict[str, float]:
+    load = os.getloadavg()[0]
+    began = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - began
+    if done.returncode:
+        raise SystemExit(f"{command[:3]} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "process_s": round(wall, 2), "load_1min": load}
+
+
+def predictions(stel_out: Path, ours: Path) -> dict[str, int]:
+    """How many of the 400 predictions agree (STEL writes 0 for a tie, as StyleCrowd's `prediction`)."""
+    theirs = {}
+    for name, prefix in (("quadruple.tsv", ""), ("triple.tsv", "OC-")):
+        with (stel_out / name).open(encoding="utf-8") as handle:
+            for row in csv.DictReader(handle, delimiter="\t"):
+                theirs[prefix + row["ID"]] = int(row["SBERTSimilarity"])
+    with ours.open(encoding="utf-8") as handle:
+        mine = {row["ID"]: int(row["prediction"]) for row in csv.DictReader(handle, delimiter="\t")}
+    return {"instances": len(theirs), "same": sum(mine.get(key) == value for key, value in theirs.items())}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stel-src", required=True, help="The folder of a STEL checkout that holds the STEL package.")
+    parser.add_argument("--model", default="minilm", help="Model directory (default: the packaged all-MiniLM-L6-v2).")
+    parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "score_stel_vs_stel.json"))
+    args = parser.parse_args()
+
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    from scoring.model_cache.services import cache_clear
+    from scoring.model_scoring.neural import packaged_minilm_path
+    from scoring.models import ModelFingerprint
+
+    stel_src = Path(args.stel_src).resolve()
+    if not (stel_src / "STEL" / "STEL.py").is_file():
+        raise SystemExit(f"--stel-src {stel_src}: no STEL/STEL.py there (give the src folder of a STEL checkout)")
+    model = packaged_minilm_path() if args.model == "minilm" else Path(args.model).resolve()
+    shared = Path(settings.SHARED_DATA_DIR) / "stel"
+    quads = [shared / "quad_questions_char_substitution.tsv", shared / "quad_questions_char_contraction.tsv"]
+    work = Path(tempfile.mkdtemp(prefix="stel-vs-stel-"))
+    triples = work / "or_content.tsv"
+    or_content_file(quads, triples)
+    env = {**os.environ, "PYTHONPATH": str(stel_src), "TOKENIZERS_PARALLELISM": "false"}
+    python = sys.executable
+    runs = []
+    for pair in range(1, args.pairs + 1):
+        def stel(pair: int = pair) -> dict[str, float]:
+            out = work / f"stel-{pair}"
+            result = timed([python, "-c", STEL_DRIVER, ",".join(map(str, quads)), str(model), str(out)],
+                           cwd=work, env=env)
+            return {**result, "out": str(out)}
+
+        def ours(kind: str, pair: int = pair) -> dict[str, float]:
+            if kind == "cold":
+                cache_clear()
+                ModelFingerprint.objects.all().delete()
+            out = work / f"ours-{kind}-{pair}.tsv"
+            result = timed([python, "-c", OURS_DRIVER, ",".join(map(str, [*quads, triples])), f"st:{model}",
+                            str(out)], cwd=ROOT, env=env)
+            return {**result, "out": str(out)}
+
+        # Alternate which side runs first, so the machine's drift does not favour one side.
+        if pair % 2:
+            theirs, cold, warm = stel(), ours("cold"), ours("warm")
+        else:
+            cold, warm = ours("cold"), ours("warm")
+            theirs = stel()
+        run = {"pair": pair, "stel": theirs, "cold": cold, "warm": warm,
+               "same_predictions_cold": predictions(Path(theirs["out"]), Path(cold["out"])),
+               "same_predictions_warm": predictions(Path(theirs["out"]), Path(warm["out"])),
+               "speedup_cold": round(theirs["scoring_s"] / cold["scoring_s"], 1),
+               "speedup_warm": round(theirs["scoring_s"] / warm["scoring_s"], 1),
+               "speedup_cold_process": round(theirs["process_s"] / cold["process_s"], 1),
+               "speedup_warm_process": round(theirs["process_s"] / warm["process_s"], 1)}
+        runs.append(run)
+        print(json.dumps(run), file=sys.stderr)
+    medians = {key: sorted(r[key] for r in runs)[len(runs) // 2] for key in
+               ("speedup_cold", "speedup_warm", "speedup_cold_process", "speedup_warm_process")}
+    report = {"model": str(model), "instances": 400, "pairs": runs, "median": medians}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=2))
+    print(json.dumps({"ok": all(r["same_predictions_cold"]["same"] == 400 for r in runs), **medians}))
+
+
+if __name__ == "__main__":
+    main()
