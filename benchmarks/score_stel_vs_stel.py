@@ -22,6 +22,7 @@ import argparse
 import csv
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -92,13 +93,19 @@ def or_content_file(sources: list[Path], out: Path) -> None:
 
 
 def timed(command: list[str], *, cwd: Path, env: dict[str, str]) -> dict[str, float]:
+    """Run one side; its own timings, the process's wall clock and CPU seconds (user + system: less sensitive than
+    the wall clock to other processes sharing the cores), and the load average before it."""
     load = os.getloadavg()[0]
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - began
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
         raise SystemExit(f"{command[:3]} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
-    return {**json.loads(done.stdout.strip().splitlines()[-1]), "process_s": round(wall, 2), "load_1min": load}
+    cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "process_s": round(wall, 2),
+            "process_cpu_s": round(cpu, 2), "load_1min": load}
 
 
 def predictions(stel_out: Path, ours: Path) -> dict[str, int]:
@@ -170,11 +177,14 @@ def main() -> None:
                "speedup_cold": round(theirs["scoring_s"] / cold["scoring_s"], 1),
                "speedup_warm": round(theirs["scoring_s"] / warm["scoring_s"], 1),
                "speedup_cold_process": round(theirs["process_s"] / cold["process_s"], 1),
-               "speedup_warm_process": round(theirs["process_s"] / warm["process_s"], 1)}
+               "speedup_warm_process": round(theirs["process_s"] / warm["process_s"], 1),
+               "speedup_cold_cpu": round(theirs["process_cpu_s"] / cold["process_cpu_s"], 1),
+               "speedup_warm_cpu": round(theirs["process_cpu_s"] / warm["process_cpu_s"], 1)}
         runs.append(run)
         print(json.dumps(run), file=sys.stderr)
     medians = {key: sorted(r[key] for r in runs)[len(runs) // 2] for key in
-               ("speedup_cold", "speedup_warm", "speedup_cold_process", "speedup_warm_process")}
+               ("speedup_cold", "speedup_warm", "speedup_cold_process", "speedup_warm_process", "speedup_cold_cpu",
+                "speedup_warm_cpu")}
     report = {"model": str(model), "instances": 400, "pairs": runs, "median": medians}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2))
