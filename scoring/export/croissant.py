@@ -94,7 +94,7 @@ def croissant_build(*, card: dict[str, Any], files: list[dict[str, Any]], encodi
         "description": card["motivation"]["purpose"],
         "version": card["version"],
         "datePublished": card["created_at"],
-        "license": [f["url"] for f in licences["corpora"] if f["url"]] or ["unknown"],
+        "license": sorted({f["url"] for f in licences["corpora"] if f["url"]}) or ["unknown"],
         "url": url or "https://github.com/nlpsoc/STEL",
         "citeAs": STEL_CITATION,
         "creator": {"@type": "sc:Organization", "name": card["motivation"]["created_with"]},
@@ -104,8 +104,9 @@ def croissant_build(*, card: dict[str, Any], files: list[dict[str, Any]], encodi
         "recordSet": record_sets,
         # Responsible AI (Croissant RAI 1.0), from the card's facts.
         "rai:dataCollection": (
-            "Task instances generated from parallel paraphrase corpora (STEL's procedure) and annotated in the "
-            "browser by crowdworkers: " + ("; ".join(people["collected"]) or "no annotation study") + "."),
+            "Task instances generated from parallel paraphrase corpora (STEL's procedure)"
+            + (", annotated in the browser by crowdworkers: " + "; ".join(people["collected"]) if people["collected"]
+               else "; not annotated by people here") + "."),
         "rai:dataCollectionType": ["Crowdsourced annotation", "Derived from existing parallel corpora"],
         "rai:dataCollectionRawData": "; ".join(
             f"{f['corpus']} ({f['licence'] or 'licence not recorded'}): {f['attribution'] or '—'}"

@@ -73,8 +73,8 @@ def hub_readme(*, card: dict[str, Any], markdown: str, files: list[dict[str, Any
         pretty_name=card["pretty_name"],
         size_categories=[size_category(card["counts"]["rows"])],
         task_categories=["sentence-similarity", "text-classification"],
-        annotations_creators=["crowdsourced"] if card["collection"]["studies"] else ["machine-generated"],
-        source_datasets=sorted({f["corpus"] for f in card["licences"]["corpora"]}),
+        # The labels come with the corpora's construction ("found"); votes from people where they were annotated.
+        annotations_creators=["found", *(["crowdsourced"] if card["counts"]["with_votes"] else [])],
         tags=["style", "stel", "style-representations", "stylecrowd"],
         configs=hub_configs(files),
         **extra,

@@ -199,9 +199,10 @@ def _rewrites_markdown(corpus: str, params: dict[str, Any] | None) -> list[str]:
 def preprocessing_markdown(facts: dict[str, Any]) -> list[str]:
     lines = []
     for c in facts["corpora"]:
-        text = (f"- **{c['corpus']}** ({c['import_format']}, {c['language']}): {c['rows_read']} rows read, "
-                f"{c['pairs']} pairs kept, {c['skipped']} skipped; detokenized: {_fmt(c['detokenize'])}"
-                + (f" ({c['normalizer']})" if c["normalizer"] else ""))
+        kept = (f"{c['rows_read']} instances imported as published" if c["import_format"] == "stel" else
+                f"{c['rows_read']} rows read, {c['pairs']} pairs kept, {c['skipped']} skipped")
+        text = (f"- **{c['corpus']}** ({c['import_format']}, {c['language']}): {kept}; detokenized: "
+                f"{_fmt(c['detokenize'])}" + (f" ({c['normalizer']})" if c["normalizer"] else ""))
         if c["pair_test"]:
             text += (f"; STEL's pair test with minimum edit distance {_fmt(c['pair_test']['min_edit_distance'])}, "
                      f"skipped by reason: {_counts(c['pair_test']['skipped'])}")
