@@ -146,8 +146,10 @@ def _write_all(*, spec: ExportFormat, out: Path, target: Path, frame: Any, selec
     filter_run = _latest_filter(studies=[study] if study is not None else vote_studies)
     command = reproduce_command(params, out)
     created_at = timezone.now().isoformat(timespec="seconds")
+    # The card describes the named study even where no instance is complete yet (its collection is still a fact).
+    card_studies = [study] if study is not None else vote_studies
     ctx = CardContext(frame=frame, fmt=spec.name, ids_only=ids_only, name=name, version=version,
-                      changelog=changelog, params={**params, "created_by": created_by}, studies=vote_studies,
+                      changelog=changelog, params={**params, "created_by": created_by}, studies=card_studies,
                       filter_run=filter_run, corpora=corpora, files=files, command=command, created_at=created_at,
                       licences=licences)
     header = {
