@@ -21,7 +21,7 @@ from scoring.export.card.html import export_card_html, export_job_panel
 from scoring.export.formats import FORMAT_CHOICES
 from scoring.export.jobs import export_downloads, export_file, export_start
 from scoring.export.selection import STATUSES
-from scoring.models import BenchmarkExport
+from scoring.models import BenchmarkExport, BenchmarkPublication
 from tasks.models import Corpus, Setup, StyleComponent
 
 # The export job's page shows the card and offers the files (the hub folder as a zip).
@@ -113,3 +113,19 @@ class BenchmarkExportAdmin(ComputationRecordAdmin):
             return "–"
         return format_html('<a href="{}?export={}">score this export</a>', reverse("admin:scoring_scorerun_start"),
                            obj.pk)
+
+
+@admin.register(BenchmarkPublication)
+class BenchmarkPublicationAdmin(admin.ModelAdmin):
+    """Uploads to a dataset hub (publish_benchmark): a record of each, never edited here."""
+
+    list_display = ["id", "repo", "export", "state", "commit_url", "created_by", "created_at"]
+    list_filter = ["state", "hub"]
+    readonly_fields = ["export", "hub", "repo", "endpoint", "private", "state", "commit_url", "commit_oid", "error",
+                       "created_by", "created_at", "finished_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
