@@ -3,6 +3,7 @@ what they saw verbatim, what they were paid (bonuses from the platform ledger wh
 component with intervals, the leak audit, versions with changelogs."""
 from __future__ import annotations
 
+import io
 import json
 import sys
 import types
@@ -160,5 +161,5 @@ def test_bad_export_input_writes_nothing(tmp_path) -> None:
                            (["--format", "hub", "--status", "validated"], "no task instances match")]:
         args = ["--format", "jsonl", *extra] if "--format" not in extra else extra
         with pytest.raises(CommandError, match=message):
-            call_command("export_benchmark", *args, "--out", str(tmp_path / "out.x"), stdout=__import__("io").StringIO())
+            call_command("export_benchmark", *args, "--out", str(tmp_path / "out.x"), stdout=io.StringIO())
     assert not BenchmarkExport.objects.exists() and list(Path(tmp_path).iterdir()) == []
