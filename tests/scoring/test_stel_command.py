@@ -48,6 +48,7 @@ def write_tsv(path: Path, rows: list[list[str]], header: list[str] = HEADER) -> 
 
 
 @pytest.mark.model
+@pytest.mark.django_db  # the model's embeddings go through the model cache, in the database
 def test_published_contraction_instances_with_packaged_minilm(shared_data, tmp_path):
     benchmark = shared_data / "stel" / "quad_questions_char_contraction.tsv"
     predictions = tmp_path / "predictions.tsv"
