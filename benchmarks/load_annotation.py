@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -28,11 +29,31 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sc_ann_bench")
 
 
-def ensure_database() -> None:
+def ensure_database(tree: Path, python: str) -> None:
     name = os.environ["DATABASE_URL"].rsplit("/", 1)[-1]
     subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], capture_output=True)
-    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, check=True,
-                   capture_output=True)
+    subprocess.run([python, "manage.py", "migrate", "--noinput"], cwd=tree, check=True, capture_output=True)
+
+
+def cpu_seconds(pids: list[str]) -> float:
+    """User + system CPU seconds of these processes so far (those gone are left out)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (clock ticks)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def server_processes(master: int) -> dict[str, list[str]]:
+    """gunicorn's master and workers, and the PostgreSQL backends connected to the benchmark database."""
+    workers = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout.split()
+    database = os.environ["DATABASE_URL"].rsplit("/", 1)[-1]
+    backends = subprocess.run(["pgrep", "-f", f"postgres: .* {database} "], capture_output=True,
+                              text=True).stdout.split()
+    return {"gunicorn": [str(master), *workers], "postgres": backends}
 
 
 def build_study(n_items: int, k: int, per_batch: int, screening: int) -> tuple[str, int]:
@@ -176,12 +197,25 @@ def main() -> None:
     parser.add_argument("--profile-server", type=float, default=0.0, metavar="SECONDS",
                         help="Record one gunicorn worker with py-spy for this many seconds, starting halfway "
                              "through the ramp-up; the collapsed stacks go next to --out (.pyspy.txt).")
+    parser.add_argument("--tree", default=str(ROOT),
+                        help="Serve (gunicorn) and play (simulate_annotators) the code of this worktree with its own "
+                             ".venv, e.g. a checkout of the code before a change; this script measures both alike.")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "load_annotation.json"))
     args = parser.parse_args()
 
     load_before = os.getloadavg()
-    ensure_database()
-    slug, study_id = build_study(args.items, args.k, args.per_batch, args.screening)
+    tree = Path(args.tree).resolve()
+    python = str(tree / ".venv" / "bin" / "python") if tree != ROOT else sys.executable
+    ensure_database(tree, python)
+    # The study is built by the served tree's own code (its models may differ from this one's).
+    built = subprocess.run(
+        [python, "-c", "import json, sys; sys.path.insert(0, '.'); from benchmarks.load_annotation import build_study; "
+         f"print(json.dumps(build_study({args.items}, {args.k}, {args.per_batch}, {args.screening})))"],
+        cwd=tree, env=os.environ, capture_output=True, text=True, check=True)
+    slug, study_id = json.loads(built.stdout.strip().splitlines()[-1])
+    import django
+
+    django.setup()
     env = {**os.environ, "DJANGO_CONN_MAX_AGE": "600", "DJANGO_LOG_LEVEL": "ERROR",
            "ANNOTATION_SESSION_RATE_PER_ADDRESS": args.session_rate_per_address,
            "ANNOTATION_SESSION_RATE_PER_STUDY": os.environ.get("ANNOTATION_SESSION_RATE_PER_STUDY", "1000000/min")}
@@ -191,10 +225,10 @@ def main() -> None:
         env["DATABASE_URL"] += f"{separator}server_side_binding=true"
     base = f"http://127.0.0.1:{args.port}"
     server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application", "--workers", str(args.workers),
+        [str(Path(python).parent / "gunicorn"), "config.wsgi:application", "--workers", str(args.workers),
          "--worker-class", "gthread", "--threads", str(args.threads), "--bind", f"127.0.0.1:{args.port}",
          "--backlog", "2048", "--timeout", "120", "--keep-alive", "30", "--log-level", "warning"],
-        cwd=ROOT, env=env,
+        cwd=tree, env=env,
     )
     try:
         wait_for(base + "/api/v1/ping/")
@@ -213,18 +247,26 @@ def main() -> None:
         latencies_file = Path(args.out).with_suffix(".latencies.json")
         latencies_file.parent.mkdir(parents=True, exist_ok=True)
         profile = ["-m", "cProfile", "-o", args.profile_client] if args.profile_client else []
+        processes = server_processes(server.pid)
+        cpu_before = {name: cpu_seconds(pids) for name, pids in processes.items()}
+        client_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         sim = subprocess.Popen(
-            [sys.executable, *profile, "manage.py", "simulate_annotators", "--study", slug, "--participants",
+            [python, *profile, "manage.py", "simulate_annotators", "--study", slug, "--participants",
              str(args.participants), "--concurrency", str(args.concurrency), "--accuracy", "0.85", "--screen-fail",
              str(args.screen_fail), "--base-url", base, "--latencies-out", str(latencies_file),
              "--think-time", str(args.think_time), "--ramp-up", str(args.ramp_up),
              *(["--ask-next"] if args.ask_next else [])],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         if args.profile_server:
             profile_worker(server.pid, delay=max(args.ramp_up / 2, 1.0), seconds=args.profile_server,
                            out=Path(args.out).with_suffix(".pyspy.txt"))
         stdout, stderr = sim.communicate()
+        processes = server_processes(server.pid)  # backends opened during the flow too (persistent connections)
+        cpu_flow = {name: round(cpu_seconds(pids) - cpu_before.get(name, 0.0), 2) for name, pids in processes.items()}
+        client_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_flow["client"] = round(client_after.ru_utime - client_before.ru_utime
+                                   + client_after.ru_stime - client_before.ru_stime, 2)
         if sim.returncode:
             raise SystemExit(f"simulate_annotators failed:\n{stdout[-3000:]}\n{stderr[-3000:]}")
         summary = json.loads(stdout.strip().splitlines()[-1])
@@ -266,6 +308,14 @@ def main() -> None:
         "throughput_vs_ceiling": round(summary["requests_per_s"] / ping_rps, 3),
         "throughput_vs_db_ceiling": round(summary["requests_per_s"] / db_rps, 3),
         "sql_items_over_k": sql_over_capacity(study_id),
+        "tree": str(tree),
+        # CPU seconds the flow cost (gunicorn, its PostgreSQL backends, the load generator), and per stored answer:
+        # unlike latency, this hardly moves with what else runs on the machine.
+        "cpu_flow_s": cpu_flow,
+        "cpu_ms_per_answer": {name: round(1000 * value / max(summary.get("answers_stored") or 1, 1), 3)
+                              for name, value in cpu_flow.items()},
+        "answers_per_server_cpu_second": round((summary.get("answers_stored") or 0)
+                                               / max(cpu_flow["gunicorn"] + cpu_flow["postgres"], 1e-9), 1),
         "load_average_after": os.getloadavg(),
     }
     Path(args.out).write_text(json.dumps(result, indent=2))
