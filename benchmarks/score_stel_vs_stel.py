@@ -7,11 +7,13 @@ scored as quadruples and as STEL-Or-Content triples (STEL's `get_STEL_Or_Content
 `SBERTSimilarity(<model>)`. StyleCrowd scores the same 400 with `stel_score` (the service of `manage.py score_stel`):
 the two files plus the STEL-Or-Content file this script writes with STEL's rule.
 
-Each side runs in a fresh process. Timed in-process from just before the model loads to the predictions written
-(imports of Python, torch, sentence-transformers, pandas and Django are left out on both sides, and reported), and the
-whole process (wall clock) too. StyleCrowd runs twice per pair: cold (model cache and model fingerprint emptied) and
-warm (second run, every embedding cached). Needs a checkout of STEL's repository (its code is not part of
-StyleCrowd): pass the folder that holds the `STEL` package (the repository's `src`).
+Each side runs in a fresh process. Timed in-process from just before the model loads to the predictions written (the
+imports at the start of each process — STEL's modules import torch, sentence-transformers, pandas and scikit-learn;
+StyleCrowd's Django — are left out on both sides, and reported), and the whole process (wall clock) too; each side
+imports what it needs (StyleCrowd imports torch and sentence-transformers only when a sentence is not cached).
+StyleCrowd runs twice per pair: cold (model cache and model fingerprint emptied) and warm (second run, every
+embedding cached). Needs a checkout of STEL's repository (its code is not part of StyleCrowd): pass the folder that
+holds the `STEL` package (the repository's `src`).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/sc_bench .venv/bin/python benchmarks/score_stel_vs_stel.py \\
         --stel-src /path/to/STEL/src --pairs 3 --out benchmarks/out/score_stel_vs_stel.json
@@ -62,7 +64,6 @@ sys.path.insert(0, os.getcwd())
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 import django
 django.setup()
-import pandas, sentence_transformers, torch  # noqa: F401 - the same libraries STEL's side imports
 from scoring.model_scoring.services import stel_score
 imported, cpu = time.perf_counter(), time.process_time()
 files, method, out = sys.argv[1].split(","), sys.argv[2], sys.argv[3]

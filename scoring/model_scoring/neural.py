@@ -57,10 +57,12 @@ def model_path_resolve(spec: str, argument: str | None) -> Path:
 
 def device_resolve(device: str) -> str:
     """auto → cuda when available, else cpu; cuda without a GPU is an error rather than a silent fallback."""
-    import torch
-
     if device not in {"auto", "cpu", "cuda"}:
         raise ApplicationError(f"Device must be auto, cpu or cuda, not '{device}'", field="device")
+    if device == "cpu":
+        return device  # without importing torch: a run whose embeddings are all cached never needs it
+    import torch
+
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
@@ -92,9 +94,9 @@ class _LocalModelMethod(SimilarityMethod):
     def close(self) -> None:
         self._model = None
         self._tokenizer = None
-        import torch
-
         if self.device == "cuda":
+            import torch
+
             torch.cuda.empty_cache()
 
     def _max_length(self) -> int:
