@@ -86,12 +86,13 @@ REJECTION_NOTE = (
 )
 
 
-def _rejection_category(rec: dict[str, Any]) -> str:
+def rejection_category(rec: dict[str, Any]) -> str:
     return rec.get("rejection_category", "FAILED_CHECK") if rec["recommendation"] == "reject" else ""
 
 
-def _reason(rec: dict[str, Any]) -> str:
-    """The reason column; a rejection's is a message to the participant (Prolific asks for a real explanation)."""
+def decision_reason(rec: dict[str, Any]) -> str:
+    """The reason of a participant's decision; a rejection's is a message to the participant (Prolific asks for a
+    real explanation). The decisions CSV and the platforms app's decisions both write it from here."""
     reason = "; ".join(rec["evidence"]) or "completed"
     if rec["recommendation"] == "reject":
         reason = f"You {reason}. {rec.get('rejection_note', REJECTION_NOTE)}"
@@ -111,17 +112,17 @@ def decisions_serialize(*, study: Study, fmt: str = "prolific") -> str:
         for rec in recs:
             if rec["platform"] == "imported":
                 continue
-            reason = _reason(rec)
+            reason = decision_reason(rec)
             writer.writerow([csv_cell(v) for v in (
                 rec["participant"], rec["submissions"][-1] if rec["submissions"] else "", rec["recommendation"],
-                reason, _rejection_category(rec),
+                reason, rejection_category(rec),
             )])
     else:
         writer.writerow(MTURK_COLUMNS)
         for rec in recs:
             if rec["platform"] != "mturk":
                 continue
-            reason = _reason(rec)
+            reason = decision_reason(rec)
             approve = "x" if rec["recommendation"] == "approve" else ""
             reject = reason if rec["recommendation"] == "reject" else ""
             for ref in rec["assignments"] or [{"assignment": "", "hit": ""}]:

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "core",
     "tasks",
     "annotation",
+    "platforms",
     "scoring",
 ]
 
@@ -244,3 +245,31 @@ CACHES = {
                 "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "sc")}
     if CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
+
+# Crowd platforms (platforms app; docs/prolific.md, docs/mturk.md). PROLIFIC_API_TOKEN set: a Prolific study uses that
+# account without further set-up (PROLIFIC_WORKSPACE_ID / PROLIFIC_PROJECT_ID say where its studies and groups go).
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com")
+PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")
+PROLIFIC_WORKSPACE_ID = env_str("PROLIFIC_WORKSPACE_ID", "") or ""
+PROLIFIC_PROJECT_ID = env_str("PROLIFIC_PROJECT_ID", "") or ""
+# Prolific's minimum reward per hour, by the account's currency; a study paying less is refused before anything is
+# sent (Prolific's researcher help: £6.00 / $8.00 an hour).
+PROLIFIC_MIN_HOURLY_REWARD = {"GBP": "6.00", "USD": "8.00", "EUR": "7.00"}
+# MTurk: the requester sandbox unless an account says live; MTURK_ENDPOINT_URL overrides the endpoint.
+MTURK_ENDPOINT_URL = env_str("MTURK_ENDPOINT_URL", "") or ""
+MTURK_HIT_LIFETIME_SECONDS = int(env_str("MTURK_HIT_LIFETIME_SECONDS", str(7 * 24 * 3600)) or 604800)
+MTURK_AUTO_APPROVAL_DELAY_SECONDS = int(env_str("MTURK_AUTO_APPROVAL_DELAY_SECONDS", str(3 * 24 * 3600)) or 259200)
+# The public address participants reach this server at (https://crowd.example.org): the platform's study links to
+# <it>/s/<slug>/. Without it, publishing asks for a base URL.
+STYLECROWD_PUBLIC_URL = env_str("STYLECROWD_PUBLIC_URL", "") or ""
+# Key (Fernet) that encrypts platform tokens and webhook secrets stored in the database.
+STYLECROWD_ENCRYPTION_KEY = env_str("STYLECROWD_ENCRYPTION_KEY", "") or ""
+PLATFORM_HTTP_TIMEOUT_SECONDS = float(env_str("PLATFORM_HTTP_TIMEOUT_SECONDS", "30") or 30)
+PLATFORM_RETRY_BACKOFF_SECONDS = float(env_str("PLATFORM_RETRY_BACKOFF_SECONDS", "1") or 1)  # 1, 2, 4 s …
+PLATFORM_MAX_RETRY_AFTER_SECONDS = float(env_str("PLATFORM_MAX_RETRY_AFTER_SECONDS", "120") or 120)
+# A webhook delivery whose timestamp is further than this from the server's clock is refused (replays).
+PLATFORM_WEBHOOK_TOLERANCE_SECONDS = int(env_str("PLATFORM_WEBHOOK_TOLERANCE_SECONDS", "300") or 300)
+# The fallback to webhooks: published studies are synced this often by beat.
+PLATFORM_SYNC_SECONDS = float(env_str("PLATFORM_SYNC_SECONDS", "300") or 300)
+CELERY_BEAT_SCHEDULE["platforms-sync-published"] = {"task": "platforms.sync_published",
+                                                     "schedule": PLATFORM_SYNC_SECONDS}

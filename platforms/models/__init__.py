@@ -1,0 +1,11 @@
+"""The platforms app's models: accounts and studies (`accounts`), money and messages (`money`), webhook events."""
+from platforms.models.accounts import Platform, PlatformAccount, PlatformStudy, PlatformSubmission  # noqa: F401
+from platforms.models.events import WebhookEvent  # noqa: F401
+from platforms.models.money import (  # noqa: F401
+    BonusPayment,
+    BonusRule,
+    BulkBonus,
+    CallState,
+    Decision,
+    PlatformMessage,
+)

@@ -1,0 +1,65 @@
+"""Background jobs of the platforms app: `platform_job_start` (the admin and the API call it: checks, then queues
+the job on commit) and `platform_job_execute` (what the Celery task runs, from the job's row). The command line runs
+the same services in-process."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from core.errors import ApplicationError
+from core.jobs import job_create, job_enqueue, progress_for
+from core.models import Job
+from platforms.models import PlatformStudy
+from platforms.services.accounts import account_get, platform_study_get, study_get
+
+KINDS = ("platform_publish", "platform_sync", "platform_decide", "platform_bonus", "platform_message",
+         "platform_block_list")
+# Jobs that send decisions, pay or message people when applied.
+SPENDING = {"platform_decide", "platform_bonus", "platform_message"}
+
+
+def platform_job_start(*, kind: str, study_slug: str = "", params: dict[str, Any], created_by: str = "") -> Job:
+    """Queue one platform job; its parameters live on the row. Checks what can be checked without the platform."""
+    if kind not in KINDS:
+        raise ApplicationError(f"kind: one of {', '.join(KINDS)}", field="kind")
+    if kind != "platform_block_list":
+        study = study_get(slug=study_slug)
+        if kind != "platform_publish":
+            platform_study_get(study=study)
+    elif params.get("account"):
+        account_get(name=params["account"])
+    from platforms.celery_tasks import platform_job_task
+
+    with transaction.atomic():
+        job = job_create(kind=kind, params={"study": study_slug, **params}, created_by=created_by)
+        job_enqueue(job=job, task=platform_job_task)
+    return job
+
+
+def platform_job_execute(*, job: Job) -> dict[str, Any]:
+    from platforms.services import bonuses, decisions, lists, messages, publish, sync
+
+    params = dict(job.params)
+    slug = params.pop("study", "")
+    by = job.created_by
+    if job.kind == "platform_block_list":
+        from platforms.models import PlatformAccount
+
+        accounts = ([account_get(name=params["account"])] if params.get("account")
+                    else list(PlatformAccount.objects.exclude(block_list_id="")))
+        return {"accounts": [lists.block_list_sync(account=a) for a in accounts]}
+    study = study_get(slug=slug)
+    if job.kind == "platform_publish":
+        account = account_get(name=params.pop("account")) if params.get("account") else None
+        return publish.platform_publish(study=study, account=account, created_by=by, **params)
+    platform_study: PlatformStudy = platform_study_get(study=study)
+    if job.kind == "platform_sync":
+        return sync.platform_sync(platform_study=platform_study, progress=progress_for(job.pk, every=100))
+    if job.kind == "platform_decide":
+        return decisions.platform_decide(platform_study=platform_study, created_by=by, **params)
+    if job.kind == "platform_bonus":
+        return bonuses.platform_bonus(platform_study=platform_study, created_by=by, **params)
+    if job.kind == "platform_message":
+        return messages.platform_message(platform_study=platform_study, created_by=by, **params)
+    raise ApplicationError(f"unknown platform job {job.kind}")
