@@ -91,7 +91,7 @@ class ProlificBackend:
         else:
             screened = {"code": plan.screened_out_code, "code_type": "OTHER", "actor": "participant",
                         "actions": [{"action": "REQUEST_RETURN", "return_reason": SCREEN_OUT_RETURN_REASON}]}
-        filters = list(plan.filters)
+        filters = [_filter_normalised(flt) for flt in plan.filters]
         if plan.block_list_id:
             filters.append({"filter_id": "participant_group_blocklist", "selected_values": [plan.block_list_id]})
         if plan.allow_list_id:
@@ -228,12 +228,22 @@ class ProlificBackend:
 
     # --- block and allow lists: participant groups used as filters ---------------------------------------------
 
+    def workspace_id(self) -> str:
+        """The account's workspace; with none set, the token's only workspace (read once, then stored)."""
+        if self.account.workspace_id:
+            return self.account.workspace_id
+        spaces = self.client.workspaces()
+        if len(spaces) != 1:
+            raise ApplicationError(
+                f"Account {self.account.name}: the token's user has {len(spaces)} workspaces; say which one to use "
+                f"(workspace id: {', '.join(str(w.get('id')) for w in spaces[:5]) or 'none'}).",
+                code="workspace_missing", field="workspace_id")
+        PlatformAccount.objects.filter(pk=self.account.pk).update(workspace_id=str(spaces[0]["id"]))
+        self.account.workspace_id = str(spaces[0]["id"])
+        return self.account.workspace_id
+
     def list_create(self, *, name: str, description: str, members: list[str]) -> str:
-        if not self.account.workspace_id:
-            raise ApplicationError(f"Account {self.account.name}: a workspace id is needed to keep a participant "
-                                   "group (block or allow list) on Prolific.", code="workspace_missing",
-                                   field="workspace_id")
-        group = self.client.group_create(workspace_id=self.account.workspace_id, name=name, description=description,
+        group = self.client.group_create(workspace_id=self.workspace_id(), name=name, description=description,
                                          participant_ids=members)
         return str(group.get("id") or "")
 
@@ -245,6 +255,16 @@ class ProlificBackend:
         for chunk in _chunks(remove, 1000):
             self.client.group_remove(list_id, chunk)
         return {"added": len(add), "removed": len(remove), "members": len(members)}
+
+
+def _filter_normalised(flt: dict[str, Any]) -> dict[str, Any]:
+    """A range filter's numeric bounds as doubles: Prolific's description types a bound as oneOf integer / string /
+    number, so an integer bound matches two of them and is invalid there; a double (18.0) is what both accept."""
+    selected = flt.get("selected_range")
+    if not isinstance(selected, dict):
+        return dict(flt)
+    bounds = {k: float(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in selected.items()}
+    return {**flt, "selected_range": bounds}
 
 
 def description_html(text: str) -> str:

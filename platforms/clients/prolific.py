@@ -166,6 +166,10 @@ class ProlificClient:
     def me(self) -> dict[str, Any]:
         return self.request("GET", "/api/v1/users/me/", repeatable=True, what="checking the token")
 
+    def workspaces(self) -> list[dict[str, Any]]:
+        return (self.request("GET", "/api/v1/workspaces/", repeatable=True, what="listing workspaces") or {}).get(
+            "results") or []
+
     def study_get(self, study_id: str) -> dict[str, Any]:
         return self.request("GET", f"/api/v1/studies/{study_id}/", repeatable=True, what=f"reading study {study_id}")
 

@@ -88,10 +88,17 @@ def publish_settings_save(*, platform_study: PlatformStudy, devices: list[str] |
     if devices is not None:
         changes["devices"] = _devices(devices)
     if filters is not None:
-        if not isinstance(filters, list) or not all(isinstance(f, dict) for f in filters):
+        if not isinstance(filters, list) or not all(isinstance(f, dict) and f for f in filters):
             raise ApplicationError("Filters: a JSON list of filter objects (Prolific: {filter_id, selected_values} "
                                    "or {filter_id, selected_range}; MTurk: QualificationRequirements).",
                                    field="filters")
+        if platform_study.platform == Platform.PROLIFIC:
+            for n, flt in enumerate(filters, start=1):
+                ok = isinstance(flt.get("filter_id"), str) and (
+                    isinstance(flt.get("selected_values"), list) or isinstance(flt.get("selected_range"), dict))
+                if not ok:
+                    raise ApplicationError(f"Filters: filter {n} needs a filter_id and selected_values (a list) or "
+                                           "selected_range (an object with lower and/or upper).", field="filters")
         changes["filters"] = filters
     if allow_list is not None:
         allowed = {"participants", "accepted_writers_of", "min_accepted"}

@@ -76,6 +76,7 @@ class FakeProlific:
         self.page_size_max = page_size_max   # smaller than any client asks for: lists come in several pages
         self.answer_delay = answer_delay     # how late a "timeout_after" answer comes (the client gives up first)
         self.user = {"id": hexid(), "email": "researcher@example.org"}
+        self.workspace_id = hexid()
         self.studies: dict[str, dict[str, Any]] = {}
         self.submissions: dict[str, dict[str, Any]] = {}
         self.bulk_bonuses: dict[str, dict[str, Any]] = {}
@@ -248,6 +249,8 @@ class FakeProlific:
 
         if method == "GET" and path == "/api/v1/users/me/":
             return 200, dict(self.user), {}
+        if method == "GET" and path == "/api/v1/workspaces/":
+            return 200, {"results": [{"id": self.workspace_id, "title": "My workspace"}]}, {}
         if method == "POST" and path == "/api/v1/studies/":
             return self._study_create(body)
         if method == "GET" and path in ("/api/v1/studies/",) or re.fullmatch(r"/api/v1/projects/\w+/studies/", path):
