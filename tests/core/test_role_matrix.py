@@ -7,6 +7,7 @@ until it is given its permission here.
 """
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,26 @@ from annotation.models import Batch, Response
 from annotation.models_practice import PracticeAnswer, PracticeItem
 from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock
 from core.models import Job
+from platforms.models import (
+    BonusPayment,
+    BulkBonus,
+    CallState,
+    Decision,
+    PlatformAccount,
+    PlatformMessage,
+    PlatformStudy,
+    PlatformSubmission,
+    WebhookEvent,
+)
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun, MetricEvaluation, ScoreRun
 from scoring.models.content_errors import ContentError, ContentErrorSet
 from tasks.models import GenerationRun, NumberSubstitutionCandidate
 from tests import factories as f
 
-PROJECT_APPS = ["tasks", "annotation", "scoring", "core"]
+PROJECT_APPS = ["tasks", "annotation", "platforms", "scoring", "core"]
+# A door whose credential is a signature (Prolific's webhook deliveries): refused to every role without one.
+SIGNED = "signed"
+SPEND = "platforms.spend_platformstudy"
 ROLES = ["anonymous", "participant", "staff_none", "staff_view", "researcher", "superuser"]
 # `make test-fast` tries every door as view-only staff (the role whose writes went through before this test
 # existed); `make test` tries all six roles (1,386 requests, 40 s on 2 cores).
@@ -69,6 +84,18 @@ API_DOORS: dict[tuple[str, str], str | None] = {
     ("metric-evaluation-detail", "get"): "scoring.view_metricevaluation",
     ("metric-evaluation-plot", "get"): "scoring.view_metricevaluation",
     ("job-detail", "get"): "core.view_job",
+    ("platform-account-list", "get"): "platforms.view_platformaccount",
+    ("platform-account-list", "post"): "platforms.add_platformaccount",
+    ("study-platform", "get"): "platforms.view_platformstudy",
+    ("study-platform-publish", "post"): "platforms.add_platformstudy",
+    ("study-platform-sync", "post"): "platforms.change_platformstudy",
+    ("study-platform-decisions", "get"): "platforms.view_decision",
+    ("study-platform-decisions", "post"): "platforms.add_decision",
+    ("study-platform-bonuses", "get"): "platforms.view_bonuspayment",
+    ("study-platform-bonuses", "post"): "platforms.add_bonuspayment",
+    ("study-platform-messages", "get"): "platforms.view_platformmessage",
+    ("study-platform-messages", "post"): "platforms.add_platformmessage",
+    ("platform-hook-prolific", "post"): SIGNED,
     **{(name, method): None for name, method in [
         ("ping", "get"), ("ping-db", "get"), ("session-create", "post"), ("session-detail", "get"),
         ("session-consent", "post"), ("session-eligibility", "post"), ("session-start", "post"),
@@ -98,6 +125,19 @@ ADMIN_VIEWS: dict[str, tuple[str, str]] = {
     "scoring_benchmarkexport_download": ("get", "scoring.view_benchmarkexport"),
     "scoring_scorerun_predictions": ("get", "scoring.view_scorerun"),
     "scoring_scorerun_start": ("get", "scoring.add_scorerun"),
+    "platforms_platformstudy_publish": ("get", "platforms.add_platformstudy"),
+    "platforms_platformstudy_sync": ("post", "platforms.change_platformstudy"),
+    "platforms_platformstudy_decide": ("get", "platforms.view_decision"),
+    "platforms_platformstudy_bonus": ("get", "platforms.view_bonuspayment"),
+    "platforms_platformstudy_message": ("get", "platforms.view_platformstudy"),
+}
+# Doors that move money or message people when applied: (url name, body) → the permission. A dry run of the same door
+# needs only the model permission above; applying needs the permission to spend.
+SPEND_DOORS: dict[tuple[str, str], tuple[dict[str, Any], str]] = {
+    ("study-platform-decisions", "apply"): ({"apply": True, "confirm_rejections": True}, SPEND),
+    ("study-platform-bonuses", "apply"): ({"apply": True, "flat": "0.50"}, SPEND),
+    ("study-platform-messages", "apply"): ({"apply": True, "body": "Thank you."}, SPEND),
+    ("study-platform-publish", "publish"): ({"publish": True}, SPEND),
 }
 # Django's own site views (login, index, password change, …): staff-only by Django, not model doors.
 DJANGO_SITE_VIEWS = {"index", "login", "logout", "password_change", "password_change_done", "autocomplete",
@@ -124,6 +164,11 @@ ADMIN_ACTIONS: dict[tuple[str, str], str] = {
     ("scoring.contenterrorset", "create_rating_study"): "scoring.change_contenterrorset",
     # django-axes' action, given the delete permission it needs (core/admin.py)
     ("axes.accessattempt", "cleanup_expired_attempts"): "axes.delete_accessattempt",
+    ("platforms.bonuspayment", "export_csv"): "platforms.view_bonuspayment",
+    ("platforms.bonuspayment", "resolve_paid"): SPEND,
+    ("platforms.bonuspayment", "resolve_not_paid"): SPEND,
+    ("platforms.decision", "resolve_done"): SPEND,
+    ("platforms.decision", "resolve_not_done"): SPEND,
 }
 
 
@@ -243,9 +288,10 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
             group = Group.objects.create(name="researcher")
             group.permissions.add(*_perms(actions=("view", "add", "change")))
             user.groups.add(group)
+    platform_study = _platform_world(study, participant)
     world = {"study": study, "participant": participant, "batch": batch, "job": job, "run": run,
             "filter_run": filter_run, "export": export, "score_run": score_run, "evaluation": evaluation,
-            "corpus": corpus}
+            "corpus": corpus, "platform_study": platform_study}
     # Each role's cookies, made once: a staff user's session, the participant's study cookies.
     world["cookies"] = {"anonymous": {}}
     for role in ROLES[1:]:
@@ -256,6 +302,25 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
             client.force_login(User.objects.get(username=role))
         world["cookies"][role] = {key: morsel.value for key, morsel in client.cookies.items()}
     return world
+
+
+def _platform_world(study: Any, participant: Any) -> PlatformStudy:
+    """A study on a (never called) Prolific account, with one of each platform record."""
+    account = PlatformAccount.objects.create(name="lab", platform="prolific", token_env="ROLE_MATRIX_NO_TOKEN",
+                                             api_url="http://127.0.0.1:9/")
+    ps = PlatformStudy.objects.create(study=study, account=account, platform="prolific", state="published",
+                                      external_id="e" * 24)
+    sub = PlatformSubmission.objects.create(platform_study=ps, external_id="s" * 24, worker_id=participant.external_id,
+                                            participant=participant, status="APPROVED")
+    Decision.objects.create(platform_study=ps, submission=sub, worker_id=sub.worker_id, kind="approve",
+                            state=CallState.UNKNOWN)
+    bulk = BulkBonus.objects.create(platform_study=ps, csv="x,1.00\n", total=1, currency="GBP",
+                                    state="pay_unknown", pay_called_at=timezone.now())
+    BonusPayment.objects.create(platform_study=ps, worker_id=sub.worker_id, submission=sub, source="flat:x",
+                                amount=1, currency="GBP", state="unknown", bulk=bulk)
+    PlatformMessage.objects.create(platform_study=ps, group_key=uuid.uuid4(), recipients=[sub.worker_id], body="hi")
+    WebhookEvent.objects.create(account=account, event_id="ev-1", event_type="submission.status.change")
+    return ps
 
 
 def _perms(codenames: list[str] | None = None, actions: tuple[str, ...] = ()) -> list[Permission]:
@@ -298,7 +363,11 @@ def _kwargs(name: str, world: dict[str, Any]) -> dict[str, Any]:
         "scoring_benchmarkexport_download": {"pk": world["export"].pk, "which": "data"},
         "scoring_scorerun_predictions": {"pk": world["score_run"].pk},
         "annotation_study_preview": {"pk": world["study"].pk}, "annotation_study_open": {"pk": world["study"].pk},
+        "platforms_platformstudy_publish": {"study_id": world["study"].pk},
+        "platform-hook-prolific": {"name": "lab"},
     }
+    if name.startswith("platforms_platformstudy_") and name != "platforms_platformstudy_publish":
+        return {"pk": world["platform_study"].pk}
     if name in by_name:
         return by_name[name]
     if name.startswith(("study-", "session-create")) and name != "study-list":
@@ -325,8 +394,26 @@ def test_api_door(db, world, role: str, door: tuple[str, str]) -> None:
     client, user = _client(role, world)
     url = reverse(name, kwargs=_kwargs(name, world))
     response = getattr(client, method)(url, {}, content_type="application/json") if method != "get" else client.get(url)
-    expected = _has(user, API_DOORS[door])
+    perm = API_DOORS[door]
+    expected = False if perm == SIGNED else _has(user, perm)
     assert _denied(response) is not expected, (role, door, response.status_code, response.content[:300])
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ROLE_PARAMS)
+@pytest.mark.parametrize("door", sorted(SPEND_DOORS), ids=":".join)
+def test_spending_door(db, world, role: str, door: tuple[str, str]) -> None:
+    """Applying decisions, paying, messaging and publishing: only a role allowed to spend money (no job is queued
+    for anyone else)."""
+    name, _ = door
+    body, perm = SPEND_DOORS[door]
+    client, user = _client(role, world)
+    jobs = Job.objects.count()
+    response = client.post(reverse(name, kwargs=_kwargs(name, world)), body, content_type="application/json")
+    expected = _has(user, perm) and _has(user, API_DOORS[(name, "post")])
+    assert _denied(response) is not expected, (role, door, response.status_code, response.content[:300])
+    if not expected:
+        assert Job.objects.count() == jobs
 
 
 def _admin_doors() -> list[str]:
