@@ -24,10 +24,13 @@ class PlatformAccountForm(forms.ModelForm):
         fields = ["name", "platform", "token_env", "api_url", "workspace_id", "project_id", "sandbox",
                   "aws_profile", "endpoint_url"]
 
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
+    def _post_clean(self) -> None:
+        """After the form's own checks (the name's uniqueness included): the service checks the token with the
+        platform and stores the account, or says why not."""
+        super()._post_clean()
         if self.errors:
-            return data
+            return
+        data = self.cleaned_data
         try:
             if self.instance.pk is None:
                 self.created = account_create(
@@ -41,7 +44,6 @@ class PlatformAccountForm(forms.ModelForm):
         except ApplicationError as exc:
             field = exc.field if exc.field in self.fields else None
             self.add_error(field, exc.message)
-        return data
 
 
 @admin.register(PlatformAccount)

@@ -4,7 +4,6 @@ call's timeout set. Reads retry (botocore's standard mode); calls that change so
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 from django.conf import settings
@@ -20,7 +19,9 @@ THROTTLED = {"Throttling", "ThrottlingException", "TooManyRequestsException", "R
 
 
 def _snake(operation: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", operation).lower()
+    from botocore import xform_name
+
+    return xform_name(operation)  # CreateHITType -> create_hit_type, as boto3 names its methods
 
 
 def mturk_endpoint(*, sandbox: bool, endpoint_url: str = "") -> str:

@@ -326,7 +326,7 @@ def _pay_each(platform_study: PlatformStudy, backend: Any) -> dict[str, Any]:
     made = {"calls_made": 0, "errors": []}
     while True:
         with transaction.atomic():
-            row = (BonusPayment.objects.select_for_update(skip_locked=True).select_related("submission")
+            row = (BonusPayment.objects.select_for_update(skip_locked=True, of=("self",)).select_related("submission")
                    .filter(platform_study=platform_study, state=BonusPayment.State.PENDING)
                    .order_by("created_at").first())
             if row is None:

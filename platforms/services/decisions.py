@@ -176,7 +176,7 @@ def decisions_send(*, platform_study: PlatformStudy, backend: Any) -> dict[str, 
     _stale_to_unknown(platform_study)
     outcome = {"sent": 0, "failed": 0, "unknown": 0, "calls_made": 0, "errors": []}
     with transaction.atomic():
-        rows = list(Decision.objects.select_for_update(skip_locked=True)
+        rows = list(Decision.objects.select_for_update(skip_locked=True, of=("self",))
                     .filter(platform_study=platform_study, state=CallState.PENDING).select_related("submission"))
         Decision.objects.filter(pk__in=[r.pk for r in rows]).update(state=CallState.SENDING, sent_at=timezone.now())
     for call, decided in _calls(platform_study, backend, rows):

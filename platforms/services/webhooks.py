@@ -69,7 +69,8 @@ def webhook_receive(*, account_name: str, headers: dict[str, str], body: bytes) 
                 payload=payload)
             from platforms.celery_tasks import webhook_event_process_task
 
-            transaction.on_commit(lambda: webhook_event_process_task.delay(event.pk))
+            # If the broker is down the event is still recorded; the scheduled sync is the fallback.
+            transaction.on_commit(lambda: webhook_event_process_task.delay(event.pk), robust=True)
     except IntegrityError:
         return WebhookEvent.objects.get(account=account, event_id=event_id), False
     return event, True
