@@ -26,7 +26,9 @@ def platform_job_start(*, kind: str, study_slug: str = "", params: dict[str, Any
     if kind != "platform_block_list":
         study = study_get(slug=study_slug)
         if kind != "platform_publish":
-            platform_study_get(study=study)
+            platform_study = platform_study_get(study=study)
+            if kind == "platform_decide" and params.get("apply") and not params.get("confirm_rejections"):
+                _rejections_unconfirmed(platform_study)
     elif params.get("account"):
         account_get(name=params["account"])
     from platforms.celery_tasks import platform_job_task
@@ -35,6 +37,18 @@ def platform_job_start(*, kind: str, study_slug: str = "", params: dict[str, Any
         job = job_create(kind=kind, params={"study": study_slug, **params}, created_by=created_by)
         job_enqueue(job=job, task=platform_job_task)
     return job
+
+
+def _rejections_unconfirmed(platform_study: PlatformStudy) -> None:
+    """Refused before a job is queued when the decisions (from the submissions as last synced) hold rejections; the
+    job checks again after its own sync."""
+    from platforms.services.decisions import platform_decide
+
+    plan = platform_decide(platform_study=platform_study, sync=False)
+    if plan["reject"]:
+        raise ApplicationError(f"{plan['reject']} rejection(s) would be sent: rejections need an explicit "
+                               "confirmation (confirm_rejections).", code="confirmation_required",
+                               field="confirm_rejections")
 
 
 def platform_job_execute(*, job: Job) -> dict[str, Any]:
