@@ -24,7 +24,7 @@ from platforms.backends.prolific import description_html, prolific_minimum_time
 from platforms.clients.errors import UNKNOWN, PlatformCallError
 from platforms.models import Platform, PlatformAccount, PlatformStudy
 from platforms.services.accounts import platform_study_for
-from platforms.services.lists import allow_list_ensure, block_list_ensure
+from platforms.services.lists import allow_list_ensure, allow_list_members, block_list_ensure
 
 CURRENCY_SIGNS = {"GBP": "£", "USD": "$", "EUR": "€"}
 STALE = timedelta(minutes=10)  # a creating/publishing step older than this lost its runner: outcome unknown
@@ -104,6 +104,10 @@ def publish_settings_save(*, platform_study: PlatformStudy, devices: list[str] |
         allowed = {"participants", "accepted_writers_of", "min_accepted"}
         if not isinstance(allow_list, dict) or set(allow_list) - allowed:
             raise ApplicationError(f"Allow list: an object with {', '.join(sorted(allowed))}.", field="allow_list")
+        if allow_list and not allow_list_members(platform_study=PlatformStudy(
+                study=platform_study.study, platform=platform_study.platform, allow_list=allow_list)):
+            raise ApplicationError("Allow list: it holds nobody (no named participant, no accepted writer), so nobody "
+                                   "could take part.", code="empty_allow_list", field="allow_list")
         changes["allow_list"] = allow_list
     if screen_out_reward_cents is not None:
         if screen_out_reward_cents < 0:
@@ -189,7 +193,20 @@ def platform_publish(
     created_by: str = "", **settings_: Any,
 ) -> dict[str, Any]:
     """Create the draft on the platform (once), and with `publish`, publish it (once). Returns the summary."""
+    existed = PlatformStudy.objects.filter(study=study).exists()
     platform_study = platform_study_for(study=study, account=account)
+    try:
+        return _publish_steps(platform_study, base_url=base_url, publish=publish, settings_=settings_)
+    except ApplicationError:
+        # A first attempt refused before anything reached the platform leaves nothing behind.
+        if not existed:
+            PlatformStudy.objects.filter(pk=platform_study.pk, state=PlatformStudy.State.NONE, create_key="",
+                                         external_id="").delete()
+        raise
+
+
+def _publish_steps(platform_study: PlatformStudy, *, base_url: str, publish: bool,
+                   settings_: dict[str, Any]) -> dict[str, Any]:
     platform_study = publish_settings_save(platform_study=platform_study, **settings_)
     _stale_to_unknown(platform_study)
     backend = backend_for(platform_study.account)

@@ -90,7 +90,7 @@ def test_a_reward_below_prolifics_minimum_is_refused_and_says_so(prolific_accoun
         platform_publish(study=study, account=prolific_account)
     assert exc.value.code == "reward_below_minimum"
     assert "£4.50 an hour" in exc.value.message and "£6.00" in exc.value.message
-    assert fake_prolific.calls_to("POST", CREATE) == []
+    assert fake_prolific.calls_to("POST", CREATE) == [] and not PlatformStudy.objects.exists()
 
 
 def test_a_study_that_is_not_open_is_refused(prolific_account, fake_prolific) -> None:
