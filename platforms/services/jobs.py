@@ -25,7 +25,9 @@ def platform_job_start(*, kind: str, study_slug: str = "", params: dict[str, Any
         raise ApplicationError(f"kind: one of {', '.join(KINDS)}", field="kind")
     if kind != "platform_block_list":
         study = study_get(slug=study_slug)
-        if kind != "platform_publish":
+        if kind == "platform_publish":
+            _account_precheck(study, params.get("account") or "")
+        else:
             platform_study = platform_study_get(study=study)
             if kind == "platform_decide" and params.get("apply") and not params.get("confirm_rejections"):
                 _rejections_unconfirmed(platform_study)
@@ -37,6 +39,24 @@ def platform_job_start(*, kind: str, study_slug: str = "", params: dict[str, Any
         job = job_create(kind=kind, params={"study": study_slug, **params}, created_by=created_by)
         job_enqueue(job=job, task=platform_job_task)
     return job
+
+
+def _account_precheck(study: Any, account_name: str) -> None:
+    """The account a publish job would use exists (refused here, not in the worker, when there is none)."""
+    from platforms.services.accounts import account_default
+
+    if PlatformStudy.objects.filter(study=study).exists():
+        return
+    if account_name:
+        account_get(name=account_name)
+        return
+    wanted = study.platform if study.platform in ("prolific", "mturk") else "prolific"
+    if account_default(platform=wanted) is None:
+        raise ApplicationError(
+            f"Study {study.slug} has no platform account: create one (platform_account create …, or the admin's "
+            "Crowd platforms › Platform accounts), or set PROLIFIC_API_TOKEN. Without one, the study keeps today's "
+            "flow: the participant link, the codes and the decisions CSV.", code="no_account", status=409,
+            field="account")
 
 
 def _rejections_unconfirmed(platform_study: PlatformStudy) -> None:

@@ -80,6 +80,8 @@ def platform_sync(*, platform_study: PlatformStudy, progress: Any = None) -> dic
     unknown_people: list[str] = []
     totals = Counter()
     try:
+        # The study first: one the platform does not know is a clear 404 before anything is read or stored.
+        external_status = backend.study_status(platform_study)
         for n, info in enumerate(backend.submissions(platform_study), start=1):
             result = submission_apply(platform_study=platform_study, info=info, backend=backend)
             statuses[info.status] += 1
@@ -91,10 +93,6 @@ def platform_sync(*, platform_study: PlatformStudy, progress: Any = None) -> dic
                 unknown_people.append(info.worker_id)
             if progress:
                 progress(n, 0)
-        try:
-            external_status = backend.study_status(platform_study)
-        except Exception:  # noqa: BLE001 - the status is a nicety; the submissions are what matter
-            external_status = platform_study.external_status
     finally:
         backend.close()
     PlatformStudy.objects.filter(pk=platform_study.pk).update(synced_at=timezone.now(),

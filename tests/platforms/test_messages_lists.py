@@ -85,3 +85,22 @@ def test_an_empty_allow_list_is_refused_before_anything_is_created(prolific_acco
     with pytest.raises(ApplicationError, match="holds nobody"):
         platform_publish(study=paid_study(), account=prolific_account, allow_list={"participants": []})
     assert fake_prolific.calls_to("POST", r"^/api/v1/studies/$") == [] and not PlatformStudy.objects.exists()
+
+
+def test_blocking_in_the_review_queue_updates_the_platforms_block_list(prolific_account, fake_prolific,
+                                                                        monkeypatch,
+                                                                        django_capture_on_commit_callbacks) -> None:
+    from django.contrib.auth.models import User
+
+    from annotation.services.review import worker_block
+    from platforms.celery_tasks import block_list_sync_task
+
+    study = paid_study()
+    platform_publish(study=study, account=prolific_account)
+    prolific_account.refresh_from_db()
+    monkeypatch.setattr(block_list_sync_task, "delay", lambda pk: block_list_sync_task(pk))  # the worker's job
+    worker = Participant.objects.filter(study=study).first().external_id
+    with django_capture_on_commit_callbacks(execute=True):
+        worker_block(platform="prolific", external_id=worker, reason="copied",
+                     blocked_by=User.objects.create_user("reviewer"))
+    assert fake_prolific.groups[prolific_account.block_list_id]["members"] == [worker]

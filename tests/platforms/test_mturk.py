@@ -77,11 +77,11 @@ def synced(stub: Any, ps: PlatformStudy) -> list[str]:
     pages = [[assignment(workers[0], 1), assignment(workers[1], 2, "Approved")],
              [assignment(workers[2], 3, "Rejected")]]
     statuses = ["Submitted", "Approved", "Rejected"]
+    stub.add_response("get_hit", {"HIT": {"HITId": "H" * 30, "HITStatus": "Assignable"}}, {"HITId": "H" * 30})
     stub.add_response("list_assignments_for_hit", {"Assignments": pages[0], "NextToken": "page2", "NumResults": 2},
                       {"HITId": "H" * 30, "MaxResults": 100, "AssignmentStatuses": statuses})
     stub.add_response("list_assignments_for_hit", {"Assignments": pages[1], "NumResults": 1},
                       {"HITId": "H" * 30, "MaxResults": 100, "AssignmentStatuses": statuses, "NextToken": "page2"})
-    stub.add_response("get_hit", {"HIT": {"HITId": "H" * 30, "HITStatus": "Assignable"}}, {"HITId": "H" * 30})
     summary = platform_sync(platform_study=ps)
     assert summary["submissions"] == 3 and summary["unknown_participants"] == []
     return workers

@@ -189,3 +189,24 @@ def test_the_commands_print_their_summary(prolific_account, fake_prolific, capsy
     synced = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert draft["ok"] and draft["state"] == "draft" and published["state"] == "published"
     assert synced["ok"] and synced["submissions"] == 1
+
+
+def test_a_study_prolific_does_not_know_is_a_clear_error(prolific_account, fake_prolific) -> None:
+    study = paid_study()
+    ps = on_prolific(study, prolific_account, fake_prolific)
+    PlatformStudy.objects.filter(pk=ps.pk).update(external_id="0" * 24)
+    ps.refresh_from_db()
+    with pytest.raises(ApplicationError) as exc:
+        platform_sync(platform_study=ps)
+    assert exc.value.code == "platform_not_found" and exc.value.status == 404
+    assert not PlatformSubmission.objects.exists()
+
+
+def test_the_api_refuses_a_publish_without_an_account_before_queueing(db, platform_settings, api) -> None:
+    from core.models import Job
+    from tests.helpers import assert_api_error
+
+    study = paid_study()
+    response = api.post(f"/api/v1/studies/{study.slug}/platform/publish/", {}, format="json")
+    assert_api_error(response, code="no_account", status=409)
+    assert not Job.objects.exists() and not PlatformStudy.objects.exists()
