@@ -9,3 +9,8 @@ from platforms.models.money import (  # noqa: F401
     Decision,
     PlatformMessage,
 )
+
+# Names for the API schema's enums (settings.SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]).
+PlatformStudyState = PlatformStudy.State
+BonusPaymentState = BonusPayment.State
+DecisionKind = Decision.Kind
