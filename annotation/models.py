@@ -69,6 +69,13 @@ class Study(models.Model):
     adaptive_stopping = models.BooleanField(
         default=False, help_text="Stop serving an instance once its filter decision can no longer change."
     )
+    guide_stop_after = models.PositiveSmallIntegerField(
+        null=True, blank=True,
+        help_text="Adaptive studies: also stop an item once its first this-many valid human answers all equal the "
+                  "guide's answer (a model that answered the same in every order). Empty: off.",
+    )
+    guide_source = models.CharField(max_length=200, blank=True, default="",
+                                    help_text="Where the items' guide answers came from (a model run).")
     consent_text = models.TextField(blank=True, default="")
     eligibility_questions = models.JSONField(
         default=list, blank=True,
@@ -175,6 +182,11 @@ class StudyItem(models.Model):
     payload = models.JSONField(default=dict, blank=True)
     correct_answer = models.CharField(max_length=64, blank=True, default="", help_text="Empty when unknown.")
     is_closed = models.BooleanField(default=False, help_text="Closed early by adaptive collection.")
+    guide_answer = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="The guide's answer (a model that answered the same in every order); only adaptive stopping reads "
+                  "it, never a participant, a count or a statistic.",
+    )
     # The serving order (annotation/services/engine.py): fewest holders first, ties broken by a random key drawn
     # once per item. `fill` is written by reservers, who hold the item's row lock and count its holders exactly;
     # releases elsewhere (expiry, exclusion) leave it high until the periodic tidy-up or the next reserver
