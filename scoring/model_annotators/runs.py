@@ -23,6 +23,7 @@ from annotation.models import Study, StudyItem
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, job_progress
 from core.model_backends import ModelBackend, ModelReply, ReplyStatus, backend_create, cache_key
+from core.paths import data_path_check
 from scoring.models import ModelAnswer, ModelReplyCache, ModelRun
 
 from .prompts import Ask, study_asks, study_kind_check
@@ -91,10 +92,12 @@ def model_run_start(
     concurrency: int = 4, timeout: float = 60.0, max_retries: int = 3, backoff: float = 1.0, structured: bool = True,
     max_tokens: int = 64, device: str = "auto", price_input: float = 0.0, price_output: float = 0.0,
     limit: int | None = None, api_key_env: str = "OPENAI_API_KEY", created_by: str = "", enqueue: bool = True,
+    any_path: bool = False,
 ) -> ModelRun:
     """Check everything that can be checked here (the back-end, the endpoint or the model directory, the study and
     its items, the options), then store the run and queue its job once the transaction commits. Nothing is stored
-    when a check fails."""
+    when a check fails. A local model directory must lie in the data folders unless `any_path` (the CLI, run by
+    whoever runs the server)."""
     study_kind_check(study)
     if not StudyItem.objects.filter(study=study).exists():
         raise ApplicationError(f"Study '{study.slug}' has no items: there is nothing for a model to annotate.",
@@ -103,6 +106,8 @@ def model_run_start(
                        backoff=backoff, structured=structured, max_tokens=max_tokens, device=device,
                        price_input=price_input, price_output=price_output, limit=limit, api_key_env=api_key_env)
     model = (model_dir if backend == "local" and model_dir else model or "").strip()
+    if backend == "local" and model and not any_path:
+        model = data_path_check(model, label="model directory")
     # A start check retries less: the door answers in seconds whether the endpoint is there.
     created = backend_for(backend=backend, model=model, base_url=base_url,
                           options={**options, "max_retries": min(options["max_retries"], 1)})
@@ -161,9 +166,11 @@ def _answer_row(*, run: ModelRun, ask: Ask, reply: ModelReply, key: str, correct
     answer, value = ask.canonical.get(reply.choice or "", ("", None)) if reply.choice else ("", None)
     status = reply.status if answer else (reply.status if reply.status in ReplyStatus.NO_ANSWER
                                           else ReplyStatus.OUT_OF_CHOICE)
+    choices = ask.question.choices
     return ModelAnswer(
         run=run, study_item_id=ask.item_id, question=ask.question_name, order=ask.order, shown=ask.shown,
-        displayed_answer=(reply.choice or "")[:500], answer=answer, value=value, status=status,
+        displayed_answer=(reply.choice or "")[:500], answer=answer,
+        option_index=choices.index(reply.choice) if reply.choice in choices else None, value=value, status=status,
         is_correct=(answer == correct) if correct else None, from_cache=cached,
         prompt_tokens=0 if cached else reply.prompt_tokens, completion_tokens=0 if cached else reply.completion_tokens,
         requests=0 if cached else min(reply.requests, 32767), scores=reply.scores, raw=reply.raw[:2000],

@@ -9,7 +9,7 @@ import pandas as pd
 from scoring.models import ModelAnswer, ModelRun
 
 ANSWER_COLUMNS = ["item_id", "question", "order", "answer", "value", "status", "is_correct", "from_cache",
-                  "displayed_answer"]
+                  "displayed_answer", "option_index"]
 
 
 def model_answers_frame(*, run: ModelRun, question: str | None = None) -> pd.DataFrame:
@@ -19,7 +19,8 @@ def model_answers_frame(*, run: ModelRun, question: str | None = None) -> pd.Dat
         rows = rows.filter(question=question)
     frame = pd.DataFrame.from_records(
         list(rows.values_list("study_item_id", "question", "order", "answer", "value", "status", "is_correct",
-                              "from_cache", "displayed_answer")), columns=ANSWER_COLUMNS)
+                              "from_cache", "displayed_answer", "option_index")),
+        columns=ANSWER_COLUMNS)
     frame["item_id"] = frame["item_id"].astype("int64")
     frame["is_correct"] = pd.to_numeric(frame["is_correct"], errors="coerce").astype("float64")
     return frame

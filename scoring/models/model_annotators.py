@@ -65,6 +65,8 @@ class ModelAnswer(models.Model):
     order = models.CharField(max_length=32, help_text="Which display order was asked, e.g. s21-a12.")
     shown = models.JSONField(default=dict, blank=True, help_text="The item as displayed to the model.")
     displayed_answer = models.CharField(max_length=500, blank=True, default="")
+    option_index = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Where the chosen answer was listed (0 = first): position bias.")
     answer = models.TextField(blank=True, default="", help_text="Canonical answer (as a Response stores it); "
                                                                  "empty when the model gave none.")
     value = models.FloatField(null=True, blank=True, help_text="Numeric value of a rating.")

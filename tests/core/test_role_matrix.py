@@ -25,7 +25,7 @@ from annotation.models import Batch, Response
 from annotation.models_practice import PracticeAnswer, PracticeItem
 from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock
 from core.models import Job
-from scoring.models import AgreementRun, BenchmarkExport, FilterRun, MetricEvaluation, ScoreRun
+from scoring.models import AgreementRun, BenchmarkExport, FilterRun, MetricEvaluation, ModelRun, ScoreRun
 from scoring.models.content_errors import ContentError, ContentErrorSet
 from tasks.models import GenerationRun, NumberSubstitutionCandidate
 from tests import factories as f
@@ -68,6 +68,12 @@ API_DOORS: dict[tuple[str, str], str | None] = {
     ("metric-evaluation-list", "post"): "scoring.add_metricevaluation",
     ("metric-evaluation-detail", "get"): "scoring.view_metricevaluation",
     ("metric-evaluation-plot", "get"): "scoring.view_metricevaluation",
+    ("model-run-list", "get"): "scoring.view_modelrun",
+    ("model-run-list", "post"): "scoring.add_modelrun",
+    ("model-run-detail", "get"): "scoring.view_modelrun",
+    ("model-run-answers", "get"): "scoring.view_modelrun",
+    ("model-run-stop", "post"): "scoring.change_modelrun",
+    ("model-run-guide", "post"): "scoring.change_modelrun",
     ("job-detail", "get"): "core.view_job",
     **{(name, method): None for name, method in [
         ("ping", "get"), ("ping-db", "get"), ("session-create", "post"), ("session-detail", "get"),
@@ -98,6 +104,9 @@ ADMIN_VIEWS: dict[str, tuple[str, str]] = {
     "scoring_benchmarkexport_download": ("get", "scoring.view_benchmarkexport"),
     "scoring_scorerun_predictions": ("get", "scoring.view_scorerun"),
     "scoring_scorerun_start": ("get", "scoring.add_scorerun"),
+    "scoring_modelrun_start": ("get", "scoring.add_modelrun"),
+    "scoring_modelrun_stop": ("post", "scoring.change_modelrun"),
+    "scoring_modelrun_guide": ("post", "scoring.change_modelrun"),
 }
 # Django's own site views (login, index, password change, …): staff-only by Django, not model doors.
 DJANGO_SITE_VIEWS = {"index", "login", "logout", "password_change", "password_change_done", "autocomplete",
@@ -212,6 +221,8 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
     score_run = ScoreRun.objects.create(benchmark_paths=[str(export_file)], methods=["char3gram"],
                                         predictions_path=str(predictions))
     evaluation = MetricEvaluation.objects.create(study=study, question="q", metrics=["bleu"])
+    model_run = ModelRun.objects.create(study=study, label="fake", backend="openai", model="fake",
+                                        base_url="http://127.0.0.1:9/v1")
     corpus = items[0].instance.corpus
     GenerationRun.objects.create(corpus=corpus, setup="quadruple", seed=1)
     f.ParallelPairFactory(corpus=corpus)
@@ -245,6 +256,7 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
             user.groups.add(group)
     world = {"study": study, "participant": participant, "batch": batch, "job": job, "run": run,
             "filter_run": filter_run, "export": export, "score_run": score_run, "evaluation": evaluation,
+            "model_run": model_run,
             "corpus": corpus}
     # Each role's cookies, made once: a staff user's session, the participant's study cookies.
     world["cookies"] = {"anonymous": {}}
@@ -297,6 +309,9 @@ def _kwargs(name: str, world: dict[str, Any]) -> dict[str, Any]:
         "scoring_agreement_aggregate": {"run_id": world["run"].pk},
         "scoring_benchmarkexport_download": {"pk": world["export"].pk, "which": "data"},
         "scoring_scorerun_predictions": {"pk": world["score_run"].pk},
+        **{name: {"pk": world["model_run"].pk} for name in (
+            "model-run-detail", "model-run-answers", "model-run-stop", "model-run-guide", "scoring_modelrun_stop",
+            "scoring_modelrun_guide")},
         "annotation_study_preview": {"pk": world["study"].pk}, "annotation_study_open": {"pk": world["study"].pk},
     }
     if name in by_name:

@@ -7,9 +7,9 @@ import json
 import pytest
 from django.core.management import call_command
 
-from scoring.models import ModelAnswer, ModelReplyCache, ModelRun
+from scoring.models import ModelAnswer
 from tests import factories as f
-from tests.scoring.fake_openai import FakeOpenAI, first_choice
+from tests.scoring.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.django_db
 

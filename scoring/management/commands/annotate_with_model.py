@@ -69,7 +69,7 @@ class Command(JsonCommand):
             timeout=options["timeout"], max_retries=options["max_retries"], backoff=options["backoff"],
             structured=options["structured"], max_tokens=options["max_tokens"], device=options["device"],
             price_input=options["price_input"], price_output=options["price_output"], limit=options["limit"],
-            api_key_env=options["api_key_env"], created_by="cli", enqueue=options["background"],
+            api_key_env=options["api_key_env"], created_by="cli", enqueue=options["background"], any_path=True,
         )
         if options["background"]:
             return {"model_run": run.pk, "job": run.job_id, "queue": run.job.params.get("queue"), "queued": True}
