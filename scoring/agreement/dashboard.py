@@ -108,7 +108,8 @@ def _models_by_vote_share(result: dict[str, Any]) -> Figure:
     ax.set_xlabel(f"share of the crowd's first {k} votes that are correct")
     ax.set_ylabel("model accuracy (every order)")
     ax.set_title("Model accuracy by human vote share")
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     return fig
 
 

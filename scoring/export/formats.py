@@ -246,6 +246,8 @@ def _card(
             agreement = {key: latest.result.get(key) for key in (
                 "fleiss_kappa", "fleiss_kappa_ci", "krippendorff_alpha", "krippendorff_alpha_ci", "majority_accuracy")}
             agreement["source"] = f"agreement run #{latest.pk}"
+    from scoring.model_annotators.comparison import models_card
+
     return {
         "file": out.name,
         "format": fmt,
@@ -273,6 +275,9 @@ def _card(
             "balanced_away": filter_run.n_balanced_away, "date": filter_run.created_at.isoformat(timespec="seconds"),
         },
         "agreement": agreement,
+        "models": models_card(instance_ids=[int(i) for i in frame["instance_id"]],
+                              studies=vote_studies or ([Study.objects.get(slug=params["study"])]
+                                                       if params.get("study") else [])),
         "seed": None if filter_run is None else filter_run.seed,
         "columns": STEL_COLUMNS if fmt == "stel-tsv" else ["index", *PLAIN_FIELDS],
         "correct_alternative": "1 = order S1-S2 (Alternative 1.1 goes with Anchor 1), 2 = order S2-S1",
@@ -284,6 +289,25 @@ def _fmt(value: Any) -> str:
     if value is None:
         return "—"
     return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _models_markdown(models: list[dict[str, Any]]) -> list[str]:
+    if not models:
+        return []
+    lines = ["", "## Model annotators (beside the crowd, never counted in it)", "",
+             "| model | study | answers | accuracy on these rows | on validated rows | kappa with human majority "
+             "(95% CI) | alpha crowd → with model | order-sensitive |", "|---|---|---|---|---|---|---|---|"]
+    for m in models:
+        ci = m.get("kappa_with_majority_ci") or {}
+        lines.append(
+            f"| {m['label']} ({m['backend']}: {m['model']}) | {m['study']} | {m['asks']} | {_fmt(m.get('accuracy'))} "
+            f"| {_fmt(m.get('accuracy_validated'))} | {_fmt(m.get('kappa_with_majority'))} ({_fmt(ci.get('low'))}–"
+            f"{_fmt(ci.get('high'))}) | {_fmt(m.get('alpha_crowd'))} → {_fmt(m.get('alpha_with_model'))} "
+            f"| {_fmt(m.get('order_sensitive_share'))} |")
+    lines.append("")
+    lines.append("Accuracy counts every order of display a model was asked (S1/S2 and anchors swapped); agreement "
+                 "figures come from the study's latest agreement run (`agreement run #N`).")
+    return lines
 
 
 def _markdown(card: dict[str, Any]) -> str:
@@ -327,6 +351,7 @@ def _markdown(card: dict[str, Any]) -> str:
                   f"{_fmt((agreement.get('fleiss_kappa_ci') or {}).get('high'))}), Krippendorff's alpha "
                   f"{_fmt(agreement.get('krippendorff_alpha'))}, majority accuracy "
                   f"{_fmt(agreement.get('majority_accuracy'))} ({agreement.get('source')})"]
+    lines += _models_markdown(card.get("models") or [])
     lines += ["", "## Generation", ""]
     lines += [f"- corpus #{g['corpus_id']} {g['setup']} seed {g['seed']}" for g in card["generation"]] or ["- —"]
     lines += ["", "## Reproduce", "", "```", card["command"], "```", ""]

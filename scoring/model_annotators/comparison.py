@@ -10,7 +10,8 @@ first-k responses and the same human majority as the agreement run (`scoring.agr
   the first order asked, as a participant gives one answer), on the same units;
 - order sensitivity (a different answer when only the order of display changes) and position bias (the share of
   answers that are the first option listed);
-- the items where the crowd was split, with what the model said in each order;
+- the items where the crowd was split (a tie, or a bare majority: at most half the votes plus one, as 3 of 5 or
+  2 of 3), with what the model said in each order;
 - model accuracy by the human share of correct votes (the dashboard's plot).
 
 Human figures are computed by the agreement code from `Response` rows alone; nothing here writes or feeds back.
@@ -33,7 +34,6 @@ from tasks.models import InstanceStatus, TaskInstance
 from .selectors import item_verdicts, model_answers_frame
 
 MAX_RUNS = 10  # the latest computed runs of a study
-SPLIT_SHARE = 0.6  # an item is "split" when its majority has at most this share of the first k answers
 MAX_SPLIT_ITEMS = 30
 
 
@@ -116,7 +116,6 @@ def model_comparison_compute(*, study: Study, question: str = "", level: str = "
     if not out:
         return None
     return {"runs": out, "k": k, "min_correct": m, "question": scale.question, "level": scale.level,
-            "split_share": SPLIT_SHARE,
             "note": "Model answers are stored apart from the crowd's and never counted in k, the majority, "
                     "agreement, the filter or exports; kappa compares each order's answer with the human majority."}
 
@@ -198,9 +197,8 @@ def _alpha_with_and_without(answers: pd.DataFrame, per_item: pd.DataFrame, first
 
 
 def _split_items(answers: pd.DataFrame, per_item: pd.DataFrame, data: Any) -> list[dict[str, Any]]:
-    used = per_item["n_used"]
-    share = per_item["majority_votes"] / used.where(used > 0)
-    split = per_item[(used >= 2) & (share <= SPLIT_SHARE)]
+    used, top = per_item["n_used"], per_item["majority_votes"]
+    split = per_item[(used >= 2) & (top < used) & (top <= used // 2 + 1)]
     position = {item: n for n, item in enumerate(data.per_item["item_id"])}
     out = []
     by_item = answers.groupby("item_id")
@@ -233,3 +231,38 @@ def _by_vote_share(answers: pd.DataFrame, per_item: pd.DataFrame, k: int) -> lis
                     "accuracy": float(rows["is_correct"].mean()) if len(rows) else None})
     return out
 
+
+
+def models_card(*, instance_ids: list[int], studies: list[Study]) -> list[dict[str, Any]]:
+    """The dataset card's model section: per finished model run of the studies that gave the votes, its accuracy on
+    the exported rows (and on those validated), with the agreement figures of the study's latest agreement run."""
+    from annotation.models import StudyItem
+    from scoring.models import AgreementRun, ModelAnswer
+
+    if not studies or not instance_ids:
+        return []
+    wanted = set(instance_ids)
+    status = dict(TaskInstance.objects.filter(pk__in=wanted).values_list("pk", "status"))
+    out = []
+    for run in ModelRun.objects.filter(study__in=studies, computed_at__isnull=False).select_related("study") \
+            .order_by("computed_at")[:MAX_RUNS]:
+        items = dict(StudyItem.objects.filter(study=run.study, instance_id__in=wanted).values_list("pk",
+                                                                                                   "instance_id"))
+        rows = list(ModelAnswer.objects.filter(run=run, study_item_id__in=list(items), question="")
+                    .values_list("study_item_id", "is_correct"))
+        known = [(items[item], correct) for item, correct in rows if correct is not None]
+        on_validated = [correct for instance, correct in known if status.get(instance) == InstanceStatus.VALIDATED]
+        latest = AgreementRun.objects.filter(study=run.study, computed_at__isnull=False).order_by("-computed_at") \
+            .first()
+        figures = next((m["overall"] for m in ((latest.result or {}).get("models") or {}).get("runs", [])
+                        if m["model_run"] == run.pk), {}) if latest else {}
+        out.append({
+            "model_run": run.pk, "label": run.label, "backend": run.backend, "model": run.model,
+            "study": run.study.slug, "asks": len(rows),
+            "accuracy": sum(c for _, c in known) / len(known) if known else None,
+            "accuracy_validated": sum(on_validated) / len(on_validated) if on_validated else None,
+            **{key: figures.get(key) for key in ("kappa_with_majority", "kappa_with_majority_ci", "alpha_crowd",
+                                                 "alpha_with_model", "order_sensitive_share")},
+            "agreement_source": f"agreement run #{latest.pk}" if figures else None,
+        })
+    return out

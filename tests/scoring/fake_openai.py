@@ -32,7 +32,7 @@ def informal(text: str) -> bool:
 
 def oracle(messages: list[dict[str, str]], body: dict[str, Any]) -> str:
     """A model that gets every ordering item right, whatever the order: it matches sentences to anchors by case."""
-    user = messages[-1]["content"] if messages[-1]["role"] == "user" else messages[-3]["content"]
+    user = _item(messages)
     a1, a2, s1, s2 = (_field(user, name) for name in ("A1", "A2", "S1", "S2"))
     if a2:  # quadruple
         return "S1-S2" if informal(s1) == informal(a1) else "S2-S1"
@@ -44,7 +44,12 @@ def oracle(messages: list[dict[str, str]], body: dict[str, Any]) -> str:
 
 def first_choice(messages: list[dict[str, str]], body: dict[str, Any]) -> str:
     """A model with a pure position bias: always the first answer listed (order-sensitive on every item)."""
-    return _choices(messages[-1]["content"])[0]
+    return _choices(_item(messages))[0]
+
+
+def _item(messages: list[dict[str, str]]) -> str:
+    """The first user message: the item (a corrective retry appends another)."""
+    return next(m["content"] for m in messages if m["role"] == "user")
 
 
 def _choices(user: str) -> list[str]:
@@ -91,7 +96,7 @@ class FakeOpenAI:
                 with fake.lock:
                     fake.requests.append({"path": self.path, "body": body,
                                           "authorization": self.headers.get("Authorization", "")})
-                    fault = fake.faults.popleft() if fake.faults else ""
+                    fault = fake.faults.popleft() if fake.faults else ""  # "" = no fault for this request
                 if not self.path.rstrip("/").endswith("/v1/chat/completions"):
                     return self._send(404, {"error": {"message": "no such route"}})
                 if body.get("model") != fake.model:
