@@ -186,6 +186,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# Model work to the gpu queue. Model annotators choose per run (model_run_start queues a local model on gpu, an
+# endpoint model on default: it only waits on HTTP) and store the queue on the job, so a resend keeps it.
 CELERY_TASK_ROUTES = {"scoring.*model*": {"queue": "gpu"}}
 CELERY_BEAT_SCHEDULE = {
     # Tidies sessions whose time limit passed (the engine already ignores expired reservations without it).
