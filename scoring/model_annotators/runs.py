@@ -32,7 +32,8 @@ from .selectors import run_overview
 JOB_KIND = "model_annotation"
 GPU_QUEUE = "gpu"
 DEFAULT_QUEUE = "default"
-WRITE_EVERY = 25  # answers written per transaction while a run goes
+WRITE_EVERY = 25  # answers written per transaction while a run goes …
+WRITE_SECONDS = 2.0  # … or sooner, so the admin's progress and a stopped run show what came in
 STOP_POLL_SECONDS = 1.0
 LIMITS = {"concurrency": (1, 64), "timeout": (1, 600), "max_retries": (0, 10), "max_tokens": (1, 4096)}
 
@@ -204,8 +205,10 @@ def model_run_execute(*, run_id: int, job_id: int | None = None,
     buffer: list[ModelAnswer] = []
     new_cache: dict[str, dict[str, Any]] = {}
     lock = threading.Lock()
+    last_write = [time.monotonic()]
 
     def flush() -> None:
+        last_write[0] = time.monotonic()
         with transaction.atomic():
             ModelAnswer.objects.bulk_create(buffer, ignore_conflicts=True)
             ModelReplyCache.objects.bulk_create(
@@ -223,7 +226,7 @@ def model_run_execute(*, run_id: int, job_id: int | None = None,
             if not from_cache and reply.status != ReplyStatus.ERROR:
                 new_cache[key] = reply.as_dict()
             finished[0] += 1
-            if len(buffer) >= WRITE_EVERY:
+            if len(buffer) >= WRITE_EVERY or time.monotonic() - last_write[0] >= WRITE_SECONDS:
                 flush()
                 report(finished[0], total)
 
