@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Study
+from annotation.models import Study, StudyItem
 from core.permissions import user_may
 from core.views import job_accepted, job_accepted_schema, job_body
 from scoring.agreement.selectors import study_get
@@ -21,6 +21,7 @@ from scoring.models import ModelAnswer, ModelRun
 
 from .guidance import model_guidance_apply
 from .runs import model_run_start, model_run_stop, model_run_summary
+from .selectors import item_verdicts, model_answers_frame
 
 MAX_ANSWERS = 1000
 
@@ -98,14 +99,24 @@ class ModelRunAnswersView(APIView):
 
     @extend_schema(operation_id="model_run_answers", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, pk: int) -> Response:
-        """The run's answers (up to 1,000 from ?offset=N): item, question, order, canonical answer, status."""
+        """The run's answers (up to 1,000 from ?offset=N): item, question, order, canonical answer, status; and
+        (with ?verdicts=1) each item's verdict across orders: order-sensitive or not, the answer given in every
+        order."""
         run = get_object_or_404(_runs(), pk=pk)
         try:
             offset = max(0, int(request.query_params.get("offset", 0)))
         except ValueError:
             offset = 0
         rows = ModelAnswer.objects.filter(run=run).select_related("study_item")[offset:offset + MAX_ANSWERS]
-        return Response({"model_run": run.pk, "offset": offset, "answers": [
+        body: dict[str, Any] = {}
+        if request.query_params.get("verdicts") in ("1", "true"):
+            names = dict(StudyItem.objects.filter(study_id=run.study_id).values_list("pk", "external_id"))
+            body["verdicts"] = [
+                {"item": names.get(int(v.item_id), ""), "question": v.question, "orders": int(v.n_orders),
+                 "answered": int(v.n_answered), "order_sensitive": bool(v.order_sensitive),
+                 "consistent_answer": v.consistent}
+                for v in item_verdicts(model_answers_frame(run=run)).itertuples()]
+        return Response({"model_run": run.pk, "offset": offset, **body, "answers": [
             {"item": a.study_item.external_id, "question": a.question, "order": a.order,
              "displayed_answer": a.displayed_answer, "answer": a.answer, "value": a.value, "status": a.status,
              "is_correct": a.is_correct, "from_cache": a.from_cache, "error": a.error} for a in rows]})

@@ -46,6 +46,7 @@ def _play(client: APIClient, slug: str, pid: str, correct: bool) -> None:
     p.play(correct=correct)
 
 
+@pytest.mark.slow  # a second or more (a model run over HTTP, or the whole crowd flow)
 def test_items_stop_after_two_answers_agreeing_with_a_consistent_model_and_are_decided():
     study = make_study(n_instances=1, per_batch=1, k=5, m=3, adaptive=True, slug="guided")
     with FakeOpenAI() as fake:
@@ -70,6 +71,7 @@ def test_items_stop_after_two_answers_agreeing_with_a_consistent_model_and_are_d
     assert not item.is_closed
 
 
+@pytest.mark.slow  # a second or more (a model run over HTTP, or the whole crowd flow)
 def test_a_first_answer_against_the_guide_keeps_the_plain_rule():
     study = make_study(n_instances=1, per_batch=1, k=5, m=3, adaptive=True, slug="against")
     with FakeOpenAI() as fake:

@@ -82,6 +82,7 @@ def test_429_and_500_are_retried_with_back_off_honouring_retry_after(fake):
     assert model.sleeps == [0.0, 0.5]  # Retry-After: 0 for the 429; then 0.25 × 2¹ for the 500
 
 
+@pytest.mark.slow  # a second or more (a model run over HTTP, or the whole crowd flow)
 def test_time_outs_after_every_retry_record_an_error_not_an_answer(fake):
     fake.faults.extend(["timeout"] * 3)
     model = backend(fake)

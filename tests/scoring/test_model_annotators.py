@@ -49,6 +49,7 @@ def _nothing_stored() -> None:
     assert not ModelRun.objects.exists() and not ModelAnswer.objects.exists() and not Job.objects.exists()
 
 
+@pytest.mark.slow  # a second or more (a model run over HTTP, or the whole crowd flow)
 def test_cli_oracle_answers_every_order_and_rerun_costs_nothing():
     study, items = f.annotated_study(answers=[["S2-S1"] * 3, ["S1-S2", "S2-S1", "S2-S1"]])
     with FakeOpenAI() as fake:
@@ -103,6 +104,7 @@ def test_prompt_is_the_study_instructions_and_the_item_as_shown_in_that_order():
     assert shown["sentence_order"] == ["S2", "S1"] and shown["anchors_swapped"] is False
 
 
+@pytest.mark.slow  # a second or more (a model run over HTTP, or the whole crowd flow)
 def test_position_biased_model_is_order_sensitive_everywhere():
     study, _ = f.annotated_study(answers=[["S2-S1"] * 3, ["S1-S2"] * 3])
     with FakeOpenAI(first_choice) as fake:
@@ -130,6 +132,7 @@ def test_faults_are_recorded_as_no_answer_and_counted(settings):
     assert summary["accuracy"] == pytest.approx(6 / 8) and summary["accuracy_answered"] == 1.0
 
 
+@pytest.mark.slow  # a second or more (a model run over HTTP, or the whole crowd flow)
 def test_concurrency_limit_is_respected():
     study, _ = f.annotated_study(answers=[["S2-S1"]] * 6)
     active, peak, lock = [0], [0], threading.Lock()
@@ -244,8 +247,10 @@ def test_api_starts_a_run_as_a_202_job_and_reads_it(api):
         model_run_execute(run_id=body["model_run"], job_id=job.pk)  # what the worker runs
     detail = api.get(f"/api/v1/model-runs/{body['model_run']}/").json()
     assert detail["computed"] and detail["answered"] == 4 and detail["accuracy"] == 1.0
-    answers = api.get(f"/api/v1/model-runs/{body['model_run']}/answers/").json()["answers"]
-    assert len(answers) == 4 and {a["answer"] for a in answers} == {"S2-S1"}
+    answers = api.get(f"/api/v1/model-runs/{body['model_run']}/answers/?verdicts=1").json()
+    assert len(answers["answers"]) == 4 and {a["answer"] for a in answers["answers"]} == {"S2-S1"}
+    assert answers["verdicts"] == [{"item": study.items.get().external_id, "question": "", "orders": 4,
+                                    "answered": 4, "order_sensitive": False, "consistent_answer": "S2-S1"}]
     assert api.get(f"/api/v1/model-runs/?study={study.slug}").json()["runs"][0]["model_run"] == body["model_run"]
     assert_api_error(api.post(f"/api/v1/model-runs/{body['model_run']}/stop/"), code="finished", status=409)
 
@@ -263,6 +268,7 @@ def test_api_bad_input(api):
     _nothing_stored()
 
 
+@pytest.mark.slow  # a second or more (a model run over HTTP, or the whole crowd flow)
 def test_admin_start_form_stop_and_guide(admin_client: Client):
     study = make_study(n_instances=2, k=5, m=3, adaptive=True, slug="adm")
     with FakeOpenAI() as fake:
@@ -308,6 +314,7 @@ def _human_figures(study) -> dict:
     }
 
 
+@pytest.mark.slow  # a second or more (a model run over HTTP, or the whole crowd flow)
 def test_a_model_run_changes_none_of_the_human_figures():
     """A study filled by participants over the API; every human figure before and after two model runs (one that
     agrees with the majority, one that disagrees in every other order) is identical, and the model's answers sit
@@ -335,6 +342,7 @@ def test_a_model_run_changes_none_of_the_human_figures():
     assert [m["label"] for m in latest.result["models"]["runs"]] == ["fake-model", "biased"]
 
 
+@pytest.mark.slow  # a second or more (a model run over HTTP, or the whole crowd flow)
 def test_comparison_figures_are_the_libraries_own():
     """kappa with the human majority is scikit-learn's on the (order, majority) pairs; alpha with the model is
     krippendorff's with the model as one more rater."""
@@ -376,6 +384,7 @@ def test_comparison_figures_are_the_libraries_own():
                          .items_frame(study_id=study.pk), k=3, m=2).per_item["n_used"].sum() == 15
 
 
+@pytest.mark.slow  # a second or more (a model run over HTTP, or the whole crowd flow)
 def test_dashboard_and_dataset_card_show_the_models(admin_client: Client, tmp_path):
     from scoring.export.formats import benchmark_export
     from tasks.models import TaskInstance
