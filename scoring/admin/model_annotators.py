@@ -164,7 +164,8 @@ class ModelRunAdmin(ComputationRecordAdmin):
         if not summary:
             return format_html("–")
         rows = format_html_join("", "<tr><td>{}</td><td>{}</td></tr>", (
-            (key, value) for key, value in summary.items()))
+            (key.replace("_", " "), f"{value:.3f}" if isinstance(value, float) else value)
+            for key, value in summary.items()))
         recent = ModelAnswer.objects.filter(run=obj).select_related("study_item")[:20]
         answers = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", (
             (a.study_item.external_id, a.question or "–", a.order, a.answer or "–", a.status) for a in recent))
