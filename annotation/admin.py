@@ -73,7 +73,9 @@ class StudyAdmin(StudySetupAdminMixin, RewriteCorpusAdminMixin, admin.ModelAdmin
                     "adaptive_stopping", "results_link", "created_at"]
     list_filter = ["item_kind", "status", "origin", "platform", "adaptive_stopping"]
     search_fields = ["slug", "title"]
-    readonly_fields = ["live_progress", "participant_links", "recommendations", "created_at", "selection"]
+    # The guide is set from a finished model run (its page's "Stop items early where this model agrees"), never typed.
+    readonly_fields = ["live_progress", "participant_links", "recommendations", "created_at", "selection",
+                       "guide_stop_after", "guide_source"]
     actions = ["open_studies", "export_csv", "export_jsonl", "export_decisions_prolific", "export_decisions_mturk",
                "build_corpus_from_rewrites"]
     form = StudyChangeForm
@@ -82,7 +84,8 @@ class StudyAdmin(StudySetupAdminMixin, RewriteCorpusAdminMixin, admin.ModelAdmin
         (None, {"fields": ["slug", "title", "item_kind", "origin", "status", "participant_links", "live_progress"]}),
         ("Assignment", {"fields": ["annotators_per_item", "min_correct", "items_per_batch", "screening_per_batch",
                                    "max_batches_per_participant", "batch_time_limit_minutes",
-                                   "allow_multiple_setups", "adaptive_stopping", "selection"]}),
+                                   "allow_multiple_setups", "adaptive_stopping", "guide_stop_after", "guide_source",
+                                   "selection"]}),
         ("Participant texts", {"fields": ["consent_text", "eligibility_questions", "task_description", "questions",
                                           "rewrite_min_length"]}),
         ("Platform", {"fields": ["completion_code", "screened_out_code", "redirect_url", "estimated_minutes",
