@@ -111,3 +111,32 @@ def test_guide_needs_an_adaptive_study_and_a_sensible_count():
     adaptive.refresh_from_db()
     assert adaptive.guide_stop_after is None and StudyItem.objects.get(pk=item.pk).guide_answer == ""
     assert not ModelRun.objects.exists()
+
+
+@given(k=st.integers(1, 9), data=st.data())
+def test_the_filter_decides_a_closed_item_as_its_stopping_rule_settled_it(k, data):
+    """A closed item the m-of-k rule settled gets the decision every completion would give; one the guide closed
+    (unanimous first answers, not settled) is validated when they were all correct, rejected when all wrong."""
+    import numpy as np
+
+    from scoring.agreement.stats.votes import decide
+
+    m = data.draw(st.integers(1, k))
+    n_used = data.draw(st.integers(1, k - 1)) if k > 1 else 1
+    n_correct = data.draw(st.integers(0, n_used))
+    settled = n_correct >= m or n_used - n_correct > k - m
+    unanimous = n_correct in (0, n_used)
+    got = decide(complete=np.array([n_used >= k]), has_correct=np.array([True]), n_correct=np.array([n_correct]),
+                 m=m, closed=np.array([True]), n_used=np.array([n_used]), k=k)[0]
+    if n_used >= k:
+        assert got == ("validated" if n_correct >= m else "rejected")
+    elif settled:
+        assert got == ("validated" if n_correct >= m else "rejected")
+    elif unanimous:
+        assert got == ("validated" if n_correct == n_used else "rejected")
+    else:
+        assert got == "incomplete"
+    open_item = decide(complete=np.array([False]), has_correct=np.array([True]), n_correct=np.array([n_correct]),
+                       m=m, closed=np.array([False]), n_used=np.array([n_used]), k=k)[0]
+    if n_used < k:  # not closed: fewer than k answers decide nothing
+        assert open_item == "incomplete"
