@@ -286,6 +286,31 @@ def _fmt(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
+def _writing_signal_lines(params: dict[str, Any]) -> list[str]:
+    """What the rewrites' writing signals flagged and what was done with the flagged rewrites (counts)."""
+    signals = params.get("writing_signals") or {}
+    if not signals.get("rewrites"):
+        return []
+    telemetry = signals.get("telemetry", {})
+    lines = [f"  - Writing telemetry: {signals['rewrites']} rewrites, {telemetry.get('consistent', 0)} with consistent "
+             f"telemetry, {telemetry.get('inconsistent', 0)} inconsistent, {telemetry.get('none', 0)} without."]
+    if not signals.get("computed_at"):
+        return [*lines, "  - Writing signals were not measured."]
+    flagged = signals.get("flagged", {})
+    excluded = params.get("exclude_flagged")
+    done = (f"{flagged.get('accepted', 0)} accepted, {flagged.get('rejected', 0)} rejected, "
+            f"{flagged.get('pending', 0)} pending by the reviewers")
+    lines.append(f"  - Writing signals flagged {flagged.get('rewrites', 0)} rewrite(s) ({done}); "
+                 + (f"{params.get('excluded_flagged', 0)} accepted flagged rewrite(s) left out of this corpus "
+                    f"(flagged by {', '.join(excluded)})." if excluded else "flagged rewrites were not left out."))
+    for name, outcome in signals.get("by_signal", {}).items():
+        label = signals.get("labels", {}).get(name, name)
+        lines.append(f"    - {label}: {outcome['rewrites']} ({outcome['accepted']} accepted, {outcome['rejected']} "
+                     f"rejected, {outcome['pending']} pending"
+                     + (f", {outcome['excluded_from_corpus']} left out)" if excluded else ")"))
+    return lines
+
+
 def _markdown(card: dict[str, Any]) -> str:
     counts = card["counts"]
     lines = [f"# Dataset card: {card['file']}", "",
@@ -311,6 +336,7 @@ def _markdown(card: dict[str, Any]) -> str:
                          f"rejection reasons {review.get('rejection_reasons') or {}}.")
         if params.get("source_filters"):
             lines.append(f"  - Sources were filtered before writing: {params['source_filters']}.")
+        lines += _writing_signal_lines(params)
     lines += ["", "## Filter", ""]
     if card["filter"]:
         f = card["filter"]
