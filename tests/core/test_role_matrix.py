@@ -24,6 +24,7 @@ from django.utils import timezone
 from annotation.models import Batch, Response
 from annotation.models_practice import PracticeAnswer, PracticeItem
 from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock
+from annotation.models_signals import WritingSignal
 from core.models import Job
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun, MetricEvaluation, ScoreRun
 from scoring.models.content_errors import ContentError, ContentErrorSet
@@ -52,6 +53,8 @@ API_DOORS: dict[tuple[str, str], str | None] = {
     ("study-participants", "get"): "annotation.view_participant",
     ("study-responses", "get"): "annotation.view_response",
     ("study-decisions", "get"): "annotation.view_participant",
+    ("study-writing-signals", "get"): "annotation.view_writingsignal",
+    ("study-writing-signals", "post"): "annotation.add_writingsignal",
     ("agreement-run-list", "post"): "scoring.add_agreementrun",
     ("agreement-run-detail", "get"): "scoring.view_agreementrun",
     ("filter-run-list", "post"): "scoring.add_filterrun",
@@ -87,6 +90,7 @@ ADMIN_VIEWS: dict[str, tuple[str, str]] = {
     "annotation_rewritereview_queue": ("get", "annotation.change_rewritereview"),
     "annotation_rewritereview_decide": ("post", "annotation.change_rewritereview"),
     "annotation_rewritereview_block": ("post", "annotation.change_rewritereview"),
+    "annotation_rewritereview_signals": ("post", "annotation.add_writingsignal"),
     "scoring_agreement_start": ("get", "scoring.add_agreementrun"),
     "scoring_agreement_study": ("get", "scoring.view_agreementrun"),
     "scoring_agreement_dashboard": ("get", "scoring.view_agreementrun"),
@@ -224,6 +228,9 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
                                            correct_answer="S1-S2")
     PracticeAnswer.objects.create(participant=participant, item=practice, answer="S1-S2", is_correct=True)
     RewriteReview.objects.create(response=Response.objects.filter(study=study).first())
+    WritingSignal.objects.create(response=Response.objects.filter(study=study).first(), signal="mostly_pasted",
+                                 score=1, threshold=0.5, flagged=True, evidence="all pasted",
+                                 computed_at=timezone.now())
     RewriteSettings.objects.create(study=study)
     WorkerBlock.objects.create(platform="prolific", external_id="a" * 24)
     error_set = ContentErrorSet.objects.create(name="errors", source="pairs.tsv", error_types=["deletion"])
