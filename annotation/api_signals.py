@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -36,7 +37,8 @@ class WritingSignalsStartInput(serializers.Serializer):
 class WritingSignalsView(APIView):
     permission_model = WritingSignal
 
-    @extend_schema(operation_id="study_writing_signals", tags=["studies"], responses={200: dict, **RESEARCHER_ERRORS},
+    @extend_schema(operation_id="study_writing_signals", tags=["studies"],
+                   responses={200: OpenApiTypes.OBJECT, **RESEARCHER_ERRORS},
                    description="Every rewrite of a rewrite study with its telemetry status and its writing signals "
                                "(score, threshold, flagged, evidence).")
     def get(self, request: Request, slug: str) -> Response:

@@ -89,6 +89,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--out", default="benchmarks/out/writing_signals.json")
+    parser.add_argument("--near-duplicate", type=float, nargs="+", default=[90.0, 95.0],
+                        help="near-duplicate thresholds to measure the same writing with")
     args = parser.parse_args()
 
     ensure_database()
@@ -96,6 +98,7 @@ def main() -> None:
 
     django.setup()
     from annotation.models import Response, Study
+    from annotation.models_review import RewriteSettings
     from annotation.models_signals import WritingSignal
     from annotation.services.writing_signals.registry import SPECS
     from annotation.services.writing_signals.services import writing_signals_compute
@@ -127,19 +130,25 @@ def main() -> None:
     simulation = json.loads(simulated.stdout.strip().splitlines()[-1])
     elapsed = time.perf_counter() - started
     study = Study.objects.get(slug=slug)
-    computed = time.perf_counter()
-    summary = writing_signals_compute(study=study)
-    compute_seconds = time.perf_counter() - computed
     truth = json.loads(truth_path.read_text())
-    flags_by_writer: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for pid, signal in WritingSignal.objects.filter(response__study=study, flagged=True).values_list(
-            "response__participant__external_id", "signal"):
-        flags_by_writer[pid][signal] += 1
-    for by in flags_by_writer.values():
-        by["any"] = sum(by.values())
-    signals = [name for name in SPECS if name not in summary["off"]]
-    # How alike careful typists' rewrites of one source are: the near-duplicate threshold's margin.
     careful_ids = {pid for pid, t in truth.items() if t["kind"] == "careful"}
+    runs = {}
+    for near in args.near_duplicate:
+        RewriteSettings.objects.filter(study=study).update(signal_thresholds={"near_duplicate": near})
+        computed = time.perf_counter()
+        summary = writing_signals_compute(study=study)
+        compute_seconds = time.perf_counter() - computed
+        flags_by_writer: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        for pid, signal in WritingSignal.objects.filter(response__study=study, flagged=True).values_list(
+                "response__participant__external_id", "signal"):
+            flags_by_writer[pid][signal] += 1
+        for by in flags_by_writer.values():
+            by["any"] = sum(by.values())
+        signals = [name for name in SPECS if name not in summary["off"]]
+        runs[str(near)] = {"thresholds": {n: summary["thresholds"][n] for n in signals},
+                           "rates": rates(truth, flags_by_writer, signals),
+                           "compute_seconds": round(compute_seconds, 3)}
+    # How alike careful typists' rewrites of one source are: the near-duplicate threshold's margin.
     careful_scores = sorted(WritingSignal.objects.filter(
         response__study=study, signal="near_duplicate", response__participant__external_id__in=careful_ids,
         details__other_writer__in=[f"prolific:{pid}" for pid in careful_ids]).values_list("score", flat=True))
@@ -152,19 +161,22 @@ def main() -> None:
         "simulation": {key: simulation.get(key) for key in ("elapsed_s", "answers_stored", "errors", "refused",
                                                              "writers_careful", "writers_paster", "writers_machine",
                                                              "writers_copier")},
-        "telemetry": summary["telemetry"], "thresholds": {n: summary["thresholds"][n] for n in signals},
-        "off": summary["off"], "rates": rates(truth, flags_by_writer, signals),
-        "careful_near_duplicate_max": careful_scores[-1] if careful_scores else None,
-        "careful_near_duplicate_p99": careful_scores[int(0.99 * (len(careful_scores) - 1))] if careful_scores
-        else None,
+        "telemetry": summary["telemetry"], "off": summary["off"], "runs": runs,
+        "careful_near_duplicate_over_90": sum(s >= 90 for s in careful_scores),
+        "careful_rewrites_compared": len(careful_scores),
         "careful_speed_max": speeds[-1] if speeds else None,
-        "compute_seconds": round(compute_seconds, 3), "elapsed_s": round(elapsed, 1), "loadavg": load,
+        "elapsed_s": round(elapsed, 1), "loadavg": load,
     }
     Path(args.out).write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
+    for near, run in runs.items():
+        rates_table(run["rates"], [*run["thresholds"]], f"near_duplicate threshold {near}")
+
+
+def rates_table(rows: dict[str, Any], signals: list[str], title: str) -> None:
     header = ["writers", *signals, "any"]
-    print("\n| kind | " + " | ".join(header) + " |\n|---|" + "---|" * len(header))
-    for kind, row in result["rates"].items():
+    print(f"\n{title}\n\n| kind | " + " | ".join(header) + " |\n|---|" + "---|" * len(header))
+    for kind, row in rows.items():
         cells = [str(row["writers"])] + [f"{row[s]:.1%}" if row[s] is not None else "–" for s in header[1:]]
         print(f"| {kind} | " + " | ".join(cells) + " |")
 

@@ -45,9 +45,13 @@ SYNONYMS = {"good": ["good", "fine", "excellent", "pleasant"], "bad": ["bad", "p
             "cool": ["pleasant", "agreeable", "good"], "mad": ["angry", "upset"], "tell": ["tell", "inform"],
             "need": ["need", "require"], "also": ["also", "additionally", "furthermore"], "so": ["so", "therefore"],
             "just": ["just", "simply", "merely", ""], "lot": ["lot", "great deal"], "fine": ["fine", "well"]}
-OPENERS = ["", "", "", "In my opinion, ", "I believe that ", "Frankly, ", "To be honest, ", "Personally, ",
-           "I would say that ", "It seems to me that "]
-CLOSERS = [".", ".", ".", "!", ", in my view.", ", I believe.", " indeed."]
+OPENERS = ["", "", "", "", "", "", "In my opinion, ", "I believe that ", "Frankly, ", "To be honest, ", "Personally, ",
+           "I would say that ", "It seems to me that ", "Honestly, ", "As far as I can tell, ", "In truth, ",
+           "I must admit that ", "If I may say so, ", "As I see it, ", "Quite simply, ", "I feel that ", "Indeed, "]
+CLOSERS = [".", ".", ".", "!", ", in my view.", ", I believe.", " indeed.", ", I am afraid.", ", to be fair.",
+           ", as far as I know.", ", it seems.", ", truly."]
+ASIDES = ["certainly", "in fact", "however", "of course", "naturally", "admittedly", "clearly", "evidently"]
+FILLERS = {"just", "really", "so", "very", "like", "totally", "actually", "basically", "pretty"}
 
 
 def writers_parse(text: str) -> dict[str, float]:
@@ -73,14 +77,20 @@ def writer_kind_draw(rng: random.Random, shares: dict[str, float]) -> str:
 
 
 def rewrite_text(rng: random.Random, source: str) -> str:
-    """A formal rewrite of `source` in one writer's own words: slang expanded, some words exchanged for synonyms,
-    an opener or a closer sometimes, capitalised and punctuated."""
+    """A formal rewrite of `source` in one writer's own words: slang expanded, fillers dropped or kept, words
+    exchanged for synonyms, an aside, an opener or a closer now and then, capitalised and punctuated: each writer
+    makes these choices independently, so two writers' rewrites of one source differ as people's do."""
+    drop_fillers = rng.random() < 0.5
     words = []
     for raw in source.split():
         core = raw.strip(".,!?").lower()
+        if drop_fillers and core in FILLERS:
+            continue
         word = EXPANSIONS.get(core, raw.strip(".,!?") if core not in SYNONYMS else rng.choice(SYNONYMS[core]))
         if word:
             words.append(word)
+    if len(words) > 3 and rng.random() < 0.5:
+        words.insert(rng.randrange(1, len(words) - 1), rng.choice(ASIDES))
     body = " ".join(words) or source
     opener = rng.choice(OPENERS)
     text = opener + (body if opener else body[:1].upper() + body[1:])
