@@ -56,6 +56,39 @@ def build_study(k: int, per_batch: int) -> str:
     return slug
 
 
+def turkcorpus_pairs() -> dict[str, Any]:
+    """Real people's rewrites of one source: TurkCorpus's 8 crowd simplifications of each test sentence (Xu et al.
+    2016). The share of pairs of two people's rewrites at least 90 / 95 alike (the near-duplicate signal's
+    similarity), overall and among pairs whose both rewrites pass a copy check at 90 (rewrites that differ from the
+    source, as a rewrite study requires): the near-duplicate threshold's false alarms on honest writers."""
+    import csv
+
+    from annotation.services.writing_signals.measures import char_similarity, normalize
+
+    path = ROOT.parent / "shared" / "data" / "turkcorpus" / "test.8turkers.organized.tsv"
+    counts = {"sentences": 0, "pairs": 0, "pairs_90": 0, "pairs_95": 0, "rewritten_pairs": 0,
+              "rewritten_pairs_90": 0, "rewritten_pairs_95": 0}
+    with path.open(encoding="utf-8") as handle:
+        for cells in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
+            if len(cells) < 10:
+                continue
+            source, refs = normalize(cells[1]), [normalize(c) for c in cells[2:10]]
+            matrix = char_similarity([source, *refs])
+            counts["sentences"] += 1
+            for i in range(1, 9):
+                for j in range(i + 1, 9):
+                    score = float(matrix[i][j])
+                    rewritten = bool(matrix[0][i] < 90 and matrix[0][j] < 90)
+                    counts["pairs"] += 1
+                    counts["pairs_90"] += score >= 90
+                    counts["pairs_95"] += score >= 95
+                    counts["rewritten_pairs"] += rewritten
+                    counts["rewritten_pairs_90"] += rewritten and score >= 90
+                    counts["rewritten_pairs_95"] += rewritten and score >= 95
+    return {**counts, **{f"share_{k}": round(counts[k] / counts[k.rsplit("_", 1)[0]], 4)
+                         for k in ("pairs_90", "pairs_95", "rewritten_pairs_90", "rewritten_pairs_95")}}
+
+
 def rates(truth: dict[str, Any], flags_by_writer: dict[str, dict[str, int]], signals: list[str]) -> dict[str, Any]:
     """Per writer kind: writers, and per signal (and `any`) the share with at least one flagged rewrite."""
     out: dict[str, Any] = {}
@@ -91,7 +124,14 @@ def main() -> None:
     parser.add_argument("--out", default="benchmarks/out/writing_signals.json")
     parser.add_argument("--near-duplicate", type=float, nargs="+", default=[90.0, 95.0],
                         help="near-duplicate thresholds to measure the same writing with")
+    parser.add_argument("--only-turkcorpus", action="store_true", help="only the TurkCorpus pairs (no simulation)")
     args = parser.parse_args()
+    if args.only_turkcorpus:
+        import django
+
+        django.setup()
+        print(json.dumps(turkcorpus_pairs(), indent=2))
+        return
 
     ensure_database()
     import django
@@ -165,7 +205,7 @@ def main() -> None:
         "careful_near_duplicate_over_90": sum(s >= 90 for s in careful_scores),
         "careful_rewrites_compared": len(careful_scores),
         "careful_speed_max": speeds[-1] if speeds else None,
-        "elapsed_s": round(elapsed, 1), "loadavg": load,
+        "elapsed_s": round(elapsed, 1), "loadavg": load, "turkcorpus": turkcorpus_pairs(),
     }
     Path(args.out).write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
