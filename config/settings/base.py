@@ -127,6 +127,7 @@ STYLECROWD_PAY_CURRENCY = env_str("STYLECROWD_PAY_CURRENCY", "GBP") or "GBP"  # 
 # A local causal language model (a directory) for the rewrites' LLM-likeness signal; empty: that signal is off.
 STYLECROWD_WRITING_LM = env_str("STYLECROWD_WRITING_LM", "") or ""
 STYLECROWD_UPLOAD_MAX_MB = int(env_str("STYLECROWD_UPLOAD_MAX_MB", "100") or 100)  # one corpus import, all files
+STYLECROWD_HUB_TIMEOUT_SECONDS = float(env_str("STYLECROWD_HUB_TIMEOUT_SECONDS", "60") or 60)  # each dataset-hub call
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

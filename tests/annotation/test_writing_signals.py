@@ -277,7 +277,7 @@ def test_recommendations_and_decisions_carry_the_facts_in_neutral_words():
 
 
 def test_the_corpus_can_leave_flagged_rewrites_out_and_its_card_says_so(tmp_path):
-    from scoring.export.formats import _writing_signal_lines
+    from scoring.export.card.markdown import writing_signals_markdown
     from tasks.models import StyleComponent
 
     StyleComponent.objects.get_or_create(name="formality", defaults={"label_1": "informal", "label_2": "formal"})
@@ -304,7 +304,7 @@ def test_the_corpus_can_leave_flagged_rewrites_out_and_its_card_says_so(tmp_path
     only_speed = corpus_build_from_rewrites(study_slug="sig", name="no-fast", component="formality",
                                             exclude_flagged="typing_speed")
     assert only_speed.n_pairs == 8
-    card = "\n".join(_writing_signal_lines(corpus.import_params))
+    card = "\n".join(writing_signals_markdown(corpus.import_params))
     assert "Writing signals flagged 5 rewrite(s) (5 accepted, 0 rejected, 0 pending by the reviewers)" in card
     assert "5 accepted flagged rewrite(s) left out of this corpus" in card
     assert "typed faster than people sustain: 2 (2 accepted, 0 rejected, 0 pending, 2 left out)" in card

@@ -26,7 +26,14 @@ from annotation.models_practice import PracticeAnswer, PracticeItem
 from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock
 from annotation.models_signals import WritingSignal
 from core.models import Job
-from scoring.models import AgreementRun, BenchmarkExport, FilterRun, MetricEvaluation, ScoreRun
+from scoring.models import (
+    AgreementRun,
+    BenchmarkExport,
+    BenchmarkPublication,
+    FilterRun,
+    MetricEvaluation,
+    ScoreRun,
+)
 from scoring.models.content_errors import ContentError, ContentErrorSet
 from tasks.models import GenerationRun, NumberSubstitutionCandidate
 from tests import factories as f
@@ -44,6 +51,7 @@ API_DOORS: dict[tuple[str, str], str | None] = {
     ("corpus-list", "get"): "tasks.view_corpus",
     ("corpus-list", "post"): "tasks.add_corpus",
     ("corpus-detail", "get"): "tasks.view_corpus",
+    ("corpus-detail", "patch"): "tasks.change_corpus",
     ("corpus-generate", "post"): "tasks.change_corpus",
     ("instance-list", "get"): "tasks.view_taskinstance",
     ("study-list", "get"): "annotation.view_study",
@@ -210,6 +218,7 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
     export_file.write_text("ID\tAnchor 1\n")
     export = BenchmarkExport.objects.create(format=BenchmarkExport.Format.STEL_TSV, path=str(export_file), n_rows=1,
                                             study=study, params={})
+    BenchmarkPublication.objects.create(export=export, repo="org/bench", endpoint="http://127.0.0.1:9")
     predictions = tmp_path / "score_runs" / "p.tsv"
     predictions.parent.mkdir()
     predictions.write_text("ID\tmethod\n")
