@@ -237,6 +237,12 @@ class Participant(models.Model):
         return f"{self.platform}:{self.external_id}"
 
 
+class TelemetryStatus(models.TextChoices):
+    NONE = "none", "no telemetry"
+    CONSISTENT = "consistent", "consistent"
+    INCONSISTENT = "inconsistent", "inconsistent"
+
+
 class Response(models.Model):
     """One answer of one participant to one item (and one question of it, for Likert items)."""
 
@@ -267,6 +273,15 @@ class Response(models.Model):
     reservation = models.ForeignKey(
         "Reservation", on_delete=models.SET_NULL, null=True, blank=True, related_name="responses"
     )
+    # Writing telemetry of a free-text answer (annotation/services/telemetry.py): counts and durations only, never
+    # the keys typed. `db_default`: the hot path's INSERT does not name these columns (it never stores telemetry).
+    telemetry = models.JSONField(
+        null=True, blank=True,
+        help_text="What the page measured while the answer was written (counts and durations), the server's times "
+                  "and the consistency check's findings; empty: no telemetry was sent.")
+    telemetry_status = models.CharField(
+        max_length=12, choices=TelemetryStatus.choices, default=TelemetryStatus.NONE, db_default=TelemetryStatus.NONE,
+        help_text="none: no telemetry sent; inconsistent: it contradicts the text or the server's clock.")
 
     class Meta:
         ordering = ["answered_at", "id"]
@@ -400,3 +415,4 @@ class Reservation(models.Model):
 
 from annotation.models_practice import PracticeAnswer, PracticeItem  # noqa: E402,F401  (practice items)
 from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock  # noqa: E402,F401  (rewrites)
+from annotation.models_signals import WritingSignal  # noqa: E402,F401  (writing signals of rewrites)

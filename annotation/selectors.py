@@ -126,14 +126,7 @@ def study_progress(*, study: Study) -> dict[str, Any]:
     complete = items.filter(Q(n_valid__gte=k) | Q(is_closed=True)).count()
     responses = Response.objects.filter(study=study)
     participants = Participant.objects.filter(study=study)
-    durations = []
-    for started, finished in Batch.objects.filter(
-        study=study, state=Batch.State.COMPLETED, started_at__isnull=False
-    ).values_list("started_at", "finished_at"):
-        durations.append((finished - started).total_seconds() / 60)
-    median_minutes = statistics.median(durations) if durations else None
-    pay = Decimal(str(study.target_hourly_pay)) * Decimal(study.estimated_minutes) / 60  # per batch, at target
-    effective = float(pay) / (median_minutes / 60) if median_minutes else None
+    pay = study_pay(study=study)
     from annotation.services.engine import study_adaptive_savings
 
     return {
@@ -148,12 +141,32 @@ def study_progress(*, study: Study) -> dict[str, Any]:
         "participants": participants.count(),
         "screened_out": participants.filter(screened_out=True).count(),
         "excluded": participants.filter(excluded=True).count(),
-        "batches_completed": len(durations),
-        "median_minutes_per_batch": round(median_minutes, 2) if median_minutes is not None else None,
-        "effective_hourly_pay": round(effective, 2) if effective is not None else None,
-        "target_hourly_pay": float(study.target_hourly_pay),
+        "batches_completed": pay["batches_completed"],
+        "median_minutes_per_batch": pay["median_minutes_per_batch"],
+        "effective_hourly_pay": pay["effective_hourly_pay"],
+        "target_hourly_pay": pay["target_hourly_pay"],
         "adaptive": study_adaptive_savings(study=study) if study.adaptive_stopping else None,
         "participation": study_participation(study=study),
+    }
+
+
+def study_pay(*, study: Study) -> dict[str, Any]:
+    """What a completed batch paid per hour: the reward per batch (target hourly pay × estimated minutes) over the
+    median time a completed batch took on the server's clock (started → finished). One definition for the study's
+    progress page and the dataset card."""
+    durations = [(finished - started).total_seconds() / 60 for started, finished in Batch.objects.filter(
+        study=study, state=Batch.State.COMPLETED, started_at__isnull=False, finished_at__isnull=False,
+    ).values_list("started_at", "finished_at")]
+    median_minutes = statistics.median(durations) if durations else None
+    reward = Decimal(str(study.target_hourly_pay)) * Decimal(study.estimated_minutes) / 60  # per batch, at target
+    effective = float(reward) / (median_minutes / 60) if median_minutes else None
+    return {
+        "batches_completed": len(durations),
+        "median_minutes_per_batch": round(median_minutes, 2) if median_minutes is not None else None,
+        "reward_per_batch": round(float(reward), 2),
+        "effective_hourly_pay": round(effective, 2) if effective is not None else None,
+        "target_hourly_pay": float(study.target_hourly_pay),
+        "estimated_minutes": study.estimated_minutes,
     }
 
 

@@ -1,3 +1,6 @@
+from collections.abc import Callable
+from typing import Any
+
 from axes.admin import AccessAttemptAdmin
 from axes.models import AccessAttempt
 from django.contrib import admin
@@ -42,6 +45,15 @@ MADE = {
 }
 
 
+# job kind → what its page shows under the fields once it is done (e.g. an export's card and downloads). Apps register
+# here (core imports no app); the function gets the job and the user, and returns HTML or None.
+JOB_PANELS: dict[str, Callable[..., Any]] = {}
+
+
+def job_panel_register(kind: str, panel: Callable[..., Any]) -> None:
+    JOB_PANELS[kind] = panel
+
+
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
     list_display = ["id", "kind", "status", "progress_bar", "created_by", "created_at", "finished_at"]
@@ -74,6 +86,13 @@ class JobAdmin(admin.ModelAdmin):
         if not links:
             return "–"
         return format_html_join(" · ", '<a href="{}">{}</a>', links)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):  # noqa: ANN001, ANN201
+        job = Job.objects.filter(pk=object_id).first() if str(object_id).isdigit() else None
+        panel = JOB_PANELS.get(job.kind) if job is not None and job.status == Job.Status.DONE else None
+        extra_context = {**(extra_context or {}),
+                         "job_panel": panel(job=job, user=request.user) if panel else None}
+        return super().change_view(request, object_id, form_url, extra_context)
 
     def has_add_permission(self, request) -> bool:
         return False

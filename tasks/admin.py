@@ -1,6 +1,7 @@
 """Researchers' door to the tasks app: corpora (with upload), pairs, generation, instances, screening questions."""
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -12,6 +13,7 @@ from django.utils.html import format_html, format_html_join
 from core.admin import job_message
 from core.errors import ApplicationError
 from tasks.forms import CorpusImportForm, GenerateInstancesForm
+from tasks.licences import licence_choices
 from tasks.models import Corpus, GenerationRun, ParallelPair, StyleComponent, TaskInstance
 from tasks.services.leaks import instances_audit
 from tasks.services.uploads import corpus_import_start, instances_generate_start
@@ -23,10 +25,22 @@ class StyleComponentAdmin(admin.ModelAdmin):
     list_filter = ["kind"]
 
 
+class CorpusForm(forms.ModelForm):
+    licence = forms.ChoiceField(
+        required=False, choices=licence_choices,
+        help_text="The source data's licence. One that forbids redistribution (GYAFC's) keeps the texts out of every "
+                  "export; the ids-only form with its rebuild recipe is offered instead.")
+
+    class Meta:
+        model = Corpus
+        fields = "__all__"
+
+
 @admin.register(Corpus)
 class CorpusAdmin(admin.ModelAdmin):
-    list_display = ["name", "component", "import_format", "n_pairs", "n_skipped", "n_instances_total", "pairs_link",
-                    "created_at"]
+    form = CorpusForm
+    list_display = ["name", "component", "import_format", "licence", "n_pairs", "n_skipped", "n_instances_total",
+                    "pairs_link", "created_at"]
     list_filter = ["component", "import_format"]
     search_fields = ["name", "source"]
     readonly_fields = ["import_format", "import_params", "n_pairs", "n_rows_read", "n_skipped", "n_instances",
@@ -81,7 +95,8 @@ class CorpusAdmin(admin.ModelAdmin):
                     import_format=data["import_format"], files=data["files"], seed=data["seed"],
                     min_edit_distance=data["min_edit_distance"], detokenize=data.get("detokenize"),
                     replace=data["replace"], source=data["source"],
-                    licence=data["licence"], created_by=request.user.get_username(),
+                    licence=data["licence"], attribution=data["attribution"], language=data["language"] or "en",
+                    created_by=request.user.get_username(),
                 )
             except ApplicationError as exc:
                 form.add_error(None, exc.message)

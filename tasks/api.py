@@ -13,12 +13,14 @@ from core.views import JobAcceptedSchema, job_accepted
 from tasks.models import Corpus, StyleComponent, TaskInstance
 from tasks.serializers import (
     CorpusImportInput,
+    CorpusLicenceInput,
     CorpusSerializer,
     InstancesGenerateInput,
     StyleComponentSerializer,
     TaskInstanceSerializer,
 )
 from tasks.services.components import component_create
+from tasks.services.imports import corpus_licence_update
 from tasks.services.uploads import corpus_import_start, instances_generate_start, upload_files_by_role
 
 
@@ -67,17 +69,29 @@ class CorpusListView(APIView):
             name=v["name"], component=v.get("component") or None, import_format=v["format"], files=files,
             seed=v["seed"], min_edit_distance=v.get("min_edit_distance"), detokenize=v.get("detokenize"),
             replace=v["replace"], source=v["source"],
-            licence=v["licence"], created_by=request.user.get_username(),
+            licence=v["licence"], attribution=v["attribution"], language=v["language"],
+            created_by=request.user.get_username(),
         )
         return job_accepted(job)
 
 
-class CorpusDetailView(generics.RetrieveAPIView):
-    """One corpus with its import parameters and counts."""
-
+class CorpusDetailView(APIView):
     permission_model = Corpus
-    queryset = Corpus.objects.select_related("component")
-    serializer_class = CorpusSerializer
+    parser_classes = [JSONParser]
+
+    @extend_schema(responses=CorpusSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        """One corpus with its import parameters, counts and licence."""
+        return Response(CorpusSerializer(get_object_or_404(Corpus.objects.select_related("component"), pk=pk)).data)
+
+    @extend_schema(request=CorpusLicenceInput, responses=CorpusSerializer)
+    def patch(self, request: Request, pk: int) -> Response:
+        """Record the corpus's licence, attribution or language (the admin's fields; what exports read)."""
+        corpus = get_object_or_404(Corpus.objects.select_related("component"), pk=pk)
+        serializer = CorpusLicenceInput(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        corpus = corpus_licence_update(corpus=corpus, **serializer.validated_data)
+        return Response(CorpusSerializer(corpus).data)
 
 
 class CorpusGenerateView(APIView):

@@ -1,6 +1,7 @@
 from django import forms
 
 from core.errors import ApplicationError
+from tasks.licences import licence_choices
 from tasks.models import Setup, StyleComponent
 from tasks.services.imports import FORMATS
 from tasks.services.uploads import upload_files_by_role
@@ -43,7 +44,14 @@ class CorpusImportForm(forms.Form):
     )
     replace = forms.BooleanField(required=False)
     source = forms.CharField(required=False, help_text="Citation or description.")
-    licence = forms.CharField(required=False)
+    licence = forms.ChoiceField(
+        required=False, choices=licence_choices,
+        help_text="Empty: STEL files are recorded as MIT, TurkCorpus as GPL-3.0-only, files named like GYAFC's under "
+                  "GYAFC's licence (not redistributable: exports then offer the ids-only form).")
+    attribution = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                                  help_text="Who to credit and cite (shown in every dataset card).")
+    language = forms.CharField(initial="en", required=False, max_length=35,
+                               help_text="BCP-47 tag of the texts' language (empty: en).")
 
     def clean(self) -> dict:
         data = super().clean()

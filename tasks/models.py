@@ -66,7 +66,13 @@ class Corpus(models.Model):
     name = models.CharField(max_length=128, unique=True)
     component = models.ForeignKey(StyleComponent, on_delete=models.PROTECT, related_name="corpora")
     source = models.TextField(blank=True, default="", help_text="Where the texts come from (paths, citation).")
-    licence = models.TextField(blank=True, default="", help_text="Licence note of the source data.")
+    licence = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="SPDX identifier of the source data's licence (tasks.licences); empty: not recorded. A licence that "
+                  "forbids redistribution keeps the texts out of every export (the ids-only form is offered instead).",
+    )
+    attribution = models.TextField(blank=True, default="", help_text="Who to credit and cite for the source data.")
+    language = models.CharField(max_length=35, default="en", help_text="BCP-47 language tag of the texts (en, de, …).")
     import_format = models.CharField(max_length=16, choices=Format.choices)
     import_params = models.JSONField(default=dict, blank=True, help_text="Seed, thresholds, files, checksums.")
     n_pairs = models.PositiveIntegerField(default=0)

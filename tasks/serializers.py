@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from tasks.licences import licence_get
 from tasks.models import Corpus, Setup, StyleComponent, TaskInstance
 from tasks.services.imports import FORMATS
 
@@ -15,8 +16,24 @@ class CorpusSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Corpus
-        fields = ["id", "name", "component", "import_format", "source", "licence", "import_params", "n_pairs",
-                  "n_rows_read", "n_skipped", "n_instances", "created_at"]
+        fields = ["id", "name", "component", "import_format", "source", "licence", "attribution", "language",
+                  "redistributable", "import_params", "n_pairs", "n_rows_read", "n_skipped", "n_instances",
+                  "created_at"]
+
+    redistributable = serializers.SerializerMethodField(
+        help_text="Whether the licence lets exports publish the texts (null: no licence recorded).")
+
+    def get_redistributable(self, corpus: Corpus) -> bool | None:
+        licence = licence_get(corpus.licence)
+        return None if licence is None else licence.redistributable
+
+
+
+class CorpusLicenceInput(serializers.Serializer):
+    licence = serializers.CharField(required=False, allow_blank=True,
+                                    help_text="SPDX identifier; empty: not recorded.")
+    attribution = serializers.CharField(required=False, allow_blank=True)
+    language = serializers.CharField(required=False, max_length=35)
 
 
 class CorpusImportInput(serializers.Serializer):
@@ -40,7 +57,11 @@ class CorpusImportInput(serializers.Serializer):
     )
     replace = serializers.BooleanField(default=False)
     source = serializers.CharField(required=False, allow_blank=True, default="")
-    licence = serializers.CharField(required=False, allow_blank=True, default="")
+    licence = serializers.CharField(required=False, allow_blank=True, default="",
+                                    help_text="SPDX identifier (MIT, GPL-3.0-only, CC-BY-4.0, …; LicenseRef-GYAFC); "
+                                              "empty: the format's own (STEL MIT, TurkCorpus GPL-3.0) or none.")
+    attribution = serializers.CharField(required=False, allow_blank=True, default="")
+    language = serializers.CharField(required=False, max_length=35, default="en")
 
 
 class InstancesGenerateInput(serializers.Serializer):

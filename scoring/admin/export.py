@@ -12,18 +12,26 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.models import Study
+from core.admin import job_panel_register
 from core.errors import ApplicationError
 from core.models import Job
 from core.permissions import admin_permission_required
 from scoring.admin.records import ComputationRecordAdmin, job_message
-from scoring.export.formats import STATUSES
-from scoring.export.jobs import export_file, export_start
-from scoring.models import BenchmarkExport
+from scoring.export.card.html import export_card_html, export_job_panel
+from scoring.export.formats import FORMAT_CHOICES
+from scoring.export.jobs import export_downloads, export_file, export_start
+from scoring.export.selection import STATUSES
+from scoring.models import BenchmarkExport, BenchmarkPublication
 from tasks.models import Corpus, Setup, StyleComponent
+
+# The export job's page shows the card and offers the files (the hub folder as a zip).
+job_panel_register("benchmark_export", export_job_panel)
 
 
 class ExportStartForm(forms.Form):
-    format = forms.ChoiceField(choices=[("stel-tsv", "STEL TSV"), ("jsonl", "JSON lines"), ("parquet", "Parquet")])
+    format = forms.ChoiceField(choices=FORMAT_CHOICES,
+                               help_text="Hugging Face folder: README with the hub's YAML, Parquet per component and "
+                                         "split, Croissant; downloaded as a zip.")
     status = forms.ChoiceField(choices=[(s, s) for s in STATUSES], initial="validated",
                                help_text="validated: the instances the filter kept (the benchmark).")
     study = forms.ModelChoiceField(queryset=Study.objects.order_by("slug"), to_field_name="slug", required=False,
@@ -32,22 +40,31 @@ class ExportStartForm(forms.Form):
     component = forms.ModelChoiceField(queryset=StyleComponent.objects.order_by("name"), to_field_name="name",
                                        required=False)
     setup = forms.ChoiceField(choices=[("", "every setup"), *Setup.choices], required=False)
+    name = forms.CharField(required=False, max_length=150,
+                           help_text="The benchmark's name: each export of a name gets the next version and a "
+                                     "changelog. Empty: from the selection.")
+    ids_only = forms.BooleanField(required=False, label="Ids only",
+                                  help_text="Without the texts, with the recipe to rebuild them (for corpora whose "
+                                            "licence forbids redistribution, such as GYAFC).")
 
     def service_kwargs(self) -> dict[str, Any]:
         d = self.cleaned_data
         return {"fmt": d["format"], "status": d["status"], "study_slug": d["study"].slug if d["study"] else "",
                 "corpus": d["corpus"].name if d["corpus"] else "",
-                "component": d["component"].name if d["component"] else "", "setup": d["setup"]}
+                "component": d["component"].name if d["component"] else "", "setup": d["setup"],
+                "name": d["name"], "ids_only": d["ids_only"]}
 
 
 @admin.register(BenchmarkExport)
 class BenchmarkExportAdmin(ComputationRecordAdmin):
     """Exports are written by a job started from the form; files are downloaded by id, after a permission check."""
 
-    list_display = ["id", "format", "downloads", "n_rows", "study", "filter_run", "created_at", "score_link"]
-    list_filter = ["format"]
-    fields = ["format", "downloads", "n_rows", "counts", "params", "sha256", "study", "filter_run", "created_by",
-              "created_at"]
+    list_display = ["id", "name", "version", "format", "ids_only", "downloads", "n_rows", "study", "filter_run",
+                     "created_at", "score_link"]
+    list_filter = ["format", "ids_only"]
+    search_fields = ["name"]
+    fields = ["name", "version", "format", "ids_only", "downloads", "changelog", "licences", "n_rows", "counts",
+              "params", "files", "sha256", "study", "filter_run", "created_by", "created_at", "card"]
     readonly_fields = fields
     start_form_class = ExportStartForm
     start_title = "Export a benchmark"
@@ -78,10 +95,16 @@ class BenchmarkExportAdmin(ComputationRecordAdmin):
 
     @admin.display(description="download")
     def downloads(self, obj: BenchmarkExport) -> str:
+        labels = {"data": obj.get_format_display(), "zip": f"{obj.get_format_display()} (zip)",
+                  "card": "dataset card (JSON)", "card-md": "dataset card (Markdown)",
+                  "croissant": "Croissant (JSON-LD)"}
         return format_html_join(" · ", '<a href="{}" class="download-{}">{}</a>', (
-            (reverse("admin:scoring_benchmarkexport_download", args=[obj.pk, which]), which, label)
-            for which, label in (("data", obj.get_format_display()), ("card", "dataset card (JSON)"),
-                                 ("card-md", "dataset card (Markdown)"))))
+            (reverse("admin:scoring_benchmarkexport_download", args=[obj.pk, which]), which, labels[which])
+            for which in export_downloads(obj)))
+
+    @admin.display(description="dataset card")
+    def card(self, obj: BenchmarkExport) -> str:
+        return export_card_html(export=obj)
 
     @admin.display(description="score models")
     def score_link(self, obj: BenchmarkExport) -> str:
@@ -90,3 +113,19 @@ class BenchmarkExportAdmin(ComputationRecordAdmin):
             return "–"
         return format_html('<a href="{}?export={}">score this export</a>', reverse("admin:scoring_scorerun_start"),
                            obj.pk)
+
+
+@admin.register(BenchmarkPublication)
+class BenchmarkPublicationAdmin(admin.ModelAdmin):
+    """Uploads to a dataset hub (publish_benchmark): a record of each, never edited here."""
+
+    list_display = ["id", "repo", "export", "state", "commit_url", "created_by", "created_at"]
+    list_filter = ["state", "hub"]
+    readonly_fields = ["export", "hub", "repo", "endpoint", "private", "state", "commit_url", "commit_oid", "error",
+                       "created_by", "created_at", "finished_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -192,7 +192,8 @@ def instances_filter(
                 "krippendorff_alpha_ci": summary.get("krippendorff_alpha_ci"),
                 "majority_accuracy": summary.get("majority_accuracy"),
                 "components": {name: {key: stats.get(key) for key in
-                                      ("fleiss_kappa", "krippendorff_alpha", "majority_accuracy", "n_validated")}
+                                      ("fleiss_kappa", "fleiss_kappa_ci", "krippendorff_alpha",
+                                       "krippendorff_alpha_ci", "majority_accuracy", "n_validated")}
                                for name, stats in summary.get("components", {}).items()},
                 "irregular": summary.get("irregular", {}).get("notes", []),
                 "balanced_away_instance_ids": [int(i) for i in dropped],

@@ -13,13 +13,23 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.views import JobAcceptedSchema, job_accepted
-from scoring.export.jobs import DOWNLOADS, export_file, export_start
+from scoring.export.formats import FORMAT_CHOICES
+from scoring.export.jobs import export_downloads, export_file, export_start
+from scoring.export.selection import STATUSES
 from scoring.models import BenchmarkExport
 
 
 class ExportInput(serializers.Serializer):
-    format = serializers.ChoiceField(choices=["stel-tsv", "jsonl", "parquet"], default="stel-tsv")
-    status = serializers.ChoiceField(choices=["candidate", "validated", "rejected", "all"], default="validated")
+    format = serializers.ChoiceField(choices=FORMAT_CHOICES, default="stel-tsv",
+                                     help_text="hub: a Hugging Face folder (README with YAML, Parquet per component "
+                                               "and split, croissant.json), downloaded as a zip.")
+    status = serializers.ChoiceField(choices=STATUSES, default="validated")
+    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=150,
+                                 help_text="The benchmark's name (versions are counted per name); default: from the "
+                                           "selection.")
+    ids_only = serializers.BooleanField(default=False,
+                                        help_text="Instance ids, labels and votes without the texts, with the recipe "
+                                                  "to rebuild them: for corpora whose licence forbids copying text.")
     study = serializers.SlugField(required=False, allow_blank=True, default="")
     corpus = serializers.CharField(required=False, allow_blank=True, default="")
     component = serializers.CharField(required=False, allow_blank=True, default="")
@@ -29,10 +39,12 @@ class ExportInput(serializers.Serializer):
 def _export_body(request: Request, export: BenchmarkExport) -> dict[str, Any]:
     return {
         "export": export.pk, "format": export.format, "rows": export.n_rows, "sha256": export.sha256,
+        "name": export.name, "version": export.version, "changelog": export.changelog, "ids_only": export.ids_only,
+        "licences": export.licences, "files": export.files,
         "params": export.params, "counts": export.counts, "study": export.study.slug if export.study else None,
         "created_at": export.created_at,
         "downloads": {which: request.build_absolute_uri(reverse("export-download", args=[export.pk, which]))
-                      for which in DOWNLOADS},
+                      for which in export_downloads(export)},
     }
 
 
@@ -53,7 +65,8 @@ class ExportListView(APIView):
         serializer.is_valid(raise_exception=True)
         d = serializer.validated_data
         job = export_start(fmt=d["format"], status=d["status"], study_slug=d["study"], corpus=d["corpus"],
-                           component=d["component"], setup=d["setup"], created_by=request.user.get_username())
+                           component=d["component"], setup=d["setup"], name=d["name"], ids_only=d["ids_only"],
+                           created_by=request.user.get_username())
         return job_accepted(job)
 
 
@@ -71,7 +84,8 @@ class ExportDownloadView(APIView):
     permission_model = BenchmarkExport
 
     @extend_schema(operation_id="export_download", responses={(200, "application/octet-stream"): bytes},
-                   tags=["exports"], description="The data file (`data`) or its dataset card (`card`: JSON, "
-                                                 "`card-md`: Markdown), streamed after the permission check.")
+                   tags=["exports"], description="The data file (`data`; a hub folder as `zip`), its dataset card "
+                                                 "(`card`: JSON, `card-md`: Markdown) or its Croissant metadata "
+                                                 "(`croissant`), streamed after the permission check.")
     def get(self, request: Request, pk: int, which: str) -> Any:
         return export_file(export=get_object_or_404(BenchmarkExport, pk=pk), which=which)

@@ -1,8 +1,12 @@
-"""export_benchmark: task instances out as STEL TSV (exactly STEL's format), JSONL or Parquet, with a dataset card.
+"""Export formats, in one registry: STEL TSV (exactly STEL's format), JSONL, Parquet, and the Hugging Face folder.
 
 Data files are reproducible byte for byte from the same database: rows in a fixed order (corpus name, setup,
-position, id), no timestamps inside them, written to a temporary name and renamed. The card beside the file
-(JSON + Markdown) carries the date and everything else needed to cite and reproduce the export.
+position, id), no timestamps inside them, written to a temporary name and renamed. The card and the Croissant
+metadata beside them carry the date and everything else needed to cite and reproduce the export.
+
+The ids-only form (for corpora whose licence forbids copying the text) has no text columns: each row names the
+corpus pairs its texts came from, their styles, and a sha256 of its texts, so that `rebuild_benchmark` can put the
+texts back from one's own copy of the corpus and check every row.
 """
 from __future__ import annotations
 
@@ -10,92 +14,90 @@ import hashlib
 import json
 import os
 import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from django.db import transaction
-from django.utils import timezone
 
-from annotation.models import Study, StudyItem
 from core.errors import ApplicationError
-from scoring.agreement import selectors
-from scoring.agreement.stats.votes import first_k_responses, instance_votes
-from scoring.models import AgreementRun, BenchmarkExport, FilterRun
-from tasks.models import Corpus, GenerationRun, Setup, StyleComponent, TaskInstance
 
 STEL_COLUMNS = ["Anchor 1", "Anchor 2", "Alternative 1.1", "Alternative 1.2", "Correct Alternative", "ID",
                 "# Votes out of 5 for Correct Alternative", "style type"]
 PLAIN_FIELDS = ["anchor_1", "anchor_2", "alternative_1_1", "alternative_1_2", "correct_alternative", "id", "votes",
                 "style_type"]
-FORMATS = ("stel-tsv", "jsonl", "parquet")
-STATUSES = ("candidate", "validated", "rejected", "all")
-PARQUET_SCHEMA = pa.schema([
-    ("index", pa.int64()), ("anchor_1", pa.string()), ("anchor_2", pa.string()), ("alternative_1_1", pa.string()),
-    ("alternative_1_2", pa.string()), ("correct_alternative", pa.int8()), ("id", pa.string()),
-    ("votes", pa.int16()), ("style_type", pa.string()),
-])
+TEXT_FIELDS = ["anchor_1", "anchor_2", "alternative_1_1", "alternative_1_2"]
+IDS_FIELDS = ["id", "corpus", "setup", "style_type", "anchor_pair", "sentence_pair", "anchor_1_style",
+              "sentence_1_style", "correct_alternative", "votes", "text_sha256"]
 
 
-def _instances(*, corpus: str, component: str, setup: str, status: str, study: Study | None) -> pd.DataFrame:
-    queryset = TaskInstance.objects.all()
-    if corpus:
-        if not Corpus.objects.filter(name=corpus).exists():
-            raise ApplicationError(f"corpus '{corpus}' does not exist", code="unknown_corpus", status=404)
-        queryset = queryset.filter(corpus__name=corpus)
-    if component:
-        if not StyleComponent.objects.filter(name=component).exists():
-            raise ApplicationError(f"style component '{component}' does not exist", code="unknown_component")
-        queryset = queryset.filter(component__name=component)
-    if setup:
-        if setup not in Setup.values:
-            raise ApplicationError(f"setup '{setup}' must be one of {', '.join(Setup.values)}", code="invalid_setup")
-        queryset = queryset.filter(setup=setup)
-    if status != "all":
-        queryset = queryset.filter(status=status)
-    if study is not None:
-        queryset = queryset.filter(
-            pk__in=StudyItem.objects.filter(study=study, instance__isnull=False).values("instance_id"))
-    rows = queryset.order_by("corpus__name", "setup", "position", "id").values_list(
-        "id", "anchor_1", "anchor_2", "sentence_1", "sentence_2", "correct_order", "stel_id", "published_votes",
-        "component__name", "corpus_id", "setup", "status", "generation_run_id",
-    )
-    return pd.DataFrame.from_records(list(rows), columns=[
-        "instance_id", "anchor_1", "anchor_2", "alternative_1_1", "alternative_1_2", "correct_order", "id",
-        "published_votes", "style_type", "corpus_id", "setup", "status", "generation_run_id",
-    ])
+@dataclass(frozen=True)
+class FieldSpec:
+    arrow: pa.DataType
+    croissant: str  # schema.org data type
+    description: str
 
 
-def annotated_votes(*, instance_ids: list[int], study: Study | None) -> tuple[dict[int, int], list[Study]]:
-    """Correct votes among the first k valid responses, for instances whose annotation is complete.
+FIELDS: dict[str, FieldSpec] = {
+    "index": FieldSpec(pa.int64(), "sc:Integer", "Row number in this file (0-based)."),
+    "anchor_1": FieldSpec(pa.string(), "sc:Text", "Anchor 1 (A1)."),
+    "anchor_2": FieldSpec(pa.string(), "sc:Text", "Anchor 2 (A2): A1's paraphrase in the other style; empty in "
+                                                  "triples and style-or-content instances."),
+    "alternative_1_1": FieldSpec(pa.string(), "sc:Text", "Alternative 1.1 (S1)."),
+    "alternative_1_2": FieldSpec(pa.string(), "sc:Text", "Alternative 1.2 (S2)."),
+    "correct_alternative": FieldSpec(pa.int8(), "sc:Integer", "1 = order S1-S2 (Alternative 1.1 goes with Anchor "
+                                                              "1), 2 = order S2-S1."),
+    "id": FieldSpec(pa.string(), "sc:Text", "STEL-style instance id (names the style tags and the source ids)."),
+    "votes": FieldSpec(pa.int16(), "sc:Integer", "Correct answers among the first k valid responses (or the "
+                                                 "published STEL votes); empty when not annotated."),
+    "style_type": FieldSpec(pa.string(), "sc:Text", "The style component (STEL's style type)."),
+    "setup": FieldSpec(pa.string(), "sc:Text", "quadruple, triple or style-or-content."),
+    "corpus": FieldSpec(pa.string(), "sc:Text", "The corpus the texts come from (as imported)."),
+    "anchor_pair": FieldSpec(pa.string(), "sc:Text", "Source id of the pair A1 (and A2) come from; empty for "
+                                                     "instances imported from a STEL file."),
+    "sentence_pair": FieldSpec(pa.string(), "sc:Text", "Source id of the other pair (S1 and S2, or the same-style "
+                                                       "sentence of a style-or-content instance)."),
+    "anchor_1_style": FieldSpec(pa.int8(), "sc:Integer", "Style (1 or 2) of A1 in its pair."),
+    "sentence_1_style": FieldSpec(pa.int8(), "sc:Integer", "Style (1 or 2) of S1."),
+    "text_sha256": FieldSpec(pa.string(), "sc:Text", "sha256 of A1, A2, S1 and S2 joined by U+001F: a rebuilt row "
+                                                     "must match it."),
+}
 
-    With `study` only that study counts; otherwise every study showing the instances, later studies winning."""
-    if study is not None:
-        studies = [study]
-    else:
-        showing = Study.objects.filter(items__instance_id__in=instance_ids).distinct()
-        studies = list(showing.order_by("created_at", "id"))
-    wanted = set(instance_ids)
-    votes: dict[int, int] = {}
-    used: list[Study] = []
-    for each in studies:
-        items = selectors.items_frame(study_id=each.pk)
-        items = items[items["instance_id"].isin(wanted)]
-        if items.empty:
-            continue
-        responses = selectors.responses_frame(study_id=each.pk)
-        first_k = first_k_responses(responses=responses, k=each.annotators_per_item)
-        per_item = instance_votes(first_k=first_k, items=items, k=each.annotators_per_item, m=each.min_correct)
-        complete = per_item[per_item["complete"] & (per_item["correct_answer"] != "")]
-        if not complete.empty:
-            used.append(each)
-        votes.update(dict(zip(complete["instance_id"].astype(int), complete["n_correct"].astype(int), strict=True)))
-    return votes, used
+
+def text_digest(a1: str, a2: str, s1: str, s2: str) -> str:
+    return hashlib.sha256("\x1f".join((a1, a2, s1, s2)).encode("utf-8")).hexdigest()
 
 
-def _atomic_write(path: Path, write: Any) -> None:
+def row_columns(*, ids_only: bool, with_setup: bool = False) -> list[str]:
+    if ids_only:
+        return ["index", *IDS_FIELDS]
+    return ["index", *PLAIN_FIELDS, *(["setup"] if with_setup else [])]
+
+
+def _column(frame: pd.DataFrame, name: str) -> list[Any]:
+    if name == "index":
+        return list(range(len(frame)))
+    if name == "votes":
+        return [None if v < 0 else int(v) for v in frame["votes"]]
+    if name == "text_sha256":
+        return [text_digest(*texts) for texts in zip(*(frame[f] for f in TEXT_FIELDS), strict=True)]
+    if name in ("anchor_pair", "sentence_pair"):
+        return [None if v is None or (isinstance(v, float) and pd.isna(v)) else str(v) for v in frame[name]]
+    if name in ("correct_alternative", "anchor_1_style", "sentence_1_style"):
+        return [int(v) for v in frame[name]]
+    return [str(v) for v in frame[name]]
+
+
+def rows_table(frame: pd.DataFrame, columns: list[str]) -> pa.Table:
+    """The rows as an Arrow table with the fields' types: what Parquet stores and JSONL spells out."""
+    schema = pa.schema([(name, FIELDS[name].arrow) for name in columns])
+    return pa.table({name: pa.array(_column(frame, name), FIELDS[name].arrow) for name in columns}, schema=schema)
+
+
+def atomic_write(path: Path, write: Callable[[Path], Any]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         write(tmp)
@@ -105,7 +107,13 @@ def _atomic_write(path: Path, write: Any) -> None:
             tmp.unlink()
 
 
-def _write_stel_tsv(frame: pd.DataFrame, path: Path) -> None:
+def file_facts(path: Path, *, root: Path, rows: int, **extra: Any) -> dict[str, Any]:
+    data = path.read_bytes()
+    return {"path": path.relative_to(root).as_posix(), "sha256": hashlib.sha256(data).hexdigest(),
+            "bytes": len(data), "rows": rows, **extra}
+
+
+def write_stel_tsv(frame: pd.DataFrame, path: Path) -> None:
     table = pd.DataFrame({
         "Anchor 1": frame["anchor_1"], "Anchor 2": frame["anchor_2"], "Alternative 1.1": frame["alternative_1_1"],
         "Alternative 1.2": frame["alternative_1_2"], "Correct Alternative": frame["correct_alternative"],
@@ -114,245 +122,103 @@ def _write_stel_tsv(frame: pd.DataFrame, path: Path) -> None:
     }, columns=STEL_COLUMNS)
     table.index = range(len(table))
     # pandas' writer is how STEL produced its files: same quoting, leading unnamed index column, "\n" endings.
-    _atomic_write(path, lambda tmp: table.to_csv(tmp, sep="\t", lineterminator="\n", encoding="utf-8"))
+    atomic_write(path, lambda tmp: table.to_csv(tmp, sep="\t", lineterminator="\n", encoding="utf-8"))
 
 
-def _write_jsonl(frame: pd.DataFrame, path: Path) -> None:
+def write_jsonl(frame: pd.DataFrame, path: Path, *, columns: list[str]) -> None:
+    records = rows_table(frame, columns).to_pylist()
+
     def write(tmp: Path) -> None:
         with tmp.open("w", encoding="utf-8", newline="\n") as handle:
-            for index, row in enumerate(frame.itertuples(index=False)):
-                record = {"index": index, "anchor_1": row.anchor_1, "anchor_2": row.anchor_2,
-                          "alternative_1_1": row.alternative_1_1, "alternative_1_2": row.alternative_1_2,
-                          "correct_alternative": int(row.correct_alternative), "id": row.id,
-                          "votes": None if row.votes < 0 else int(row.votes), "style_type": row.style_type}
+            for record in records:
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
-    _atomic_write(path, write)
+    atomic_write(path, write)
 
 
-def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
-    votes = [None if v < 0 else int(v) for v in frame["votes"]]
-    table = pa.table({
-        "index": pa.array(range(len(frame)), pa.int64()),
-        **{name: pa.array(frame[name].tolist(), pa.string()) for name in
-           ("anchor_1", "anchor_2", "alternative_1_1", "alternative_1_2")},
-        "correct_alternative": pa.array(frame["correct_alternative"].tolist(), pa.int8()),
-        "id": pa.array(frame["id"].tolist(), pa.string()),
-        "votes": pa.array(votes, pa.int16()),
-        "style_type": pa.array(frame["style_type"].tolist(), pa.string()),
-    }, schema=PARQUET_SCHEMA)
-    _atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+def write_parquet(frame: pd.DataFrame, path: Path, *, columns: list[str]) -> None:
+    table = rows_table(frame, columns)
+    atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
 
 
-WRITERS = {"stel-tsv": _write_stel_tsv, "jsonl": _write_jsonl, "parquet": _write_parquet}
+# --- the registry -----------------------------------------------------------------------------------------------------
+
+Writer = Callable[[pd.DataFrame, Path, bool], list[dict[str, Any]]]
 
 
-def card_paths(out: Path) -> tuple[Path, Path]:
+@dataclass(frozen=True)
+class ExportFormat:
+    name: str
+    label: str
+    extension: str  # of the data file; "" for a folder
+    encoding: str  # the data files' media type, as Croissant names it
+    write: Writer  # (frame, out, ids_only) → the written files' facts (path relative to the card's folder)
+    ids_only: bool = True  # can it hold the ids-only form?
+
+    @property
+    def folder(self) -> bool:
+        return not self.extension
+
+
+def _file_writer(write: Callable[..., None], *, stel: bool = False) -> Writer:
+    def writer(frame: pd.DataFrame, out: Path, ids_only: bool) -> list[dict[str, Any]]:
+        if stel:
+            write(frame, out)
+        else:
+            write(frame, out, columns=row_columns(ids_only=ids_only))
+        return [file_facts(out, root=out.parent, rows=len(frame))]
+
+    return writer
+
+
+def _hub_writer(frame: pd.DataFrame, out: Path, ids_only: bool) -> list[dict[str, Any]]:
+    from scoring.export.hub import hub_data_write
+
+    return hub_data_write(frame, out, ids_only=ids_only)
+
+
+EXPORT_FORMATS: dict[str, ExportFormat] = {spec.name: spec for spec in (
+    ExportFormat("stel-tsv", "STEL TSV", "tsv", "text/tab-separated-values", _file_writer(write_stel_tsv, stel=True),
+                 ids_only=False),
+    ExportFormat("jsonl", "JSON lines", "jsonl", "application/jsonlines", _file_writer(write_jsonl)),
+    ExportFormat("parquet", "Parquet", "parquet", "application/x-parquet", _file_writer(write_parquet)),
+    ExportFormat("hub", "Hugging Face folder (README, Parquet per config and split, Croissant)", "",
+                 "application/x-parquet", _hub_writer),
+)}
+FORMATS = tuple(EXPORT_FORMATS)
+FORMAT_CHOICES = [(spec.name, spec.label) for spec in EXPORT_FORMATS.values()]
+
+
+def format_get(name: str) -> ExportFormat:
+    spec = EXPORT_FORMATS.get(name)
+    if spec is None:
+        raise ApplicationError(f"Format must be one of {', '.join(FORMATS)}, not '{name}'.", code="invalid_format",
+                               field="format")
+    return spec
+
+
+def card_paths(out: Path, *, folder: bool = False) -> tuple[Path, Path]:
+    """The card (JSON, Markdown) of an export written to `out`: beside a file, inside a folder (README.md)."""
+    if folder:
+        return out / "card.json", out / "README.md"
     stem = out.name[: -len(out.suffix)] if out.suffix else out.name
     return out.with_name(f"{stem}.card.json"), out.with_name(f"{stem}.card.md")
 
 
-def benchmark_export(
-    *,
-    fmt: str,
-    out: Path,
-    corpus: str = "",
-    component: str = "",
-    setup: str = "",
-    status: str = "all",
-    study_slug: str = "",
-    created_by: str = "",
-) -> BenchmarkExport:
-    if fmt not in FORMATS:
-        raise ApplicationError(f"format '{fmt}' must be one of {', '.join(FORMATS)}", code="invalid_format")
-    if status not in STATUSES:
-        raise ApplicationError(f"status '{status}' must be one of {', '.join(STATUSES)}", code="invalid_status")
-    out = Path(out).resolve()
-    if out.is_dir():
-        raise ApplicationError(f"Out: {out} is a directory; give a file name", code="invalid_out", field="out")
-    study = selectors.study_get(slug=study_slug) if study_slug else None
-    frame = _instances(corpus=corpus, component=component, setup=setup, status=status, study=study)
-    if frame.empty:
-        raise ApplicationError("no task instances match the export's filters", code="nothing_to_export", status=404)
-    votes, vote_studies = annotated_votes(instance_ids=frame["instance_id"].astype(int).tolist(), study=study)
-    annotated = frame["instance_id"].map(votes)
-    published = frame["published_votes"].astype("Float64")
-    combined = annotated.astype("Float64").fillna(published).fillna(-1).astype(int)
-    frame = frame.assign(
-        votes=combined, votes_text=[("" if v < 0 else str(v)) for v in combined],
-        correct_alternative=(frame["correct_order"] != "S1-S2").astype(int) + 1,
-    )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    WRITERS[fmt](frame, out)
-    digest = hashlib.sha256(out.read_bytes()).hexdigest()
-
-    params = {"format": fmt, "corpus": corpus, "component": component, "setup": setup, "status": status,
-              "study": study_slug}
-    counts = {
-        "rows": len(frame),
-        "per_component": {str(k): int(v) for k, v in frame.groupby("style_type").size().items()},
-        "per_setup": {str(k): int(v) for k, v in frame.groupby("setup").size().items()},
-        "per_status": {str(k): int(v) for k, v in frame.groupby("status").size().items()},
-        "with_votes": int((frame["votes"] >= 0).sum()),
-        "votes_from_annotations": int(annotated.notna().sum()),
-        "votes_published": int((annotated.isna() & published.notna()).sum()),
-    }
-    filter_run = _latest_filter(study=study, vote_studies=vote_studies)
-    card = _card(frame=frame, out=out, fmt=fmt, params=params, counts=counts, digest=digest, filter_run=filter_run,
-                 vote_studies=vote_studies)
-    json_path, md_path = card_paths(out)
-    _atomic_write(json_path, lambda tmp: tmp.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n",
-                                                        encoding="utf-8"))
-    _atomic_write(md_path, lambda tmp: tmp.write_text(_markdown(card), encoding="utf-8"))
-    with transaction.atomic():
-        export = BenchmarkExport.objects.create(
-            path=str(out), format=fmt, card_path=str(json_path), params=params, counts=counts, n_rows=len(frame),
-            sha256=digest, study=study, filter_run=filter_run, created_by=created_by,
-        )
-    return export
-
-
-def _latest_filter(*, study: Study | None, vote_studies: list[Study]) -> FilterRun | None:
-    studies = [study] if study is not None else vote_studies
-    if not studies:
-        return None
-    return FilterRun.objects.filter(study__in=studies).order_by("-created_at", "-id").first()
+def croissant_path(out: Path, *, folder: bool) -> Path:
+    if folder:
+        return out / "croissant.json"
+    stem = out.name[: -len(out.suffix)] if out.suffix else out.name
+    return out.with_name(f"{stem}.croissant.json")
 
 
 def reproduce_command(params: dict[str, Any], out: Path) -> str:
     parts = ["python", "manage.py", "export_benchmark", "--format", params["format"]]
-    for key in ("corpus", "component", "setup", "study"):
+    for key in ("corpus", "component", "setup", "study", "name"):
         if params.get(key):
             parts += [f"--{key}", params[key]]
-    parts += ["--status", params["status"], "--out", str(out)]
+    if params.get("ids_only"):
+        parts.append("--ids-only")
+    # The file's name, never the server's folder: the card travels (and is shown in the admin).
+    parts += ["--status", params["status"], "--out", out.name]
     return shlex.join(parts)
-
-
-def _card(
-    *, frame: pd.DataFrame, out: Path, fmt: str, params: dict[str, Any], counts: dict[str, Any], digest: str,
-    filter_run: FilterRun | None, vote_studies: list[Study],
-) -> dict[str, Any]:
-    corpora = Corpus.objects.filter(pk__in=[int(i) for i in frame["corpus_id"].unique()]).select_related("component")
-    runs = GenerationRun.objects.filter(pk__in=[int(i) for i in frame["generation_run_id"].dropna().unique()])
-    agreement: dict[str, Any] = {}
-    if filter_run is not None:
-        agreement = {key: filter_run.statistics.get(key) for key in (
-            "fleiss_kappa", "fleiss_kappa_ci", "krippendorff_alpha", "krippendorff_alpha_ci", "majority_accuracy",
-            "components")}
-        agreement["source"] = f"filter run #{filter_run.pk}"
-    elif vote_studies:
-        latest = AgreementRun.objects.filter(study__in=vote_studies, computed_at__isnull=False).first()
-        if latest is not None:
-            agreement = {key: latest.result.get(key) for key in (
-                "fleiss_kappa", "fleiss_kappa_ci", "krippendorff_alpha", "krippendorff_alpha_ci", "majority_accuracy")}
-            agreement["source"] = f"agreement run #{latest.pk}"
-    from scoring.model_annotators.comparison import models_card
-
-    return {
-        "file": out.name,
-        "format": fmt,
-        "sha256": digest,
-        "created_at": timezone.now().isoformat(timespec="seconds"),
-        "selection": params,
-        "counts": counts,
-        "sources": [{"corpus": c.name, "component": c.component.name, "source": c.source, "licence": c.licence,
-                     "import_format": c.import_format,
-                     **({"built_from_rewrites": c.import_params} if c.import_params.get("builder") == "rewrites"
-                        else {})} for c in corpora],
-        "generation": [{"corpus_id": r.corpus_id, "setup": r.setup, "seed": r.seed, "params": r.params}
-                       for r in runs.order_by("id")],
-        "annotation": {
-            "studies": [{"slug": s.slug, "k": s.annotators_per_item, "min_correct": s.min_correct}
-                        for s in vote_studies],
-            "votes": "number of correct answers among the first k valid responses (screen-failed participants "
-                     "excluded); imported STEL instances keep their published votes; empty when not annotated",
-        },
-        "filter": None if filter_run is None else {
-            "filter_run": filter_run.pk, "study": filter_run.study.slug,
-            "rule": filter_run.statistics.get("rule"), "min_correct": filter_run.min_correct,
-            "k": filter_run.annotators_per_item, "balance": filter_run.balance, "seed": filter_run.seed,
-            "validated": filter_run.n_validated, "rejected": filter_run.n_rejected,
-            "balanced_away": filter_run.n_balanced_away, "date": filter_run.created_at.isoformat(timespec="seconds"),
-        },
-        "agreement": agreement,
-        "models": models_card(instance_ids=[int(i) for i in frame["instance_id"]],
-                              studies=vote_studies or ([Study.objects.get(slug=params["study"])]
-                                                       if params.get("study") else [])),
-        "seed": None if filter_run is None else filter_run.seed,
-        "columns": STEL_COLUMNS if fmt == "stel-tsv" else ["index", *PLAIN_FIELDS],
-        "correct_alternative": "1 = order S1-S2 (Alternative 1.1 goes with Anchor 1), 2 = order S2-S1",
-        "command": reproduce_command(params, out),
-    }
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
-def _models_markdown(models: list[dict[str, Any]]) -> list[str]:
-    if not models:
-        return []
-    lines = ["", "## Model annotators (beside the crowd, never counted in it)", "",
-             "| model | study | answers | accuracy on these rows | on validated rows | kappa with human majority "
-             "(95% CI) | alpha crowd → with model | order-sensitive |", "|---|---|---|---|---|---|---|---|"]
-    for m in models:
-        ci = m.get("kappa_with_majority_ci") or {}
-        lines.append(
-            f"| {m['label']} ({m['backend']}: {m['model']}) | {m['study']} | {m['asks']} | {_fmt(m.get('accuracy'))} "
-            f"| {_fmt(m.get('accuracy_validated'))} | {_fmt(m.get('kappa_with_majority'))} ({_fmt(ci.get('low'))}–"
-            f"{_fmt(ci.get('high'))}) | {_fmt(m.get('alpha_crowd'))} → {_fmt(m.get('alpha_with_model'))} "
-            f"| {_fmt(m.get('order_sensitive_share'))} |")
-    lines.append("")
-    lines.append("Accuracy counts every order of display a model was asked (S1/S2 and anchors swapped); agreement "
-                 "figures come from the study's latest agreement run (`agreement run #N`).")
-    return lines
-
-
-def _markdown(card: dict[str, Any]) -> str:
-    counts = card["counts"]
-    lines = [f"# Dataset card: {card['file']}", "",
-             f"- Format: {card['format']}; rows: {counts['rows']}; sha256: `{card['sha256']}`",
-             f"- Created: {card['created_at']}",
-             f"- Selection: {', '.join(f'{k}={v}' for k, v in card['selection'].items() if v) or 'all'}",
-             "", "## Counts per component", "", "| component | instances |", "|---|---|"]
-    lines += [f"| {name} | {n} |" for name, n in counts["per_component"].items()]
-    lines += ["", f"Per setup: {counts['per_setup']}; per status: {counts['per_status']}; with votes: "
-              f"{counts['with_votes']} ({counts['votes_from_annotations']} from annotations, "
-              f"{counts['votes_published']} published).", "", "## Sources and licences", ""]
-    lines += [f"- **{s['corpus']}** ({s['component']}, {s['import_format']}): {s['source'] or '—'}. "
-              f"Licence: {s['licence'] or 'not recorded'}" for s in card["sources"]]
-    for built in (s for s in card["sources"] if s.get("built_from_rewrites")):
-        params = built["built_from_rewrites"]
-        lines.append(f"  - {built['corpus']} was built from the accepted rewrites of study `{params['study']}` "
-                     f"({params['accepted_rewrites']} accepted; references: {params['references']}; splits "
-                     f"{params['splits']} by source, seed {params['seed']}); each pair's metadata names its "
-                     "response, writer and review, and a STEL ID names the source item and reference (`src#n`).")
-        review = params.get("review") or {}
-        if review.get("statuses"):
-            lines.append(f"  - Review: {review['statuses']} by {len(review.get('reviewers', []))} reviewer(s); "
-                         f"rejection reasons {review.get('rejection_reasons') or {}}.")
-        if params.get("source_filters"):
-            lines.append(f"  - Sources were filtered before writing: {params['source_filters']}.")
-    lines += ["", "## Filter", ""]
-    if card["filter"]:
-        f = card["filter"]
-        lines.append(f"- {f['rule']} (filter run #{f['filter_run']} on study `{f['study']}`, {f['date']}); "
-                     f"balanced: {f['balance']}; seed: {f['seed']}; validated {f['validated']}, rejected "
-                     f"{f['rejected']}, balanced away {f['balanced_away']}")
-    else:
-        lines.append("- No filter run: these are unvalidated candidates (or a published benchmark as imported).")
-    agreement = card["agreement"]
-    if agreement:
-        lines += ["", "## Agreement", "",
-                  f"- Fleiss' kappa {_fmt(agreement.get('fleiss_kappa'))} (95% CI "
-                  f"{_fmt((agreement.get('fleiss_kappa_ci') or {}).get('low'))}–"
-                  f"{_fmt((agreement.get('fleiss_kappa_ci') or {}).get('high'))}), Krippendorff's alpha "
-                  f"{_fmt(agreement.get('krippendorff_alpha'))}, majority accuracy "
-                  f"{_fmt(agreement.get('majority_accuracy'))} ({agreement.get('source')})"]
-    lines += _models_markdown(card.get("models") or [])
-    lines += ["", "## Generation", ""]
-    lines += [f"- corpus #{g['corpus_id']} {g['setup']} seed {g['seed']}" for g in card["generation"]] or ["- —"]
-    lines += ["", "## Reproduce", "", "```", card["command"], "```", ""]
-    return "\n".join(lines)

@@ -2,6 +2,8 @@
 MEDIA_ROOT/exports/<job id>/, and downloaded by id (never by server path) by users who may view exports."""
 from __future__ import annotations
 
+import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -12,29 +14,25 @@ from django.http import FileResponse
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue
 from core.models import Job
-from scoring.agreement import selectors
-from scoring.export.formats import FORMATS, STATUSES, _instances, benchmark_export, card_paths
+from scoring.export.formats import EXPORT_FORMATS, card_paths, croissant_path
+from scoring.export.selection import Selection
+from scoring.export.services import benchmark_export, export_check, export_selection_check
 from scoring.models import BenchmarkExport
 
 JOB_KIND = "benchmark_export"
-EXTENSIONS = {"stel-tsv": "tsv", "jsonl": "jsonl", "parquet": "parquet"}
-DOWNLOADS = ("data", "card", "card-md")
+FILE_DOWNLOADS = ("data", "card", "card-md", "croissant")
+FOLDER_DOWNLOADS = ("zip", "card", "card-md", "croissant")
+DOWNLOADS = ("data", "zip", "card", "card-md", "croissant")
 
 
 def export_start(*, fmt: str, status: str = "validated", corpus: str = "", component: str = "", setup: str = "",
-                 study_slug: str = "", created_by: str = "") -> Job:
+                 study_slug: str = "", name: str = "", ids_only: bool = False, created_by: str = "") -> Job:
     """Check the selection now (so the form can say what is wrong), then queue the export as a job."""
-    if fmt not in FORMATS:
-        raise ApplicationError(f"Format must be one of {', '.join(FORMATS)}, not '{fmt}'.", code="invalid_format")
-    if status not in STATUSES:
-        raise ApplicationError(f"Status must be one of {', '.join(STATUSES)}, not '{status}'.",
-                               code="invalid_status")
-    study = selectors.study_get(slug=study_slug) if study_slug else None
-    if _instances(corpus=corpus, component=component, setup=setup, status=status, study=study).empty:
-        raise ApplicationError("No task instances match this selection: nothing to export.",
-                               code="nothing_to_export")
+    selection = Selection(corpus=corpus, component=component, setup=setup, status=status, study=study_slug)
+    _, study, name = export_check(fmt=fmt, selection=selection, name=name, ids_only=ids_only)
+    export_selection_check(selection=selection, study=study, ids_only=ids_only)
     params = {"format": fmt, "status": status, "corpus": corpus, "component": component, "setup": setup,
-              "study": study_slug}
+              "study": study_slug, "name": name, "ids_only": ids_only}
     from scoring.celery_tasks.export import benchmark_export_task
 
     with transaction.atomic():
@@ -44,26 +42,51 @@ def export_start(*, fmt: str, status: str = "validated", corpus: str = "", compo
 
 
 def export_execute(*, job: Job) -> dict[str, Any]:
-    """The job's body: write the file and its dataset card; the result names the BenchmarkExport."""
+    """The job's body: write the export, its card and Croissant; the result names the BenchmarkExport."""
     params = job.params
-    name = "-".join(part for part in ("stel", params.get("study") or params.get("corpus") or "all",
-                                      params["status"]) if part)
-    out = Path(settings.MEDIA_ROOT) / "exports" / str(job.pk) / f"{name}.{EXTENSIONS[params['format']]}"
+    spec = EXPORT_FORMATS[params["format"]]
+    name = params.get("name") or "-".join(part for part in (
+        "stel", params.get("study") or params.get("corpus") or "all", params["status"]) if part)
+    folder = Path(settings.MEDIA_ROOT) / "exports" / str(job.pk)
+    out = folder / name if spec.folder else folder / f"{name}.{spec.extension}"
     export = benchmark_export(fmt=params["format"], out=out, corpus=params.get("corpus", ""),
                               component=params.get("component", ""), setup=params.get("setup", ""),
                               status=params["status"], study_slug=params.get("study", ""),
+                              name=params.get("name", ""), ids_only=bool(params.get("ids_only")),
                               created_by=job.created_by)
-    return {"export": export.pk, "rows": export.n_rows, "format": export.format, "sha256": export.sha256}
+    return {"export": export.pk, "rows": export.n_rows, "format": export.format, "sha256": export.sha256,
+            "name": export.name, "version": export.version}
+
+
+def export_downloads(export: BenchmarkExport) -> tuple[str, ...]:
+    return FOLDER_DOWNLOADS if EXPORT_FORMATS[export.format].folder else FILE_DOWNLOADS
 
 
 def export_file(*, export: BenchmarkExport, which: str) -> FileResponse:
-    """The export's data file or dataset card (JSON or Markdown) as an attachment."""
-    if which not in DOWNLOADS:
-        raise ApplicationError(f"Download one of {', '.join(DOWNLOADS)}, not '{which}'.", code="invalid_file")
+    """The export's data file (a hub folder: as a zip), its dataset card (JSON or Markdown) or its Croissant."""
+    allowed = export_downloads(export)
+    if which not in allowed:
+        raise ApplicationError(f"Download one of {', '.join(allowed)}, not '{which}'.", code="invalid_file")
+    folder = EXPORT_FORMATS[export.format].folder
     data = Path(export.path)
-    path = {"data": data, "card": Path(export.card_path) if export.card_path else card_paths(data)[0],
-            "card-md": card_paths(data)[1]}[which]
+    if which == "zip":
+        return folder_zip_download(folder=data, what=f"export #{export.pk}'s folder")
+    path = {"data": data, "card": Path(export.card_path) if export.card_path else card_paths(data, folder=folder)[0],
+            "card-md": card_paths(data, folder=folder)[1],
+            "croissant": croissant_path(data, folder=folder)}[which]
     return file_download(path=path, what=f"export #{export.pk}'s {which} file")
+
+
+def folder_zip_download(*, folder: Path, what: str) -> FileResponse:
+    """The folder as one zip (files in sorted order under the folder's name), built in a temporary file."""
+    if not folder.is_dir():
+        raise ApplicationError(f"The {what} is no longer on the server.", code="file_missing", status=410)
+    handle = tempfile.TemporaryFile()
+    with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            archive.write(path, arcname=f"{folder.name}/{path.relative_to(folder).as_posix()}")
+    handle.seek(0)
+    return FileResponse(handle, as_attachment=True, filename=f"{folder.name}.zip", content_type="application/zip")
 
 
 def file_download(*, path: Path, what: str) -> FileResponse:

@@ -119,7 +119,7 @@ def contraction_corpus_build(
     corpus = corpus_store(
         name=name, component=component, import_format=Corpus.Format.BUILT, pairs=pairs,
         source=f"{Path(path).name}: sentences converted with the {CONTRACTION_SOURCE}",
-        licence="as the input sentences; the dictionary is MIT (STEL)",
+        attribution="as the input sentences; the contraction dictionary is STEL's (MIT)",
         params={
             "builder": "contraction", "rules_version": RULES_VERSION, "file": str(path),
             "dictionary_entries": len(STEL_CONTRACTIONS), "skip_reasons": dict(reasons),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,15 @@ from typing import Any
 from django.db import transaction
 
 from core.errors import ApplicationError
+from tasks.licences import (
+    GYAFC,
+    GYAFC_ATTRIBUTION,
+    STEL_ATTRIBUTION,
+    STEL_LICENCE,
+    TURKCORPUS_ATTRIBUTION,
+    TURKCORPUS_LICENCE,
+    licence_resolve,
+)
 from tasks.models import Corpus, Order, ParallelPair, Setup, StyleComponent, TaskInstance
 from tasks.services.components import ComponentSpec, component_build, component_save, labels_from_stel_ids
 from tasks.services.normalization import NORMALIZERS
@@ -46,6 +56,8 @@ def corpus_store(
     pairs: Sequence[PairRow],
     source: str = "",
     licence: str = "",
+    attribution: str = "",
+    language: str = "en",
     params: dict[str, Any] | None = None,
     n_rows_read: int | None = None,
     n_skipped: int = 0,
@@ -53,6 +65,7 @@ def corpus_store(
     progress: Callable[[int, int], None] | None = None,
 ) -> Corpus:
     """Create corpus `name` with `pairs` in one transaction; refuse an existing name unless `replace`."""
+    licence = licence_resolve(licence)
     if not name.strip():
         raise ApplicationError("corpus name must not be empty", code="invalid_name")
     existing = Corpus.objects.select_for_update().filter(name=name).first()
@@ -75,7 +88,7 @@ def corpus_store(
         seen[pair.source_id] = index
     corpus = Corpus.objects.create(
         name=name, component=component, import_format=import_format, source=source, licence=licence,
-        import_params=params or {}, n_pairs=len(pairs),
+        attribution=attribution, language=(language or "en").strip(), import_params=params or {}, n_pairs=len(pairs),
         n_rows_read=len(pairs) + n_skipped if n_rows_read is None else n_rows_read, n_skipped=n_skipped,
     )
     total = len(pairs)
@@ -91,6 +104,26 @@ def corpus_store(
         )
         if progress:
             progress(min(start + BULK_BATCH, total), total)
+    return corpus
+
+
+def corpus_licence_update(*, corpus: Corpus, licence: str | None = None, attribution: str | None = None,
+                          language: str | None = None) -> Corpus:
+    """Record a corpus's licence (an SPDX identifier, checked), attribution or language; None leaves one as it is."""
+    changed = []
+    if licence is not None:
+        corpus.licence = licence_resolve(licence)
+        changed.append("licence")
+    if attribution is not None:
+        corpus.attribution = attribution
+        changed.append("attribution")
+    if language is not None:
+        if not language.strip():
+            raise ApplicationError("Language: give a BCP-47 tag such as en", code="invalid_language", field="language")
+        corpus.language = language.strip()
+        changed.append("language")
+    if changed:
+        corpus.save(update_fields=changed)
     return corpus
 
 
@@ -115,6 +148,7 @@ def _stel_styles(row: StelRow, component: StyleComponent) -> tuple[int, int, boo
 def corpus_store_stel(
     *, name: str, component: StyleComponent | None, rows: Sequence[StelRow], paths: Sequence[str | Path],
     replace: bool, progress: Callable[[int, int], None] | None = None, params: dict[str, Any] | None = None,
+    licence: str = STEL_LICENCE, attribution: str = STEL_ATTRIBUTION, language: str = "en",
 ) -> Corpus:
     """Store published STEL instances as task instances of a corpus without pairs."""
     style_types = sorted({row.style_type for row in rows})
@@ -135,8 +169,7 @@ def corpus_store_stel(
             )
     corpus = corpus_store(
         name=name, component=component, import_format=Corpus.Format.STEL, pairs=[],
-        source="; ".join(str(p) for p in paths),
-        licence="STEL (Wegmann & Nguyen 2021), MIT licence",
+        source="; ".join(str(p) for p in paths), licence=licence, attribution=attribution, language=language,
         params={"files": [str(p) for p in paths], **(params or {})}, n_rows_read=len(rows), replace=replace,
     )
     instances = []
@@ -183,6 +216,8 @@ def corpus_import(
     replace: bool = False,
     source: str = "",
     licence: str = "",
+    attribution: str = "",
+    language: str = "en",
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[Corpus, dict[str, Any]]:
     """Parse `paths` in `import_format` and store them as corpus `name`; returns the corpus and a summary.
@@ -193,11 +228,16 @@ def corpus_import(
     characteristic, whose pairs differ by a few characters by design); failing pairs are dropped and counted.
     `create_component` creates the component when it does not exist yet (for STEL files: the one style type
     they name), in the transaction that stores the corpus.
+    `licence` is an SPDX identifier (tasks.licences; unknown ones are refused before anything is read); without one
+    the importers of published corpora record theirs (STEL: MIT, TurkCorpus: GPL-3.0), and files named like GYAFC's
+    are recorded under GYAFC's licence, which keeps their text out of exports.
     Nothing is stored when any line is bad: parsing finishes before the one transaction that writes."""
     if import_format not in FORMATS:
         raise ApplicationError(
             f"unknown format {import_format!r} (one of: {', '.join(FORMATS)})", code="unknown_format"
         )
+    licence, attribution = import_licence(import_format=import_format, paths=paths, licence=licence,
+                                          attribution=attribution)
     if not paths:
         raise ApplicationError("no input files given", code="no_files")
     if min_edit_distance is not None and min_edit_distance < 0:
@@ -220,11 +260,11 @@ def corpus_import(
                 component_save(component=comp)
             corpus = corpus_store_stel(
                 name=name, component=comp, rows=rows, paths=paths, replace=replace, progress=progress,
-                params=text_params,
+                params=text_params, licence=licence, attribution=attribution, language=language,
             )
         return corpus, {"corpus": corpus.name, "component": corpus.component.name, "format": import_format,
                         "instances": corpus.n_instances, "pairs": 0, "skipped": 0, "texts_changed": changed,
-                        **text_params}
+                        "licence": corpus.licence, **text_params}
     if not component:
         raise ApplicationError("Component is required for this format", code="missing_component", field="component")
     comp = _component_resolve(component, create_component, [])
@@ -246,12 +286,33 @@ def corpus_import(
             component_save(component=comp)
         corpus = corpus_store(
             name=name, component=comp, import_format=import_format, pairs=pairs,
-            source=source or "; ".join(str(p) for p in paths), licence=licence, params=params,
-            n_rows_read=stats.get("rows_read", len(pairs)), n_skipped=skipped, replace=replace, progress=progress,
+            source=source or "; ".join(str(p) for p in paths), licence=licence, attribution=attribution,
+            language=language, params=params, n_rows_read=stats.get("rows_read", len(pairs)), n_skipped=skipped,
+            replace=replace, progress=progress,
         )
     return corpus, {"corpus": corpus.name, "component": comp.name, "format": import_format, "pairs": len(pairs),
-                    "skipped": skipped, **stats, "rows_read": corpus.n_rows_read,
+                    "skipped": skipped, **stats, "rows_read": corpus.n_rows_read, "licence": corpus.licence,
                     "seed": seed if import_format == "turkcorpus" else None, **text_params}
+
+
+# GYAFC's file names (`informal.ref0`, `formal.ref3`, also with a prefix such as `em_`) or a path through a GYAFC
+# folder: such a corpus is recorded under GYAFC's licence unless the researcher names another.
+GYAFC_PATH = re.compile(r"gyafc|(^|[/_.\-])(in)?formal\.ref[0-3]$", re.IGNORECASE)
+KNOWN_LICENCES = {"stel": (STEL_LICENCE, STEL_ATTRIBUTION), "turkcorpus": (TURKCORPUS_LICENCE, TURKCORPUS_ATTRIBUTION)}
+
+
+def import_licence(*, import_format: str, paths: Sequence[str | Path], licence: str, attribution: str
+                   ) -> tuple[str, str]:
+    """The licence and attribution an import records: the researcher's (checked), else the format's own."""
+    licence = licence_resolve(licence)
+    if licence:
+        return licence, attribution
+    if import_format in KNOWN_LICENCES:
+        known, credit = KNOWN_LICENCES[import_format]
+        return known, attribution or credit
+    if any(GYAFC_PATH.search(str(path)) for path in paths):
+        return GYAFC, attribution or GYAFC_ATTRIBUTION
+    return "", attribution
 
 
 def _component_resolve(name: str, spec: ComponentSpec | None, stel_ids: list[str]) -> StyleComponent:

@@ -147,8 +147,20 @@ def instances_audit(
     if not rows:
         raise ApplicationError(f"corpus '{corpus.name}' has no{' ' + setup if setup else ''} instances to audit; "
                                "generate instances first", code="no_instances")
+    return {"corpus": corpus.name, **rows_audit(rows=rows, component=corpus.component.name, setup=setup, alpha=alpha,
+                                               min_accuracy_decided=min_accuracy_decided, min_decided=min_decided,
+                                               style_markers=style_markers)}
+
+
+def rows_audit(
+    *, rows: Sequence[tuple[str, str, str, str, int]], component: str, setup: str | None = None,
+    alpha: float = 1e-3, min_accuracy_decided: float = 0.8, min_decided: int = 20,
+    style_markers: frozenset[str] | None = None,
+) -> dict[str, Any]:
+    """The audit of (anchor_1, anchor_2, sentence_1, sentence_2, correct 1|2) rows of one component: a corpus's
+    instances (instances_audit) or the rows of an export (its dataset card)."""
     threshold = alpha / len(FEATURES)
-    markers = STYLE_MARKERS.get(corpus.component.name, frozenset()) if style_markers is None else style_markers
+    markers = STYLE_MARKERS.get(component, frozenset()) if style_markers is None else style_markers
     unknown = sorted(set(markers) - {feature.name for feature in FEATURES})
     if unknown:
         raise ApplicationError(f"unknown feature(s) {', '.join(unknown)} (known: "
@@ -166,11 +178,11 @@ def instances_audit(
     ]
     notes = [
         f"{f['feature']} decides {f['decided']} of {f['instances']} instances (right in {f['right']}): a marker of "
-        f"{corpus.component.name} itself, not a leak, but a benchmark this marker alone solves measures little"
+        f"{component} itself, not a leak, but a benchmark this marker alone solves measures little"
         for f in features if f["decides"] and not f["leak"]
     ]
     return {
-        "corpus": corpus.name, "component": corpus.component.name, "setup": setup, "instances": len(rows),
+        "component": component, "setup": setup, "instances": len(rows),
         "alpha": alpha, "min_accuracy_decided": min_accuracy_decided, "style_markers": sorted(markers),
         "passed": not leaks, "leaks": leaks, "warnings": warnings, "notes": notes, "features": features,
     }

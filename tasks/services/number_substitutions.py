@@ -241,7 +241,7 @@ def nsubs_corpus_build(*, name: str, ids: Iterable[int] | None = None, replace: 
     return corpus_store(
         name=name, component=component_get(name="nbr_substitution"), import_format=Corpus.Format.BUILT, pairs=pairs,
         source="number-substitution candidates reviewed and translated in the admin, from: " + ", ".join(files),
-        licence="as the candidate source files", replace=replace,
+        attribution="as the candidate source files", replace=replace,
         params={"builder": "nbr_substitution", "finder_version": FINDER_VERSION, "files": files,
                 "candidate_ids": [c.pk for c in candidates]},
     )

@@ -14,6 +14,7 @@ from django.db import transaction
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
+from tasks.licences import licence_resolve
 from tasks.models import Corpus
 from tasks.services.imports import FORMATS, component_get
 
@@ -50,12 +51,13 @@ def upload_files_by_role(
 def corpus_import_start(
     *, name: str, component: str | None, import_format: str, files: list[UploadedFile], seed: int = 0,
     min_edit_distance: int | None = None, detokenize: bool | None = None, replace: bool = False, source: str = "",
-    licence: str = "", created_by: str = "",
+    licence: str = "", attribution: str = "", language: str = "en", created_by: str = "",
 ) -> Job:
     """Validate what can be checked up front, save the files and queue the import."""
     if import_format not in FORMATS:
         raise ApplicationError(f"format: unknown format {import_format!r} (one of: {', '.join(FORMATS)})",
                                code="unknown_format")
+    licence = licence_resolve(licence)
     if not files:
         raise ApplicationError("files: upload at least one file", code="no_files")
     upload_size_check(files=files)
@@ -83,7 +85,7 @@ def corpus_import_start(
         "original_names": [f.name for f in files], "seed": seed, "min_edit_distance": min_edit_distance,
         "detokenize": detokenize,
         "replace": replace, "source": source or ", ".join(f.name or "" for f in files), "licence": licence,
-        "upload_dir": str(upload_dir),
+        "attribution": attribution, "language": language, "upload_dir": str(upload_dir),
     }
     from tasks.celery_tasks import corpus_import_task
 
@@ -132,6 +134,7 @@ def corpus_import_execute(*, job: Job) -> dict[str, Any]:
             min_edit_distance=params.get("min_edit_distance"), detokenize=params.get("detokenize"),
             replace=params.get("replace", False),
             source=params.get("source", ""), licence=params.get("licence", ""),
+            attribution=params.get("attribution", ""), language=params.get("language") or "en",
             progress=progress_for(job.pk, every=5000),
         )
     except ApplicationError as exc:

@@ -96,7 +96,7 @@ def test_accepted_rewrites_become_a_split_multi_reference_corpus(written_study, 
     import csv
     import re
 
-    from scoring.export.formats import benchmark_export
+    from scoring.export.services import benchmark_export
 
     out = tmp_path / "rw.tsv"
     benchmark_export(fmt="stel-tsv", out=out, corpus="rw-first")

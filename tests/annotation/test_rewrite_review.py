@@ -22,7 +22,7 @@ from annotation.models import Response, Study
 from annotation.models_review import RewriteReview
 from annotation.services.exports import decisions_serialize
 from annotation.services.review import worker_rates
-from scoring.export.formats import benchmark_export
+from scoring.export.services import benchmark_export
 from tasks.models import Corpus, ParallelPair, TaskInstance
 from tasks.services.generation import instances_generate
 from tests.annotation.helpers import Participant as Person

@@ -24,8 +24,17 @@ from django.utils import timezone
 from annotation.models import Batch, Response
 from annotation.models_practice import PracticeAnswer, PracticeItem
 from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock
+from annotation.models_signals import WritingSignal
 from core.models import Job
-from scoring.models import AgreementRun, BenchmarkExport, FilterRun, MetricEvaluation, ModelRun, ScoreRun
+from scoring.models import (
+    AgreementRun,
+    BenchmarkExport,
+    BenchmarkPublication,
+    FilterRun,
+    MetricEvaluation,
+    ModelRun,
+    ScoreRun,
+)
 from scoring.models.content_errors import ContentError, ContentErrorSet
 from tasks.models import GenerationRun, NumberSubstitutionCandidate
 from tests import factories as f
@@ -43,6 +52,7 @@ API_DOORS: dict[tuple[str, str], str | None] = {
     ("corpus-list", "get"): "tasks.view_corpus",
     ("corpus-list", "post"): "tasks.add_corpus",
     ("corpus-detail", "get"): "tasks.view_corpus",
+    ("corpus-detail", "patch"): "tasks.change_corpus",
     ("corpus-generate", "post"): "tasks.change_corpus",
     ("instance-list", "get"): "tasks.view_taskinstance",
     ("study-list", "get"): "annotation.view_study",
@@ -52,6 +62,8 @@ API_DOORS: dict[tuple[str, str], str | None] = {
     ("study-participants", "get"): "annotation.view_participant",
     ("study-responses", "get"): "annotation.view_response",
     ("study-decisions", "get"): "annotation.view_participant",
+    ("study-writing-signals", "get"): "annotation.view_writingsignal",
+    ("study-writing-signals", "post"): "annotation.add_writingsignal",
     ("agreement-run-list", "post"): "scoring.add_agreementrun",
     ("agreement-run-detail", "get"): "scoring.view_agreementrun",
     ("filter-run-list", "post"): "scoring.add_filterrun",
@@ -93,6 +105,7 @@ ADMIN_VIEWS: dict[str, tuple[str, str]] = {
     "annotation_rewritereview_queue": ("get", "annotation.change_rewritereview"),
     "annotation_rewritereview_decide": ("post", "annotation.change_rewritereview"),
     "annotation_rewritereview_block": ("post", "annotation.change_rewritereview"),
+    "annotation_rewritereview_signals": ("post", "annotation.add_writingsignal"),
     "scoring_agreement_start": ("get", "scoring.add_agreementrun"),
     "scoring_agreement_study": ("get", "scoring.view_agreementrun"),
     "scoring_agreement_dashboard": ("get", "scoring.view_agreementrun"),
@@ -215,6 +228,7 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
     export_file.write_text("ID\tAnchor 1\n")
     export = BenchmarkExport.objects.create(format=BenchmarkExport.Format.STEL_TSV, path=str(export_file), n_rows=1,
                                             study=study, params={})
+    BenchmarkPublication.objects.create(export=export, repo="org/bench", endpoint="http://127.0.0.1:9")
     predictions = tmp_path / "score_runs" / "p.tsv"
     predictions.parent.mkdir()
     predictions.write_text("ID\tmethod\n")
@@ -235,6 +249,9 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
                                            correct_answer="S1-S2")
     PracticeAnswer.objects.create(participant=participant, item=practice, answer="S1-S2", is_correct=True)
     RewriteReview.objects.create(response=Response.objects.filter(study=study).first())
+    WritingSignal.objects.create(response=Response.objects.filter(study=study).first(), signal="mostly_pasted",
+                                 score=1, threshold=0.5, flagged=True, evidence="all pasted",
+                                 computed_at=timezone.now())
     RewriteSettings.objects.create(study=study)
     WorkerBlock.objects.create(platform="prolific", external_id="a" * 24)
     error_set = ContentErrorSet.objects.create(name="errors", source="pairs.tsv", error_types=["deletion"])

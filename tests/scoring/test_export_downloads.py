@@ -47,7 +47,7 @@ def test_admin_export_form_job_and_downloads_equal_the_command(admin_client, tmp
                  "--out", str(out), stdout=io.StringIO())
     assert downloaded == out.read_bytes()
     card = _body(admin_client.get(reverse("admin:scoring_benchmarkexport_download", args=[export.pk, "card-md"])))
-    assert b"Sources and licences" in card
+    assert b"Licences and attribution" in card
     run = AgreementRunFactory(study=study)
     dashboard = admin_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk]))
     assert reverse("admin:scoring_benchmarkexport_start").encode() in dashboard.content
@@ -71,7 +71,7 @@ def test_api_export_and_download(tmp_path, settings, api):
     benchmark_export_task(started.json()["job"]["id"])
     export_id = Job.objects.get(pk=started.json()["job"]["id"]).result["export"]
     detail = api.get(f"/api/v1/exports/{export_id}/").json()
-    assert detail["rows"] == 3 and set(detail["downloads"]) == {"data", "card", "card-md"}
+    assert detail["rows"] == 3 and set(detail["downloads"]) == {"data", "card", "card-md", "croissant"}
     data = api.get(detail["downloads"]["data"])
     assert data.status_code == 200 and _body(data) == Path(BenchmarkExport.objects.get().path).read_bytes()
     assert api.post("/api/v1/exports/", {"status": "candidate", "study": study.slug},

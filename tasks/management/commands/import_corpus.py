@@ -41,7 +41,12 @@ class Command(JsonCommand):
                             help="With --create-component (default: characteristic).")
         parser.add_argument("--replace", action="store_true", help="Overwrite a corpus of the same name.")
         parser.add_argument("--source", default="", help="Citation or description of the source.")
-        parser.add_argument("--licence", default="", help="Licence note of the source data.")
+        parser.add_argument("--licence", default="",
+                            help="SPDX identifier of the source data's licence (MIT, GPL-3.0-only, CC-BY-4.0, …; "
+                                 "LicenseRef-GYAFC or 'gyafc' for GYAFC; LicenseRef-not-redistributable). Default: "
+                                 "MIT for stel, GPL-3.0-only for turkcorpus, GYAFC's for files named like GYAFC's.")
+        parser.add_argument("--attribution", default="", help="Who to credit and cite (goes into dataset cards).")
+        parser.add_argument("--language", default="en", help="BCP-47 language tag of the texts (default: en).")
 
     def run(self, **options: Any) -> dict[str, Any]:
         spec = None
@@ -58,6 +63,7 @@ class Command(JsonCommand):
                 name=options["name"], component=options["component"], import_format=options["import_format"],
                 paths=options["paths"], seed=options["seed"], min_edit_distance=options["min_edit_distance"],
                 detokenize=options["detokenize"], normalizer=options["normalizer"], create_component=spec,
-                replace=options["replace"], source=options["source"], licence=options["licence"], progress=progress,
+                replace=options["replace"], source=options["source"], licence=options["licence"],
+                attribution=options["attribution"], language=options["language"], progress=progress,
             )
         return {"corpus_id": corpus.pk, **summary}

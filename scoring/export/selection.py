@@ -1,0 +1,144 @@
+"""Which task instances an export holds, with their votes, labels and splits: one frame every format writes from.
+
+Rows come in a fixed order (corpus name, setup, position, id) so that the same database gives the same files.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from annotation.models import Study, StudyItem
+from core.errors import ApplicationError
+from scoring.agreement import selectors
+from scoring.agreement.stats.votes import first_k_responses, instance_votes
+from tasks.models import Corpus, Setup, StyleComponent, TaskInstance
+
+STATUSES = ("candidate", "validated", "rejected", "all")
+# Split names as the Hugging Face hub knows them; corpora built with train/tune/test splits (GYAFC's names) map here.
+SPLIT_NAMES = {"train": "train", "tune": "validation", "dev": "validation", "validation": "validation",
+               "test": "test"}
+# An instance built from pairs of two splits belongs to the more held-out one, so that no test pair reaches train.
+SPLIT_RANK = {"train": 0, "validation": 1, "test": 2}
+DEFAULT_SPLIT = "test"  # STEL-style benchmarks are evaluation sets
+
+_COLUMNS = {
+    "id": "instance_id", "anchor_1": "anchor_1", "anchor_2": "anchor_2", "sentence_1": "alternative_1_1",
+    "sentence_2": "alternative_1_2", "correct_order": "correct_order", "stel_id": "id",
+    "published_votes": "published_votes", "component__name": "style_type", "corpus_id": "corpus_id",
+    "corpus__name": "corpus", "setup": "setup", "status": "status", "generation_run_id": "generation_run_id",
+    "anchor_pair__source_id": "anchor_pair", "sentence_pair__source_id": "sentence_pair",
+    "anchor_1_style": "anchor_1_style", "sentence_1_style": "sentence_1_style",
+    "anchor_pair__metadata__split": "anchor_split", "sentence_pair__metadata__split": "sentence_split",
+}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """An export's filters, as every door passes them."""
+
+    corpus: str = ""
+    component: str = ""
+    setup: str = ""
+    status: str = "all"
+    study: str = ""
+
+    def as_params(self) -> dict[str, str]:
+        return {"corpus": self.corpus, "component": self.component, "setup": self.setup, "status": self.status,
+                "study": self.study}
+
+    def default_name(self) -> str:
+        """The benchmark's name when none is given: what the selection is of (versions are counted per name)."""
+        parts = [self.study or self.corpus or "all", self.component, self.setup, self.status]
+        return "-".join(part for part in parts if part)
+
+
+def selection_check(selection: Selection) -> Study | None:
+    """The selection's study; unknown names and values are refused in plain words."""
+    if selection.status not in STATUSES:
+        raise ApplicationError(f"Status must be one of {', '.join(STATUSES)}, not '{selection.status}'.",
+                               code="invalid_status", field="status")
+    if selection.corpus and not Corpus.objects.filter(name=selection.corpus).exists():
+        raise ApplicationError(f"corpus '{selection.corpus}' does not exist", code="unknown_corpus", status=404,
+                               field="corpus")
+    if selection.component and not StyleComponent.objects.filter(name=selection.component).exists():
+        raise ApplicationError(f"style component '{selection.component}' does not exist", code="unknown_component",
+                               field="component")
+    if selection.setup and selection.setup not in Setup.values:
+        raise ApplicationError(f"setup '{selection.setup}' must be one of {', '.join(Setup.values)}",
+                               code="invalid_setup", field="setup")
+    return selectors.study_get(slug=selection.study) if selection.study else None
+
+
+def instances_frame(*, selection: Selection, study: Study | None) -> pd.DataFrame:
+    """The selected instances, one row each, in the export order; no votes yet."""
+    queryset = TaskInstance.objects.all()
+    if selection.corpus:
+        queryset = queryset.filter(corpus__name=selection.corpus)
+    if selection.component:
+        queryset = queryset.filter(component__name=selection.component)
+    if selection.setup:
+        queryset = queryset.filter(setup=selection.setup)
+    if selection.status != "all":
+        queryset = queryset.filter(status=selection.status)
+    if study is not None:
+        queryset = queryset.filter(
+            pk__in=StudyItem.objects.filter(study=study, instance__isnull=False).values("instance_id"))
+    rows = queryset.order_by("corpus__name", "setup", "position", "id").values_list(*_COLUMNS)
+    return pd.DataFrame.from_records(list(rows), columns=list(_COLUMNS.values()))
+
+
+def annotated_votes(*, instance_ids: list[int], study: Study | None) -> tuple[dict[int, int], list[Study]]:
+    """Correct votes among the first k valid responses, for instances whose annotation is complete.
+
+    With `study` only that study counts; otherwise every study showing the instances, later studies winning."""
+    if study is not None:
+        studies = [study]
+    else:
+        showing = Study.objects.filter(items__instance_id__in=instance_ids).distinct()
+        studies = list(showing.order_by("created_at", "id"))
+    wanted = set(instance_ids)
+    votes: dict[int, int] = {}
+    used: list[Study] = []
+    for each in studies:
+        items = selectors.items_frame(study_id=each.pk)
+        items = items[items["instance_id"].isin(wanted)]
+        if items.empty:
+            continue
+        responses = selectors.responses_frame(study_id=each.pk)
+        first_k = first_k_responses(responses=responses, k=each.annotators_per_item)
+        per_item = instance_votes(first_k=first_k, items=items, k=each.annotators_per_item, m=each.min_correct)
+        complete = per_item[per_item["complete"] & (per_item["correct_answer"] != "")]
+        if not complete.empty:
+            used.append(each)
+        votes.update(dict(zip(complete["instance_id"].astype(int), complete["n_correct"].astype(int), strict=True)))
+    return votes, used
+
+
+def _split(anchor: Any, sentence: Any) -> str:
+    names = [SPLIT_NAMES.get(str(value).strip().lower()) for value in (anchor, sentence)
+             if isinstance(value, str) and value.strip()]
+    known = [name for name in names if name]
+    return max(known, key=SPLIT_RANK.__getitem__) if known else DEFAULT_SPLIT
+
+
+def benchmark_frame(*, selection: Selection, study: Study | None) -> tuple[pd.DataFrame, list[Study]]:
+    """The selected instances with votes (annotated, else as published), STEL's correct alternative, the split and
+    the key that versions compare (`corpus/id`). Nothing to export is an error."""
+    frame = instances_frame(selection=selection, study=study)
+    if frame.empty:
+        raise ApplicationError("no task instances match the export's filters", code="nothing_to_export", status=404)
+    votes, vote_studies = annotated_votes(instance_ids=frame["instance_id"].astype(int).tolist(), study=study)
+    annotated = frame["instance_id"].map(votes)
+    published = frame["published_votes"].astype("Float64")
+    combined = annotated.astype("Float64").fillna(published).fillna(-1).astype(int)
+    frame = frame.assign(
+        votes=combined, votes_text=[("" if v < 0 else str(v)) for v in combined],
+        votes_source=["annotations" if pd.notna(a) else ("published" if pd.notna(p) else "")
+                      for a, p in zip(annotated, published, strict=True)],
+        correct_alternative=(frame["correct_order"] != "S1-S2").astype(int) + 1,
+        split=[_split(a, s) for a, s in zip(frame["anchor_split"], frame["sentence_split"], strict=True)],
+        key=frame["corpus"] + "/" + frame["id"],
+    )
+    return frame, vote_studies

@@ -1,0 +1,33 @@
+"""python manage.py rebuild_benchmark IDS_FILE --out PATH [--format stel-tsv|jsonl|parquet] [--corpus OLD=NEW]"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core.commands import JsonCommand
+from core.errors import ApplicationError
+from scoring.export.rebuild import benchmark_rebuild
+
+
+class Command(JsonCommand):
+    help = ("Put the texts back into an ids-only export from your own copy of its corpora (imported as the card's "
+            "recipe says); every row is checked against its text_sha256.")
+    cli_fields = {"corpus_map": "corpus"}
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("ids_file", help="The ids-only export (JSONL or Parquet).")
+        parser.add_argument("--out", required=True)
+        parser.add_argument("--format", default="stel-tsv", choices=["stel-tsv", "jsonl", "parquet"])
+        parser.add_argument("--corpus", action="append", default=[], metavar="OLD=NEW",
+                            help="Your corpus NEW holds what the export calls OLD (repeatable).")
+
+    def run(self, **options: Any) -> dict[str, Any]:
+        mapping = {}
+        for item in options["corpus"]:
+            old, sep, new = item.partition("=")
+            if not sep or not old.strip() or not new.strip():
+                raise ApplicationError(f"--corpus takes OLD=NEW, not {item!r}", code="invalid_value")
+            mapping[old.strip()] = new.strip()
+        summary = benchmark_rebuild(ids_path=Path(options["ids_file"]), out=Path(options["out"]),
+                                    fmt=options["format"], corpus_map=mapping)
+        return {"ok": True, **summary}
