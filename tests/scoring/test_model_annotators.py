@@ -386,7 +386,7 @@ def test_comparison_figures_are_the_libraries_own():
 
 @pytest.mark.slow  # a second or more (a model run over HTTP, or the whole crowd flow)
 def test_dashboard_and_dataset_card_show_the_models(admin_client: Client, tmp_path):
-    from scoring.export.formats import benchmark_export
+    from scoring.export.services import benchmark_export
     from tasks.models import TaskInstance
 
     study, items = f.annotated_study(answers=[["S2-S1"] * 3, ["S2-S1", "S2-S1", "S1-S2"]],
