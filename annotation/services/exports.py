@@ -11,6 +11,7 @@ from typing import Any
 from annotation.models import Study
 from annotation.selectors import EXPORT_COLUMNS, participant_recommendations, response_export_rows
 from annotation.services.review import review_recommendations
+from annotation.services.writing_signals.services import signal_recommendations
 from core.errors import ApplicationError
 from core.spreadsheets import spreadsheet_safe
 
@@ -99,6 +100,13 @@ def decision_reason(rec: dict[str, Any]) -> str:
     return reason
 
 
+def study_recommendations(*, study: Study) -> list[dict[str, Any]]:
+    """Every participant's recommendation with its evidence: attention checks and speed, the reviewers' decisions
+    on rewrites, and the facts of the rewrites' writing signals (the API's participant list and the decisions)."""
+    recs = review_recommendations(study=study, recs=participant_recommendations(study=study))
+    return signal_recommendations(study=study, recs=recs)
+
+
 def decisions_serialize(*, study: Study, fmt: str = "prolific") -> str:
     """The approve / reject / return decisions of `participant_recommendations` as a CSV for the platform."""
     if fmt not in DECISION_FORMATS:
@@ -106,7 +114,7 @@ def decisions_serialize(*, study: Study, fmt: str = "prolific") -> str:
                                details={"format": [str(fmt)[:32]]}, field="format")
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    recs = review_recommendations(study=study, recs=participant_recommendations(study=study))  # rewrite reviews
+    recs = study_recommendations(study=study)
     if fmt == "prolific":
         writer.writerow(PROLIFIC_COLUMNS)
         for rec in recs:

@@ -125,6 +125,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024  # researchers' uploads; particip
 PARTICIPANT_MAX_BODY_BYTES = int(env_str("STYLECROWD_PARTICIPANT_MAX_BODY_BYTES", str(32 * 1024)))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024  # larger uploads stream to a temporary file
 STYLECROWD_PAY_CURRENCY = env_str("STYLECROWD_PAY_CURRENCY", "GBP") or "GBP"  # of studies' hourly pay (Prolific: GBP)
+# A local causal language model (a directory) for the rewrites' LLM-likeness signal; empty: that signal is off.
+STYLECROWD_WRITING_LM = env_str("STYLECROWD_WRITING_LM", "") or ""
 STYLECROWD_UPLOAD_MAX_MB = int(env_str("STYLECROWD_UPLOAD_MAX_MB", "100") or 100)  # one corpus import, all files
 STYLECROWD_HUB_TIMEOUT_SECONDS = float(env_str("STYLECROWD_HUB_TIMEOUT_SECONDS", "60") or 60)  # each dataset-hub call
 
@@ -193,12 +195,16 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# Model work to the gpu queue. Model annotators choose per run (model_run_start queues a local model on gpu, an
+# endpoint model on default: it only waits on HTTP) and store the queue on the job, so a resend keeps it.
 CELERY_TASK_ROUTES = {"scoring.*model*": {"queue": "gpu"}}
 CELERY_BEAT_SCHEDULE = {
     # Tidies sessions whose time limit passed (the engine already ignores expired reservations without it).
     "annotation-release-expired": {"task": "annotation.release_expired_reservations", "schedule": 60.0},
     # Sends again (or fails, with the reason) jobs whose worker died, long before the visibility timeout.
     "core-jobs-reap-stale": {"task": "core.jobs_reap_stale", "schedule": 30.0},
+    # Measures the writing signals of active rewrite studies with new rewrites, so the review queue shows the flags.
+    "annotation-writing-signals-refresh": {"task": "annotation.writing_signals_refresh", "schedule": 300.0},
 }
 # Jobs that end (core/job_health.py): a running job's worker stamps a heartbeat; without one for STALE seconds the
 # job is sent again, at most MAX_ATTEMPTS deliveries in all, then failed with the reason. TIME_LIMITS per job kind

@@ -25,6 +25,7 @@ from django.utils import timezone
 from annotation.models import Batch, Response
 from annotation.models_practice import PracticeAnswer, PracticeItem
 from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock
+from annotation.models_signals import WritingSignal
 from core.models import Job
 from platforms.models import (
     BonusPayment,
@@ -43,6 +44,7 @@ from scoring.models import (
     BenchmarkPublication,
     FilterRun,
     MetricEvaluation,
+    ModelRun,
     ScoreRun,
 )
 from scoring.models.content_errors import ContentError, ContentErrorSet
@@ -75,6 +77,8 @@ API_DOORS: dict[tuple[str, str], str | None] = {
     ("study-participants", "get"): "annotation.view_participant",
     ("study-responses", "get"): "annotation.view_response",
     ("study-decisions", "get"): "annotation.view_participant",
+    ("study-writing-signals", "get"): "annotation.view_writingsignal",
+    ("study-writing-signals", "post"): "annotation.add_writingsignal",
     ("agreement-run-list", "post"): "scoring.add_agreementrun",
     ("agreement-run-detail", "get"): "scoring.view_agreementrun",
     ("filter-run-list", "post"): "scoring.add_filterrun",
@@ -91,6 +95,12 @@ API_DOORS: dict[tuple[str, str], str | None] = {
     ("metric-evaluation-list", "post"): "scoring.add_metricevaluation",
     ("metric-evaluation-detail", "get"): "scoring.view_metricevaluation",
     ("metric-evaluation-plot", "get"): "scoring.view_metricevaluation",
+    ("model-run-list", "get"): "scoring.view_modelrun",
+    ("model-run-list", "post"): "scoring.add_modelrun",
+    ("model-run-detail", "get"): "scoring.view_modelrun",
+    ("model-run-answers", "get"): "scoring.view_modelrun",
+    ("model-run-stop", "post"): "scoring.change_modelrun",
+    ("model-run-guide", "post"): "scoring.change_modelrun",
     ("job-detail", "get"): "core.view_job",
     ("platform-account-list", "get"): "platforms.view_platformaccount",
     ("platform-account-list", "post"): "platforms.add_platformaccount",
@@ -122,6 +132,7 @@ ADMIN_VIEWS: dict[str, tuple[str, str]] = {
     "annotation_rewritereview_queue": ("get", "annotation.change_rewritereview"),
     "annotation_rewritereview_decide": ("post", "annotation.change_rewritereview"),
     "annotation_rewritereview_block": ("post", "annotation.change_rewritereview"),
+    "annotation_rewritereview_signals": ("post", "annotation.add_writingsignal"),
     "scoring_agreement_start": ("get", "scoring.add_agreementrun"),
     "scoring_agreement_study": ("get", "scoring.view_agreementrun"),
     "scoring_agreement_dashboard": ("get", "scoring.view_agreementrun"),
@@ -133,6 +144,9 @@ ADMIN_VIEWS: dict[str, tuple[str, str]] = {
     "scoring_benchmarkexport_download": ("get", "scoring.view_benchmarkexport"),
     "scoring_scorerun_predictions": ("get", "scoring.view_scorerun"),
     "scoring_scorerun_start": ("get", "scoring.add_scorerun"),
+    "scoring_modelrun_start": ("get", "scoring.add_modelrun"),
+    "scoring_modelrun_stop": ("post", "scoring.change_modelrun"),
+    "scoring_modelrun_guide": ("post", "scoring.change_modelrun"),
     "platforms_platformstudy_publish": ("get", "platforms.add_platformstudy"),
     "platforms_platformstudy_sync": ("post", "platforms.change_platformstudy"),
     "platforms_platformstudy_decide": ("get", "platforms.view_decision"),
@@ -266,6 +280,8 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
     score_run = ScoreRun.objects.create(benchmark_paths=[str(export_file)], methods=["char3gram"],
                                         predictions_path=str(predictions))
     evaluation = MetricEvaluation.objects.create(study=study, question="q", metrics=["bleu"])
+    model_run = ModelRun.objects.create(study=study, label="fake", backend="openai", model="fake",
+                                        base_url="http://127.0.0.1:9/v1")
     corpus = items[0].instance.corpus
     GenerationRun.objects.create(corpus=corpus, setup="quadruple", seed=1)
     f.ParallelPairFactory(corpus=corpus)
@@ -278,6 +294,9 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
                                            correct_answer="S1-S2")
     PracticeAnswer.objects.create(participant=participant, item=practice, answer="S1-S2", is_correct=True)
     RewriteReview.objects.create(response=Response.objects.filter(study=study).first())
+    WritingSignal.objects.create(response=Response.objects.filter(study=study).first(), signal="mostly_pasted",
+                                 score=1, threshold=0.5, flagged=True, evidence="all pasted",
+                                 computed_at=timezone.now())
     RewriteSettings.objects.create(study=study)
     WorkerBlock.objects.create(platform="prolific", external_id="a" * 24)
     error_set = ContentErrorSet.objects.create(name="errors", source="pairs.tsv", error_types=["deletion"])
@@ -300,6 +319,7 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
     platform_study = _platform_world(study, participant)
     world = {"study": study, "participant": participant, "batch": batch, "job": job, "run": run,
             "filter_run": filter_run, "export": export, "score_run": score_run, "evaluation": evaluation,
+            "model_run": model_run,
             "corpus": corpus, "platform_study": platform_study}
     # Each role's cookies, made once: a staff user's session, the participant's study cookies.
     world["cookies"] = {"anonymous": {}}
@@ -371,6 +391,9 @@ def _kwargs(name: str, world: dict[str, Any]) -> dict[str, Any]:
         "scoring_agreement_aggregate": {"run_id": world["run"].pk},
         "scoring_benchmarkexport_download": {"pk": world["export"].pk, "which": "data"},
         "scoring_scorerun_predictions": {"pk": world["score_run"].pk},
+        **{name: {"pk": world["model_run"].pk} for name in (
+            "model-run-detail", "model-run-answers", "model-run-stop", "model-run-guide", "scoring_modelrun_stop",
+            "scoring_modelrun_guide")},
         "annotation_study_preview": {"pk": world["study"].pk}, "annotation_study_open": {"pk": world["study"].pk},
         "platforms_platformstudy_publish": {"study_id": world["study"].pk},
         "platform-hook-prolific": {"name": "lab"},
