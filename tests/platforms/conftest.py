@@ -19,7 +19,7 @@ TOKEN = "fake-prolific-token-0123456789abcdef"
 @pytest.fixture
 def platform_settings(settings: Any) -> Any:
     settings.STYLECROWD_ENCRYPTION_KEY = Fernet.generate_key().decode()
-    settings.PLATFORM_HTTP_TIMEOUT_SECONDS = 1.0
+    settings.PLATFORM_HTTP_TIMEOUT_SECONDS = 15.0  # a timeout test lowers it (FakeProlific.fail)
     settings.PLATFORM_RETRY_BACKOFF_SECONDS = 0.01
     settings.STYLECROWD_PUBLIC_URL = "https://crowd.example.org"
     settings.PROLIFIC_API_TOKEN = None
@@ -28,7 +28,7 @@ def platform_settings(settings: Any) -> Any:
 
 @pytest.fixture
 def fake_prolific(platform_settings: Any) -> Iterator[FakeProlific]:
-    fake = FakeProlific(token=TOKEN, answer_delay=2.0).start()
+    fake = FakeProlific(token=TOKEN, answer_delay=2.5, settings=platform_settings, fault_timeout=1.0).start()
     platform_settings.PLATFORM_ALLOWED_API_URLS = [fake.url]
     yield fake
     fake.stop()

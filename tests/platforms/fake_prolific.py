@@ -71,10 +71,14 @@ class FakeProlific:
     """State and behaviour; `url` is where it listens. `token` is the only token it accepts."""
 
     def __init__(self, *, token: str = "fake-token-" + "x" * 20, page_size_max: int = 2,
-                 answer_delay: float = 2.0) -> None:
+                 answer_delay: float = 2.0, settings: Any = None, fault_timeout: float = 1.0) -> None:
         self.token = token
         self.page_size_max = page_size_max   # smaller than any client asks for: lists come in several pages
         self.answer_delay = answer_delay     # how late a "timeout_after" answer comes (the client gives up first)
+        # The client's timeout is generous (a loaded CI machine answers slowly); a test that injects a timeout gets a
+        # short one, through pytest-django's settings fixture (restored after the test).
+        self.settings = settings
+        self.fault_timeout = fault_timeout
         self.user = {"id": hexid(), "email": "researcher@example.org"}
         self.workspace_id = hexid()
         self.studies: dict[str, dict[str, Any]] = {}
@@ -94,6 +98,8 @@ class FakeProlific:
     # --- test helpers ------------------------------------------------------------------------------------------
 
     def fail(self, method: str, path: str, kind: str, *, times: int = 1, retry_after: float = 1) -> None:
+        if kind.startswith("timeout") and self.settings is not None:
+            self.settings.PLATFORM_HTTP_TIMEOUT_SECONDS = self.fault_timeout
         self.faults.append(Fault(method.upper(), re.compile(path), kind, times, retry_after))
 
     def add_submission(self, study_id: str, participant_id: str | None = None, *, status: str = "AWAITING REVIEW",

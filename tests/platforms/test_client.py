@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+import httpx
 import pytest
 
 from platforms.clients.errors import NOT_SENT, REFUSED, UNKNOWN, PlatformCallError
@@ -14,7 +15,7 @@ from tests.platforms.conftest import TOKEN
 @pytest.fixture
 def client(fake_prolific):  # noqa: ANN001, ANN201
     slept: list[float] = []
-    c = ProlificClient(token=TOKEN, base_url=fake_prolific.url, timeout=1.0, sleep=slept.append)
+    c = ProlificClient(token=TOKEN, base_url=fake_prolific.url, timeout=15.0, sleep=slept.append)
     c.slept = slept
     yield c
     c.close()
@@ -30,6 +31,7 @@ def test_a_read_honours_retry_after_then_succeeds(client, fake_prolific) -> None
 def test_a_read_is_retried_after_a_5xx_and_a_timeout(client, fake_prolific) -> None:
     fake_prolific.fail("GET", r"/users/me/", "500")
     fake_prolific.fail("GET", r"/users/me/", "timeout_before")
+    client._http.timeout = httpx.Timeout(1.0)  # the fake answers after 2.5 s
     assert client.me()["id"] == fake_prolific.user["id"]
     assert len(fake_prolific.calls_to("GET", r"/users/me/")) == 3
 
@@ -44,6 +46,7 @@ def test_a_call_that_is_not_safe_to_repeat_is_sent_once(client, fake_prolific) -
         client.message_bulk("a" * 24, ["b" * 24], "hello")
     assert exc.value.outcome == UNKNOWN
     fake_prolific.fail("POST", r"/messages/bulk/", "timeout_after")
+    client._http.timeout = httpx.Timeout(1.0)
     with pytest.raises(PlatformCallError) as exc:
         client.message_bulk("a" * 24, ["b" * 24], "hello")
     assert exc.value.outcome == UNKNOWN and "may have been carried out" in exc.value.message
@@ -79,7 +82,7 @@ def test_a_next_link_to_another_host_never_gets_the_token(client, fake_prolific,
 
 
 def test_a_wrong_token_is_a_clear_error(fake_prolific) -> None:
-    with ProlificClient(token="wrong", base_url=fake_prolific.url, timeout=1.0) as bad:
+    with ProlificClient(token="wrong", base_url=fake_prolific.url, timeout=15.0) as bad:
         with pytest.raises(PlatformCallError) as exc:
             bad.me()
     assert exc.value.code == "platform_unauthorized" and "401" in exc.value.message and "wrong" not in exc.value.message
