@@ -51,6 +51,19 @@ def _spend_required(request: Request, what: str) -> None:
                                "participants).", code="permission_denied", status=403)
 
 
+def _jsonable(value: Any) -> Any:
+    """Job parameters are stored as JSON: amounts as strings (exact), nested rules too."""
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return value
+
+
 class PlatformAccountListView(APIView):
     permission_model = PlatformAccount
 
@@ -85,8 +98,7 @@ class _JobView(APIView):
         params = _valid(self.input_class, request.data)
         if params.get(self.spend_when):
             _spend_required(request, self.spend_what)
-        params = {k: (str(v) if k in ("flat", "bonus_cap_per_participant", "bonus_cap_per_study") and v is not None
-                      else v) for k, v in params.items()}
+        params = _jsonable(params)
         job = platform_job_start(kind=self.kind, study_slug=slug, params=params,
                                  created_by=request.user.get_username())
         return job_accepted(job)

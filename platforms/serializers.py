@@ -70,8 +70,17 @@ class DecideInput(serializers.Serializer):
     retry_failed = serializers.BooleanField(required=False, default=False)
 
 
+class BonusRuleInput(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["per_accepted_rewrite", "per_correct_item", "flat"])
+    amount = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0)
+    label = serializers.CharField(required=False, default="", allow_blank=True, max_length=60)
+
+
 class BonusInput(serializers.Serializer):
     apply = serializers.BooleanField(required=False, default=False)
+    rules = BonusRuleInput(many=True, required=False, help_text="Rules added (or updated) before the run.")
+    cap_per_participant = serializers.DecimalField(max_digits=8, decimal_places=2, required=False, min_value=0)
+    cap_per_study = serializers.DecimalField(max_digits=10, decimal_places=2, required=False, min_value=0)
     flat = serializers.DecimalField(max_digits=8, decimal_places=2, required=False, allow_null=True, default=None,
                                     min_value=0)
     label = serializers.CharField(required=False, default="flat", max_length=40)

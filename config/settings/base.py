@@ -276,6 +276,9 @@ MTURK_AUTO_APPROVAL_DELAY_SECONDS = int(env_str("MTURK_AUTO_APPROVAL_DELAY_SECON
 STYLECROWD_PUBLIC_URL = env_str("STYLECROWD_PUBLIC_URL", "") or ""
 # Key (Fernet) that encrypts platform tokens and webhook secrets stored in the database.
 STYLECROWD_ENCRYPTION_KEY = env_str("STYLECROWD_ENCRYPTION_KEY", "") or ""
+# Other addresses a platform token may be sent to (comma-separated origins), e.g. a staging API; by default a Prolific
+# token goes only to PROLIFIC_API_URL and MTurk requests only to AWS's endpoints.
+PLATFORM_ALLOWED_API_URLS = env_list("PLATFORM_ALLOWED_API_URLS", [])
 PLATFORM_HTTP_TIMEOUT_SECONDS = float(env_str("PLATFORM_HTTP_TIMEOUT_SECONDS", "30") or 30)
 PLATFORM_RETRY_BACKOFF_SECONDS = float(env_str("PLATFORM_RETRY_BACKOFF_SECONDS", "1") or 1)  # 1, 2, 4 s …
 PLATFORM_MAX_RETRY_AFTER_SECONDS = float(env_str("PLATFORM_MAX_RETRY_AFTER_SECONDS", "120") or 120)

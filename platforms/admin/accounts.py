@@ -10,7 +10,7 @@ from django.http import HttpRequest
 
 from core.errors import ApplicationError
 from platforms.models import PlatformAccount
-from platforms.services.accounts import account_create, account_set_token
+from platforms.services.accounts import account_create, account_set_token, account_update
 
 
 class PlatformAccountForm(forms.ModelForm):
@@ -39,8 +39,13 @@ class PlatformAccountForm(forms.ModelForm):
                     project_id=data.get("project_id") or "", api_url=data.get("api_url") or "",
                     sandbox=data.get("sandbox", True), aws_profile=data.get("aws_profile") or "",
                     endpoint_url=data.get("endpoint_url") or "")
-            elif data.get("token"):
-                account_set_token(account=self.instance, token=data["token"])
+            else:
+                self.updated = account_update(account=PlatformAccount.objects.get(pk=self.instance.pk), **{
+                    f: data.get(f) if data.get(f) is not None else "" for f in (
+                        "name", "token_env", "api_url", "workspace_id", "project_id", "aws_profile",
+                        "endpoint_url")}, sandbox=data.get("sandbox", True))
+                if data.get("token"):
+                    account_set_token(account=self.updated, token=data["token"])
         except ApplicationError as exc:
             field = exc.field if exc.field in self.fields else None
             self.add_error(field, exc.message)
@@ -72,6 +77,4 @@ class PlatformAccountAdmin(admin.ModelAdmin):
             obj.pk = form.created.pk
             obj.refresh_from_db()
             return
-        PlatformAccount.objects.filter(pk=obj.pk).update(
-            **{f: getattr(obj, f) for f in ("name", "token_env", "api_url", "workspace_id", "project_id",
-                                            "sandbox", "aws_profile", "endpoint_url")})
+        obj.refresh_from_db()  # the service saved the change (form._post_clean), after its checks

@@ -20,7 +20,7 @@ from annotation.admin import StudyAdmin
 from annotation.models import Study
 from core.errors import ApplicationError
 from core.permissions import admin_permission_required, user_may
-from platforms.models import BonusPayment, Decision, PlatformAccount, PlatformStudy, PlatformSubmission
+from platforms.models import BonusPayment, BonusRule, Decision, PlatformAccount, PlatformStudy, PlatformSubmission
 from platforms.services.bonuses import platform_bonus
 from platforms.services.decisions import platform_decide
 from platforms.services.jobs import platform_job_start
@@ -67,8 +67,18 @@ class MessageForm(forms.Form):
     to = forms.CharField(required=False, help_text="Participant ids separated by spaces (empty: everyone).")
 
 
+class BonusRuleInline(admin.TabularInline):
+    """The study's bonus rules (per accepted rewrite, per correct known-answer item, flat); amounts in the account's
+    currency. They produce ledger rows when bonuses are computed (Bonuses…), never a payment by themselves."""
+
+    model = BonusRule
+    extra = 0
+    fields = ["kind", "amount", "label", "active"]
+
+
 @admin.register(PlatformStudy)
 class PlatformStudyAdmin(admin.ModelAdmin):
+    inlines = [BonusRuleInline]
     list_display = ["study", "platform", "account", "state", "external_id", "external_status", "places",
                     "reward", "synced_at"]
     list_filter = ["platform", "state"]

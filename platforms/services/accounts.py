@@ -1,7 +1,9 @@
 """Platform accounts, and the platform side of a study (which account runs it)."""
 from __future__ import annotations
 
+import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -14,6 +16,35 @@ from platforms.crypto import secret_encrypt
 from platforms.models import Platform, PlatformAccount, PlatformStudy
 
 ENV_ACCOUNT = "prolific-env"  # the account PROLIFIC_API_TOKEN stands for
+TOKEN_ENV = re.compile(r"^[A-Z][A-Z0-9_]*PROLIFIC[A-Z0-9_]*$|^PROLIFIC[A-Z0-9_]*$")
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def account_urls_check(*, platform: str, api_url: str = "", endpoint_url: str = "", token_env: str = "") -> None:
+    """Where a token may be sent, and which variable may be read as one. A token goes only to Prolific's API (or an
+    address the server's settings allow: PLATFORM_ALLOWED_API_URLS), so an admin form cannot send it elsewhere; only
+    a variable named for Prolific is read as a token (never DJANGO_SECRET_KEY or AWS keys)."""
+    if platform == Platform.PROLIFIC and api_url:
+        allowed = {_origin(u) for u in [settings.PROLIFIC_API_URL, *settings.PLATFORM_ALLOWED_API_URLS] if u}
+        if _origin(api_url) not in allowed:
+            raise ApplicationError(f"API URL: {api_url} is not Prolific's API; the token is only ever sent to "
+                                   f"{', '.join(sorted(allowed))} (PLATFORM_ALLOWED_API_URLS adds another).",
+                                   code="url_not_allowed", field="api_url")
+    if platform == Platform.MTURK and endpoint_url:
+        host = urlsplit(endpoint_url).hostname or ""
+        allowed = {_origin(u) for u in [settings.MTURK_ENDPOINT_URL, *settings.PLATFORM_ALLOWED_API_URLS] if u}
+        if not (host.endswith(".amazonaws.com") and endpoint_url.startswith("https://")) and \
+                _origin(endpoint_url) not in allowed:
+            raise ApplicationError(f"Endpoint URL: {endpoint_url} is not an MTurk endpoint (https://….amazonaws.com "
+                                   "or PLATFORM_ALLOWED_API_URLS).", code="url_not_allowed", field="endpoint_url")
+    if token_env and not TOKEN_ENV.match(token_env):
+        raise ApplicationError(f"Token env: {token_env!r} — only an upper-case variable whose name contains PROLIFIC "
+                               "is read as a token (so no other secret of the server can be sent).",
+                               code="invalid_token_env", field="token_env")
 
 
 def account_create(
@@ -36,6 +67,7 @@ def account_create(
     elif token or token_env:
         raise ApplicationError("Token: MTurk uses boto3's own credential chain (environment, ~/.aws, instance role; "
                                "aws_profile names a profile), never a token stored here.", field="token")
+    account_urls_check(platform=platform, api_url=api_url, endpoint_url=endpoint_url, token_env=token_env)
     account = PlatformAccount(name=name, platform=platform, token_env=token_env, workspace_id=workspace_id,
                               project_id=project_id, api_url=api_url, sandbox=sandbox, aws_profile=aws_profile,
                               endpoint_url=endpoint_url)
@@ -75,6 +107,26 @@ def account_set_token(*, account: PlatformAccount, token: str, check: bool = Tru
         _check(candidate)
     PlatformAccount.objects.filter(pk=account.pk).update(token_encrypted=candidate.token_encrypted, token_env="",
                                                          checked_at=candidate.checked_at)
+    account.refresh_from_db()
+    return account
+
+
+def account_update(*, account: PlatformAccount, **fields: Any) -> PlatformAccount:
+    """Change an account's settings (not its token: account_set_token). Where the token is sent and which variable
+    holds it are checked as at creation."""
+    editable = {"name", "token_env", "api_url", "workspace_id", "project_id", "sandbox", "aws_profile",
+                "endpoint_url"}
+    unknown = set(fields) - editable
+    if unknown:
+        raise ApplicationError(f"Account: {', '.join(sorted(unknown))} cannot be changed here.", field="account")
+    merged = {f: fields.get(f, getattr(account, f)) for f in editable}
+    account_urls_check(platform=account.platform, api_url=merged["api_url"], endpoint_url=merged["endpoint_url"],
+                       token_env=merged["token_env"])
+    if merged["token_env"] and account.token_encrypted and merged["token_env"] != account.token_env:
+        merged_changes = {**merged, "token_encrypted": ""}  # one source of the token at a time
+    else:
+        merged_changes = merged
+    PlatformAccount.objects.filter(pk=account.pk).update(**merged_changes)
     account.refresh_from_db()
     return account
 

@@ -62,6 +62,18 @@ def bonus_rule_add(*, platform_study: PlatformStudy, kind: str, amount: Any, lab
     return rule
 
 
+def bonus_caps_set(*, platform_study: PlatformStudy, per_participant: Any = None, per_study: Any = None) -> None:
+    """Set the study's caps (an amount, or "none" to remove one); they bind every later bonus run."""
+    changes: dict[str, Any] = {}
+    for field, value in (("bonus_cap_per_participant", per_participant), ("bonus_cap_per_study", per_study)):
+        if value is None:
+            continue
+        changes[field] = None if str(value).lower() in ("none", "") else amount_parse(value, field=field)
+    if changes:
+        PlatformStudy.objects.filter(pk=platform_study.pk).update(**changes)
+        platform_study.refresh_from_db()
+
+
 def _units(platform_study: PlatformStudy, rule: BonusRule, approved: set[str]) -> dict[str, int]:
     study = platform_study.study
     if rule.kind == BonusRule.Kind.FLAT:

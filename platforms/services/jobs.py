@@ -93,6 +93,11 @@ def platform_job_execute(*, job: Job) -> dict[str, Any]:
     if job.kind == "platform_decide":
         return decisions.platform_decide(platform_study=platform_study, created_by=by, **params)
     if job.kind == "platform_bonus":
+        bonuses.bonus_caps_set(platform_study=platform_study, per_participant=params.pop("cap_per_participant", None),
+                               per_study=params.pop("cap_per_study", None))
+        for rule in params.pop("rules", None) or []:
+            bonuses.bonus_rule_add(platform_study=platform_study, kind=rule["kind"], amount=rule["amount"],
+                                   label=rule.get("label", ""))
         return bonuses.platform_bonus(platform_study=platform_study, created_by=by, **params)
     if job.kind == "platform_message":
         return messages.platform_message(platform_study=platform_study, created_by=by, **params)

@@ -29,6 +29,7 @@ def platform_settings(settings: Any) -> Any:
 @pytest.fixture
 def fake_prolific(platform_settings: Any) -> Iterator[FakeProlific]:
     fake = FakeProlific(token=TOKEN, answer_delay=2.0).start()
+    platform_settings.PLATFORM_ALLOWED_API_URLS = [fake.url]
     yield fake
     fake.stop()
     # Every request the client sent, and every answer it read, matched Prolific's API description.

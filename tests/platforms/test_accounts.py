@@ -97,3 +97,24 @@ def test_the_command_reads_a_token_from_stdin_never_argv(fake_prolific, capsys, 
     out = capsys.readouterr().out.strip().splitlines()[-1]
     summary = json.loads(out)
     assert summary["ok"] and summary["created"]["token"] == "stored encrypted" and TOKEN not in out
+
+
+def test_a_token_is_never_sent_to_another_address(fake_prolific, prolific_account, admin_client, settings) -> None:
+    with pytest.raises(ApplicationError) as exc:
+        account_create(name="evil", platform="prolific", token=TOKEN, api_url="https://attacker.example/")
+    assert exc.value.code == "url_not_allowed" and not PlatformAccount.objects.filter(name="evil").exists()
+    # The admin cannot point a stored token somewhere else either.
+    page = admin_client.post(f"/admin/platforms/platformaccount/{prolific_account.pk}/change/", {
+        "name": "lab", "platform": "prolific", "api_url": "https://attacker.example/", "sandbox": "on",
+        "workspace_id": prolific_account.workspace_id})
+    assert page.status_code == 200 and b"not Prolific" in page.content
+    prolific_account.refresh_from_db()
+    assert prolific_account.api_url == fake_prolific.url
+
+
+def test_only_a_prolific_variable_is_read_as_a_token(fake_prolific, monkeypatch) -> None:
+    monkeypatch.setenv("DJANGO_SECRET_KEY", "not-for-prolific")
+    with pytest.raises(ApplicationError) as exc:
+        account_create(name="env", platform="prolific", token_env="DJANGO_SECRET_KEY", api_url=fake_prolific.url)
+    assert exc.value.code == "invalid_token_env" and not PlatformAccount.objects.exists()
+    assert not fake_prolific.calls  # nothing was sent anywhere

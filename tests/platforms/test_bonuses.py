@@ -256,3 +256,17 @@ def test_two_command_processes_at_once_pay_once(prolific_account, fake_prolific)
 def _test_database_url() -> str:
     db = settings.DATABASES["default"]
     return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def test_caps_and_rules_from_the_command_line(prolific_account, fake_prolific, capsys) -> None:
+    ps = _study(prolific_account, fake_prolific)
+    with pytest.raises(Exception):  # noqa: B017 - the command exits non-zero with the JSON error line
+        call_command("platform_bonus", "--study", ps.study.slug, "--rule", "per_correct_item=0.40",
+                     "--cap-per-participant", "0.50", "--apply")
+    error = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert error["ok"] is False and error["error"]["code"] == "bonus_cap_exceeded"
+    assert BonusPayment.objects.count() == 0 and fake_prolific.calls_to("POST", SETUP) == []
+    call_command("platform_bonus", "--study", ps.study.slug, "--cap-per-participant", "none", "--apply")
+    done = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert done["ok"] and done["rows_added"] == 3
+    assert sorted(_paid(fake_prolific).values()) == [0.4, 0.8, 0.8]

@@ -12,7 +12,7 @@ from typing import Any
 
 from core.errors import ApplicationError
 from platforms.management.commands._study_command import PlatformStudyCommand
-from platforms.services.bonuses import bonus_rule_add, ledger_csv, platform_bonus
+from platforms.services.bonuses import bonus_caps_set, bonus_rule_add, ledger_csv, platform_bonus
 
 
 class Command(PlatformStudyCommand):
@@ -24,12 +24,18 @@ class Command(PlatformStudyCommand):
         parser.add_argument("--label", default="flat", help="Names a flat bonus; the same label is paid once.")
         parser.add_argument("--rule", action="append", default=[],
                             help="Add a rule: per_accepted_rewrite=0.10, per_correct_item=0.02 or flat=0.50.")
+        parser.add_argument("--cap-per-participant", default=None,
+                            help="Set the study's cap per participant (all bonuses together), checked before sending.")
+        parser.add_argument("--cap-per-study", default=None, help="Set the study's cap on all bonuses together.")
         parser.add_argument("--apply", action="store_true", help="Write the ledger rows and pay them.")
         parser.add_argument("--no-sync", action="store_true", help="Use the submissions as last synced.")
         parser.add_argument("--ledger", default="", help="Write the study's ledger (CSV) to this file.")
 
     def run(self, **o: Any) -> dict[str, Any]:
         platform_study = self.platform_study(o["study"])
+        if o["cap_per_participant"] is not None or o["cap_per_study"] is not None:
+            bonus_caps_set(platform_study=platform_study, per_participant=o["cap_per_participant"],
+                           per_study=o["cap_per_study"])
         for rule in o["rule"]:
             kind, _, amount = rule.partition("=")
             if not amount:
