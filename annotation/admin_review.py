@@ -107,13 +107,18 @@ class RewriteReviewAdmin(admin.ModelAdmin):
                              "reviewer": request.user.get_username()})
 
     def signals_view(self, request: HttpRequest) -> HttpResponse:
-        """Start measuring a study's writing signals (and applying its auto-reject rule) as a job."""
+        """Start measuring a study's writing signals (and applying its auto-reject rule) as a job; with a model
+        endpoint given, the similarity to the model's own rewrites too."""
         if not user_may(request.user, WritingSignal, "add"):
             raise PermissionDenied
         slug = request.POST.get("study", "")
         back = reverse("admin:annotation_rewritereview_queue") + (f"?study={slug}" if slug else "")
         try:
-            job = writing_signals_start(study_slug=slug, created_by=request.user.get_username(), check_paths=True)
+            job = writing_signals_start(
+                study_slug=slug, rewrite_model_url=request.POST.get("rewrite_model_url") or None,
+                rewrite_model=request.POST.get("rewrite_model") or None,
+                api_key_env=request.POST.get("api_key_env") or None, created_by=request.user.get_username(),
+                check_paths=True)
         except ApplicationError as exc:
             messages.error(request, exc.message)
             return HttpResponseRedirect(back)

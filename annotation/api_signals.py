@@ -32,6 +32,16 @@ class WritingSignalsStartInput(serializers.Serializer):
                                                      "STYLECROWD_WRITING_LM (unset: LLM-likeness is off).")
     near_duplicate_method = serializers.ChoiceField(choices=["chars", "embedding"], default="chars")
     embedding_model = serializers.CharField(required=False, allow_blank=True, default="")
+    rewrite_model_url = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=500,
+        help_text="An OpenAI-compatible endpoint (e.g. http://127.0.0.1:8000/v1) whose model rewrites each source as "
+                  "the writers were asked to: switches on model_similarity. Checked (it must answer) before queueing.")
+    rewrite_model = serializers.CharField(required=False, allow_blank=True, default="", max_length=200,
+                                          help_text="The model the endpoint serves (with rewrite_model_url).")
+    api_key_env = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=128,
+        help_text="The name of the environment variable (of the server and the worker) holding the endpoint's key; "
+                  "default OPENAI_API_KEY. Never the key itself: it is read when the requests are made, never stored.")
 
 
 class WritingSignalsView(APIView):
@@ -67,6 +77,7 @@ class WritingSignalsView(APIView):
         job = writing_signals_start(
             study_slug=study.slug, thresholds=data["thresholds"], auto_reject=data["auto_reject"],
             language_model=data["language_model"] or None, near_duplicate_method=data["near_duplicate_method"],
-            embedding_model=data["embedding_model"] or None, created_by=request.user.get_username(),
-            check_paths=True)
+            embedding_model=data["embedding_model"] or None, rewrite_model_url=data["rewrite_model_url"] or None,
+            rewrite_model=data["rewrite_model"] or None, api_key_env=data["api_key_env"] or None,
+            created_by=request.user.get_username(), check_paths=True)
         return job_accepted(job)

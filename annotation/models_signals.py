@@ -23,7 +23,10 @@ class WritingSignal(models.Model):
 
     response = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="writing_signals")
     signal = models.CharField(max_length=32, choices=Signal.choices)
-    score = models.FloatField(help_text="The measured value, in the signal's unit (see the evidence).")
+    score = models.FloatField(
+        null=True, blank=True,
+        help_text="The measured value, in the signal's unit (see the evidence); empty where the signal could not be "
+                  "measured on this rewrite (the evidence says why, e.g. the model gave no rewrite of its source).")
     threshold = models.FloatField(help_text="The threshold the score was compared with when computed.")
     flagged = models.BooleanField(default=False)
     evidence = models.CharField(max_length=500, help_text="The measurement in plain words.")
@@ -35,4 +38,5 @@ class WritingSignal(models.Model):
         indexes = [models.Index(fields=["signal", "flagged"])]
 
     def __str__(self) -> str:
-        return f"{self.response_id}: {self.signal} {self.score:g}{' (flagged)' if self.flagged else ''}"
+        score = "not measured" if self.score is None else f"{self.score:g}"
+        return f"{self.response_id}: {self.signal} {score}{' (flagged)' if self.flagged else ''}"

@@ -1,8 +1,8 @@
 """Model back-ends: one small interface for asking a language model to choose among fixed answers.
 
 This package imports no Django app (only `core.errors`), so every part of the project can use it: model annotators
-(`scoring.model_annotators`) ask it to answer study items; a later feature can call the same OpenAI-compatible
-client (`core.model_backends.openai_chat.OpenAIChatClient.chat`) for free text.
+(`scoring.model_annotators`) ask it to answer study items; the writing signals ask the same OpenAI-compatible
+client (`core.model_backends.openai_chat.OpenAIChatClient.chat`) for free text (a model's own rewrite).
 
 - `ChoiceQuestion`: what is asked (chat messages, the plain-text prompt a local LM continues, the allowed answers).
 - `ModelReply`: what came back (the choice or None, why not, tokens, per-choice scores for a local LM).

@@ -2,9 +2,11 @@
 
 It answers `GET /v1/models` and `POST /v1/chat/completions` like vLLM or llama.cpp's server would. What a completion
 says is decided by `answerer(messages, body) -> str` (an "oracle" that reads the displayed item, or a fixed
-position bias); `faults` is a queue of misbehaviours for the next requests, one each: "malformed" (a body that is
-not JSON), "no_choices", "refusal", "out_of_choice", "prose" (the answer inside a sentence), "timeout" (sleeps past
-the client's time-out), "429" (with Retry-After), "500", "401", "404". Every request is recorded.
+position bias), sent as `{"answer": …}` JSON, or as it is with `wrap=False` (free text: a model's rewrite);
+`faults` is a queue of misbehaviours for the next requests, one each: "malformed" (a body that is not JSON),
+"no_choices", "refusal", "out_of_choice", "prose" (the answer inside a sentence), "empty" (no text), "cut" (the text,
+stopped at the token limit), "timeout" (sleeps past the client's time-out), "429" (with Retry-After), "500", "401",
+"404". Every request is recorded.
 """
 from __future__ import annotations
 
@@ -58,8 +60,10 @@ def _choices(user: str) -> list[str]:
 
 
 class FakeOpenAI:
-    def __init__(self, answerer: Answerer = oracle, *, model: str = "fake-model", sleep: float = 2.0) -> None:
+    def __init__(self, answerer: Answerer = oracle, *, model: str = "fake-model", sleep: float = 2.0,
+                 wrap: bool = True) -> None:
         self.answerer = answerer
+        self.wrap = wrap
         self.model = model
         self.sleep = sleep
         self.faults: deque[str] = deque()
@@ -115,19 +119,24 @@ class FakeOpenAI:
                     return self._send(200, fake.completion(body, None, refusal="I can't help with that."))
                 if fault == "out_of_choice":
                     return self._send(200, fake.completion(body, json.dumps({"answer": "S3"})))
+                if fault == "empty":
+                    return self._send(200, fake.completion(body, ""))
                 answer = fake.answerer(body["messages"], body)
                 if fault == "prose":
                     return self._send(200, fake.completion(body, f"I think the answer is {answer}."))
-                return self._send(200, fake.completion(body, json.dumps({"answer": answer})))
+                content = json.dumps({"answer": answer}) if fake.wrap else answer
+                return self._send(200, fake.completion(body, content, finish_reason="length" if fault == "cut"
+                                                       else "stop"))
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def completion(self, body: dict[str, Any], content: str | None, refusal: str | None = None) -> dict[str, Any]:
+    def completion(self, body: dict[str, Any], content: str | None, refusal: str | None = None,
+                   finish_reason: str = "stop") -> dict[str, Any]:
         prompt = sum(len(m["content"].split()) for m in body.get("messages", []))
         return {"id": "chatcmpl-fake", "object": "chat.completion", "model": self.model,
-                "choices": [{"index": 0, "finish_reason": "stop",
+                "choices": [{"index": 0, "finish_reason": finish_reason,
                              "message": {"role": "assistant", "content": content, "refusal": refusal}}],
                 "usage": {"prompt_tokens": prompt, "completion_tokens": 7, "total_tokens": prompt + 7}}
 

@@ -8,6 +8,7 @@ researcher-set threshold; they flag rewrites for review and never reject one unl
 - `registry`: the signals' definitions, units, default thresholds (one home).
 - `measures`: the measurements, without database access.
 - `language_model`: the LLM-likeness statistic (transformers, a local model).
+- `model_rewrite`: the model's own rewrite of each source, asked of an OpenAI-compatible endpoint (model similarity).
 - `services`: compute and store a study's signals; read them (queue, recommendations, dataset card).
 - `jobs`: `writing_signals_start`/`_execute` (Celery `annotation.writing_signals`) and the periodic refresh.
 """

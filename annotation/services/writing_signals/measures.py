@@ -18,10 +18,15 @@ MAX_SPEED = 1000.0  # characters per second reported for text "typed" in no meas
 
 @dataclass
 class Measure:
-    score: float
+    score: float | None  # None: not measured on this rewrite (the evidence says why)
     evidence: str
     details: dict[str, Any] = field(default_factory=dict)
-    eligible: bool = True  # False: measured, but never flags (too short to judge)
+    eligible: bool = True  # False: measured, but never flags (too short to judge), or not measured
+
+
+class NoModelRewrite(Exception):
+    """A model rewriter has no text for this source (the model declined, replied nothing, or did not answer in
+    time): the model-similarity signal is not measured on its rewrites. The message says why, in plain words."""
 
 
 def normalize(text: str) -> str:
@@ -130,11 +135,20 @@ def char_similarity(texts: list[str]) -> Any:
 
 
 def model_similarity(*, text: str, model_text: str, model: str) -> Measure:
+    """rapidfuzz's normalized Indel similarity (0-100) of a rewrite with the model's own rewrite of its source; the
+    evidence quotes the model's text so that a reviewer can compare the two."""
     from rapidfuzz import fuzz
 
     score = round(fuzz.ratio(normalize(text), normalize(model_text)), 1)
-    return Measure(score, f"{score:.0f}% alike with {model}'s own rewrite of this source",
+    shown = model_text if len(model_text) <= 300 else model_text[:299] + "…"
+    return Measure(score, f"{score:.0f}% alike with {model}'s own rewrite of this source: \"{shown}\"",
                    {"model_rewrite": model_text[:500], "model": model})
+
+
+def model_similarity_missing(*, model: str, reason: str) -> Measure:
+    """The signal on a rewrite whose source the model gave no rewrite of: not measured, never flags."""
+    return Measure(None, f"not measured: {model} gave no rewrite of this source ({reason})"[:500],
+                   {"model": model, "not_measured": reason[:300]}, eligible=False)
 
 
 def llm_likeness(*, log_ppl: float, entropy: float, model: str) -> Measure:

@@ -4,7 +4,9 @@
 rejected) and replaces the study's rows, so the flags follow the study's current thresholds. Telemetry signals
 need telemetry (a rewrite without it is shown as "no telemetry"); the LLM-likeness statistic needs a local causal
 language model (`language_model`, else settings.STYLECROWD_WRITING_LM; neither: off); the similarity to a model's
-own rewrite needs a callable that produces it (`model_rewriter(source, target_style) -> text`; none: off).
+own rewrite needs a callable that produces it (`model_rewriter(source, target_style) -> text`, which raises
+`measures.NoModelRewrite` where the model gives none; `model_rewrite.study_model_rewriter` builds one for an
+OpenAI-compatible endpoint; none: off).
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from annotation.services.writing_signals import measures
 from annotation.services.writing_signals.registry import SPECS, thresholds_resolve
 from core.errors import ApplicationError
 
-ModelRewriter = Callable[[str, str], str]  # (source, target style) -> the model's rewrite
+ModelRewriter = Callable[[str, str], str]  # (source, target style) -> the model's rewrite (NoModelRewrite: none)
 NEAR_DUPLICATE_METHODS = ("chars", "embedding")
 
 
@@ -111,13 +113,10 @@ def writing_signals_compute(
     elif not language_model:
         off.setdefault(Signal.LLM_LIKENESS, "no local language model configured" if not settings.STYLECROWD_WRITING_LM
                        else "not measured in this run (earlier results kept)")
+    model_rewrites: dict[str, Any] | None = None
     if model_rewriter is not None and thresholds[Signal.MODEL_SIMILARITY] is not None:
-        for group in by_source.values():
-            item = group[0].study_item
-            model_text = model_rewriter(item.payload.get("source", ""), item.payload.get("target_style", ""))
-            for response in group:
-                measured[response.pk][Signal.MODEL_SIMILARITY] = measures.model_similarity(
-                    text=response.answer, model_text=model_text, model=model_name)
+        model_rewrites = _model_similarity(by_source, measured, model_rewriter=model_rewriter, model_name=model_name,
+                                           progress=progress)
     elif model_rewriter is None:
         off.setdefault(Signal.MODEL_SIMILARITY, "no model endpoint configured (earlier results kept)")
     now = timezone.now()
@@ -154,8 +153,34 @@ def writing_signals_compute(
         "flagged_rewrites": len(set().union(*flagged.values())) if flagged else 0,
         "flagged": {name: len(flagged[name]) for name in SPECS if name not in off},
         "off": dict(off), "thresholds": thresholds, "near_duplicate_method": near_duplicate_method,
-        "language_model": language_model or None, "computed_at": now.isoformat(),
+        "language_model": language_model or None, "model_rewrites": model_rewrites, "computed_at": now.isoformat(),
     }
+
+
+def _model_similarity(by_source: dict[int, list[Response]], measured: dict[int, dict[str, measures.Measure]], *,
+                      model_rewriter: ModelRewriter, model_name: str,
+                      progress: Callable[[int, int], None] | None) -> dict[str, Any]:
+    """Each source's rewrites against the model's own rewrite of it. A source the model gives no text for (it
+    declined, replied nothing, did not answer in time: the rewriter raises NoModelRewrite, or returns nothing) has
+    the signal "not measured" on its rewrites, with the reason; it never flags them."""
+    missing: dict[str, str] = {}
+    for done, group in enumerate(by_source.values(), start=1):
+        item = group[0].study_item
+        try:
+            model_text = model_rewriter(item.payload.get("source", ""), item.payload.get("target_style", ""))
+            reason = "" if (model_text or "").strip() else "its reply was empty"
+        except measures.NoModelRewrite as exc:
+            model_text, reason = "", str(exc) or "no reason given"
+        if reason:
+            missing[item.external_id] = reason
+        for response in group:
+            measured[response.pk][Signal.MODEL_SIMILARITY] = (
+                measures.model_similarity_missing(model=model_name, reason=reason) if reason
+                else measures.model_similarity(text=response.answer, model_text=model_text, model=model_name))
+        if progress:
+            progress(done, len(by_source))
+    return {"model": model_name, "sources": len(by_source), "rewritten": len(by_source) - len(missing),
+            "not_measured": dict(list(missing.items())[:50]), "not_measured_sources": len(missing)}
 
 
 # --- reading ------------------------------------------------------------------------------------------------
