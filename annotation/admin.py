@@ -15,9 +15,9 @@ from django.utils.html import format_html, format_html_join
 from annotation.admin_rewrite_corpus import RewriteCorpusAdminMixin
 from annotation.admin_study_setup import StudySetupAdminMixin
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
-from annotation.selectors import participant_recommendations, study_progress
+from annotation.selectors import study_progress
 from annotation.services.answers import participant_exclude
-from annotation.services.exports import decisions_serialize, responses_serialize
+from annotation.services.exports import decisions_serialize, responses_serialize, study_recommendations
 from annotation.services.screening import screening_require
 from core.errors import ApplicationError
 from core.permissions import user_may
@@ -73,7 +73,9 @@ class StudyAdmin(StudySetupAdminMixin, RewriteCorpusAdminMixin, admin.ModelAdmin
                     "adaptive_stopping", "results_link", "created_at"]
     list_filter = ["item_kind", "status", "origin", "platform", "adaptive_stopping"]
     search_fields = ["slug", "title"]
-    readonly_fields = ["live_progress", "participant_links", "recommendations", "created_at", "selection"]
+    # The guide is set from a finished model run (its page's "Stop items early where this model agrees"), never typed.
+    readonly_fields = ["live_progress", "participant_links", "recommendations", "created_at", "selection",
+                       "guide_stop_after", "guide_source"]
     actions = ["open_studies", "export_csv", "export_jsonl", "export_decisions_prolific", "export_decisions_mturk",
                "build_corpus_from_rewrites"]
     form = StudyChangeForm
@@ -82,7 +84,8 @@ class StudyAdmin(StudySetupAdminMixin, RewriteCorpusAdminMixin, admin.ModelAdmin
         (None, {"fields": ["slug", "title", "item_kind", "origin", "status", "participant_links", "live_progress"]}),
         ("Assignment", {"fields": ["annotators_per_item", "min_correct", "items_per_batch", "screening_per_batch",
                                    "max_batches_per_participant", "batch_time_limit_minutes",
-                                   "allow_multiple_setups", "adaptive_stopping", "selection"]}),
+                                   "allow_multiple_setups", "adaptive_stopping", "guide_stop_after", "guide_source",
+                                   "selection"]}),
         ("Participant texts", {"fields": ["consent_text", "eligibility_questions", "task_description", "questions",
                                           "rewrite_min_length"]}),
         ("Platform", {"fields": ["completion_code", "screened_out_code", "redirect_url", "estimated_minutes",
@@ -145,7 +148,7 @@ class StudyAdmin(StudySetupAdminMixin, RewriteCorpusAdminMixin, admin.ModelAdmin
         rows = [
             (r["participant"], r["recommendation"], r["answers"], f"{len(r['failed_checks'])}/{r['attention_checks']}",
              "yes" if r["speeder"] else "", "; ".join(r["evidence"]))
-            for r in participant_recommendations(study=obj)
+            for r in study_recommendations(study=obj)
         ]
         url = reverse("study-decisions", args=[obj.slug])
         return format_html(
@@ -265,8 +268,8 @@ class BatchAdmin(admin.ModelAdmin):
 @admin.register(Response)
 class ResponseAdmin(admin.ModelAdmin):
     list_display = ["participant", "study", "study_item", "screening_question", "question", "answer", "is_correct",
-                    "is_screening", "is_valid", "answered_at"]
-    list_filter = ["study", "is_screening", "is_valid", "is_correct"]
+                    "is_screening", "is_valid", "telemetry_status", "answered_at"]
+    list_filter = ["study", "is_screening", "is_valid", "is_correct", "telemetry_status"]
     search_fields = ["participant__external_id", "study_item__external_id"]
     raw_id_fields = ["participant", "study_item", "batch", "reservation"]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
@@ -15,8 +16,20 @@ from django.views.decorators.http import require_POST
 
 from annotation.models import Study
 from annotation.models_review import RejectionReason, RewriteReview, RewriteSettings, WorkerBlock
-from annotation.services.review import review_decide, review_queue, worker_block, worker_rates
+from annotation.models_signals import WritingSignal
+from annotation.services.review import (
+    QUEUE_FILTERS,
+    review_decide,
+    review_queue,
+    review_queue_check,
+    worker_block,
+    worker_rates,
+)
+from annotation.services.writing_signals.jobs import writing_signals_start
+from annotation.services.writing_signals.registry import SPECS, auto_reject_validate, thresholds_validate
+from core.admin import job_message
 from core.errors import ApplicationError
+from core.permissions import user_may
 
 
 def _error(exc: ApplicationError) -> JsonResponse:
@@ -42,6 +55,7 @@ class RewriteReviewAdmin(admin.ModelAdmin):
             path("queue/", wrap(self.queue_view), name="annotation_rewritereview_queue"),
             path("queue/decide/", wrap(require_POST(self.decide_view)), name="annotation_rewritereview_decide"),
             path("queue/block/", wrap(require_POST(self.block_view)), name="annotation_rewritereview_block"),
+            path("queue/signals/", wrap(require_POST(self.signals_view)), name="annotation_rewritereview_signals"),
             *super().get_urls(),
         ]
 
@@ -53,9 +67,20 @@ class RewriteReviewAdmin(admin.ModelAdmin):
         self._check(request)
         slug = request.GET.get("study", "")
         study = Study.objects.filter(slug=slug).first() if slug else None
+        show, order = request.GET.get("show", ""), request.GET.get("order", "oldest")
+        try:
+            review_queue_check(show=show, order=order)
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+            show, order = "", "oldest"
         context = {
             **self.admin_site.each_context(request), "title": "Review rewrites", "opts": self.model._meta,
-            "rows": review_queue(study=study), "workers": worker_rates(study=study), "study": study,
+            "rows": review_queue(study=study, show=show, order=order), "workers": worker_rates(study=study),
+            "study": study, "show": show, "order": order,
+            "filters": [*QUEUE_FILTERS.items(), *((name, f"flagged: {spec.label}") for name, spec in SPECS.items())],
+            "orders": [("oldest", "blocked writers first, then oldest"), ("flags", "most flags first"),
+                       *((f"signal:{name}", f"by score: {spec.label}") for name, spec in SPECS.items())],
+            "may_compute": user_may(request.user, WritingSignal, "add"),
             "studies": Study.objects.filter(rewrite_settings__isnull=False).order_by("slug"),
             "reasons": [{"key": str(n), "code": c.value, "label": c.label}
                         for n, c in enumerate(RejectionReason, start=1)],
@@ -81,6 +106,25 @@ class RewriteReviewAdmin(admin.ModelAdmin):
         return JsonResponse({"response": review.response_id, "status": review.status, "reason": review.reason,
                              "reviewer": request.user.get_username()})
 
+    def signals_view(self, request: HttpRequest) -> HttpResponse:
+        """Start measuring a study's writing signals (and applying its auto-reject rule) as a job; with a model
+        endpoint given, the similarity to the model's own rewrites too."""
+        if not user_may(request.user, WritingSignal, "add"):
+            raise PermissionDenied
+        slug = request.POST.get("study", "")
+        back = reverse("admin:annotation_rewritereview_queue") + (f"?study={slug}" if slug else "")
+        try:
+            job = writing_signals_start(
+                study_slug=slug, rewrite_model_url=request.POST.get("rewrite_model_url") or None,
+                rewrite_model=request.POST.get("rewrite_model") or None,
+                api_key_env=request.POST.get("api_key_env") or None, created_by=request.user.get_username(),
+                check_paths=True)
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+            return HttpResponseRedirect(back)
+        messages.info(request, job_message(f"Writing signals of '{slug}' queued as", job))
+        return HttpResponseRedirect(back)
+
     def block_view(self, request: HttpRequest) -> HttpResponse:
         self._check(request)
         worker = request.POST.get("worker", "")
@@ -97,10 +141,46 @@ class RewriteReviewAdmin(admin.ModelAdmin):
         return HttpResponseRedirect(reverse("admin:annotation_rewritereview_queue"))
 
 
+class RewriteSettingsForm(forms.ModelForm):
+    """The writing signals' thresholds and auto-reject rule are checked as every other door checks them."""
+
+    class Meta:
+        model = RewriteSettings
+        fields = "__all__"
+
+    def clean_signal_thresholds(self) -> dict[str, Any]:
+        try:
+            return thresholds_validate(self.cleaned_data.get("signal_thresholds"))
+        except ApplicationError as exc:
+            raise forms.ValidationError(exc.message) from None
+
+    def clean_signal_auto_reject(self) -> list[str]:
+        try:
+            return auto_reject_validate(self.cleaned_data.get("signal_auto_reject"))
+        except ApplicationError as exc:
+            raise forms.ValidationError(exc.message) from None
+
+
 @admin.register(RewriteSettings)
 class RewriteSettingsAdmin(admin.ModelAdmin):
+    form = RewriteSettingsForm
     list_display = ["study", "target_style", "max_length", "copy_threshold", "qualification_min_accepted",
-                    "qualification_min_rate"]
+                    "qualification_min_rate", "signal_auto_reject"]
+
+
+@admin.register(WritingSignal)
+class WritingSignalAdmin(admin.ModelAdmin):
+    """Read-only: signals are measured by the writing-signals job, never typed in."""
+
+    list_display = ["response", "signal", "score", "threshold", "flagged", "evidence", "computed_at"]
+    list_filter = ["signal", "flagged", "response__study"]
+    readonly_fields = ["response", "signal", "score", "threshold", "flagged", "evidence", "details", "computed_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(WorkerBlock)

@@ -30,6 +30,10 @@ class BuildCorpusForm(forms.Form):
     split_by = forms.CharField(required=False, label="Persona cut",
                                help_text="persona.ATTRIBUTE for a two-style corpus from one writer attribute "
                                          "(PASTEL); empty: source vs rewrite.")
+    exclude_flagged = forms.CharField(required=False, label="Leave out rewrites flagged by",
+                                      help_text="Writing signals: 'all', or names separated by commas "
+                                                "(mostly_pasted, typing_speed, …); empty: keep every accepted "
+                                                "rewrite.")
 
 
 class RewriteCorpusAdminMixin:
@@ -52,6 +56,7 @@ class RewriteCorpusAdminMixin:
                 corpus = corpus_build_from_rewrites(
                     study_slug=study.slug, name=data["name"], component=data["component"].name, seed=data["seed"],
                     splits=data["splits"], references=data["references"], split_by=data["split_by"].strip(),
+                    exclude_flagged=data["exclude_flagged"],
                 )
             except ApplicationError as exc:
                 form.add_error(None, exc.message)

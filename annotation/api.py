@@ -173,12 +173,14 @@ class SessionAnswerView(ParticipantView):
         responses={201: serializers.AnswerResultSerializer, 200: serializers.AnswerResultSerializer, **ERRORS},
         description="201 when stored; 200 when the same answer was already stored; 409 for a different one. Both "
                     "201 and 200 carry `next`: the body `GET …/next/` would answer right now (the next item, or "
-                    "the batch's end with its code), so one request per item is enough.",
+                    "the batch's end with its code), so one request per item is enough. A free-text answer may "
+                    "carry `telemetry` (counts and durations, docs/annotator-api.md); a malformed or oversized "
+                    "block is a 400 and nothing is stored.",
     )
     def post(self, request: Request, token: str) -> HttpResponse:
         data = _answer_input(request.data)
         result = answers.answer_submit(token=token, item=data["item"], answer=data["answer"],
-                                       seconds=data.get("seconds"))
+                                       seconds=data.get("seconds"), telemetry=data.get("telemetry"))
         # Written here rather than by DRF's renderer: `next` is already JSON (the hot path's stored item text).
         head = json.dumps({"stored": result.stored, "state": result.state, "progress": result.progress},
                           separators=(",", ":"))
@@ -260,6 +262,7 @@ def _rewrite_study_create(request: Request, data: dict[str, Any]) -> Response:
         examples=spec["examples"] or None, min_length=spec["min_length"], max_length=spec["max_length"],
         copy_threshold=spec["copy_threshold"], persona=spec["persona"], min_accepted=spec["qualify_min_accepted"],
         min_rate=spec["qualify_min_rate"], task_description=data["task_description"] or None,
+        signal_thresholds=spec["signal_thresholds"], signal_auto_reject=spec["signal_auto_reject"],
         **_study_settings(data),
     )
     if data["open"]:
@@ -314,8 +317,9 @@ class StudyParticipantsView(APIView):
     @extend_schema(operation_id="study_participants",
                    responses={200: serializers.RecommendationSerializer(many=True)})
     def get(self, request: Request, slug: str) -> Response:
-        """Per participant: answers, failed attention checks, speeding, and a Prolific-style recommendation."""
-        return Response(selectors.participant_recommendations(study=_study(slug)))
+        """Per participant: answers, failed attention checks, speeding, the reviewers' decisions on rewrites and
+        their writing signals, and a Prolific-style recommendation."""
+        return Response(exports.study_recommendations(study=_study(slug)))
 
 
 class StudyResponsesExportView(APIView):

@@ -21,3 +21,24 @@ def release_expired_reservations_task(job_id: int | None = None) -> dict[str, in
             return {}
         job.result = reservations_release_expired()
         return job.result
+
+
+@shared_task(acks_late=True, name="annotation.writing_signals")
+def writing_signals_task(job_id: int) -> None:
+    """Measure a rewrite study's writing signals and apply its auto-reject rule (started by
+    `writing_signals_start`)."""
+    from annotation.services.writing_signals.jobs import writing_signals_execute
+
+    with job_running(job_id) as job:
+        if job is None:
+            return
+        job.result = writing_signals_execute(job=job)
+
+
+@shared_task(acks_late=True, name="annotation.writing_signals_refresh")
+def writing_signals_refresh_task() -> dict:
+    """Periodic (celery beat, every 5 minutes): the signals that need no model, for active rewrite studies with new
+    rewrites, so the review queue shows their flags. Safe to run twice: it recomputes and replaces."""
+    from annotation.services.writing_signals.jobs import writing_signals_refresh
+
+    return writing_signals_refresh()

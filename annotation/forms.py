@@ -6,6 +6,7 @@ from typing import Any
 from django import forms
 
 from annotation.models import ORDERING_KINDS, EntryPlatform, new_study_code
+from annotation.services.writing_signals.registry import thresholds_parse
 from tasks.models import Corpus, InstanceStatus, StyleComponent
 
 STATUS_CHOICES = [(InstanceStatus.CANDIDATE, "candidate (not yet annotated)"),
@@ -88,6 +89,12 @@ class StudyCreateForm(forms.Form):
                                               label="Qualification: min accepted rewrites")
     qualify_min_rate = forms.FloatField(required=False, min_value=0, max_value=1, initial=0,
                                         label="Qualification: min acceptance rate (0-1)")
+    signal_thresholds = forms.CharField(required=False, label="Writing signal thresholds",
+                                        help_text="NAME=VALUE, comma-separated (e.g. mostly_pasted=0.6, "
+                                                  "typing_speed=off); empty: the defaults.")
+    signal_auto_reject = forms.CharField(required=False, label="Auto-reject on signals",
+                                         help_text="Signals whose flag rejects a pending rewrite without a reviewer, "
+                                                   "comma-separated; empty (recommended): a person decides.")
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -119,7 +126,9 @@ class StudyCreateForm(forms.Form):
                 "filters": {"questions": d["filter_questions"], "urls": d["filter_urls"],
                             "min_words": given("min_words"), "max_words": given("max_words")},
                 "min_accepted": given("qualify_min_accepted"), "min_rate": given("qualify_min_rate"),
-                "eligibility_questions": []}
+                "signal_thresholds": thresholds_parse([p for p in (d.get("signal_thresholds") or "").split(",")
+                                                       if p.strip()]),
+                "signal_auto_reject": d.get("signal_auto_reject") or "", "eligibility_questions": []}
 
     def sources_spec(self) -> tuple[list[tuple[str, str]] | None, str, int | None]:
         """The typed sources as (id, text) (line numbers as ids unless 'id<TAB>text'), or the corpus and side."""

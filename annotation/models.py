@@ -69,6 +69,13 @@ class Study(models.Model):
     adaptive_stopping = models.BooleanField(
         default=False, help_text="Stop serving an instance once its filter decision can no longer change."
     )
+    guide_stop_after = models.PositiveSmallIntegerField(
+        null=True, blank=True,
+        help_text="Adaptive studies: also stop an item once its first this-many valid human answers all equal the "
+                  "guide's answer (a model that answered the same in every order). Empty: off.",
+    )
+    guide_source = models.CharField(max_length=200, blank=True, default="",
+                                    help_text="Where the items' guide answers came from (a model run).")
     consent_text = models.TextField(blank=True, default="")
     eligibility_questions = models.JSONField(
         default=list, blank=True,
@@ -175,6 +182,11 @@ class StudyItem(models.Model):
     payload = models.JSONField(default=dict, blank=True)
     correct_answer = models.CharField(max_length=64, blank=True, default="", help_text="Empty when unknown.")
     is_closed = models.BooleanField(default=False, help_text="Closed early by adaptive collection.")
+    guide_answer = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="The guide's answer (a model that answered the same in every order); only adaptive stopping reads "
+                  "it, never a participant, a count or a statistic.",
+    )
     # The serving order (annotation/services/engine.py): fewest holders first, ties broken by a random key drawn
     # once per item. `fill` is written by reservers, who hold the item's row lock and count its holders exactly;
     # releases elsewhere (expiry, exclusion) leave it high until the periodic tidy-up or the next reserver
@@ -225,6 +237,12 @@ class Participant(models.Model):
         return f"{self.platform}:{self.external_id}"
 
 
+class TelemetryStatus(models.TextChoices):
+    NONE = "none", "no telemetry"
+    CONSISTENT = "consistent", "consistent"
+    INCONSISTENT = "inconsistent", "inconsistent"
+
+
 class Response(models.Model):
     """One answer of one participant to one item (and one question of it, for Likert items)."""
 
@@ -255,6 +273,15 @@ class Response(models.Model):
     reservation = models.ForeignKey(
         "Reservation", on_delete=models.SET_NULL, null=True, blank=True, related_name="responses"
     )
+    # Writing telemetry of a free-text answer (annotation/services/telemetry.py): counts and durations only, never
+    # the keys typed. `db_default`: the hot path's INSERT does not name these columns (it never stores telemetry).
+    telemetry = models.JSONField(
+        null=True, blank=True,
+        help_text="What the page measured while the answer was written (counts and durations), the server's times "
+                  "and the consistency check's findings; empty: no telemetry was sent.")
+    telemetry_status = models.CharField(
+        max_length=12, choices=TelemetryStatus.choices, default=TelemetryStatus.NONE, db_default=TelemetryStatus.NONE,
+        help_text="none: no telemetry sent; inconsistent: it contradicts the text or the server's clock.")
 
     class Meta:
         ordering = ["answered_at", "id"]
@@ -388,3 +415,4 @@ class Reservation(models.Model):
 
 from annotation.models_practice import PracticeAnswer, PracticeItem  # noqa: E402,F401  (practice items)
 from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock  # noqa: E402,F401  (rewrites)
+from annotation.models_signals import WritingSignal  # noqa: E402,F401  (writing signals of rewrites)

@@ -24,6 +24,14 @@ class RewriteSettings(models.Model):
         default=0, help_text="Minimum rewrites accepted in earlier studies (GYAFC's experts: more than 100).")
     qualification_min_rate = models.FloatField(
         default=0.0, help_text="Minimum acceptance rate (0-1) in earlier studies (GYAFC's experts: 1.0).")
+    signal_thresholds = models.JSONField(
+        default=dict, blank=True,
+        help_text='Writing signals\' thresholds, e.g. {"mostly_pasted": 0.5, "typing_speed": 15}; a missing name takes '
+                  "its default, null switches the signal off (README, \"Writing telemetry and signals\").")
+    signal_auto_reject = models.JSONField(
+        default=list, blank=True,
+        help_text='Signals whose flag rejects a pending rewrite without a reviewer, e.g. ["mostly_pasted"]. Empty (the '
+                  "default): signals only flag, a person decides.")
 
     class Meta:
         verbose_name_plural = "rewrite settings"

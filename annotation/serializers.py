@@ -49,6 +49,12 @@ class AnswerInput(serializers.Serializer):
         help_text="Client-measured seconds on the item: information only (a finite number ≥ 0, stored clamped to "
                   "3600); speed is measured by the server.",
     )
+    telemetry = serializers.JSONField(
+        required=False, allow_null=True, default=None,
+        help_text="Free-text answers: the page's writing telemetry, counts and durations only (its fields are in "
+                  "docs/annotator-api.md, checked by annotation/services/telemetry.py). Absent: stored as 'no "
+                  "telemetry'.",
+    )
 
 
 class ProgressSerializer(serializers.Serializer):
@@ -200,6 +206,9 @@ class RecommendationSerializer(serializers.Serializer):
     assignments = serializers.ListField(child=serializers.DictField(), help_text="MTurk assignmentId/hitId.")
     recommendation = serializers.ChoiceField(choices=["approve", "return", "reject"])
     evidence = serializers.ListField(child=serializers.CharField())
+    writing_signals = serializers.DictField(child=serializers.IntegerField(), required=False,
+                                            help_text="Rewrite studies: rewrites flagged per writing signal.")
+    no_telemetry = serializers.IntegerField(required=False, help_text="Rewrite studies: rewrites without telemetry.")
 
 
 class RewriteSourceInput(serializers.Serializer):
@@ -234,6 +243,11 @@ class RewriteCreateInput(serializers.Serializer):
     filters = RewriteFiltersInput(required=False, default=None, allow_null=True)
     qualify_min_accepted = serializers.IntegerField(default=0)
     qualify_min_rate = serializers.FloatField(default=0.0)
+    signal_thresholds = serializers.DictField(required=False, default=None, allow_null=True,
+                                              help_text='Writing signals\' thresholds {"signal": number or null}.')
+    signal_auto_reject = serializers.ListField(child=serializers.CharField(), required=False, default=None,
+                                               allow_null=True, help_text="Signals whose flag rejects a pending "
+                                                                          "rewrite without a reviewer.")
 
     def validate(self, data: dict) -> dict:
         if (data.get("sources") is None) == (not data.get("sources_corpus")):

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.models import Study
 from annotation.services.display import public_questions
+from annotation.services.telemetry import CONSENT_NOTICE, FREE_TEXT_KINDS
 
 # Query parameters each recruiting platform appends to the study link (Prolific's and MTurk's documented names).
 PLATFORM_PARAMS: dict[str, tuple[str, str, str]] = {
@@ -111,5 +112,7 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "study": study, "config": config, "consent_html": prose_html(study.consent_text),
         "task_html": prose_html(study.task_description),
+        # Free-text answers carry writing telemetry: the consent screen always says what it records.
+        "telemetry_notice": CONSENT_NOTICE if study.item_kind in FREE_TEXT_KINDS else "",
     }
     return render(request, "annotation/study.html", context)

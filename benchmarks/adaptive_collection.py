@@ -6,8 +6,14 @@ column is filled; where it is empty (it is empty in both shared files: STEL did 
 characteristics) the script draws p_i from a Beta distribution with the given mean (a stated assumption, swept).
 Both studies are played by simulate_annotators over HTTP (gunicorn + PostgreSQL), k=5, m=3.
 
+With `--guide H` a third study is adaptive with a model guide (annotation.services.guidance): a simulated
+crowd-like model, right on item i with the same probability p_i as one participant and order-sensitive on 20 % of
+the items (no guide answer there), stops an item once its first H valid answers all equal the model's answer.
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/sc_ann_bench .venv/bin/python benchmarks/adaptive_collection.py \
         --means 0.9 0.8 0.7 --out benchmarks/out/adaptive_collection.json
+    DATABASE_URL=… .venv/bin/python benchmarks/adaptive_collection.py --means 0.8 --guide 2 \
+        --out benchmarks/out/adaptive_collection_guided.json
 """
 from __future__ import annotations
 
@@ -80,10 +86,28 @@ def build(frame: pd.DataFrame, slug: str, adaptive: bool) -> int:
     return study.pk
 
 
+def guide_simulated(study_id: int, probs: dict, stop_after: int, seed: int) -> dict:
+    """A crowd-like model as the study's guide: right with p_i, order-sensitive (no guide answer) on 20 %."""
+    from annotation.models import Study, StudyItem
+    from annotation.services.guidance import study_guide_set
+
+    rng = np.random.default_rng(seed)
+    answers = {}
+    for item in StudyItem.objects.filter(study_id=study_id).order_by("pk"):
+        right, sensitive = rng.random() < probs[item.external_id], rng.random() < 0.2
+        if not sensitive:
+            answers[item.pk] = item.correct_answer if right else ("S1-S2" if item.correct_answer == "S2-S1"
+                                                                   else "S2-S1")
+    return study_guide_set(study=Study.objects.get(pk=study_id), answers=answers, stop_after=stop_after,
+                           source="simulated crowd-like model")
+
+
 def collected(study_id: int) -> dict:
     from django.db.models import Count, Q
 
     from annotation.models import Response, StudyItem
+    from scoring.agreement import selectors
+    from scoring.agreement.stats.votes import first_k_responses, votes_compute
 
     items = StudyItem.objects.filter(study_id=study_id).annotate(
         correct=Count("responses", filter=Q(responses__is_valid=True, responses__is_correct=True)),
@@ -96,6 +120,10 @@ def collected(study_id: int) -> dict:
         "items_with_5": sum(1 for n in items.values_list("n", flat=True) if n >= 5),
         "closed_early": items.filter(is_closed=True).count(),
         "validated_3_of_5": decided_valid,
+        # the filter's decision (votes.decide): items closed early are decided on the answers they have
+        "validated_by_filter": int((votes_compute(
+            first_k=first_k_responses(responses=selectors.responses_frame(study_id=study_id), k=5),
+            items=selectors.items_frame(study_id=study_id), k=5, m=3).per_item["decision"] == "validated").sum()),
     }
 
 
@@ -107,6 +135,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--port", type=int, default=18432)
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "adaptive_collection.json"))
+    parser.add_argument("--guide", type=int, default=0, metavar="H",
+                        help="Add a third study: adaptive with a simulated model guide stopping after H agreeing "
+                             "answers.")
     args = parser.parse_args()
     ensure_database()
     frame = read_stel(ROOT.parent / "shared" / "data")
@@ -127,9 +158,12 @@ def main() -> None:
             prob_file = out.with_name(f"adaptive_probs_{mean}.json")
             prob_file.write_text(json.dumps(probs))
             row = {"mean_accuracy": mean, "probabilities": source}
-            for adaptive in (False, True):
-                slug = f"adaptive-{'on' if adaptive else 'off'}-{int(mean * 100)}-{int(time.time())}"
+            arms = [("full", False), ("adaptive", True)] + ([("guided", True)] if args.guide else [])
+            for arm, adaptive in arms:
+                slug = f"adaptive-{arm}-{int(mean * 100)}-{int(time.time())}"
                 study_id = build(frame, slug, adaptive)
+                if arm == "guided":
+                    row["guide"] = guide_simulated(study_id, probs, args.guide, args.seed)
                 sim = subprocess.run(
                     [sys.executable, "manage.py", "simulate_annotators", "--study", slug, "--participants", "200",
                      "--concurrency", str(args.concurrency), "--accuracy-file", str(prob_file), "--base-url", base,
@@ -139,11 +173,14 @@ def main() -> None:
                 if sim.returncode:
                     raise SystemExit(sim.stdout[-2000:] + sim.stderr[-2000:])
                 summary = json.loads(sim.stdout.strip().splitlines()[-1])
-                row["adaptive" if adaptive else "full"] = {**collected(study_id), "batches": summary.get(
-                    "batches_completed"), "elapsed_s": summary["elapsed_s"]}
+                row[arm] = {**collected(study_id), "batches": summary.get("batches_completed"),
+                            "elapsed_s": summary["elapsed_s"]}
             full, adapt = row["full"]["annotations"], row["adaptive"]["annotations"]
             row["saved_annotations"] = full - adapt
             row["saved_share"] = round(1 - adapt / full, 3)
+            if args.guide:
+                row["saved_guided"] = full - row["guided"]["annotations"]
+                row["saved_guided_share"] = round(1 - row["guided"]["annotations"] / full, 3)
             results.append(row)
             print(json.dumps(row), flush=True)
     finally:

@@ -6,6 +6,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("tasks.urls")),
     path("api/v1/", include("annotation.api_urls")),
+    path("api/v1/", include("platforms.urls")),
     path("api/v1/", include("scoring.urls")),
     path("api/v1/jobs/", include("core.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -6,4 +6,5 @@ urlpatterns = [
     path("", include("scoring.export.urls")),
     path("", include("scoring.model_scoring.urls")),
     path("", include("scoring.metric_evaluation.urls")),
+    path("", include("scoring.model_annotators.urls")),
 ]

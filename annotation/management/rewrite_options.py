@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from annotation.services.rewrites import rewrite_study_create, sources_from_corpus, sources_read
+from annotation.services.writing_signals.registry import thresholds_parse
 from core.commands import json_file_read
 from core.errors import ApplicationError
 
@@ -31,6 +32,10 @@ def rewrite_arguments_add(parser: Any) -> None:
                        help="Admit only writers with at least this many accepted rewrites in earlier studies.")
     group.add_argument("--qualify-min-rate", type=float, default=0.0,
                        help="… and at least this acceptance rate (0-1), e.g. 1.0 for GYAFC's experts.")
+    group.add_argument("--signal-threshold", action="append", default=[], metavar="NAME=VALUE",
+                       help="A writing signal's threshold (off: switched off); repeat for several.")
+    group.add_argument("--auto-reject", default="", metavar="SIGNAL,…",
+                       help="Writing signals whose flag rejects a pending rewrite without a reviewer (default: none).")
 
 
 def rewrite_study_from_options(options: dict[str, Any], study_kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -57,5 +62,7 @@ def rewrite_study_from_options(options: dict[str, Any], study_kwargs: dict[str, 
         sources=sources, target_style=options["target_style"], filters=filters, examples=examples,
         min_length=options["rewrite_min_length"], max_length=options["rewrite_max_length"],
         copy_threshold=options["copy_threshold"], persona=persona, min_accepted=options["qualify_min_accepted"],
-        min_rate=options["qualify_min_rate"], **study_kwargs,
+        min_rate=options["qualify_min_rate"],
+        signal_thresholds=thresholds_parse(options["signal_threshold"], field="signal_threshold"),
+        signal_auto_reject=options["auto_reject"], **study_kwargs,
     )

@@ -13,7 +13,17 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 from rest_framework.utils.encoders import JSONEncoder
 
-from annotation.models import ORDERING_KINDS, Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
+from annotation.models import (
+    ORDERING_KINDS,
+    Batch,
+    ItemKind,
+    Participant,
+    Reservation,
+    Response,
+    Study,
+    StudyItem,
+    TelemetryStatus,
+)
 from annotation.services import hot_path
 from annotation.services.display import canonical_answer
 from annotation.services.engine import first_answer_extend, item_refresh_closed, reservations_release
@@ -26,6 +36,7 @@ from annotation.services.sessions import (
     session_load,
     session_next_body,
 )
+from annotation.services.telemetry import FREE_TEXT_KINDS, telemetry_check, telemetry_parse
 from core.errors import ApplicationError
 
 # --- answering ----------------------------------------------------------------------------------------
@@ -102,13 +113,17 @@ def client_seconds(value: Any) -> float | None:
     return min(float(value), MAX_CLIENT_SECONDS)
 
 
-def answer_submit(*, token: str, item: str, answer: Any, seconds: float | None = None) -> AnswerResult:
+def answer_submit(*, token: str, item: str, answer: Any, seconds: float | None = None,
+                  telemetry: Any = None) -> AnswerResult:
     """Store one answer: 201-stored, 200-already stored the same, or an ApplicationError.
 
     The common case (a live item of a running batch, on PostgreSQL) is one statement in `hot_path`; every other
-    case, and a fast claim that lost a race, runs here under the batch row lock."""
+    case, and a fast claim that lost a race, runs here under the batch row lock. `telemetry` (a free-text answer's
+    writing telemetry, services/telemetry.py) is checked for its shape before anything else: a malformed block is
+    a 400 and nothing is stored."""
     seconds = client_seconds(seconds)
-    fast = hot_path.answer_fast(token=token, item=item, answer=answer, seconds=seconds)
+    telemetry = telemetry_parse(telemetry)
+    fast = hot_path.answer_fast(token=token, item=item, answer=answer, seconds=seconds, telemetry=telemetry)
     if fast is not None:
         following = fast["next"] if fast["next"] is not None else _next_body(token)
         return AnswerResult(True, fast["state"], fast["progress"], following)
@@ -131,7 +146,7 @@ def answer_submit(*, token: str, item: str, answer: Any, seconds: float | None =
         overdue = batch.state == Batch.State.ITEMS and batch.expires_at is not None and batch.expires_at <= now
         if not overdue:
             result = _answer_locked(batch=batch, reservation=reservation, item=item, answer=answer,
-                                    seconds=seconds, now=now)
+                                    seconds=seconds, now=now, telemetry=telemetry)
     if overdue:
         session_load(token=token)  # expires the batch (its own transaction), committed before the error
         raise _expired()
@@ -150,7 +165,7 @@ def _next_body(token: str) -> bytes | None:
 
 
 def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, answer: Any,
-                   seconds: float | None, now: datetime) -> AnswerResult:
+                   seconds: float | None, now: datetime, telemetry: dict[str, Any] | None = None) -> AnswerResult:
     """Store one answer; the caller holds the batch row lock."""
     if batch.state == Batch.State.EXPIRED:
         raise _expired()
@@ -162,6 +177,9 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
         raise ApplicationError("This item is not reserved for this session.", code="not_reserved",
                                status=404, details={"item": ["not reserved for this session"]})
     rows = validate_answer(study=study, shown=reservation.shown, answer=answer)
+    if telemetry is not None and reservation.shown.get("kind") not in FREE_TEXT_KINDS:
+        raise ApplicationError("telemetry is recorded for free-text answers only; this item is answered by choice.",
+                               details={"telemetry": ["only for free-text answers"]})
     if reservation.answered_at is not None:
         existing = list(Response.objects.filter(reservation=reservation).values_list("question", "answer"))
         if sorted(existing) == sorted((q, a) for q, a, _ in rows):
@@ -181,6 +199,8 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
     shown_at = reservation.served_at or reservation.shown_at or (max(previous) if previous else None)
     Reservation.objects.filter(pk=reservation.pk).update(answered_at=now, shown_at=shown_at)
     server_seconds = (now - shown_at).total_seconds() if shown_at else None
+    record, telemetry_status = (None, TelemetryStatus.NONE) if telemetry is None else telemetry_check(
+        telemetry=telemetry, text=rows[0][1], shown_at=shown_at, answered_at=now)
     if before["done"] == 0 and batch.state == Batch.State.ITEMS:
         first_answer_extend(batch=batch, now=now)
     is_screening = reservation.screening_question_id is not None
@@ -196,7 +216,8 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
             question=question, answer=canonical, value=value, is_screening=is_screening,
             is_correct=(canonical == correct) if correct else None, is_valid=not participant.excluded,
             shown=reservation.shown, shown_at=shown_at, answered_at=now, seconds=seconds,
-            server_seconds=server_seconds, batch=batch, reservation=reservation,
+            server_seconds=server_seconds, batch=batch, reservation=reservation, telemetry=record,
+            telemetry_status=telemetry_status,
         )
         for question, canonical, value in rows
     ])

@@ -32,11 +32,16 @@ def _ordering_texts(*, kind: str, anchor_1: str, anchor_2: str, sentence_1: str,
     return texts
 
 
-def shown_for_item(*, study: Study, item: StudyItem, rng: random.Random) -> dict[str, Any]:
-    """The display of a study item, fixed at reservation time and stored on the reservation and its responses."""
+def shown_for_item(*, study: Study, item: StudyItem, rng: random.Random | None = None, swapped: bool | None = None,
+                   outputs_reversed: bool | None = None) -> dict[str, Any]:
+    """The display of a study item, fixed at reservation time and stored on the reservation and its responses.
+
+    The random choices (S1/S2 swapped, the order of ranked outputs) are drawn from `rng`, unless `swapped` /
+    `outputs_reversed` fix them: model annotators are shown every order on purpose (outputs in their stored order
+    or reversed)."""
     kind = item.kind or study.item_kind
     if kind in ORDERING_KINDS:
-        swapped = rng.random() < 0.5
+        swapped = rng.random() < 0.5 if swapped is None else swapped
         if item.instance_id:
             inst = item.instance
             texts = _ordering_texts(kind=kind, anchor_1=inst.anchor_1, anchor_2=inst.anchor_2,
@@ -58,7 +63,10 @@ def shown_for_item(*, study: Study, item: StudyItem, rng: random.Random) -> dict
     if kind == ItemKind.RANKING:
         outputs = [{"id": str(o["id"]), "text": o["text"], "system": o.get("system", "")}
                    for o in payload.get("outputs", [])]
-        rng.shuffle(outputs)
+        if outputs_reversed is None:
+            rng.shuffle(outputs)
+        elif outputs_reversed:
+            outputs.reverse()
         return {"kind": kind, "texts": {"source": payload.get("source", "")}, "choices": [],
                 "outputs": outputs}
     if kind == ItemKind.REWRITE:

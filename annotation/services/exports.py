@@ -11,6 +11,7 @@ from typing import Any
 from annotation.models import Study
 from annotation.selectors import EXPORT_COLUMNS, participant_recommendations, response_export_rows
 from annotation.services.review import review_recommendations
+from annotation.services.writing_signals.services import signal_recommendations
 from core.errors import ApplicationError
 from core.spreadsheets import spreadsheet_safe
 
@@ -86,16 +87,24 @@ REJECTION_NOTE = (
 )
 
 
-def _rejection_category(rec: dict[str, Any]) -> str:
+def rejection_category(rec: dict[str, Any]) -> str:
     return rec.get("rejection_category", "FAILED_CHECK") if rec["recommendation"] == "reject" else ""
 
 
-def _reason(rec: dict[str, Any]) -> str:
-    """The reason column; a rejection's is a message to the participant (Prolific asks for a real explanation)."""
+def decision_reason(rec: dict[str, Any]) -> str:
+    """The reason of a participant's decision; a rejection's is a message to the participant (Prolific asks for a
+    real explanation). The decisions CSV and the platforms app's decisions both write it from here."""
     reason = "; ".join(rec["evidence"]) or "completed"
     if rec["recommendation"] == "reject":
         reason = f"You {reason}. {rec.get('rejection_note', REJECTION_NOTE)}"
     return reason
+
+
+def study_recommendations(*, study: Study) -> list[dict[str, Any]]:
+    """Every participant's recommendation with its evidence: attention checks and speed, the reviewers' decisions
+    on rewrites, and the facts of the rewrites' writing signals (the API's participant list and the decisions)."""
+    recs = review_recommendations(study=study, recs=participant_recommendations(study=study))
+    return signal_recommendations(study=study, recs=recs)
 
 
 def decisions_serialize(*, study: Study, fmt: str = "prolific") -> str:
@@ -105,23 +114,23 @@ def decisions_serialize(*, study: Study, fmt: str = "prolific") -> str:
                                details={"format": [str(fmt)[:32]]}, field="format")
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    recs = review_recommendations(study=study, recs=participant_recommendations(study=study))  # rewrite reviews
+    recs = study_recommendations(study=study)
     if fmt == "prolific":
         writer.writerow(PROLIFIC_COLUMNS)
         for rec in recs:
             if rec["platform"] == "imported":
                 continue
-            reason = _reason(rec)
+            reason = decision_reason(rec)
             writer.writerow([csv_cell(v) for v in (
                 rec["participant"], rec["submissions"][-1] if rec["submissions"] else "", rec["recommendation"],
-                reason, _rejection_category(rec),
+                reason, rejection_category(rec),
             )])
     else:
         writer.writerow(MTURK_COLUMNS)
         for rec in recs:
             if rec["platform"] != "mturk":
                 continue
-            reason = _reason(rec)
+            reason = decision_reason(rec)
             approve = "x" if rec["recommendation"] == "approve" else ""
             reject = reason if rec["recommendation"] == "reject" else ""
             for ref in rec["assignments"] or [{"assignment": "", "hit": ""}]:

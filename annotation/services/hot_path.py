@@ -18,8 +18,9 @@ an error, and by clients that ignore the answer's `next`.
 Everything else returns None and the caller takes the general ORM path in `sessions`, which handles every state
 and error: not a running batch, an overdue one, an item already answered (the idempotent 200 or the 409), a
 released reservation, an excluded participant, a wrong answer to a screening question (exclusion), an adaptive
-study, a reservation made before `public_item` existed, SQLite (the demo). A claim that loses a race returns None
-too, and nothing of it is stored: the statement is atomic.
+study, a reservation made before `public_item` existed, an answer carrying writing telemetry (checked and stored by
+the general path only), SQLite (the demo). A claim that loses a race returns None too, and nothing of it is stored:
+the statement is atomic.
 
 Scope (frozen): exactly these two requests (the answer's `next` body being the `next` request folded into it), for a
 live item of a running, non-adaptive batch on PostgreSQL, and nothing more. A new rule about serving or answering (a
@@ -207,14 +208,16 @@ def next_fast(*, token: str) -> bytes | None:
     return _items_body(item=item, done=done, total=total, time_limit_at=time_limit_at)
 
 
-def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None) -> dict[str, Any] | None:
+def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None,
+                telemetry: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Store an answer in one statement; the 201 body (with `next`, the JSON body `next` would answer now, as
     bytes, or None where only the general `next` can serve it), or None for the general path.
 
     Raises the general path's ApplicationError (400) for an invalid answer to a live item."""
     from annotation.services.answers import validate_answer  # local: answers imports this module
 
-    if not available() or not token or len(token) > 64 or not isinstance(item, str) or not item or len(item) > 32:
+    if (not available() or not token or len(token) > 64 or not isinstance(item, str) or not item or len(item) > 32
+            or telemetry is not None):
         return None
     now = timezone.now()
     rows = _execute(ANSWER_READ_SQL, {"item": item, "token": token, "now": now})

@@ -9,10 +9,10 @@ from collections import defaultdict
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
-from annotation.models import Batch, ItemKind, Participant, Reservation, Response, Study
+from annotation.models import Batch, ItemKind, Participant, Reservation, Response, Study, TelemetryStatus
 from annotation.models_review import RejectionReason, RewriteReview, RewriteSettings, WorkerBlock
 from annotation.services.engine import reservations_release
 from core.errors import ApplicationError
@@ -83,20 +83,105 @@ def worker_rates(*, study: Study | None = None) -> list[dict[str, Any]]:
     return sorted(rows.values(), key=lambda r: (r["rate"] is None, r["rate"] or 0, r["participant"]))
 
 
-def review_queue(*, study: Study | None = None, limit: int = 200) -> list[dict[str, Any]]:
-    """Pending rewrites (no decision yet), oldest first, flagged ones (blocked writers) first of all."""
+# The queue's filters (besides one signal's name) and orders; `oldest`: the rewrites of blocked writers first, then
+# oldest first (the order before writing signals existed).
+QUEUE_FILTERS = {"": "all pending rewrites", "flagged": "flagged by any writing signal",
+                 "unflagged": "not flagged by any signal", "no_telemetry": "no telemetry",
+                 "inconsistent": "inconsistent telemetry"}
+QUEUE_ORDERS = ("oldest", "flags")  # or "signal:<name>": that signal's score, most suspicious first
+
+
+def review_queue_check(*, show: str = "", order: str = "oldest") -> None:
+    from annotation.services.writing_signals.registry import SPECS
+
+    if show not in QUEUE_FILTERS and show not in SPECS:
+        raise ApplicationError(f"show must be one of {sorted(QUEUE_FILTERS)[1:]} or a signal {sorted(SPECS)}.",
+                               details={"show": [str(show)[:40]]})
+    if order not in QUEUE_ORDERS and order.removeprefix("signal:") not in SPECS:
+        raise ApplicationError(f"order must be one of {QUEUE_ORDERS} or signal:NAME.",
+                               details={"order": [str(order)[:40]]})
+
+
+def review_queue(*, study: Study | None = None, limit: int = 200, show: str = "",
+                 order: str = "oldest") -> list[dict[str, Any]]:
+    """Pending rewrites (no decision yet) with their writing signals and telemetry status. `show` keeps those
+    flagged by a signal (or by any, or none), without telemetry, or with inconsistent telemetry; `order` puts the
+    most flagged first, or a signal's most suspicious scores first; by default the rewrites of blocked writers
+    come first, then the oldest."""
+    from annotation.models_signals import WritingSignal
+    from annotation.services.writing_signals.registry import SPECS
+    from annotation.services.writing_signals.services import signals_of
+
+    review_queue_check(show=show, order=order)
     qs = (Response.objects.filter(study_item__kind=ItemKind.REWRITE, study__rewrite_settings__isnull=False,
                                   is_valid=True)
           .filter(Q(review__isnull=True) | Q(review__status=RewriteReview.Status.PENDING))
-          .select_related("study_item", "participant", "study", "review").order_by("answered_at", "pk"))
+          .select_related("study_item", "participant", "study", "review"))
     if study is not None:
         qs = qs.filter(study=study)
+    flagged_ids = WritingSignal.objects.filter(flagged=True).values("response_id")
+    if show == "flagged":
+        qs = qs.filter(pk__in=flagged_ids)
+    elif show == "unflagged":
+        qs = qs.exclude(pk__in=flagged_ids)
+    elif show == "no_telemetry":
+        qs = qs.filter(telemetry_status=TelemetryStatus.NONE)
+    elif show == "inconsistent":
+        qs = qs.filter(telemetry_status=TelemetryStatus.INCONSISTENT)
+    elif show in SPECS:
+        qs = qs.filter(pk__in=flagged_ids.filter(signal=show))
+    if order == "flags":
+        qs = qs.annotate(n_flags=Count("writing_signals", filter=Q(writing_signals__flagged=True))).order_by(
+            "-n_flags", "answered_at", "pk")
+    elif order.startswith("signal:"):
+        name = order.removeprefix("signal:")
+        score = Max("writing_signals__score", filter=Q(writing_signals__signal=name))
+        qs = qs.annotate(sort_score=score).order_by(
+            F("sort_score").asc(nulls_last=True) if SPECS[name].flags_below else F("sort_score").desc(nulls_last=True),
+            "answered_at", "pk")
+    else:
+        qs = qs.order_by("answered_at", "pk")
+    responses = list(qs[:limit])
+    signals = signals_of(response_ids=[r.pk for r in responses])
     rows = [{"response": r.pk, "study": r.study.slug, "source_id": r.study_item.external_id,
              "source": r.study_item.payload.get("source", ""), "rewrite": r.answer,
              "target_style": r.study_item.payload.get("target_style", ""),
              "participant": f"{r.participant.platform}:{r.participant.external_id}",
-             "flagged": bool(getattr(r, "review", None) and r.review.flagged)} for r in qs[:limit]]
-    return sorted(rows, key=lambda row: not row["flagged"])
+             "flagged": bool(getattr(r, "review", None) and r.review.flagged),
+             "telemetry": r.telemetry_status, "signals": signals.get(r.pk, []),
+             "signal_flags": sum(s["flagged"] for s in signals.get(r.pk, []))} for r in responses]
+    return sorted(rows, key=lambda row: not row["flagged"]) if order == "oldest" else rows
+
+
+def review_autoflag(*, study: Study, language_model: str | None = None, near_duplicate_method: str = "chars",
+                    embedding_model: str | None = None, model_rewriter: Any = None, model_name: str = "the model",
+                    progress: Any = None) -> dict[str, Any]:
+    """Measure the study's writing signals (the flags the queue shows) and apply the researcher's rule: a pending
+    rewrite flagged by a signal in `RewriteSettings.signal_auto_reject` is rejected as "other", the evidence as
+    the note the writer is shown, through `review_decide` (its slot reopens). Without a rule nothing is rejected:
+    signals are evidence for a reviewer, not a verdict."""
+    from annotation.models_signals import WritingSignal
+    from annotation.services.writing_signals.services import writing_signals_compute
+
+    summary = writing_signals_compute(study=study, language_model=language_model,
+                                      near_duplicate_method=near_duplicate_method, embedding_model=embedding_model,
+                                      model_rewriter=model_rewriter, model_name=model_name, progress=progress)
+    rule = RewriteSettings.objects.filter(study=study).values_list("signal_auto_reject", flat=True).first() or []
+    rejected = 0
+    if rule:
+        evidence: dict[int, list[str]] = defaultdict(list)
+        pending = (WritingSignal.objects.filter(response__study=study, flagged=True, signal__in=rule,
+                                                response__is_valid=True)
+                   .filter(Q(response__review__isnull=True) | Q(response__review__status=RewriteReview.Status.PENDING))
+                   .order_by("response_id", "signal"))
+        for response_id, text in pending.values_list("response_id", "evidence"):
+            evidence[response_id].append(text)
+        for response_id, texts in evidence.items():
+            note = "Rejected by the study's rule on writing signals: " + "; ".join(texts)
+            review_decide(response_id=response_id, decision="reject", reviewer=None, reason=RejectionReason.OTHER,
+                          reason_text=note[:500])
+            rejected += 1
+    return {**summary, "auto_reject": list(rule), "auto_rejected": rejected}
 
 
 def review_decide(*, response_id: int, decision: str, reviewer: Any, reason: str = "",

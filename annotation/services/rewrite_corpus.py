@@ -13,6 +13,9 @@ from django.db import transaction
 
 from annotation.models import ItemKind, Response, Study
 from annotation.models_review import RewriteReview, RewriteSettings
+from annotation.models_signals import WritingSignal
+from annotation.services.writing_signals.registry import SPECS, auto_reject_validate
+from annotation.services.writing_signals.services import flagged_response_ids, study_signal_summary
 from core.errors import ApplicationError
 from tasks.models import Corpus, StyleComponent
 from tasks.services.imports import PairRow, component_get, corpus_store
@@ -120,6 +123,16 @@ def _review_summary(study: Study) -> dict[str, Any]:
     return {"statuses": dict(statuses), "rejection_reasons": dict(reasons), "reviewers": sorted(reviewers)}
 
 
+def exclusion_parse(*, text: str) -> list[str] | None:
+    """`exclude_flagged`: "" (keep flagged rewrites), "all", or signal names separated by commas."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    if text == "all":
+        return list(SPECS)
+    return auto_reject_validate(text, field="exclude_flagged")
+
+
 def splits_parse(*, text: str) -> tuple[float, float, float]:
     try:
         parts = tuple(float(p) for p in text.split(","))
@@ -147,13 +160,16 @@ def splits_assign(*, sources: list[str], fractions: tuple[float, float, float], 
 def corpus_build_from_rewrites(
     *, study_slug: str, name: str, component: str, seed: int = 0, splits: str = "0.8,0.1,0.1",
     references: str = "all", rewrite_side: int | None = None, split_by: str = "", replace: bool = False,
-    progress: Callable[[int, int], None] | None = None,
+    exclude_flagged: str = "", progress: Callable[[int, int], None] | None = None,
 ) -> Corpus:
     """`references="first"` keeps one rewrite per source (the first accepted), as STEL took GYAFC's ref0; "all"
     keeps every accepted rewrite, the pairs of one source sharing `metadata.group`.
 
     `split_by="persona.ATTR"` makes a two-style corpus from one persona attribute, as PASTEL does: the component's
-    two labels are two values of ATTR, and a pair is two rewrites of one source, one by a writer of each value."""
+    two labels are two values of ATTR, and a pair is two rewrites of one source, one by a writer of each value.
+
+    `exclude_flagged` ("all", or signal names separated by commas) leaves out the accepted rewrites those writing
+    signals flagged; the corpus records how many, and per signal what the review did with the flagged ones."""
     study = Study.objects.filter(slug=study_slug).first()
     if study is None:
         raise ApplicationError(f"study {study_slug!r} does not exist", code="unknown_study", status=404)
@@ -167,9 +183,23 @@ def corpus_build_from_rewrites(
         raise ApplicationError("Rewrite side must be 1 or 2", code="invalid_side", field="rewrite_side")
     fractions = splits_parse(text=splits)
     style = component_get(name=component)
+    excluded_signals = exclusion_parse(text=exclude_flagged)
     rewrites = accepted_rewrites(study=study)
     if not rewrites:
         raise ApplicationError(f"study {study_slug!r} has no accepted rewrites", code="no_rewrites")
+    excluded: set[int] = set()
+    if excluded_signals is not None:
+        measured = set(WritingSignal.objects.filter(response__study=study).values_list("response_id", flat=True))
+        unmeasured = [r.pk for r in rewrites if r.pk not in measured]
+        if unmeasured:
+            raise ApplicationError(f"{len(unmeasured)} accepted rewrite(s) of study {study_slug!r} have no writing "
+                                   "signals yet: measure them first (writing_signals --study, or the review queue's "
+                                   "button)", code="signals_not_computed", field="exclude_flagged")
+        excluded = flagged_response_ids(study=study, signals=excluded_signals) & {r.pk for r in rewrites}
+        rewrites = [r for r in rewrites if r.pk not in excluded]
+        if not rewrites:
+            raise ApplicationError(f"every accepted rewrite of study {study_slug!r} is flagged by "
+                                   f"{', '.join(excluded_signals)}", code="no_rewrites", field="exclude_flagged")
     by_source: dict[str, list[Response]] = defaultdict(list)
     for response in rewrites:
         by_source[response.study_item.external_id].append(response)
@@ -191,6 +221,8 @@ def corpus_build_from_rewrites(
         "references": references, "split_by": split_by, "pairs_per_split": counts,
         "sources_per_split": sources_per_split, "accepted_rewrites": len(rewrites),
         "rewrites_not_in_a_pair": len(rewrites) - len(pairs) * (2 if split_by else 1),
+        "exclude_flagged": excluded_signals, "excluded_flagged": len(excluded),
+        "writing_signals": study_signal_summary(study=study, excluded=excluded),
         "review": _review_summary(study),
         "source_filters": getattr(RewriteSettings.objects.filter(study=study).first(), "filters", {}) or {},
     }

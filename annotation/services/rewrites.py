@@ -179,7 +179,7 @@ def rewrite_study_create(
     *, slug: str, sources: list[tuple[str, str]], target_style: str, filters: dict[str, Any] | None = None,
     examples: list[dict[str, Any]] | None = None, min_length: int = 10, max_length: int = 500,
     copy_threshold: float = 90.0, persona: list[str | dict[str, Any]] | None = None, min_accepted: int = 0,
-    min_rate: float = 0.0,
+    min_rate: float = 0.0, signal_thresholds: dict[str, Any] | None = None, signal_auto_reject: Any = None,
     eligibility_questions: list[dict[str, Any]] | None = None, task_description: str | None = None,
     **study_options: Any,
 ) -> tuple[Study, dict[str, Any]]:
@@ -197,6 +197,10 @@ def rewrite_study_create(
     if min_accepted < 0:
         raise ApplicationError(f"Qualify min accepted must be at least 0, not {min_accepted}.",
                                field="qualify_min_accepted")
+    from annotation.services.writing_signals.registry import auto_reject_validate, thresholds_validate
+
+    thresholds = thresholds_validate(signal_thresholds)
+    auto_reject = auto_reject_validate(signal_auto_reject)
     examples = examples if examples is not None else DEFAULT_EXAMPLES.get(target_style.lower(), [])
     if not all(isinstance(e, dict) and e.get("source") and e.get("rewrite") for e in examples):
         raise ApplicationError("Examples: every example needs 'source' and 'rewrite'.", field="examples")
@@ -221,5 +225,6 @@ def rewrite_study_create(
             study=study, target_style=target_style, examples=examples, max_length=max_length,
             copy_threshold=copy_threshold, persona_questions=[q["name"] for q in persona_qs], filters=summary,
             qualification_min_accepted=min_accepted, qualification_min_rate=min_rate,
+            signal_thresholds=thresholds, signal_auto_reject=auto_reject,
         )
     return study, summary

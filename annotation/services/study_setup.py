@@ -39,3 +39,21 @@ def study_preview_items(*, study: Study, n: int = 3) -> list[dict[str, Any]]:
     items = study.items.select_related("instance").order_by("position", "pk")[:n]
     return [public_item(shown=shown_for_item(study=study, item=item, rng=rng), public_id=f"preview-{i + 1}",
                         position=i + 1, study=study) for i, item in enumerate(items)]
+
+
+def study_platform_link(*, study: Study, platform: str, prolific_study_id: str = "") -> Study:
+    """A study published on a crowd platform takes that platform's links only (checked, no anonymous entry), and a
+    Prolific study's links must carry its Prolific study id (the entry check compares STUDY_ID with it)."""
+    if platform not in ("prolific", "mturk"):
+        raise ApplicationError(f"platform: prolific or mturk, not {platform!r}", field="platform")
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        if locked.platform not in ("any", platform):
+            raise ApplicationError(f"Study '{locked.slug}' takes {locked.platform} links only; it cannot run on "
+                                   f"{platform}.", code="platform_mismatch", status=409, field="platform")
+        locked.platform = platform
+        locked.allow_anonymous = False
+        if prolific_study_id:
+            locked.prolific_study_id = prolific_study_id
+        locked.save(update_fields=["platform", "allow_anonymous", "prolific_study_id"])
+    return locked

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "core",
     "tasks",
     "annotation",
+    "platforms",
     "scoring",
 ]
 
@@ -127,6 +128,8 @@ STYLECROWD_PAY_CURRENCY = env_str("STYLECROWD_PAY_CURRENCY", "GBP") or "GBP"  # 
 # Model outputs (embeddings, token probabilities) kept in the database across runs (scoring/model_cache), at
 # most this many MB; 0 switches the cache off.
 MODEL_CACHE_MAX_BYTES = int(env_str("STYLECROWD_MODEL_CACHE_MB", "1024") or 0) * 1024 * 1024
+# A local causal language model (a directory) for the rewrites' LLM-likeness signal; empty: that signal is off.
+STYLECROWD_WRITING_LM = env_str("STYLECROWD_WRITING_LM", "") or ""
 STYLECROWD_UPLOAD_MAX_MB = int(env_str("STYLECROWD_UPLOAD_MAX_MB", "100") or 100)  # one corpus import, all files
 STYLECROWD_HUB_TIMEOUT_SECONDS = float(env_str("STYLECROWD_HUB_TIMEOUT_SECONDS", "60") or 60)  # each dataset-hub call
 
@@ -156,6 +159,11 @@ SPECTACULAR_SETTINGS = {
         "ParticipantPlatformEnum": ["prolific", "mturk", "anonymous"],
         "StudyPlatformEnum": ["any", "prolific", "mturk"],
         "SetupEnum": "tasks.models.Setup",
+        "CrowdPlatformEnum": "platforms.models.Platform",
+        "PlatformStudyStateEnum": "platforms.models.PlatformStudyState",
+        "PlatformCallStateEnum": "platforms.models.CallState",
+        "BonusPaymentStateEnum": "platforms.models.BonusPaymentState",
+        "DecisionKindEnum": "platforms.models.DecisionKind",
     },
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "core.openapi.researcher_errors_and_tags"],
@@ -190,12 +198,16 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# Model work to the gpu queue. Model annotators choose per run (model_run_start queues a local model on gpu, an
+# endpoint model on default: it only waits on HTTP) and store the queue on the job, so a resend keeps it.
 CELERY_TASK_ROUTES = {"scoring.*model*": {"queue": "gpu"}}
 CELERY_BEAT_SCHEDULE = {
     # Tidies sessions whose time limit passed (the engine already ignores expired reservations without it).
     "annotation-release-expired": {"task": "annotation.release_expired_reservations", "schedule": 60.0},
     # Sends again (or fails, with the reason) jobs whose worker died, long before the visibility timeout.
     "core-jobs-reap-stale": {"task": "core.jobs_reap_stale", "schedule": 30.0},
+    # Measures the writing signals of active rewrite studies with new rewrites, so the review queue shows the flags.
+    "annotation-writing-signals-refresh": {"task": "annotation.writing_signals_refresh", "schedule": 300.0},
 }
 # Jobs that end (core/job_health.py): a running job's worker stamps a heartbeat; without one for STALE seconds the
 # job is sent again, at most MAX_ATTEMPTS deliveries in all, then failed with the reason. TIME_LIMITS per job kind
@@ -248,3 +260,34 @@ CACHES = {
                 "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "sc")}
     if CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
+
+# Crowd platforms (platforms app; docs/prolific.md, docs/mturk.md). PROLIFIC_API_TOKEN set: a Prolific study uses that
+# account without further set-up (PROLIFIC_WORKSPACE_ID / PROLIFIC_PROJECT_ID say where its studies and groups go).
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com")
+PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")
+PROLIFIC_WORKSPACE_ID = env_str("PROLIFIC_WORKSPACE_ID", "") or ""
+PROLIFIC_PROJECT_ID = env_str("PROLIFIC_PROJECT_ID", "") or ""
+# Prolific's minimum reward per hour, by the account's currency; a study paying less is refused before anything is
+# sent (Prolific's researcher help: £6.00 / $8.00 an hour).
+PROLIFIC_MIN_HOURLY_REWARD = {"GBP": "6.00", "USD": "8.00", "EUR": "7.00"}
+# MTurk: the requester sandbox unless an account says live; MTURK_ENDPOINT_URL overrides the endpoint.
+MTURK_ENDPOINT_URL = env_str("MTURK_ENDPOINT_URL", "") or ""
+MTURK_HIT_LIFETIME_SECONDS = int(env_str("MTURK_HIT_LIFETIME_SECONDS", str(7 * 24 * 3600)) or 604800)
+MTURK_AUTO_APPROVAL_DELAY_SECONDS = int(env_str("MTURK_AUTO_APPROVAL_DELAY_SECONDS", str(3 * 24 * 3600)) or 259200)
+# The public address participants reach this server at (https://crowd.example.org): the platform's study links to
+# <it>/s/<slug>/. Without it, publishing asks for a base URL.
+STYLECROWD_PUBLIC_URL = env_str("STYLECROWD_PUBLIC_URL", "") or ""
+# Key (Fernet) that encrypts platform tokens and webhook secrets stored in the database.
+STYLECROWD_ENCRYPTION_KEY = env_str("STYLECROWD_ENCRYPTION_KEY", "") or ""
+# Other addresses a platform token may be sent to (comma-separated origins), e.g. a staging API; by default a Prolific
+# token goes only to PROLIFIC_API_URL and MTurk requests only to AWS's endpoints.
+PLATFORM_ALLOWED_API_URLS = env_list("PLATFORM_ALLOWED_API_URLS", [])
+PLATFORM_HTTP_TIMEOUT_SECONDS = float(env_str("PLATFORM_HTTP_TIMEOUT_SECONDS", "30") or 30)
+PLATFORM_RETRY_BACKOFF_SECONDS = float(env_str("PLATFORM_RETRY_BACKOFF_SECONDS", "1") or 1)  # 1, 2, 4 s …
+PLATFORM_MAX_RETRY_AFTER_SECONDS = float(env_str("PLATFORM_MAX_RETRY_AFTER_SECONDS", "120") or 120)
+# A webhook delivery whose timestamp is further than this from the server's clock is refused (replays).
+PLATFORM_WEBHOOK_TOLERANCE_SECONDS = int(env_str("PLATFORM_WEBHOOK_TOLERANCE_SECONDS", "300") or 300)
+# The fallback to webhooks: published studies are synced this often by beat.
+PLATFORM_SYNC_SECONDS = float(env_str("PLATFORM_SYNC_SECONDS", "300") or 300)
+CELERY_BEAT_SCHEDULE["platforms-sync-published"] = {"task": "platforms.sync_published",
+                                                     "schedule": PLATFORM_SYNC_SECONDS}

@@ -91,11 +91,34 @@ def _responses_over_time(result: dict[str, Any]) -> Figure:
     return fig
 
 
+def _models_by_vote_share(result: dict[str, Any]) -> Figure:
+    """Each model's accuracy (every order asked) against the crowd's share of correct votes on the item."""
+    runs = (result.get("models") or {}).get("runs") or []
+    k = int(result.get("k", 5))
+    fig, ax = _pyplot().subplots(figsize=(7, 3.4))
+    for run in runs:
+        points = [(p["share"], p["accuracy"]) for p in run.get("by_vote_share", []) if p.get("accuracy") is not None]
+        if points:
+            ax.plot([x for x, _ in points], [y for _, y in points], marker="o", label=run["label"])
+    counts = {p["correct_votes"]: p["items"] for run in runs[:1] for p in run.get("by_vote_share", [])}
+    for votes, n in counts.items():
+        ax.annotate(f"n={n}", (votes / k, 0.02), ha="center", fontsize=7, color="#666")
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel(f"share of the crowd's first {k} votes that are correct")
+    ax.set_ylabel("model accuracy (every order)")
+    ax.set_title("Model accuracy by human vote share")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    return fig
+
+
 PLOTS: dict[str, tuple[str, Callable[[dict[str, Any]], Figure]]] = {
     "votes": ("Distribution of correct votes per component", _votes_per_component),
     "accuracy": ("Accuracy per component", _accuracy_per_component),
     "participants": ("Participant accuracy", _participant_accuracy),
     "timeline": ("Responses over time", _responses_over_time),
+    "models": ("Model accuracy by human vote share", _models_by_vote_share),
 }
 
 
@@ -115,6 +138,12 @@ def plot_empty_reason(*, result: dict[str, Any], name: str) -> str:
         return "" if has else "No participant answered an item with a correct answer."
     if name == "timeline":
         return "" if result.get("timeline") else "No responses with a time stamp."
+    if name == "models":
+        runs = (result.get("models") or {}).get("runs") or []
+        has = any(p.get("accuracy") is not None for run in runs for p in run.get("by_vote_share", []))
+        return "" if has else ("No model annotator has answered known-answer items of this study "
+                               "(manage.py annotate_with_model)." if not runs else
+                               "No model answer on a complete item with a correct answer.")
     return ""
 
 

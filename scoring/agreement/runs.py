@@ -79,6 +79,14 @@ def agreement_run_execute(
         m=params.get("m"), seed=int(params.get("seed", 0)), resamples=int(params.get("resamples", DEFAULT_RESAMPLES)),
         progress=progress or progress_for(job_id, every=20),
     )
+    # Model annotators beside the crowd: computed apart, from their own table, after every human figure.
+    from scoring.model_annotators.comparison import model_comparison_compute
+
+    models = model_comparison_compute(
+        study=run.study, question=run.question, level=run.level, component=run.component, k=params.get("k"),
+        m=params.get("m"), seed=int(params.get("seed", 0)), resamples=int(params.get("resamples", DEFAULT_RESAMPLES)))
+    if models is not None:
+        result["models"] = models
     items_path = _write_items(run_id=run.pk, per_item=per_item)
     with transaction.atomic():
         locked = AgreementRun.objects.select_for_update().get(pk=run.pk)

@@ -187,6 +187,8 @@ ITEM_TEXT = {
 ITEM_NUMBERS = {
     "item_id": ("si.id", "i8"), "position": ("CAST(si.position AS BIGINT)", "i8"),
     "instance_id": ("COALESCE(ti.id, -1)", "i8"),
+    # closed early by adaptive collection (1) or not (0): such an item is decided on the answers it has
+    "is_closed": ("CAST(CASE WHEN si.is_closed THEN 1 ELSE 0 END AS BIGINT)", "i8"),
 }
 
 
@@ -211,8 +213,9 @@ def items_frame(*, study_id: int) -> pd.DataFrame:
         values = np.array(frame[name], dtype=object)  # a writable copy of plain strings (few rows)
         values[pd.isna(values)] = ""
         frame[name] = values
+    frame["is_closed"] = frame["is_closed"].astype(bool)
     columns = ["item_id", "external_id", "position", "kind", "component", "setup", "correct_answer", "family",
-               "instance_id"]
+               "instance_id", "is_closed"]
     return frame[columns].sort_values(["position", "item_id"], kind="stable").reset_index(drop=True)
 
 

@@ -2,4 +2,5 @@
 from .agreement import *  # noqa: F401,F403
 from .export import *  # noqa: F401,F403
 from .metric_evaluation import *  # noqa: F401,F403
+from .model_annotators import *  # noqa: F401,F403
 from .model_scoring import *  # noqa: F401,F403

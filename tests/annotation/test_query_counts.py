@@ -10,8 +10,10 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from annotation.models import Response
 from annotation.selectors import reservation_expected_answer
 from annotation.services import hot_path
+from annotation.services.rewrites import rewrite_study_create
 from tests.annotation.helpers import Participant, make_study
 
 pytestmark = pytest.mark.django_db
@@ -66,3 +68,30 @@ def test_start_next_and_answer_query_counts_of_the_general_path(general_path, dj
     with django_assert_num_queries(FINISHED_NEXT_QUERIES):
         body = p.next().json()
     assert body["item"] is None and body["state"] == "completed", body
+
+
+REWRITE_FIRST_ANSWER_QUERIES = 10  # measured: the first answer of a rewrite batch (3 items, no screening)
+
+
+def test_writing_telemetry_adds_no_query_to_the_general_answer_path(general_path, django_assert_num_queries):
+    """The telemetry is checked in Python and stored in the answer's own INSERT: the same count with or without."""
+    from tests.annotation.test_telemetry import telemetry
+
+    rewrite_study_create(slug="tel-count", sources=[(f"s{n}", f"gonna be late again for meeting number {n}")
+                                                    for n in range(6)],
+                         target_style="formal", annotators_per_item=2, items_per_batch=3, eligibility_questions=[],
+                         filters={"min_words": 0})
+    for pid, block in (("COUNT-T1", None), ("COUNT-T2", telemetry(typed_chars=60, submit_ms=0, active_ms=0,
+                                                                   first_key_ms=0, focus_loss_count=0,
+                                                                   focus_loss_ms=0, focus_losses=[]))):
+        p = Participant(APIClient(), "tel-count", pid)
+        p.start()
+        p.consent()
+        item = p.next().json()["item"]
+        body = {"item": item["id"], "answer": "I shall be late for the meeting again.",
+                **({"telemetry": block} if block else {})}
+        with django_assert_num_queries(REWRITE_FIRST_ANSWER_QUERIES):
+            response = p.client.post(f"/api/v1/sessions/{p.token}/answers/", body, format="json")
+        assert response.status_code == 201, response.content
+    statuses = sorted(Response.objects.filter(study__slug="tel-count").values_list("telemetry_status", flat=True))
+    assert statuses == ["consistent", "none"]

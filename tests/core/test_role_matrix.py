@@ -7,6 +7,7 @@ until it is given its permission here.
 """
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,20 +25,36 @@ from django.utils import timezone
 from annotation.models import Batch, Response
 from annotation.models_practice import PracticeAnswer, PracticeItem
 from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock
+from annotation.models_signals import WritingSignal
 from core.models import Job
+from platforms.models import (
+    BonusPayment,
+    BulkBonus,
+    CallState,
+    Decision,
+    PlatformAccount,
+    PlatformMessage,
+    PlatformStudy,
+    PlatformSubmission,
+    WebhookEvent,
+)
 from scoring.models import (
     AgreementRun,
     BenchmarkExport,
     BenchmarkPublication,
     FilterRun,
     MetricEvaluation,
+    ModelRun,
     ScoreRun,
 )
 from scoring.models.content_errors import ContentError, ContentErrorSet
 from tasks.models import GenerationRun, NumberSubstitutionCandidate
 from tests import factories as f
 
-PROJECT_APPS = ["tasks", "annotation", "scoring", "core"]
+PROJECT_APPS = ["tasks", "annotation", "platforms", "scoring", "core"]
+# A door whose credential is a signature (Prolific's webhook deliveries): refused to every role without one.
+SIGNED = "signed"
+SPEND = "platforms.spend_platformstudy"
 ROLES = ["anonymous", "participant", "staff_none", "staff_view", "researcher", "superuser"]
 # `make test-fast` tries every door as view-only staff (the role whose writes went through before this test
 # existed); `make test` tries all six roles (1,386 requests, 40 s on 2 cores).
@@ -60,6 +77,8 @@ API_DOORS: dict[tuple[str, str], str | None] = {
     ("study-participants", "get"): "annotation.view_participant",
     ("study-responses", "get"): "annotation.view_response",
     ("study-decisions", "get"): "annotation.view_participant",
+    ("study-writing-signals", "get"): "annotation.view_writingsignal",
+    ("study-writing-signals", "post"): "annotation.add_writingsignal",
     ("agreement-run-list", "post"): "scoring.add_agreementrun",
     ("agreement-run-detail", "get"): "scoring.view_agreementrun",
     ("filter-run-list", "post"): "scoring.add_filterrun",
@@ -76,7 +95,25 @@ API_DOORS: dict[tuple[str, str], str | None] = {
     ("metric-evaluation-list", "post"): "scoring.add_metricevaluation",
     ("metric-evaluation-detail", "get"): "scoring.view_metricevaluation",
     ("metric-evaluation-plot", "get"): "scoring.view_metricevaluation",
+    ("model-run-list", "get"): "scoring.view_modelrun",
+    ("model-run-list", "post"): "scoring.add_modelrun",
+    ("model-run-detail", "get"): "scoring.view_modelrun",
+    ("model-run-answers", "get"): "scoring.view_modelrun",
+    ("model-run-stop", "post"): "scoring.change_modelrun",
+    ("model-run-guide", "post"): "scoring.change_modelrun",
     ("job-detail", "get"): "core.view_job",
+    ("platform-account-list", "get"): "platforms.view_platformaccount",
+    ("platform-account-list", "post"): "platforms.add_platformaccount",
+    ("study-platform", "get"): "platforms.view_platformstudy",
+    ("study-platform-publish", "post"): "platforms.add_platformstudy",
+    ("study-platform-sync", "post"): "platforms.change_platformstudy",
+    ("study-platform-decisions", "get"): "platforms.view_decision",
+    ("study-platform-decisions", "post"): "platforms.add_decision",
+    ("study-platform-bonuses", "get"): "platforms.view_bonuspayment",
+    ("study-platform-bonuses", "post"): "platforms.add_bonuspayment",
+    ("study-platform-messages", "get"): "platforms.view_platformmessage",
+    ("study-platform-messages", "post"): "platforms.add_platformmessage",
+    ("platform-hook-prolific", "post"): SIGNED,
     **{(name, method): None for name, method in [
         ("ping", "get"), ("ping-db", "get"), ("session-create", "post"), ("session-detail", "get"),
         ("session-consent", "post"), ("session-eligibility", "post"), ("session-start", "post"),
@@ -95,6 +132,7 @@ ADMIN_VIEWS: dict[str, tuple[str, str]] = {
     "annotation_rewritereview_queue": ("get", "annotation.change_rewritereview"),
     "annotation_rewritereview_decide": ("post", "annotation.change_rewritereview"),
     "annotation_rewritereview_block": ("post", "annotation.change_rewritereview"),
+    "annotation_rewritereview_signals": ("post", "annotation.add_writingsignal"),
     "scoring_agreement_start": ("get", "scoring.add_agreementrun"),
     "scoring_agreement_study": ("get", "scoring.view_agreementrun"),
     "scoring_agreement_dashboard": ("get", "scoring.view_agreementrun"),
@@ -106,6 +144,22 @@ ADMIN_VIEWS: dict[str, tuple[str, str]] = {
     "scoring_benchmarkexport_download": ("get", "scoring.view_benchmarkexport"),
     "scoring_scorerun_predictions": ("get", "scoring.view_scorerun"),
     "scoring_scorerun_start": ("get", "scoring.add_scorerun"),
+    "scoring_modelrun_start": ("get", "scoring.add_modelrun"),
+    "scoring_modelrun_stop": ("post", "scoring.change_modelrun"),
+    "scoring_modelrun_guide": ("post", "scoring.change_modelrun"),
+    "platforms_platformstudy_publish": ("get", "platforms.add_platformstudy"),
+    "platforms_platformstudy_sync": ("post", "platforms.change_platformstudy"),
+    "platforms_platformstudy_decide": ("get", "platforms.view_decision"),
+    "platforms_platformstudy_bonus": ("get", "platforms.view_bonuspayment"),
+    "platforms_platformstudy_message": ("get", "platforms.view_platformstudy"),
+}
+# Doors that move money or message people when applied: (url name, body) → the permission. A dry run of the same door
+# needs only the model permission above; applying needs the permission to spend.
+SPEND_DOORS: dict[tuple[str, str], tuple[dict[str, Any], str]] = {
+    ("study-platform-decisions", "apply"): ({"apply": True, "confirm_rejections": True}, SPEND),
+    ("study-platform-bonuses", "apply"): ({"apply": True, "flat": "0.50"}, SPEND),
+    ("study-platform-messages", "apply"): ({"apply": True, "body": "Thank you."}, SPEND),
+    ("study-platform-publish", "publish"): ({"publish": True}, SPEND),
 }
 # Django's own site views (login, index, password change, …): staff-only by Django, not model doors.
 DJANGO_SITE_VIEWS = {"index", "login", "logout", "password_change", "password_change_done", "autocomplete",
@@ -132,6 +186,11 @@ ADMIN_ACTIONS: dict[tuple[str, str], str] = {
     ("scoring.contenterrorset", "create_rating_study"): "scoring.change_contenterrorset",
     # django-axes' action, given the delete permission it needs (core/admin.py)
     ("axes.accessattempt", "cleanup_expired_attempts"): "axes.delete_accessattempt",
+    ("platforms.bonuspayment", "export_csv"): "platforms.view_bonuspayment",
+    ("platforms.bonuspayment", "resolve_paid"): SPEND,
+    ("platforms.bonuspayment", "resolve_not_paid"): SPEND,
+    ("platforms.decision", "resolve_done"): SPEND,
+    ("platforms.decision", "resolve_not_done"): SPEND,
 }
 
 
@@ -221,6 +280,8 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
     score_run = ScoreRun.objects.create(benchmark_paths=[str(export_file)], methods=["char3gram"],
                                         predictions_path=str(predictions))
     evaluation = MetricEvaluation.objects.create(study=study, question="q", metrics=["bleu"])
+    model_run = ModelRun.objects.create(study=study, label="fake", backend="openai", model="fake",
+                                        base_url="http://127.0.0.1:9/v1")
     corpus = items[0].instance.corpus
     GenerationRun.objects.create(corpus=corpus, setup="quadruple", seed=1)
     f.ParallelPairFactory(corpus=corpus)
@@ -233,6 +294,9 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
                                            correct_answer="S1-S2")
     PracticeAnswer.objects.create(participant=participant, item=practice, answer="S1-S2", is_correct=True)
     RewriteReview.objects.create(response=Response.objects.filter(study=study).first())
+    WritingSignal.objects.create(response=Response.objects.filter(study=study).first(), signal="mostly_pasted",
+                                 score=1, threshold=0.5, flagged=True, evidence="all pasted",
+                                 computed_at=timezone.now())
     RewriteSettings.objects.create(study=study)
     WorkerBlock.objects.create(platform="prolific", external_id="a" * 24)
     error_set = ContentErrorSet.objects.create(name="errors", source="pairs.tsv", error_types=["deletion"])
@@ -252,9 +316,11 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
             group = Group.objects.create(name="researcher")
             group.permissions.add(*_perms(actions=("view", "add", "change")))
             user.groups.add(group)
+    platform_study = _platform_world(study, participant)
     world = {"study": study, "participant": participant, "batch": batch, "job": job, "run": run,
             "filter_run": filter_run, "export": export, "score_run": score_run, "evaluation": evaluation,
-            "corpus": corpus}
+            "model_run": model_run,
+            "corpus": corpus, "platform_study": platform_study}
     # Each role's cookies, made once: a staff user's session, the participant's study cookies.
     world["cookies"] = {"anonymous": {}}
     for role in ROLES[1:]:
@@ -265,6 +331,25 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
             client.force_login(User.objects.get(username=role))
         world["cookies"][role] = {key: morsel.value for key, morsel in client.cookies.items()}
     return world
+
+
+def _platform_world(study: Any, participant: Any) -> PlatformStudy:
+    """A study on a (never called) Prolific account, with one of each platform record."""
+    account = PlatformAccount.objects.create(name="lab", platform="prolific", token_env="ROLE_MATRIX_NO_TOKEN",
+                                             api_url="http://127.0.0.1:9/")
+    ps = PlatformStudy.objects.create(study=study, account=account, platform="prolific", state="published",
+                                      external_id="e" * 24)
+    sub = PlatformSubmission.objects.create(platform_study=ps, external_id="s" * 24, worker_id=participant.external_id,
+                                            participant=participant, status="APPROVED")
+    Decision.objects.create(platform_study=ps, submission=sub, worker_id=sub.worker_id, kind="approve",
+                            state=CallState.UNKNOWN)
+    bulk = BulkBonus.objects.create(platform_study=ps, csv="x,1.00\n", total=1, currency="GBP",
+                                    state="pay_unknown", pay_called_at=timezone.now())
+    BonusPayment.objects.create(platform_study=ps, worker_id=sub.worker_id, submission=sub, source="flat:x",
+                                amount=1, currency="GBP", state="unknown", bulk=bulk)
+    PlatformMessage.objects.create(platform_study=ps, group_key=uuid.uuid4(), recipients=[sub.worker_id], body="hi")
+    WebhookEvent.objects.create(account=account, event_id="ev-1", event_type="submission.status.change")
+    return ps
 
 
 def _perms(codenames: list[str] | None = None, actions: tuple[str, ...] = ()) -> list[Permission]:
@@ -306,8 +391,15 @@ def _kwargs(name: str, world: dict[str, Any]) -> dict[str, Any]:
         "scoring_agreement_aggregate": {"run_id": world["run"].pk},
         "scoring_benchmarkexport_download": {"pk": world["export"].pk, "which": "data"},
         "scoring_scorerun_predictions": {"pk": world["score_run"].pk},
+        **{name: {"pk": world["model_run"].pk} for name in (
+            "model-run-detail", "model-run-answers", "model-run-stop", "model-run-guide", "scoring_modelrun_stop",
+            "scoring_modelrun_guide")},
         "annotation_study_preview": {"pk": world["study"].pk}, "annotation_study_open": {"pk": world["study"].pk},
+        "platforms_platformstudy_publish": {"study_id": world["study"].pk},
+        "platform-hook-prolific": {"name": "lab"},
     }
+    if name.startswith("platforms_platformstudy_") and name != "platforms_platformstudy_publish":
+        return {"pk": world["platform_study"].pk}
     if name in by_name:
         return by_name[name]
     if name.startswith(("study-", "session-create")) and name != "study-list":
@@ -334,8 +426,26 @@ def test_api_door(db, world, role: str, door: tuple[str, str]) -> None:
     client, user = _client(role, world)
     url = reverse(name, kwargs=_kwargs(name, world))
     response = getattr(client, method)(url, {}, content_type="application/json") if method != "get" else client.get(url)
-    expected = _has(user, API_DOORS[door])
+    perm = API_DOORS[door]
+    expected = False if perm == SIGNED else _has(user, perm)
     assert _denied(response) is not expected, (role, door, response.status_code, response.content[:300])
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ROLE_PARAMS)
+@pytest.mark.parametrize("door", sorted(SPEND_DOORS), ids=":".join)
+def test_spending_door(db, world, role: str, door: tuple[str, str]) -> None:
+    """Applying decisions, paying, messaging and publishing: only a role allowed to spend money (no job is queued
+    for anyone else)."""
+    name, _ = door
+    body, perm = SPEND_DOORS[door]
+    client, user = _client(role, world)
+    jobs = Job.objects.count()
+    response = client.post(reverse(name, kwargs=_kwargs(name, world)), body, content_type="application/json")
+    expected = _has(user, perm) and _has(user, API_DOORS[(name, "post")])
+    assert _denied(response) is not expected, (role, door, response.status_code, response.content[:300])
+    if not expected:
+        assert Job.objects.count() == jobs
 
 
 def _admin_doors() -> list[str]:

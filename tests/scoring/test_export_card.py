@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import io
 import json
-import sys
-import types
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from django.apps import apps
 from rest_framework.test import APIClient
 
 from annotation.models import Participant as ParticipantRow
@@ -97,25 +94,24 @@ def test_card_collection_instructions_pay_and_agreement(collected_study, tmp_pat
         assert f"\n## {title}" in markdown
 
 
-def test_bonus_totals_come_from_the_platform_ledger_where_it_exists(collected_study, monkeypatch) -> None:
-    """The card's one cost function reads platforms.selectors.study_bonus_totals when the app is installed."""
-    calls = []
+def test_bonus_totals_come_from_the_platform_ledger(collected_study, tmp_path) -> None:
+    """The card's cost section reads the study's bonus ledger (platforms app): paid, owed and unknown amounts."""
+    from platforms.models import BonusPayment, PlatformAccount, PlatformStudy
 
-    def study_bonus_totals(*, study):
-        calls.append(study.slug)
-        return {"currency": "GBP", "paid": Decimal("12.50"), "pending": Decimal("2.00"), "unknown": Decimal("0"),
-                "participants": 4}
-
-    module = types.ModuleType("platforms.selectors")
-    module.study_bonus_totals = study_bonus_totals
-    monkeypatch.setitem(sys.modules, "platforms", types.ModuleType("platforms"))
-    monkeypatch.setitem(sys.modules, "platforms.selectors", module)
-    real = apps.is_installed
-    monkeypatch.setattr(apps, "is_installed", lambda name: name == "platforms" or real(name))
+    account = PlatformAccount.objects.create(name="lab", platform="prolific", token_env="UNUSED")
+    ps = PlatformStudy.objects.create(study=collected_study, account=account, platform="prolific", currency="GBP")
+    for worker, amount, state in (("P0", "5.00", "paid"), ("P1", "7.50", "paid"), ("P2", "2.00", "pending"),
+                                  ("P3", "1.00", "unknown")):
+        BonusPayment.objects.create(platform_study=ps, worker_id=worker, source="flat:x", amount=Decimal(amount),
+                                    currency="GBP", state=state)
     facts = study_cost_facts(collected_study)
-    assert facts["bonuses"] == {"currency": "GBP", "paid": "12.50", "pending": "2.00", "unknown": "0",
-                                "participants": 4}
-    assert calls == ["card-study"]
+    assert facts["bonuses"]["paid"] == "12.50" and facts["bonuses"]["pending"] == "2.00"
+    assert facts["bonuses"]["unknown"] == "1.00" and facts["bonuses"]["participants"] == 2
+    assert facts["bonuses"]["median_per_participant"] == "6.25"
+    out = tmp_path / "bench.jsonl"
+    run_command("export_benchmark", "--format", "jsonl", "--study", collected_study.slug, "--status", "all",
+                "--out", str(out))
+    assert "paid 12.50, pending 2.00, outcome unknown 1.00" in (tmp_path / "bench.card.md").read_text()
 
 
 def test_versions_and_changelog_across_exports(tmp_path) -> None:

@@ -1,5 +1,5 @@
 """python manage.py build_corpus_from_rewrites --study SLUG --name CORPUS --component formality [--seed 1]
-[--splits 0.8,0.1,0.1] [--references all|first] [--rewrite-side 1|2] [--replace]"""
+[--splits 0.8,0.1,0.1] [--references all|first] [--rewrite-side 1|2] [--replace] [--exclude-flagged all|SIGNAL,…]"""
 from __future__ import annotations
 
 from typing import Any
@@ -25,6 +25,8 @@ class Command(JsonCommand):
         parser.add_argument("--split-by", default="", help="persona.ATTRIBUTE: a two-style corpus whose styles are "
                                                              "the component's two labels as values of ATTRIBUTE.")
         parser.add_argument("--replace", action="store_true")
+        parser.add_argument("--exclude-flagged", default="", metavar="all|SIGNAL[,SIGNAL]",
+                            help="Leave out accepted rewrites flagged by these writing signals (all: any signal).")
 
     def run(self, **options: Any) -> dict[str, Any]:
         with self.progress_bar("pairs") as progress:
@@ -32,6 +34,6 @@ class Command(JsonCommand):
                 study_slug=options["study"], name=options["name"], component=options["component"],
                 seed=options["seed"], splits=options["splits"], references=options["references"],
                 rewrite_side=options["rewrite_side"], split_by=options["split_by"], replace=options["replace"],
-                progress=progress)
+                exclude_flagged=options["exclude_flagged"], progress=progress)
         return {"corpus": corpus.name, "component": corpus.component.name, "pairs": corpus.n_pairs,
                 **corpus.import_params}

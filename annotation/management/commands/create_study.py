@@ -24,7 +24,8 @@ from core.errors import ApplicationError
 
 class Command(JsonCommand):
     help = "Create a study from task instances (ordering kinds) or an items file (likert, ranking, rewrite)."
-    cli_fields = {"item_kind": "kind", "time_limit_minutes": "time_limit", "target_hourly_pay": "hourly_pay"}
+    cli_fields = {"item_kind": "kind", "time_limit_minutes": "time_limit", "target_hourly_pay": "hourly_pay",
+                  "signal_thresholds": "signal_threshold", "signal_auto_reject": "auto_reject"}
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--slug", required=True)

@@ -19,8 +19,18 @@ import numpy as np
 from asgiref.sync import sync_to_async
 from django.db import connections
 
+from annotation.management.simulated_writers import (
+    Plan,
+    plan_careful,
+    plan_copier,
+    plan_machine,
+    plan_paster,
+    writer_kind_draw,
+    writers_parse,
+)
 from annotation.models import EntryPlatform, ItemKind, Study
 from annotation.selectors import batch_answer_key
+from annotation.services.rewrites import copy_ratio
 from core.commands import JsonCommand
 from core.errors import ApplicationError
 
@@ -35,7 +45,8 @@ ENDPOINTS = ("sessions", "consent", "eligibility", "start", "next", "answers")
 class Crowd:
     def __init__(self, *, study: Study, base_url: str, accuracy: float, use_published: bool,
                  item_accuracy: dict[str, float], screen_fail: float, batches_each: int, seed: int,
-                 think_time: float, copy_rate: float = 0.0, sloppy_rate: float = 0.0, ask_next: bool = False) -> None:
+                 think_time: float, copy_rate: float = 0.0, sloppy_rate: float = 0.0,
+                 writers: dict[str, float] | None = None, copier_delay: float = 0.0, ask_next: bool = False) -> None:
         self.study = study
         self.base_url = base_url.rstrip("/")
         self.accuracy = accuracy
@@ -48,6 +59,9 @@ class Crowd:
         self.copy_rate = copy_rate  # rewrite studies: share of rewrites first tried as a copy of the source
         self.sloppy_rate = sloppy_rate  # rewrite studies: share of writers whose rewrites drop the content
         self.ask_next = ask_next  # a client that ignores the answer's `next`: two requests per item
+        self.writers = writers  # rewrite studies: shares of writer kinds sending writing telemetry (simulated_writers)
+        self.copier_delay = copier_delay  # copiers start later, once there are rewrites to copy
+        self.truth: dict[str, dict[str, Any]] = {}  # participant id → writer kind and what each rewrite was
         self.latencies: dict[str, list[float]] = defaultdict(list)
         self.retry_after = 5.0
         self.statuses: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
@@ -145,9 +159,34 @@ class Crowd:
             await asyncio.sleep(min(self.retry_after, 60.0))
         return status, body
 
+    async def written(self, item: dict[str, Any], pid: str) -> Plan:
+        """The plan of a writer of kind `self.truth[pid]["kind"]` for this item (telemetry, text, time to take)."""
+        kind = self.truth[pid]["kind"]
+        source = item["texts"]["source"]
+        if kind == "careful":
+            plan = plan_careful(self.rng, source)
+        elif kind == "paster":
+            plan = plan_paster(self.rng, source)
+        elif kind == "machine":
+            plan = plan_machine(self.rng, source)
+        else:
+            plan = plan_copier(self.rng, source, await sync_to_async(_other_rewrites)(item["id"]))
+        threshold = item.get("copy_threshold") or 101
+        if copy_ratio(source=source, rewrite=plan.text) >= threshold:  # would be refused: say it plainly instead
+            plan = plan_careful(self.rng, source, self._rewrite(item, sloppy=False))
+        self.truth[pid]["rewrites"].append({"item": item["id"], "copied": plan.copied,
+                                            "seconds": round(plan.seconds, 1)})
+        return plan
+
     async def participant(self, session: Any, index: int) -> None:
         link = self.link()
         writes = self.study.item_kind == ItemKind.REWRITE
+        if writes and self.writers:
+            kind = writer_kind_draw(self.rng, self.writers)
+            self.truth[link["participant"]] = {"kind": kind, "rewrites": []}
+            self.counts[f"writers_{kind}"] += 1
+            if kind == "copier" and self.copier_delay:
+                await asyncio.sleep(self.copier_delay)
         fails_screening = self.rng.random() < (self.sloppy_rate if writes else self.screen_fail)
         self.counts["sloppy_writers" if writes else "screen_failers"] += fails_screening
         answers = {**self.eligible_answers, **{  # persona questions (rewrite studies): any answer, drawn at random
@@ -181,15 +220,20 @@ class Crowd:
                 if item is None:
                     self.counts["batches_completed"] += 1
                     break
-                if self.think_time:
+                plan = None
+                if item["kind"] == ItemKind.REWRITE and link["participant"] in self.truth:
+                    plan = await self.written(item, link["participant"])
+                    await asyncio.sleep(plan.seconds + 0.05)  # the writing takes its time on the server's clock too
+                elif self.think_time:
                     await asyncio.sleep(self.rng.expovariate(1 / self.think_time))
-                answer = self._answer(item, answer_key.get(item["id"], {}), fails_screening)
+                answer = plan.text if plan else self._answer(item, answer_key.get(item["id"], {}), fails_screening)
                 if item["kind"] == ItemKind.REWRITE and self.rng.random() < self.copy_rate:
                     status, body = await self.call(session, "POST", "answers", f"/api/v1/sessions/{token}/answers/",
                                                    {"item": item["id"], "answer": item["texts"]["source"]})
                     self.counts["copies_refused" if status == 400 else "copies_stored"] += 1
                 status, body = await self.call(session, "POST", "answers", f"/api/v1/sessions/{token}/answers/",
-                                               {"item": item["id"], "answer": answer})
+                                               {"item": item["id"], "answer": answer,
+                                                **({"telemetry": plan.telemetry} if plan else {})})
                 if status in (200, 201):  # 200: a resent answer the server had already stored
                     self.counts["answers_stored"] += 1
                 else:
@@ -225,6 +269,17 @@ class Crowd:
             return time.perf_counter() - started
 
 
+def _other_rewrites(public_id: str) -> list[str]:
+    """The rewrites other writers stored for the item behind `public_id` (what a copier finds shared elsewhere)."""
+    from annotation.models import Reservation, Response
+
+    reservation = Reservation.objects.filter(public_id=public_id).values_list("study_item_id", "participant_id").first()
+    if reservation is None:
+        return []
+    return list(Response.objects.filter(study_item_id=reservation[0]).exclude(participant_id=reservation[1])
+                .values_list("answer", flat=True))
+
+
 def percentiles(values: list[float]) -> dict[str, float | int]:
     if not values:
         return {"n": 0}
@@ -257,6 +312,13 @@ class Command(JsonCommand):
         parser.add_argument("--ask-next", action="store_true",
                             help="Call `next` after every answer, ignoring the answer's `next` (a client of the "
                                  "older API: two requests per item).")
+        parser.add_argument("--writers", default="",
+                            help="Rewrite studies: shares of writer kinds sending writing telemetry, e.g. "
+                                 "careful=0.6,paster=0.15,machine=0.15,copier=0.1 (annotation/management/"
+                                 "simulated_writers.py). Their writing takes real time.")
+        parser.add_argument("--copier-delay", type=float, default=0.0,
+                            help="--writers: seconds copiers wait before starting (so there is something to copy).")
+        parser.add_argument("--writers-out", help="--writers: write each writer's kind and rewrites as JSON here.")
         parser.add_argument("--latencies-out", help="Write raw latencies (seconds) per endpoint as JSON here.")
 
     def run(self, **options: Any) -> dict[str, Any]:
@@ -284,7 +346,9 @@ class Command(JsonCommand):
         crowd = Crowd(study=study, base_url=options["base_url"], accuracy=accuracy, use_published=use_published,
                       item_accuracy=item_accuracy, screen_fail=options["screen_fail"],
                       batches_each=options["batches_each"], seed=options["seed"], think_time=options["think_time"],
-                      copy_rate=options["copy_rate"], sloppy_rate=options["sloppy_rate"], ask_next=options["ask_next"])
+                      copy_rate=options["copy_rate"], sloppy_rate=options["sloppy_rate"],
+                      writers=writers_parse(options["writers"]) if options["writers"] else None,
+                      copier_delay=options["copier_delay"], ask_next=options["ask_next"])
         try:
             elapsed = asyncio.run(crowd.run(participants=options["participants"],
                                             concurrency=options["concurrency"], ramp_up=options["ramp_up"]))
@@ -292,6 +356,8 @@ class Command(JsonCommand):
             raise ApplicationError(f"--base-url {options['base_url']}: cannot connect ({exc}).") from exc
         if options["latencies_out"]:
             Path(options["latencies_out"]).write_text(json.dumps(crowd.latencies))
+        if options["writers_out"]:
+            Path(options["writers_out"]).write_text(json.dumps(crowd.truth, indent=1))
         n_requests = sum(len(v) for v in crowd.latencies.values())
         return {
             "study": study.slug,

@@ -454,6 +454,7 @@
       minLength: (session.study && session.study.rewrite_min_length) || config.rewrite_min_length,
     });
     item.read = view.read;
+    item.telemetry = view.telemetry || null;  // free-text items: the writing telemetry (telemetry.js)
     keyHandler = view.onKey;
     $("item-hint").innerHTML = HINTS[kind] || "";
     itemShownAt = performance.now();
@@ -495,7 +496,9 @@
     setSubmitEnabled(false);
     const seconds = Math.round((performance.now() - itemShownAt) / 100) / 10;
     try {
-      const { data } = await api("POST", tokenPath("answers/"), { item: item.id, answer, seconds });
+      const body = { item: item.id, answer, seconds };
+      if (item.telemetry) body.telemetry = item.telemetry();
+      const { data } = await api("POST", tokenPath("answers/"), body);
       if (data && data.progress) setProgress(data.progress);
       busy = false;
       // The answer's response carries what `next` would answer now; a server without it is asked.

@@ -237,8 +237,11 @@
     ctx.body.appendChild(counter);
     update();
     setTimeout(() => area.focus(), 0);  // after the screen change has focused the heading
+    // Writing telemetry (telemetry.js): counts and durations, sent with the answer.
+    const recorder = window.StyleCrowdTelemetry ? window.StyleCrowdTelemetry.attach(area, { source: t.source }) : null;
     // Nothing is sent while the counter says no (too short, too long, a copy of the original).
-    return { read: () => (counter.classList.contains("ok") ? area.value.trim() : null), onKey: null };
+    return { read: () => (counter.classList.contains("ok") ? area.value.trim() : null), onKey: null,
+      telemetry: recorder ? recorder.snapshot : null };
   }
 
   // rapidfuzz's fuzz.ratio (normalized Indel similarity, 0-100) on lower-cased, space-normalized texts: the

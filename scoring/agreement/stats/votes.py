@@ -48,7 +48,8 @@ def votes_compute(*, first_k: pd.DataFrame, items: pd.DataFrame, k: int, m: int)
     """One row per item: responses counted, votes for the correct answer, majority answer, decision.
 
     `majority_correct` is the filter rule (at least m of the first k correct); `borderline` marks a majority of
-    exactly m. Items with fewer than k valid responses are `incomplete` and get no decision.
+    exactly m. Items with fewer than k valid responses are `incomplete` and get no decision, unless adaptive
+    collection closed them early (`is_closed`): those are decided on the answers they have (`decide`).
     """
     per_item = items[["item_id", "external_id", "instance_id", "component", "setup", "correct_answer", "family"]]
     per_item = per_item.reset_index(drop=True).copy()
@@ -85,7 +86,10 @@ def votes_compute(*, first_k: pd.DataFrame, items: pd.DataFrame, k: int, m: int)
     per_item["n_correct"] = n_correct.astype(np.int64)
     per_item["majority_correct"] = has_correct & complete & (n_correct >= m)
     per_item["borderline"] = has_correct & complete & (n_correct == m)
-    per_item["decision"] = decide(complete=complete, has_correct=has_correct, n_correct=n_correct, m=m)
+    closed = per_item_closed(items, per_item)
+    per_item["closed_early"] = closed & ~complete
+    per_item["decision"] = decide(complete=complete, has_correct=has_correct, n_correct=n_correct, m=m,
+                                  closed=closed, n_used=n_used, k=k)
     return VoteData(per_item=per_item, counts=counts, categories=categories, item_pos=item_pos)
 
 
@@ -93,13 +97,34 @@ def instance_votes(*, first_k: pd.DataFrame, items: pd.DataFrame, k: int, m: int
     return votes_compute(first_k=first_k, items=items, k=k, m=m).per_item
 
 
-def decide(*, complete: np.ndarray, has_correct: np.ndarray, n_correct: np.ndarray, m: int) -> np.ndarray:
-    """The majority rule: validated when at least m of the k counted responses are correct."""
-    return np.select(
+def per_item_closed(items: pd.DataFrame, per_item: pd.DataFrame) -> np.ndarray:
+    if "is_closed" not in items:
+        return np.zeros(len(per_item), dtype=bool)
+    closed = pd.Series(items["is_closed"].to_numpy(dtype=bool), index=items["item_id"].to_numpy())
+    return closed.reindex(per_item["item_id"]).fillna(False).to_numpy(dtype=bool)
+
+
+def decide(*, complete: np.ndarray, has_correct: np.ndarray, n_correct: np.ndarray, m: int,
+           closed: np.ndarray | None = None, n_used: np.ndarray | None = None, k: int | None = None) -> np.ndarray:
+    """The majority rule: validated when at least m of the k counted responses are correct.
+
+    An item adaptive collection closed before k responses (`closed`) is decided on the answers it has, which is
+    what closed it: validated once m are correct, rejected once m can no longer be reached; and, in a study with a
+    model guide (`annotation.services.guidance`), validated when its first answers were all correct, rejected when
+    they were all wrong. The answers are people's; the guide only decided when to stop asking."""
+    decision = np.select(
         [~has_correct, ~complete, n_correct >= m],
         [DECISION_UNKNOWN, DECISION_INCOMPLETE, DECISION_VALIDATED],
         default=DECISION_REJECTED,
     )
+    if closed is None or n_used is None or k is None:
+        return decision
+    early = closed & ~complete & has_correct & (n_used > 0)
+    n_wrong = n_used - n_correct
+    validated = early & ((n_correct >= m) | (n_wrong == 0))
+    rejected = early & ~validated & ((n_wrong > k - m) | (n_correct == 0))
+    decision = np.where(validated, DECISION_VALIDATED, decision)
+    return np.where(rejected, DECISION_REJECTED, decision)
 
 
 def decision_is_settled(*, n_correct: int, n_answered: int, k: int, m: int) -> bool:

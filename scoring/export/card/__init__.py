@@ -31,6 +31,8 @@ SECTIONS: tuple[CardSection, ...] = (
     CardSection("instructions", "Instructions, examples, practice items and consent (verbatim)",
                 facts.instructions_facts, markdown.instructions_markdown),
     CardSection("agreement", "Agreement", facts.agreement_facts, markdown.agreement_markdown),
+    CardSection("models", "Model annotators (beside the crowd, never counted in it)", facts.models_facts,
+                markdown.models_markdown),
     CardSection("leak_audit", "Leak audit", facts.leak_audit_facts, markdown.leak_audit_markdown),
     CardSection("preprocessing", "Preprocessing", facts.preprocessing_facts, markdown.preprocessing_markdown),
     CardSection("limitations", "Known limitations", facts.limitations_facts, markdown.limitations_markdown),

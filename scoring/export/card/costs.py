@@ -1,19 +1,19 @@
 """What participants were paid: the one place the dataset card reads pay from.
 
 The hourly rate comes from annotation's data (the reward per batch over the median time a completed batch took on the
-server's clock); bonuses from the platform ledger, where the `platforms` app is installed (it sits above annotation,
-below scoring, so scoring may read it).
+server's clock); bonuses from the platform ledger of the `platforms` app (it sits above annotation, below scoring,
+so scoring reads it).
 """
 from __future__ import annotations
 
 from decimal import Decimal
 from typing import Any
 
-from django.apps import apps
 from django.conf import settings
 
 from annotation.models import Study
 from annotation.selectors import study_pay
+from platforms.selectors import study_bonus_totals
 
 
 def _plain(value: Any) -> Any:
@@ -21,15 +21,10 @@ def _plain(value: Any) -> Any:
 
 
 def study_bonus_facts(study: Study) -> dict[str, Any] | None:
-    """The study's bonus totals from the platform ledger; None where no ledger exists (no `platforms` app)."""
-    if not apps.is_installed("platforms"):
-        return None
-    try:
-        from platforms.selectors import study_bonus_totals  # type: ignore[import-not-found]
-    except ImportError:
-        return None
+    """The study's bonus totals from the platform ledger (paid, owed, outcome unknown); None for a study not run
+    through a platform account (its bonuses, if any, were paid outside StyleCrowd)."""
     totals = study_bonus_totals(study=study)
-    return {key: _plain(value) for key, value in totals.items()}
+    return None if totals is None else {key: _plain(value) for key, value in totals.items()}
 
 
 def study_cost_facts(study: Study) -> dict[str, Any]:

@@ -234,6 +234,16 @@ def agreement_facts(ctx: CardContext) -> dict[str, Any]:
     return {**entries[0], "studies": entries}
 
 
+def models_facts(ctx: CardContext) -> list[dict[str, Any]]:
+    """Each finished model run of the card's studies: its accuracy on these rows and on those validated, with the
+    agreement figures of the study's latest agreement run (scoring.model_annotators.comparison)."""
+    from scoring.model_annotators.comparison import models_card
+
+    if ctx.frame.empty or "instance_id" not in ctx.frame:
+        return []
+    return models_card(instance_ids=[int(i) for i in ctx.frame["instance_id"]], studies=ctx.studies)
+
+
 # --- the leak audit--------------------------------------------------------------------------------------------------
 
 

@@ -169,6 +169,21 @@ def agreement_markdown(facts: dict[str, Any]) -> list[str]:
     return lines
 
 
+def models_markdown(facts: list[dict[str, Any]]) -> list[str]:
+    if not facts:
+        return ["No language model annotated these instances."]
+    rows = [[f"{m['label']} ({m['backend']}: {m['model']})", m["study"], m["asks"], m.get("accuracy"),
+             m.get("accuracy_validated"), m.get("kappa_with_majority"),
+             _ci(m.get("kappa_with_majority_ci")).strip(" ()") or "—",
+             f"{_fmt(m.get('alpha_crowd'))} → {_fmt(m.get('alpha_with_model'))}", m.get("order_sensitive_share")]
+            for m in facts]
+    return [*_table(["model", "study", "answers", "accuracy on these rows", "on validated rows",
+                     "kappa with human majority", "95% CI", "alpha crowd → with model", "order-sensitive"], rows),
+            "", "Accuracy counts every order of display a model was asked (S1/S2 and anchors swapped); a missing "
+            "answer counts as wrong. Agreement figures come from the study's latest agreement run. The model's "
+            "answers are not among this dataset's votes."]
+
+
 def leak_audit_markdown(facts: dict[str, Any]) -> list[str]:
     lines = []
     for component, report in facts.items():
@@ -193,6 +208,31 @@ def _rewrites_markdown(corpus: str, params: dict[str, Any] | None) -> list[str]:
                      f"reviewer(s); rejection reasons: {_counts(review.get('rejection_reasons') or {})}.")
     if params.get("source_filters"):
         lines.append(f"  - Sources were filtered before writing: {params['source_filters']}.")
+    return lines + writing_signals_markdown(params)
+
+
+def writing_signals_markdown(params: dict[str, Any]) -> list[str]:
+    """What the rewrites' writing telemetry and signals found, and what was done with the flagged rewrites."""
+    signals = params.get("writing_signals") or {}
+    if not signals.get("rewrites"):
+        return []
+    telemetry = signals.get("telemetry", {})
+    lines = [f"  - Writing telemetry: {signals['rewrites']} rewrites, {telemetry.get('consistent', 0)} with consistent "
+             f"telemetry, {telemetry.get('inconsistent', 0)} inconsistent, {telemetry.get('none', 0)} without."]
+    if not signals.get("computed_at"):
+        return [*lines, "  - Writing signals were not measured."]
+    flagged = signals.get("flagged", {})
+    excluded = params.get("exclude_flagged")
+    done = (f"{flagged.get('accepted', 0)} accepted, {flagged.get('rejected', 0)} rejected, "
+            f"{flagged.get('pending', 0)} pending by the reviewers")
+    lines.append(f"  - Writing signals flagged {flagged.get('rewrites', 0)} rewrite(s) ({done}); "
+                 + (f"{params.get('excluded_flagged', 0)} accepted flagged rewrite(s) left out of this corpus "
+                    f"(flagged by {', '.join(excluded)})." if excluded else "flagged rewrites were not left out."))
+    for name, outcome in signals.get("by_signal", {}).items():
+        label = signals.get("labels", {}).get(name, name)
+        lines.append(f"    - {label}: {outcome['rewrites']} ({outcome['accepted']} accepted, {outcome['rejected']} "
+                     f"rejected, {outcome['pending']} pending"
+                     + (f", {outcome['excluded_from_corpus']} left out)" if excluded else ")"))
     return lines
 
 

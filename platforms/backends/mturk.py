@@ -1,0 +1,229 @@
+"""MTurk behind the platform interface: an ExternalQuestion HIT in the sandbox unless the account says live,
+assignments read with NextToken to the last page, decisions per assignment, SendBonus with the ledger row's id as
+its UniqueRequestToken, NotifyWorkers in chunks of 100, qualification types as block and allow lists."""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+from xml.sax.saxutils import escape
+
+from django.conf import settings
+
+from core.errors import ApplicationError
+from platforms.backends.base import PlannedCall, StudyPlan, SubmissionInfo
+from platforms.clients.mturk import mturk_call, mturk_clients
+from platforms.models import PlatformAccount, PlatformStudy
+
+EXTERNAL_QUESTION = ('<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
+                     '2006-07-14/ExternalQuestion.xsd"><ExternalURL>{url}</ExternalURL>'
+                     '<FrameHeight>0</FrameHeight></ExternalQuestion>')
+FEEDBACK_MAX = 1024        # RequesterFeedback of ApproveAssignment / RejectAssignment
+NOTIFY_CHUNK = 100         # WorkerIds per NotifyWorkers call
+SUBJECT_MAX, MESSAGE_MAX = 200, 4096
+_CODE = re.compile(r"<QuestionIdentifier>\s*completion_code\s*</QuestionIdentifier>\s*<FreeText>([^<]*)</FreeText>")
+
+
+class MTurkBackend:
+    platform = "mturk"
+    LEFT: frozenset[str] = frozenset()     # abandoned and returned assignments are not listed by MTurk
+    WITHDRAWN: frozenset[str] = frozenset()
+    DECIDABLE = frozenset({"Submitted"})
+    RETURNABLE: frozenset[str] = frozenset()
+    DECIDED = {"approve": "Approved", "reject": "Rejected"}
+    MESSAGE_CHUNK = NOTIFY_CHUNK
+    BONUS_MODE = "each"
+    FEEDBACK_MAX = FEEDBACK_MAX
+    ID_NAME = "MTurk HIT id"
+
+    def __init__(self, account: PlatformAccount, *, clients: tuple[Any, Any] | None = None) -> None:
+        self.account = account
+        self._clients = clients
+
+    @property
+    def clients(self) -> tuple[Any, Any]:
+        if self._clients is None:
+            self._clients = mturk_clients(sandbox=self.account.sandbox, endpoint_url=self.account.endpoint_url,
+                                          profile=self.account.aws_profile)
+        return self._clients
+
+    def close(self) -> None:
+        pass
+
+    def _read(self, operation: str, what: str, **params: Any) -> dict[str, Any]:
+        return mturk_call(self.clients[0], operation, params, what=what)
+
+    def send(self, call: PlannedCall) -> Any:
+        client = self.clients[0] if call.repeatable else self.clients[1]
+        return mturk_call(client, call.operation, call.body, what=call.what)
+
+    def account_check(self) -> dict[str, Any]:
+        balance = self._read("GetAccountBalance", "checking the AWS credentials")
+        return {"user_id": "", "balance": balance.get("AvailableBalance", "")}
+
+    # --- the HIT: a HIT type first (the draft), the HIT itself on publish ---------------------------------------
+
+    def hit_type_call(self, plan: StudyPlan) -> PlannedCall:
+        params: dict[str, Any] = {
+            "AutoApprovalDelayInSeconds": int(settings.MTURK_AUTO_APPROVAL_DELAY_SECONDS),
+            "AssignmentDurationInSeconds": plan.maximum_minutes * 60,
+            "Reward": f"{Decimal(plan.reward_cents) / 100:.2f}",
+            "Title": plan.title[:128], "Keywords": plan.keywords[:1000], "Description": plan.description[:2000],
+            "QualificationRequirements": self._requirements(plan),
+        }
+        return PlannedCall(platform=self.platform, what="creating the HIT type", operation="CreateHITType",
+                           body=params, repeatable=True)
+
+    def create_call(self, plan: StudyPlan, hit_type_id: str = "") -> PlannedCall:
+        if not plan.participant_url.startswith("https://"):
+            raise ApplicationError("MTurk shows an ExternalQuestion only from an https:// address; the participant "
+                                   f"link is {plan.participant_url}.", code="https_required", field="base_url")
+        params = {
+            "HITTypeId": hit_type_id, "MaxAssignments": plan.places,
+            "LifetimeInSeconds": int(settings.MTURK_HIT_LIFETIME_SECONDS),
+            "Question": EXTERNAL_QUESTION.format(url=escape(plan.participant_url)),
+            "RequesterAnnotation": f"stylecrowd:{plan.slug}:{plan.idempotency_key}"[:255],
+            "UniqueRequestToken": plan.idempotency_key[:64],
+        }
+        return PlannedCall(platform=self.platform, what="creating the HIT", operation="CreateHITWithHITType",
+                           body=params)
+
+    def _requirements(self, plan: StudyPlan) -> list[dict[str, Any]]:
+        requirements = [dict(r) for r in plan.filters]
+        if plan.block_list_id:
+            requirements.append({"QualificationTypeId": plan.block_list_id, "Comparator": "DoesNotExist",
+                                 "ActionsGuarded": "DiscoverPreviewAndAccept"})
+        if plan.allow_list_id:
+            requirements.append({"QualificationTypeId": plan.allow_list_id, "Comparator": "Exists",
+                                 "ActionsGuarded": "DiscoverPreviewAndAccept"})
+        return requirements
+
+    def created_id(self, response: Any) -> str:
+        return str(((response or {}).get("HIT") or {}).get("HITId") or "")
+
+    def find_created(self, idempotency_key: str, platform_study: PlatformStudy) -> str | None:
+        """After an unknown creation: the HIT whose RequesterAnnotation carries the key (a read)."""
+        wanted = f"stylecrowd:{platform_study.study.slug}:{idempotency_key}"[:255]
+        token = None
+        while True:
+            page = self._read("ListHITs", "listing HITs", MaxResults=100, **({"NextToken": token} if token else {}))
+            for hit in page.get("HITs", []):
+                if hit.get("RequesterAnnotation") == wanted:
+                    return str(hit["HITId"])
+            token = page.get("NextToken")
+            if not token:
+                return None
+
+    def study_status(self, platform_study: PlatformStudy) -> str:
+        hit = self._read("GetHIT", f"reading HIT {platform_study.external_id}", HITId=platform_study.external_id)
+        return str((hit.get("HIT") or {}).get("HITStatus") or "")
+
+    # --- assignments -----------------------------------------------------------------------------------------
+
+    def _info(self, row: dict[str, Any]) -> SubmissionInfo:
+        match = _CODE.search(row.get("Answer") or "")
+        return SubmissionInfo(external_id=row["AssignmentId"], worker_id=row["WorkerId"],
+                              status=row.get("AssignmentStatus", ""), started_at=row.get("AcceptTime"),
+                              completed_at=row.get("SubmitTime"), study_code=match.group(1).strip() if match else "",
+                              raw={k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()})
+
+    def submissions(self, platform_study: PlatformStudy) -> Iterator[SubmissionInfo]:
+        token = None
+        while True:
+            params: dict[str, Any] = {"HITId": platform_study.external_id, "MaxResults": 100,
+                                      "AssignmentStatuses": ["Submitted", "Approved", "Rejected"]}
+            if token:
+                params["NextToken"] = token
+            page = self._read("ListAssignmentsForHIT", f"listing assignments of {platform_study.external_id}",
+                              **params)
+            for row in page.get("Assignments", []):
+                yield self._info(row)
+            token = page.get("NextToken")
+            if not token or not page.get("Assignments"):
+                return
+
+    def submission(self, platform_study: PlatformStudy | None, external_id: str) -> tuple[SubmissionInfo, str]:
+        page = self._read("GetAssignment", f"reading assignment {external_id}", AssignmentId=external_id)
+        return self._info(page["Assignment"]), str(page["Assignment"].get("HITId", ""))
+
+    # --- decisions -------------------------------------------------------------------------------------------
+
+    def approve_calls(self, platform_study: PlatformStudy, submission_ids: list[str], feedback: str = "",
+                      ) -> list[PlannedCall]:
+        return [PlannedCall(platform=self.platform, what=f"approving assignment {sid}", operation="ApproveAssignment",
+                            body={"AssignmentId": sid, **({"RequesterFeedback": feedback} if feedback else {})},
+                            repeatable=True)
+                for sid in submission_ids]
+
+    def reject_call(self, platform_study: PlatformStudy, submission_id: str, *, category: str,
+                    message: str) -> PlannedCall:
+        return PlannedCall(platform=self.platform, what=f"rejecting assignment {submission_id}",
+                           operation="RejectAssignment",
+                           body={"AssignmentId": submission_id, "RequesterFeedback": message}, repeatable=True)
+
+    def return_call(self, platform_study: PlatformStudy, submission_id: str, reason: str) -> None:
+        return None  # MTurk has no return request: an unfinished assignment is returned or abandoned by the worker
+
+    def screen_out_call(self, platform_study: PlatformStudy, submission_id: str) -> None:
+        return None
+
+    # --- bonuses: one SendBonus per ledger row, its id the UniqueRequestToken ------------------------------------
+
+    def bonus_call(self, *, worker_id: str, assignment_id: str, amount: Decimal, reason: str,
+                   token: str) -> PlannedCall:
+        return PlannedCall(platform=self.platform, what=f"paying a bonus of ${amount:.2f} to {worker_id}",
+                           operation="SendBonus",
+                           body={"WorkerId": worker_id, "BonusAmount": f"{amount:.2f}", "AssignmentId": assignment_id,
+                                 "Reason": reason, "UniqueRequestToken": token})
+
+    # --- messages --------------------------------------------------------------------------------------------
+
+    def message_call(self, platform_study: PlatformStudy, worker_ids: list[str], subject: str,
+                     body: str) -> PlannedCall:
+        if not subject:
+            raise ApplicationError("Subject: MTurk's NotifyWorkers needs a subject.", field="subject")
+        if len(subject) > SUBJECT_MAX or len(body) > MESSAGE_MAX:
+            raise ApplicationError(f"Message: MTurk takes a subject of at most {SUBJECT_MAX} and a text of at most "
+                                   f"{MESSAGE_MAX} characters ({len(subject)} and {len(body)} given).",
+                                   field="body")
+        return PlannedCall(platform=self.platform, what=f"notifying {len(worker_ids)} workers",
+                           operation="NotifyWorkers",
+                           body={"Subject": subject, "MessageText": body, "WorkerIds": worker_ids})
+
+    # --- block and allow lists: qualification types ---------------------------------------------------------------
+
+    def list_create(self, *, name: str, description: str, members: list[str]) -> str:
+        created = self.send(PlannedCall(
+            platform=self.platform, what=f"creating qualification type {name!r}", operation="CreateQualificationType",
+            body={"Name": name, "Keywords": "stylecrowd", "Description": description[:2000],
+                  "QualificationTypeStatus": "Active"}))
+        type_id = str(created["QualificationType"]["QualificationTypeId"])
+        self.list_sync(type_id, set(members))
+        return type_id
+
+    def _members(self, type_id: str) -> set[str]:
+        members, token = set(), None
+        while True:
+            page = self._read("ListWorkersWithQualificationType", f"reading qualification {type_id}",
+                              QualificationTypeId=type_id, Status="Granted", MaxResults=100,
+                              **({"NextToken": token} if token else {}))
+            members |= {q["WorkerId"] for q in page.get("Qualifications", [])}
+            token = page.get("NextToken")
+            if not token or not page.get("Qualifications"):
+                return members
+
+    def list_sync(self, list_id: str, members: set[str]) -> dict[str, int]:
+        current = self._members(list_id)
+        add, remove = sorted(members - current), sorted(current - members)
+        for worker in add:  # granting twice is harmless: repeatable
+            self.send(PlannedCall(platform=self.platform, what=f"granting qualification to {worker}",
+                                  operation="AssociateQualificationWithWorker",
+                                  body={"QualificationTypeId": list_id, "WorkerId": worker, "IntegerValue": 1,
+                                        "SendNotification": False}, repeatable=True))
+        for worker in remove:
+            self.send(PlannedCall(platform=self.platform, what=f"revoking qualification of {worker}",
+                                  operation="DisassociateQualificationFromWorker",
+                                  body={"QualificationTypeId": list_id, "WorkerId": worker,
+                                        "Reason": "No longer on this requester's list."}, repeatable=True))
+        return {"added": len(add), "removed": len(remove), "members": len(members)}

@@ -1,0 +1,43 @@
+"""Celery tasks of the platforms app: they take an id, call one service, and record state on the row they read.
+
+Jobs that send decisions, pay or message people are safe to deliver twice: every call they make is a stored row
+first, claimed under a lock, and a second delivery finds it sent (or its outcome unknown), never sends it again."""
+from __future__ import annotations
+
+from celery import shared_task
+
+from core.jobs import job_running
+
+
+@shared_task(acks_late=True, name="platforms.job")
+def platform_job_task(job_id: int) -> None:
+    from platforms.services.jobs import platform_job_execute
+
+    with job_running(job_id) as job:
+        if job is None:
+            return
+        job.result = platform_job_execute(job=job)
+
+
+@shared_task(acks_late=True, name="platforms.webhook_event_process")
+def webhook_event_process_task(event_id: int) -> dict:
+    from platforms.services.webhooks import webhook_event_process
+
+    return webhook_event_process(event_id=event_id)
+
+
+@shared_task(acks_late=True, name="platforms.sync_published")
+def sync_published_task() -> dict:
+    """Beat's fallback to webhooks (settings.PLATFORM_SYNC_SECONDS)."""
+    from platforms.services.sync import sync_published
+
+    return sync_published()
+
+
+@shared_task(acks_late=True, name="platforms.block_list_sync")
+def block_list_sync_task(account_id: int) -> dict:
+    from platforms.models import PlatformAccount
+    from platforms.services.lists import block_list_sync
+
+    account = PlatformAccount.objects.filter(pk=account_id).first()
+    return block_list_sync(account=account) if account and account.block_list_id else {}

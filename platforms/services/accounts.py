@@ -1,0 +1,195 @@
+"""Platform accounts, and the platform side of a study (which account runs it)."""
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import EntryPlatform, Study
+from core.errors import ApplicationError
+from platforms.backends import backend_for
+from platforms.crypto import secret_encrypt
+from platforms.models import Platform, PlatformAccount, PlatformStudy
+
+ENV_ACCOUNT = "prolific-env"  # the account PROLIFIC_API_TOKEN stands for
+TOKEN_ENV = re.compile(r"^[A-Z][A-Z0-9_]*PROLIFIC[A-Z0-9_]*$|^PROLIFIC[A-Z0-9_]*$")
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def account_urls_check(*, platform: str, api_url: str = "", endpoint_url: str = "", token_env: str = "") -> None:
+    """Where a token may be sent, and which variable may be read as one. A token goes only to Prolific's API (or an
+    address the server's settings allow: PLATFORM_ALLOWED_API_URLS), so an admin form cannot send it elsewhere; only
+    a variable named for Prolific is read as a token (never DJANGO_SECRET_KEY or AWS keys)."""
+    if platform == Platform.PROLIFIC and api_url:
+        allowed = {_origin(u) for u in [settings.PROLIFIC_API_URL, *settings.PLATFORM_ALLOWED_API_URLS] if u}
+        if _origin(api_url) not in allowed:
+            raise ApplicationError(f"API URL: {api_url} is not Prolific's API; the token is only ever sent to "
+                                   f"{', '.join(sorted(allowed))} (PLATFORM_ALLOWED_API_URLS adds another).",
+                                   code="url_not_allowed", field="api_url")
+    if platform == Platform.MTURK and endpoint_url:
+        host = urlsplit(endpoint_url).hostname or ""
+        allowed = {_origin(u) for u in [settings.MTURK_ENDPOINT_URL, *settings.PLATFORM_ALLOWED_API_URLS] if u}
+        if not (host.endswith(".amazonaws.com") and endpoint_url.startswith("https://")) and \
+                _origin(endpoint_url) not in allowed:
+            raise ApplicationError(f"Endpoint URL: {endpoint_url} is not an MTurk endpoint (https://….amazonaws.com "
+                                   "or PLATFORM_ALLOWED_API_URLS).", code="url_not_allowed", field="endpoint_url")
+    if token_env and not TOKEN_ENV.match(token_env):
+        raise ApplicationError(f"Token env: {token_env!r} — only an upper-case variable whose name contains PROLIFIC "
+                               "is read as a token (so no other secret of the server can be sent).",
+                               code="invalid_token_env", field="token_env")
+
+
+def account_create(
+    *, name: str, platform: str, token: str = "", token_env: str = "", workspace_id: str = "", project_id: str = "",
+    api_url: str = "", sandbox: bool = True, aws_profile: str = "", endpoint_url: str = "", check: bool = True,
+) -> PlatformAccount:
+    """A new account, checked against the platform first (Prolific: users/me with the token; MTurk: the balance);
+    a refused token stores nothing."""
+    if platform not in Platform.values:
+        raise ApplicationError(f"Platform: one of {', '.join(Platform.values)}, not {platform!r}.", field="platform")
+    if not name.strip():
+        raise ApplicationError("Name: must not be empty.", field="name")
+    if PlatformAccount.objects.filter(name=name).exists():
+        raise ApplicationError(f"Name: an account named {name!r} exists already.", code="exists", status=409,
+                               field="name")
+    if platform == Platform.PROLIFIC:
+        if bool(token) == bool(token_env):
+            raise ApplicationError("Token: give either the token (stored encrypted) or the name of the environment "
+                                   "variable that holds it (token_env), not both or neither.", field="token")
+    elif token or token_env:
+        raise ApplicationError("Token: MTurk uses boto3's own credential chain (environment, ~/.aws, instance role; "
+                               "aws_profile names a profile), never a token stored here.", field="token")
+    account_urls_check(platform=platform, api_url=api_url, endpoint_url=endpoint_url, token_env=token_env)
+    account = PlatformAccount(name=name, platform=platform, token_env=token_env, workspace_id=workspace_id,
+                              project_id=project_id, api_url=api_url, sandbox=sandbox, aws_profile=aws_profile,
+                              endpoint_url=endpoint_url)
+    if token:
+        account.token_encrypted = secret_encrypt(token)
+    if check:
+        _check(account)
+    account.save()
+    return account
+
+
+def _check(account: PlatformAccount) -> dict[str, Any]:
+    backend = backend_for(account)
+    try:
+        facts = backend.account_check()
+    finally:
+        backend.close()
+    account.user_id = str(facts.get("user_id") or "")
+    account.checked_at = timezone.now()
+    return facts
+
+
+def account_check(*, account: PlatformAccount) -> dict[str, Any]:
+    facts = _check(account)
+    PlatformAccount.objects.filter(pk=account.pk).update(user_id=account.user_id, checked_at=account.checked_at)
+    return {"account": account.name, "platform": account.platform, "ok": True,
+            **{k: v for k, v in facts.items() if k != "email"}}
+
+
+def account_set_token(*, account: PlatformAccount, token: str, check: bool = True) -> PlatformAccount:
+    """Replace a Prolific account's token (checked first; a refused token changes nothing)."""
+    if account.platform != Platform.PROLIFIC or not token:
+        raise ApplicationError("Token: only a Prolific account takes a token.", field="token")
+    candidate = PlatformAccount(pk=account.pk, name=account.name, platform=account.platform, api_url=account.api_url,
+                                token_encrypted=secret_encrypt(token))
+    if check:
+        _check(candidate)
+    PlatformAccount.objects.filter(pk=account.pk).update(token_encrypted=candidate.token_encrypted, token_env="",
+                                                         checked_at=candidate.checked_at)
+    account.refresh_from_db()
+    return account
+
+
+def account_update(*, account: PlatformAccount, **fields: Any) -> PlatformAccount:
+    """Change an account's settings (not its token: account_set_token). Where the token is sent and which variable
+    holds it are checked as at creation."""
+    editable = {"name", "token_env", "api_url", "workspace_id", "project_id", "sandbox", "aws_profile",
+                "endpoint_url"}
+    unknown = set(fields) - editable
+    if unknown:
+        raise ApplicationError(f"Account: {', '.join(sorted(unknown))} cannot be changed here.", field="account")
+    merged = {f: fields.get(f, getattr(account, f)) for f in editable}
+    account_urls_check(platform=account.platform, api_url=merged["api_url"], endpoint_url=merged["endpoint_url"],
+                       token_env=merged["token_env"])
+    if merged["token_env"] and account.token_encrypted and merged["token_env"] != account.token_env:
+        merged_changes = {**merged, "token_encrypted": ""}  # one source of the token at a time
+    else:
+        merged_changes = merged
+    PlatformAccount.objects.filter(pk=account.pk).update(**merged_changes)
+    account.refresh_from_db()
+    return account
+
+
+def account_default(*, platform: str) -> PlatformAccount | None:
+    """The account an environment variable stands for: PROLIFIC_API_TOKEN makes a Prolific account without set-up."""
+    if platform != Platform.PROLIFIC or not settings.PROLIFIC_API_TOKEN:
+        return None
+    account, _ = PlatformAccount.objects.get_or_create(
+        name=ENV_ACCOUNT, defaults={"platform": Platform.PROLIFIC, "token_env": "PROLIFIC_API_TOKEN",
+                                    "workspace_id": settings.PROLIFIC_WORKSPACE_ID,
+                                    "project_id": settings.PROLIFIC_PROJECT_ID})
+    return account
+
+
+def account_get(*, name: str) -> PlatformAccount:
+    account = PlatformAccount.objects.filter(name=name).first()
+    if account is None:
+        raise ApplicationError(f"Account: no platform account named {name!r}.", code="not_found", status=404,
+                               field="account")
+    return account
+
+
+def study_get(*, slug: str) -> Study:
+    study = Study.objects.filter(slug=slug).first()
+    if study is None:
+        raise ApplicationError(f"Study: no study with slug '{slug}'.", code="not_found", status=404, field="study")
+    return study
+
+
+def platform_study_get(*, study: Study) -> PlatformStudy:
+    platform_study = PlatformStudy.objects.filter(study=study).select_related("account", "study").first()
+    if platform_study is None:
+        raise ApplicationError(
+            f"Study {study.slug} is not on a crowd platform yet: publish it first (platform_publish), or keep "
+            "today's flow (the participant link, the codes and the decisions CSV).", code="not_on_platform",
+            status=409, field="study")
+    return platform_study
+
+
+def platform_study_for(*, study: Study, account: PlatformAccount | None = None) -> PlatformStudy:
+    """The study's platform side, made on first use with the account given, or the study's platform's default."""
+    existing = PlatformStudy.objects.filter(study=study).select_related("account", "study").first()
+    if existing is not None:
+        if account is not None and account.pk != existing.account_id:
+            raise ApplicationError(f"Account: study {study.slug} runs on account {existing.account.name}; it cannot "
+                                   "move to another account.", code="account_fixed", status=409, field="account")
+        return existing
+    wanted = study.platform if study.platform != EntryPlatform.ANY else None
+    if account is None:
+        account = account_default(platform=wanted or Platform.PROLIFIC)
+    if account is None:
+        raise ApplicationError(
+            f"Study {study.slug} has no platform account: create one (platform_account create …, or the admin's "
+            "Crowd platforms › Platform accounts), or set PROLIFIC_API_TOKEN. Without one, the study keeps today's "
+            "flow: the participant link, the codes and the decisions CSV.", code="no_account", status=409,
+            field="account")
+    if wanted and wanted != account.platform:
+        raise ApplicationError(f"Account: study {study.slug} takes {wanted} links only; account {account.name} is "
+                               f"on {account.platform}.", code="platform_mismatch", status=409, field="account")
+    with transaction.atomic():
+        platform_study, _ = PlatformStudy.objects.get_or_create(
+            study=study, defaults={"account": account, "platform": account.platform,
+                                   "currency": "USD" if account.platform == Platform.MTURK
+                                   else settings.STYLECROWD_PAY_CURRENCY})
+    return PlatformStudy.objects.select_related("account", "study").get(pk=platform_study.pk)
