@@ -339,7 +339,9 @@ class StudyResponsesExportView(APIView):
         fmt = request.query_params.get("format", "csv")
         study = _study(slug)
         chunks = exports.responses_serialize(study=study, fmt=fmt)
-        first = next(chunks)  # validates the format before the streaming response starts
+        # Validates the format before the streaming response starts; a study without answers has no chunk at all
+        # in JSON lines (an empty body), where CSV still has its header.
+        first = next(chunks, "")
         content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
         response = StreamingHttpResponse(_chain(first, chunks), content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{slug}-responses.{fmt}"'

@@ -300,6 +300,17 @@ def test_ping_and_researcher_endpoints_are_admin_only(client, admin_user):
     assert bad.status_code == 400
 
 
+def test_responses_export_of_a_study_without_answers_is_empty_not_an_error(api):
+    study = make_study()
+    jsonl = api.get(f"/api/v1/studies/{study.slug}/responses/?format=jsonl")
+    assert jsonl.status_code == 200
+    assert jsonl["Content-Type"] == "application/x-ndjson"
+    assert b"".join(jsonl.streaming_content) == b""
+    csv = api.get(f"/api/v1/studies/{study.slug}/responses/?format=csv")
+    assert csv.status_code == 200
+    assert b"".join(csv.streaming_content).decode().splitlines()[0].startswith("study")
+
+
 def test_triple_and_quadruple_forms_of_one_draw_go_to_different_people_unless_allowed(client):
     from annotation.services.studies import study_create
     from tests.factories import CorpusFactory, TaskInstanceFactory
