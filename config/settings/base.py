@@ -255,9 +255,13 @@ ANNOTATION_SESSION_RATES = {
 REST_FRAMEWORK["NUM_PROXIES"] = TRUSTED_PROXY_COUNT  # DRF's own throttles count the same address
 # The shared cache: Redis from CACHE_URL (production and tests); local memory only for the one-process demo.
 CACHE_URL = env_str("CACHE_URL") or env_str("REDIS_CACHE_URL")
+# Seconds to wait for it: an unreachable Redis must cost a request little (the rate limits then fail open,
+# annotation/throttles.py), not the operating system's connect timeout.
+CACHE_SOCKET_TIMEOUT = float(env_str("CACHE_SOCKET_TIMEOUT", "2") or 2)
+REDIS_CACHE_OPTIONS = {"socket_connect_timeout": CACHE_SOCKET_TIMEOUT, "socket_timeout": CACHE_SOCKET_TIMEOUT}
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL,
-                "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "sc")}
+                "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "sc"), "OPTIONS": REDIS_CACHE_OPTIONS}
     if CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 

@@ -42,4 +42,4 @@ if CACHE_URL is None:  # noqa: F405
     if not broker.startswith(("redis://", "rediss://")):
         raise ImproperlyConfigured("Set CACHE_URL (a Redis URL) in production: rate limits need a shared cache.")
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": broker,
-                          "KEY_PREFIX": "sc"}}
+                          "KEY_PREFIX": "sc", "OPTIONS": REDIS_CACHE_OPTIONS}}  # noqa: F405
