@@ -10,7 +10,7 @@ DEMO_ENV := DJANGO_SETTINGS_MODULE=config.settings.local DATABASE_URL= CELERY_BR
 TEST_ENV := DJANGO_SETTINGS_MODULE=config.settings.test
 PROD_ENV := DJANGO_SETTINGS_MODULE=config.settings.production
 
-.PHONY: venv demo demo-data demo-rewrites test test-fast lint bench browsers clean collectstatic serve
+.PHONY: venv demo demo-data demo-rewrites test test-fast lint bench browsers clean collectstatic serve requirements
 
 # Direct dependencies are declared in pyproject.toml (groups: models, test, dev); constraints.txt pins every package.
 $(STAMP): pyproject.toml constraints.txt
@@ -20,6 +20,11 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# requirements.txt (pip install -r on a server: runtime + models, every package pinned) is generated from
+# pyproject.toml and constraints.txt; tests/test_requirements.py fails in `make test` when it drifts.
+requirements: $(STAMP)
+	$(BIN)/python scripts/requirements.py
 
 # Debian's Chromium for the Playwright browser tests (Playwright cannot download its own browsers here).
 browsers:
