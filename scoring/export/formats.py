@@ -212,6 +212,33 @@ def croissant_path(out: Path, *, folder: bool) -> Path:
     return out.with_name(f"{stem}.croissant.json")
 
 
+STEL_VOTES_COLUMN = STEL_COLUMNS[6]
+STEL_PUBLISHED_K = 5  # STEL's own instances were each annotated by 5 people
+
+
+def votes_column_facts(*, fmt: str, k_values: list[int], published: bool) -> dict[str, Any]:
+    """What the votes column counts: correct answers out of k, for each k the votes came from. STEL TSV keeps
+    STEL's header `# Votes out of 5 …` whatever k was, since STEL's readers look the column up by that name."""
+    out_of = sorted(set(k_values) | ({STEL_PUBLISHED_K} if published else set()))
+    column = STEL_VOTES_COLUMN if fmt == "stel-tsv" else "votes"
+    if not out_of:
+        return {"column": column, "out_of": [], "note": "No instance has votes yet: the column is empty."}
+    ks = " or ".join(f"k = {k}" for k in out_of)
+    note = f"Votes out of {ks}: correct answers among the first k valid responses per instance"
+    if published:
+        note += " (STEL's published votes: out of 5)"
+    if fmt == "stel-tsv" and out_of != [STEL_PUBLISHED_K]:
+        note += f". The column's header `{STEL_VOTES_COLUMN}` is STEL's, kept for compatibility with its readers"
+    return {"column": column, "out_of": out_of, "note": note + "."}
+
+
+def source_public(source: str) -> str:
+    """A corpus's source as a card may show it: a server path becomes its file name ("a; b" parts each)."""
+    parts = [part.strip() for part in (source or "").split(";")]
+    return "; ".join(Path(part).name if part.startswith(("/", "~")) or ":\\" in part[:3] else part
+                     for part in parts if part)
+
+
 def reproduce_command(params: dict[str, Any], out: Path) -> str:
     parts = ["python", "manage.py", "export_benchmark", "--format", params["format"]]
     for key in ("corpus", "component", "setup", "study", "name"):

@@ -26,6 +26,8 @@ from scoring.export.formats import (
     format_get,
     reproduce_command,
     row_columns,
+    source_public,
+    votes_column_facts,
 )
 from scoring.export.hub import hub_folder_check, hub_folder_replace, hub_readme
 from scoring.export.licences import export_licences, hub_licence_ids
@@ -160,7 +162,11 @@ def _write_all(*, spec: ExportFormat, out: Path, target: Path, frame: Any, selec
         "columns": STEL_COLUMNS if spec.name == "stel-tsv" else row_columns(
             ids_only=ids_only, with_setup=spec.folder and not ids_only),
         "correct_alternative": "1 = order S1-S2 (Alternative 1.1 goes with Anchor 1), 2 = order S2-S1",
-        "sources": [{"corpus": c.name, "component": c.component.name, "source": c.source, "licence": c.licence,
+        "votes_column": votes_column_facts(
+            fmt=spec.name, k_values=[each.annotators_per_item for each in vote_studies],
+            published=bool((frame["votes_source"] == "published").any())),
+        "sources": [{"corpus": c.name, "component": c.component.name, "source": source_public(c.source),
+                     "licence": c.licence,
                      "attribution": c.attribution, "import_format": c.import_format,
                      **({"built_from_rewrites": c.import_params} if c.import_params.get("builder") == "rewrites"
                         else {})} for c in corpora],

@@ -23,7 +23,9 @@ import numpy as np
 
 from core.errors import ApplicationError
 from tasks.models import Corpus, Order, Setup, TaskInstance
+from tasks.services.generation import _min_edit_distance  # the threshold generation tested the corpus with
 from tasks.services.normalization import has_tokenization_artefact
+from tasks.services.pair_test import pair_test
 
 # Features that are a marker of the component's style itself (number substitutions are digits; informal writing
 # drops capitals and final stops): reported as notes, never as leaks. An apostrophe is not listed for contraction:
@@ -142,14 +144,40 @@ def instances_audit(
     queryset = TaskInstance.objects.filter(corpus=corpus)
     if setup:
         queryset = queryset.filter(setup=setup)
-    rows = [(a1, a2, s1, s2, 1 if order == Order.S1_S2 else 2) for a1, a2, s1, s2, order in queryset.values_list(
-        "anchor_1", "anchor_2", "sentence_1", "sentence_2", "correct_order").iterator(5000)]
+    stored = list(queryset.values_list("pk", "stel_id", "anchor_1", "anchor_2", "sentence_1", "sentence_2",
+                                       "correct_order").iterator(5000))
+    rows = [(a1, a2, s1, s2, 1 if order == Order.S1_S2 else 2) for _, _, a1, a2, s1, s2, order in stored]
     if not rows:
         raise ApplicationError(f"corpus '{corpus.name}' has no{' ' + setup if setup else ''} instances to audit; "
                                "generate instances first", code="no_instances")
-    return {"corpus": corpus.name, **rows_audit(rows=rows, component=corpus.component.name, setup=setup, alpha=alpha,
-                                               min_accuracy_decided=min_accuracy_decided, min_decided=min_decided,
-                                               style_markers=style_markers)}
+    report = rows_audit(rows=rows, component=corpus.component.name, setup=setup, alpha=alpha,
+                        min_accuracy_decided=min_accuracy_decided, min_decided=min_decided, style_markers=style_markers)
+    artefacts = artefact_only_pairs(stored, min_edit_distance=_min_edit_distance(corpus))
+    if artefacts["instances"]:
+        report["warnings"].append(
+            f"{artefacts['instances']} instance(s) hold a pair whose texts differ only in how quote marks or spaces "
+            f"were typed (e.g. {artefacts['examples'][0]['instance']}): such a pair is no paraphrase pair; "
+            "re-import the corpus (its pair test now compares quote-normalized texts) and generate again")
+        report["passed"] = False
+    return {"corpus": corpus.name, **report, "artefact_only": artefacts}
+
+
+def artefact_only_pairs(stored: Sequence[tuple], *, min_edit_distance: int, max_examples: int = 10) -> dict[str, Any]:
+    """Instances (pk, stel_id, anchor_1, anchor_2, sentence_1, sentence_2, …) whose anchor pair or alternative
+    pair passes STEL's pair test only through its quote marks or spacing (pair_test's `artefact_only`): made before
+    the pair test compared quote-normalized texts."""
+    examples, count = [], 0
+    for pk, stel_id, a1, a2, s1, s2, *_ in stored:
+        found = [(name, text_1, text_2) for name, text_1, text_2 in (("anchors", a1, a2), ("alternatives", s1, s2))
+                 if text_1 and text_2
+                 and pair_test(text_1, text_2, min_edit_distance=min_edit_distance) == "artefact_only"]
+        if not found:
+            continue
+        count += 1
+        if len(examples) < max_examples:
+            examples.append({"instance": stel_id or f"#{pk}", "id": pk,
+                             "pairs": [{"pair": name, "texts": [text_1, text_2]} for name, text_1, text_2 in found]})
+    return {"instances": count, "examples": examples}
 
 
 def rows_audit(

@@ -108,7 +108,9 @@ def parse_turkcorpus(
     rows: list[PairRow] = []
     skipped: Counter[str] = Counter()
     turkers: Counter[str] = Counter()
-    stats: dict[str, Any] = {"rows_read": 0, "redraws": 0, "rows_redrawn": 0, "texts_changed": 0}
+    # draws_artefact_only: draws refused because the turker's text differs only in quote marks or spacing
+    stats: dict[str, Any] = {"rows_read": 0, "redraws": 0, "rows_redrawn": 0, "texts_changed": 0,
+                             "draws_artefact_only": 0}
     index = 0
     for path in paths:
         for number, line in enumerate(_lines(read_text(path)), start=1):
@@ -137,6 +139,7 @@ def parse_turkcorpus(
                 reason = pair_test(complex_text, simple_text, min_edit_distance=min_edit_distance)
                 if reason is None:
                     break
+                stats["draws_artefact_only"] += reason == "artefact_only"
             stats["redraws"] += draws - 1
             stats["rows_redrawn"] += draws > 1
             if reason is not None:

@@ -15,6 +15,7 @@ from annotation.models import Participant as ParticipantRow
 from scoring.export.card.costs import study_cost_facts
 from scoring.export.versions import version_next
 from scoring.models import BenchmarkExport
+from tasks.models import Corpus
 from tests.annotation.helpers import Participant, make_study
 from tests.factories import TaskInstanceFactory
 from tests.scoring.test_export import run_command
@@ -159,3 +160,31 @@ def test_bad_export_input_writes_nothing(tmp_path) -> None:
         with pytest.raises(CommandError, match=message):
             call_command("export_benchmark", *args, "--out", str(tmp_path / "out.x"), stdout=io.StringIO())
     assert not BenchmarkExport.objects.exists() and list(Path(tmp_path).iterdir()) == []
+
+
+def test_stel_tsv_card_names_no_server_folder_and_says_k_for_the_votes_column(collected_study, tmp_path) -> None:
+    """A k = 3 study's STEL TSV keeps STEL's header `# Votes out of 5 …` (its readers expect it), and the card says
+    that the votes there are out of k = 3; neither card names the folder the server wrote the export to."""
+    study = collected_study
+    run_command("filter_instances", "--study", study.slug, "--seed", "1")
+    # a corpus imported on the command line records the paths it was read from
+    Corpus.objects.update(source=f"{tmp_path}/corpora/informal.txt; {tmp_path}/corpora/formal.txt")
+    out = tmp_path / "exports" / "bench.tsv"
+    out.parent.mkdir()
+    run_command("export_benchmark", "--format", "stel-tsv", "--study", study.slug, "--status", "all", "--out", str(out))
+    header = out.read_text(encoding="utf-8").splitlines()[0].split("\t")
+    assert "# Votes out of 5 for Correct Alternative" in header
+    card_json = (out.parent / "bench.card.json").read_text(encoding="utf-8")
+    markdown = (out.parent / "bench.card.md").read_text(encoding="utf-8")
+    for text in (card_json, markdown):
+        assert str(tmp_path) not in text and str(out.parent) not in text
+    card = json.loads(card_json)
+    assert card["command"].endswith("--out bench.tsv")
+    assert {source["source"] for source in card["sources"]} == {"informal.txt; formal.txt"}
+    assert card["votes_column"] == {"column": "# Votes out of 5 for Correct Alternative", "out_of": [3],
+                                    "note": card["votes_column"]["note"]}
+    assert "out of k = 3" in card["votes_column"]["note"]
+    reproduce = markdown.split("Reproduce:", 1)[1].split("```")[1]
+    assert "--out bench.tsv" in reproduce and "/" not in reproduce
+    assert "Votes (`# Votes out of 5 for Correct Alternative`): Votes out of k = 3" in markdown
+    assert "kept for compatibility" in markdown

@@ -14,7 +14,7 @@ from core.errors import ApplicationError
 from tasks.models import Corpus, Order, ParallelPair, Setup, TaskInstance
 from tasks.services.imports import corpus_import
 from tasks.services.normalization import text_detokenize
-from tasks.services.pair_test import pair_test
+from tasks.services.pair_test import PAIR_TEST_REASONS, pair_test
 
 pytestmark = pytest.mark.django_db
 
@@ -127,7 +127,7 @@ def test_turkcorpus_draws_one_of_eight_turkers_per_row_with_the_seed(shared_data
                           "--seed", "7", str(path))
     lines = [line.split("\t") for line in path.read_text("utf-8").splitlines()]
     assert summary["rows_read"] == len(lines) == 359
-    reasons = ("empty", "identical", "too_similar", "substring")
+    reasons = PAIR_TEST_REASONS
     assert summary["skipped"] == sum(summary[f"skipped_{reason}"] for reason in reasons)
     assert summary["pairs"] + summary["skipped"] == 359 and summary["pairs"] >= 355
     assert summary["detokenize"] is True and summary["texts_changed"] > 359

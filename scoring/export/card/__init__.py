@@ -54,6 +54,8 @@ def card_markdown(card: dict[str, Any]) -> str:
              f"{card['counts']['rows']} instances, format {card['format']}"
              + (" (ids only)" if card.get("ids_only") else "") + f", exported {card['created_at']}.", "",
              "Reproduce:", "", "```", card["command"], "```"]
+    if card.get("votes_column"):
+        lines += ["", f"Votes (`{card['votes_column']['column']}`): {card['votes_column']['note']}"]
     for section in SECTIONS:
         if section.key in card:
             lines += ["", f"## {section.title}", "", *section.render(card[section.key])]
