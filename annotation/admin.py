@@ -19,6 +19,7 @@ from annotation.selectors import study_progress
 from annotation.services.answers import participant_exclude
 from annotation.services.exports import decisions_serialize, responses_serialize, study_recommendations
 from annotation.services.screening import screening_require
+from core.admin import job_link_register
 from core.errors import ApplicationError
 from core.permissions import user_may
 
@@ -274,3 +275,16 @@ class ResponseAdmin(admin.ModelAdmin):
     raw_id_fields = ["participant", "study_item", "batch", "reservation"]
 
 from annotation import admin_practice  # noqa: E402,F401  (practice items)
+
+
+def _study_link(slug: object) -> tuple[str, str] | None:
+    """How a job page links the study it names (core/admin.py, JOB_LINKS)."""
+    study = Study.objects.filter(slug=str(slug)).only("pk", "slug", "title").first()
+    if study is None:
+        return None
+    return (reverse("admin:annotation_study_change", args=[study.pk]),
+            f"{study.title} ({study.slug})" if study.title else study.slug)
+
+
+job_link_register("study", _study_link)
+job_link_register("study_slug", _study_link)

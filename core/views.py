@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.job_waiting import job_waiting
 from core.models import Job
 
 
@@ -15,6 +16,7 @@ def job_body(job: Job) -> dict:
     return {
         "id": job.pk, "kind": job.kind, "status": job.status, "percent": job.percent, "done": job.progress_done,
         "total": job.progress_total, "message": job.message, "error": job.error, "result": job.result,
+        "waiting": job_waiting(job),
     }
 
 
@@ -22,6 +24,14 @@ JobSchema = inline_serializer("Job", {
     "id": serializers.IntegerField(), "kind": serializers.CharField(), "status": serializers.CharField(),
     "percent": serializers.FloatField(), "done": serializers.IntegerField(), "total": serializers.IntegerField(),
     "message": serializers.CharField(), "error": serializers.CharField(), "result": serializers.JSONField(),
+    "waiting": inline_serializer("JobWaiting", {
+        "seconds": serializers.IntegerField(), "queue": serializers.CharField(),
+        "workers": serializers.IntegerField(allow_null=True, help_text="Running workers serving the queue (null: "
+                                                                       "the broker did not answer)."),
+        "command": serializers.CharField(help_text="The worker command that serves the queue."),
+        "one_machine_command": serializers.CharField(help_text="The worker command that serves every queue."),
+        "text": serializers.CharField(),
+    }, allow_null=True, help_text="Set while no worker has taken the job for a few seconds; null otherwise."),
 })
 
 # The one 202 body: the job's status row under "job"; a job that fills a record (agreement run, score run, metric

@@ -10,7 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from core.admin import job_message
+from core.admin import job_link_register, job_message
 from core.errors import ApplicationError
 from tasks.forms import CorpusImportForm, GenerateInstancesForm
 from tasks.licences import licence_choices
@@ -155,3 +155,12 @@ class TaskInstanceAdmin(admin.ModelAdmin):
 
 
 from tasks import admin_candidates, admin_screening  # noqa: F401,E402
+
+
+def _corpus_link(name: object) -> tuple[str, str] | None:
+    """How a job page links the corpus it names (core/admin.py, JOB_LINKS)."""
+    corpus = Corpus.objects.filter(name=str(name)).only("pk", "name").first()
+    return None if corpus is None else (reverse("admin:tasks_corpus_change", args=[corpus.pk]), corpus.name)
+
+
+job_link_register("corpus", _corpus_link)

@@ -198,9 +198,14 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# Model work to the gpu queue. Model annotators choose per run (model_run_start queues a local model on gpu, an
-# endpoint model on default: it only waits on HTTP) and store the queue on the job, so a resend keeps it.
-CELERY_TASK_ROUTES = {"scoring.*model*": {"queue": "gpu"}}
+# Every queue a worker must serve: a one-machine install runs `celery -A config worker -Q default,gpu` (README).
+CELERY_QUEUE_NAMES = (CELERY_TASK_DEFAULT_QUEUE, "gpu")
+# Only work that loads a model goes to the gpu queue, and whether it does is decided per job by its start service
+# from the job's parameters, not by the task's name: score_run_start (a method that loads a model),
+# metric_evaluation_start (a model metric), model_run_start (a local model; an endpoint only waits on HTTP),
+# writing_signals_start (a language model). The queue is stored on the job, so a resend keeps it; a lexical score
+# run, agreement, filters and exports stay on the default queue.
+CELERY_TASK_ROUTES: dict[str, dict[str, str]] = {}
 CELERY_BEAT_SCHEDULE = {
     # Tidies sessions whose time limit passed (the engine already ignores expired reservations without it).
     "annotation-release-expired": {"task": "annotation.release_expired_reservations", "schedule": 60.0},

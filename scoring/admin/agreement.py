@@ -13,6 +13,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.models import Study
+from core.admin import job_kind_label, job_waiting_html
 from core.errors import ApplicationError
 from core.models import Job
 from core.permissions import admin_permission_required
@@ -69,7 +70,7 @@ class FilterForm(forms.Form):
 def _job_state(job: Job | None) -> dict[str, Any]:
     if job is None:
         return {"status": "done", "percent": 100.0, "error": ""}
-    return {"status": job.status, "percent": job.percent, "error": job.error}
+    return {"status": job.status, "percent": job.percent, "error": job.error, "waiting": job_waiting_html(job)}
 
 
 @admin.register(AgreementRun)
@@ -162,6 +163,10 @@ class AgreementRunAdmin(ComputationRecordAdmin):
             "filter_runs": FilterRun.objects.filter(study=run.study)[:10], "filter_form": FilterForm(),
             "exports": BenchmarkExport.objects.filter(study=run.study)[:10], "aggregation": aggregation,
             "aggregation_state": _job_state(aggregation) if aggregation else None,
+            # Filters and exports started from here come back here: the ones still queued or running, with links.
+            "pending_jobs": [(job, job_kind_label(job.kind), _job_state(job)) for job in Job.objects.filter(
+                kind__in=("filter_instances", "benchmark_export"), params__study=run.study.slug,
+                status__in=(Job.Status.CREATED, Job.Status.RUNNING)).order_by("-created_at")[:10]],
         }
         return TemplateResponse(request, "admin/scoring/agreement/dashboard.html", context)
 
@@ -189,8 +194,9 @@ class AgreementRunAdmin(ComputationRecordAdmin):
         except ApplicationError as exc:
             messages.error(request, f"Filter not started: {exc.message}")
             return HttpResponseRedirect(target)
+        # Back to the dashboard, where the filter runs are listed: the message links the job's page.
         messages.info(request, job_message("Filter queued as", job))
-        return HttpResponseRedirect(reverse("admin:core_job_change", args=[job.pk]))
+        return HttpResponseRedirect(target)
 
     def aggregate_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
         admin_permission_required(request, AgreementRun, "add")

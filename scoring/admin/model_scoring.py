@@ -82,7 +82,7 @@ class ScoreRunAdmin(ComputationRecordAdmin):
         return score_run_start(**kwargs)
 
     def start_message(self, record: ScoreRun) -> str:
-        return f"Score run #{record.pk} queued as job #{record.job_id} on the gpu queue."
+        return f"Score run #{record.pk} queued as job #{record.job_id} on the {record.job.params['queue']} queue."
 
     def get_urls(self) -> list:
         return [path("<int:pk>/predictions/", self.admin_site.admin_view(self.predictions_view),

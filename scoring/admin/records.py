@@ -10,9 +10,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString
 
-from core.admin import job_message  # noqa: F401 - the scoring admins import it from here
+from core.admin import job_message, job_waiting_html  # noqa: F401 - the scoring admins import job_message here
 from core.errors import ApplicationError
 
 
@@ -44,6 +45,16 @@ class ComputationRecordAdmin(admin.ModelAdmin):
         opts = self.model._meta
         return reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[record.pk])
 
+    def start_return_url(self, request: HttpRequest) -> str | None:
+        """`?next=` of a start form opened from another page (the study's dashboard): where to return once the job
+        is queued, when it is a page of this site's admin."""
+        target = request.GET.get("next") or ""
+        admin_root = reverse("admin:index")
+        if target.startswith(admin_root) and url_has_allowed_host_and_scheme(
+                target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+            return target
+        return None
+
     def start_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_add_permission(request):
             raise PermissionDenied(f"You need the permission to add {self.model._meta.verbose_name_plural}.")
@@ -55,7 +66,7 @@ class ComputationRecordAdmin(admin.ModelAdmin):
                 form.add_error(None, exc.message)
             else:
                 messages.info(request, self.start_message(record))
-                return HttpResponseRedirect(self.start_redirect_url(record))
+                return HttpResponseRedirect(self.start_return_url(request) or self.start_redirect_url(record))
         context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
                    "title": self.start_title}
         return TemplateResponse(request, self.start_template, context)
@@ -77,6 +88,6 @@ class ComputationRecordAdmin(admin.ModelAdmin):
             return format_html('<span class="errornote">failed: {}</span>', obj.job.error[-500:])
         # data-job-poll: core/static/core/job_poll.js updates the bar and reloads the page when the job ends.
         return format_html('<progress class="job-progress" max="100" value="{}"></progress> <span '
-                           'class="job-percent" data-job="{}" data-job-poll="{}" data-job-status="{}">{}% {}</span>',
+                           'class="job-percent" data-job="{}" data-job-poll="{}" data-job-status="{}">{}% {}</span>{}',
                            obj.job.percent, obj.job.pk, reverse("job-detail", args=[obj.job.pk]), obj.job.status,
-                           obj.job.percent, obj.job.status)
+                           obj.job.percent, obj.job.status, job_waiting_html(obj.job))

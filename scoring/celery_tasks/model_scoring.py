@@ -1,7 +1,7 @@
 """Celery task of model scoring (score_stel): ids in, one service call, state in a core Job row.
 
-Routed to the `gpu` queue (by name, see CELERY_TASK_ROUTES, and explicitly by `score_run_start`), so a GPU
-machine can run `celery -A config worker -Q gpu --concurrency 1` and take only this work. Idempotent: a computed
+Queued by `score_run_start` on the `gpu` queue when a method loads a model (so a GPU machine can run `celery -A
+config worker -Q gpu --concurrency 1` and take only that work), else on the default queue. Idempotent: a computed
 run is not recomputed when a message is redelivered.
 """
 from __future__ import annotations

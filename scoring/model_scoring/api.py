@@ -53,7 +53,8 @@ class ScoreRunListView(APIView):
     @extend_schema(operation_id="score_runs_start", request=ScoreRunInput,
                    responses={202: job_accepted_schema("score run")})
     def post(self, request: Request) -> Response:
-        """Validate and queue a score run on the `gpu` queue; poll the returned job."""
+        """Validate and queue a score run (on the `gpu` queue when a method loads a model, else the default
+        queue); poll the returned job."""
         serializer = ScoreRunInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data

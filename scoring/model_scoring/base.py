@@ -27,6 +27,9 @@ class SimilarityMethod(ABC):
 
     name: str = ""
     value_range: tuple[float, float] = (0.0, 1.0)
+    # Whether the method loads a model: a run with such a method goes to the `gpu` queue, any other run to the
+    # default queue (scoring.model_scoring.runs). A user's method that loads one sets it to True.
+    needs_model: bool = False
 
     def __init__(self, *, device: str = "cpu", argument: str | None = None) -> None:
         self.device = device

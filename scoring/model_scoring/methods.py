@@ -46,6 +46,25 @@ def methods_parse(text: str) -> list[str]:
     return specs
 
 
+def methods_need_model(specs: list[str]) -> bool:
+    """Whether any of the (checked) specs names a method that loads a model (`needs_model`): the built-in model
+    methods, or a user's class that says so."""
+    for spec in specs:
+        prefix, colon, _ = spec.strip().partition(":")
+        if spec.strip() in SIMPLE_METHODS:
+            continue
+        if colon and prefix in MODEL_METHODS:
+            return True
+        if "." in prefix:
+            try:
+                cls = import_string(prefix)
+            except ImportError:
+                continue  # method_create names the error
+            if getattr(cls, "needs_model", False):
+                return True
+    return False
+
+
 def method_create(spec: str, *, device: str = "auto") -> SimilarityMethod:
     """The method a spec names, with its model path checked (models themselves load on first use)."""
     spec = spec.strip()

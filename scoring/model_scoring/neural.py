@@ -80,6 +80,7 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[n
 
 class _LocalModelMethod(SimilarityMethod):
     prefix = ""
+    needs_model = True
     value_range = (-1.0, 1.0)
 
     def __init__(self, *, device: str = "cpu", argument: str | None = None, batch_size: int | None = None) -> None:

@@ -1,7 +1,9 @@
 """Score runs as background jobs: `score_run_start` (admin/API door) and `score_run_execute` (the Celery task).
 
-The run is queued on the `gpu` queue, so a GPU machine can run a worker that consumes only model scoring
-(`celery -A config worker -Q gpu --concurrency 1`, see docs/gpu-worker.md).
+A run with a method that loads a model (`st:`, `hf:`, `nsp:`, or a user's method with `needs_model`) is queued on
+the `gpu` queue, so a GPU machine can run a worker that consumes only model work (`celery -A config worker -Q gpu
+--concurrency 1`, see docs/gpu-worker.md); a run of lexical methods only (char3gram, punctuation, …) needs no
+model and goes to the default queue, which every install's worker serves.
 """
 from __future__ import annotations
 
@@ -17,11 +19,16 @@ from core.jobs import job_create, job_enqueue, job_progress
 from core.paths import data_path_check
 
 from .benchmark_io import benchmark_set_read
-from .methods import method_create, methods_parse
+from .methods import method_create, methods_need_model, methods_parse
 from .services import stel_score
 
 GPU_QUEUE = "gpu"
 JOB_KIND = "score_stel"
+
+
+def score_run_queue(specs: list[str]) -> str:
+    """The queue a run of these methods goes to: `gpu` when one loads a model, else the default queue."""
+    return GPU_QUEUE if methods_need_model(specs) else settings.CELERY_TASK_DEFAULT_QUEUE
 
 
 def _export_path(export_id: int) -> str:
@@ -49,8 +56,9 @@ def score_run_start(
     any_path: bool = False,
 ) -> Any:
     """Validate the benchmark files and method specs now (so the door can show the error), then store a ScoreRun
-    and queue its job on the `gpu` queue once the transaction commits. Server paths (benchmark files, model
-    directories) must lie in the data folders unless `any_path` (the CLI, run by whoever runs the server)."""
+    and queue its job once the transaction commits (on `gpu` when a method loads a model). Server paths (benchmark
+    files, model directories) must lie in the data folders unless `any_path` (the CLI, run by whoever runs the
+    server)."""
     from scoring.celery_tasks.model_scoring import score_run_execute_task
     from scoring.models import ScoreRun
 
@@ -84,8 +92,9 @@ def score_run_start(
         # Checks names, model directories and custom classes; CUDA is checked by the worker that has it.
         method_create(spec, device="cpu").close()
 
+    queue = score_run_queue(specs)
     with transaction.atomic():
-        job = job_create(kind=JOB_KIND, params={"queue": GPU_QUEUE, "methods": specs}, created_by=created_by)
+        job = job_create(kind=JOB_KIND, params={"queue": queue, "methods": specs}, created_by=created_by)
         run = ScoreRun.objects.create(
             export_id=export_id, benchmark_paths=paths, full_paths=full, methods=specs, compare=compared, seed=seed,
             device=device, job=job, created_by=created_by,
@@ -95,7 +104,7 @@ def score_run_start(
         run.save(update_fields=["predictions_path"])
         job.params = {**job.params, "score_run": run.pk}
         job.save(update_fields=["params"])
-        job_enqueue(job=job, task=score_run_execute_task, args=[run.pk], queue=GPU_QUEUE)
+        job_enqueue(job=job, task=score_run_execute_task, args=[run.pk], queue=queue)
     return run
 
 

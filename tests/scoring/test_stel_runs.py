@@ -30,8 +30,8 @@ def contraction(shared_data: Path) -> str:
 
 
 @pytest.mark.django_db
-def test_admin_start_form_queues_on_gpu_then_change_page_shows_tables(shared_data, admin_client, media,
-                                                                      django_capture_on_commit_callbacks):
+def test_admin_start_form_queues_lexical_methods_on_default_then_change_page_shows_tables(
+        shared_data, admin_client, media, django_capture_on_commit_callbacks):
     start = reverse("admin:scoring_scorerun_start")
     assert admin_client.get(reverse("admin:scoring_scorerun_add")).url == start
     page = admin_client.get(start)
@@ -46,7 +46,8 @@ def test_admin_start_form_queues_on_gpu_then_change_page_shows_tables(shared_dat
     run = ScoreRun.objects.get()
     assert response.status_code == 302 and response.url == reverse("admin:scoring_scorerun_change", args=[run.pk])
     assert len(callbacks) == 1  # queued only once the transaction commits
-    assert run.job.params["queue"] == "gpu" and run.job.status == Job.Status.CREATED
+    # lexical methods load no model: the default queue, which every install's worker serves
+    assert run.job.params["queue"] == "default" and run.job.status == Job.Status.CREATED
     pending = admin_client.get(response.url)
     assert b'<progress class="job-progress"' in pending.content
     polls = b'data-job-poll="/api/v1/jobs/%d/" data-job-status="created"' % run.job_id  # core/job_poll.js reads it
@@ -198,7 +199,7 @@ def test_real_worker_consuming_only_the_gpu_queue_scores_with_minilm(shared_data
 
 
 @pytest.mark.django_db
-def test_command_background_stores_a_run_on_the_gpu_queue(shared_data, media, monkeypatch,
+def test_command_background_stores_a_run_on_the_queue_its_methods_need(shared_data, media, monkeypatch,
                                                            django_capture_on_commit_callbacks):
     import io
     import json
@@ -211,7 +212,7 @@ def test_command_background_stores_a_run_on_the_gpu_queue(shared_data, media, mo
         call_command("score_stel", "stel/quad_questions_char_contraction.tsv", methods="uppercase", background=True,
                      json=True, stdout=out, stderr=io.StringIO())
     summary = json.loads(out.getvalue().strip().splitlines()[-1])
-    assert summary["ok"] is True and summary["queue"] == "gpu" and summary["computed"] is False
+    assert summary["ok"] is True and summary["queue"] == "default" and summary["computed"] is False
     assert len(callbacks) == 1
     run = ScoreRun.objects.get(pk=summary["score_run"])
     assert run.benchmark_paths == [str(Path(contraction(shared_data)).resolve())] and run.created_by == "score_stel"

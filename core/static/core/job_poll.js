@@ -2,8 +2,9 @@
 //   data-job-poll="<the job's API URL>" data-job-status="<the status the page was rendered with>".
 // Every second it reads the job row and updates every progress.job-progress and span.job-percent on the page; once
 // the job is done or failed, it reloads the page (when that status differs from the rendered one), so the server
-// renders the result or the one-line error. A refused request (4xx) stops it; a server error or a network blip
-// is tried again.
+// renders the result or the one-line error. While no worker has taken the job, the poll's "waiting" sentence (the
+// queue it waits on and the command that serves it) is shown in every p.job-waiting. A refused request (4xx)
+// stops it; a server error or a network blip is tried again.
 (function () {
   "use strict";
   const marker = document.querySelector("[data-job-poll]");
@@ -22,6 +23,10 @@
         document.querySelectorAll("progress.job-progress").forEach(function (bar) { bar.value = job.percent; });
         document.querySelectorAll("span.job-percent").forEach(function (label) {
           label.textContent = job.percent + "% " + job.status;
+        });
+        document.querySelectorAll("p.job-waiting").forEach(function (notice) {
+          notice.textContent = job.waiting ? job.waiting.text : "";
+          notice.hidden = !job.waiting;
         });
         if (finished(job.status)) {
           if (job.status !== rendered) window.location.reload();

@@ -6,7 +6,7 @@ from typing import Any
 
 from core.commands import JsonCommand
 from core.errors import ApplicationError
-from scoring.model_scoring.runs import GPU_QUEUE, score_run_start
+from scoring.model_scoring.runs import score_run_start
 from scoring.model_scoring.services import stel_score
 
 
@@ -26,7 +26,8 @@ class Command(JsonCommand):
                             help="Write one row per instance and method (STEL coding 1/2/0, similarities).")
         parser.add_argument("--compare", default=None, metavar="M1,M2", help="McNemar's test between methods.")
         parser.add_argument("--background", action="store_true",
-                            help="Store a score run and queue it on the gpu queue instead of computing here (where "
+                            help="Store a score run and queue it (on the gpu queue when a method loads a model) "
+                            "instead of computing here (where "
                             "Celery is eager, as in the demo, it is computed at once); it then shows in the admin.")
         parser.add_argument("--json", action="store_true", help="Accepted for symmetry: the last line is JSON.")
 
@@ -65,5 +66,5 @@ class Command(JsonCommand):
             any_path=True,
         )
         run.refresh_from_db()
-        return {"score_run": run.pk, "job": run.job_id, "queue": GPU_QUEUE, "computed": run.is_computed,
+        return {"score_run": run.pk, "job": run.job_id, "queue": run.job.params["queue"], "computed": run.is_computed,
                 **({"results": run.results} if run.is_computed else {})}

@@ -1,0 +1,114 @@
+"""Jobs never wait silently (core/job_waiting.py): only work that loads a model goes to the `gpu` queue, and a job
+that no worker has taken says so on its pages within seconds, naming its queue and the command that serves it.
+Against the real Redis broker: the messages are in its queues, and the workers are asked which queues they serve."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings as django_settings
+from django.urls import reverse
+
+from core.job_waiting import job_waiting
+from core.models import Job
+from scoring.model_scoring.base import SimilarityMethod
+from scoring.model_scoring.runs import score_run_start
+
+pytestmark = pytest.mark.django_db
+
+
+def contraction(shared_data: Path) -> str:
+    return str(shared_data / "stel" / "quad_questions_char_contraction.tsv")
+
+
+@pytest.fixture
+def media(settings, tmp_path) -> Path:
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    return Path(settings.MEDIA_ROOT)
+
+
+@pytest.fixture
+def broker(settings):  # noqa: ANN001, ANN201
+    assert not settings.CELERY_TASK_ALWAYS_EAGER and settings.CELERY_BROKER_URL.startswith("redis://")
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    client.delete("gpu", "default")
+    yield client
+    client.delete("gpu", "default")
+
+
+def test_no_task_is_routed_to_gpu_by_its_name():
+    # Each start service decides the queue from the job's parameters; a route by name would send lexical work there.
+    assert django_settings.CELERY_TASK_ROUTES == {}
+    assert set(django_settings.CELERY_QUEUE_NAMES) == {"default", "gpu"}
+
+
+def test_a_lexical_score_run_goes_to_the_default_queue_and_a_model_run_to_gpu(
+        broker, shared_data, media, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        lexical = score_run_start(benchmark_paths=[contraction(shared_data)],
+                                  methods="char3gram,punctuation,levenshtein", device="cpu")
+    assert broker.llen("default") == 1 and broker.llen("gpu") == 0
+    assert Job.objects.get(pk=lexical.job_id).queue == "default" and lexical.job.params["queue"] == "default"
+    with django_capture_on_commit_callbacks(execute=True):
+        model = score_run_start(benchmark_paths=[contraction(shared_data)], methods="char3gram,st:minilm",
+                                device="cpu")
+    assert broker.llen("default") == 1 and broker.llen("gpu") == 1
+    assert Job.objects.get(pk=model.job_id).queue == "gpu"
+    # a user's method class decides by its `needs_model`
+    with django_capture_on_commit_callbacks(execute=True):
+        custom = score_run_start(benchmark_paths=[contraction(shared_data)],
+                                 methods="tests.core.test_job_waiting.LexicalMethod,tests.core.test_job_waiting."
+                                         "ModelMethod:x", device="cpu")
+    assert broker.llen("gpu") == 2 and Job.objects.get(pk=custom.job_id).queue == "gpu"
+
+
+@pytest.mark.slow  # waits past the threshold, and asks the (absent) workers for a second
+def test_a_job_no_worker_takes_says_so_naming_its_queue_and_the_command(
+        broker, shared_data, media, settings, admin_client, api, django_capture_on_commit_callbacks):
+    settings.STYLECROWD_JOB_UNCLAIMED_SECONDS = 1
+    with django_capture_on_commit_callbacks(execute=True):
+        run = score_run_start(benchmark_paths=[contraction(shared_data)], methods="st:minilm", device="cpu")
+    assert broker.llen("gpu") == 1  # queued, and no worker consumes the queue
+    job = Job.objects.get(pk=run.job_id)
+    assert job_waiting(job) is None  # not yet: a worker usually takes a job within the first second
+    page = admin_client.get(reverse("admin:core_job_change", args=[job.pk])).content.decode()
+    assert '<p class="job-waiting errornote" hidden></p>' in page  # the poller fills it in when the time comes
+
+    time.sleep(1.2)
+    body = api.get(f"/api/v1/jobs/{job.pk}/").json()
+    assert body["status"] == "created"
+    waiting = body["waiting"]
+    assert waiting["queue"] == "gpu" and waiting["workers"] == 0 and waiting["seconds"] >= 1
+    assert waiting["command"] == "celery -A config worker -Q gpu"
+    assert waiting["one_machine_command"] == "celery -A config worker -Q default,gpu"
+    assert "no running worker serves the “gpu” queue" in waiting["text"]
+    for url in (reverse("admin:core_job_change", args=[job.pk]),
+                reverse("admin:scoring_scorerun_change", args=[run.pk])):
+        page = admin_client.get(url).content.decode()
+        assert '<p class="job-waiting errornote">No worker has taken this job in' in page, url
+        assert "celery -A config worker -Q gpu" in page and "celery -A config worker -Q default,gpu" in page, url
+
+    # once a worker has taken it, the notice goes
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
+    assert api.get(f"/api/v1/jobs/{job.pk}/").json()["waiting"] is None
+
+
+def test_the_poller_shows_the_waiting_sentence():
+    script = (Path(django_settings.BASE_DIR) / "core" / "static" / "core" / "job_poll.js").read_text()
+    assert 'querySelectorAll("p.job-waiting")' in script and "job.waiting.text" in script
+    assert "textContent" in script and "innerHTML" not in script
+
+
+class LexicalMethod(SimilarityMethod):
+    """A user's method that loads no model (the default of `needs_model`)."""
+
+    def similarity(self, a, b, *, progress=None):  # noqa: ANN001, ANN201
+        return [1.0] * len(a)
+
+
+class ModelMethod(LexicalMethod):
+    """A user's method that says it loads a model."""
+
+    needs_model = True
