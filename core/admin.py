@@ -202,6 +202,7 @@ class JobAdmin(admin.ModelAdmin):
                          "job_panel": panel(job=job, user=request.user) if panel else None}
         if job is not None:
             extra_context["title"] = f"{job_kind_label(job.kind)} · job #{job.pk}"
+            extra_context["subtitle"] = job.get_status_display()
         return super().change_view(request, object_id, form_url, extra_context)
 
     def has_add_permission(self, request) -> bool:

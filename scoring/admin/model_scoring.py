@@ -66,7 +66,8 @@ def _number(value: Any) -> str:
 class ScoreRunAdmin(ComputationRecordAdmin):
     list_display = ["id", "method_list", "benchmark", "status", "overall", "created_at"]
     list_select_related = ["job", "export"]
-    fields = ["benchmark_paths", "full_paths", "export", "methods", "compare", "seed", "device", "status",
+    # Benchmark files by name (an export by its link), never the server's folders.
+    fields = ["benchmark", "full_set", "export", "methods", "compare", "seed", "device", "status",
               "results_table", "compare_table", "predictions", "created_by", "created_at", "computed_at"]
     readonly_fields = fields
     change_form_template = "admin/job_polling_change_form.html"
@@ -111,6 +112,10 @@ class ScoreRunAdmin(ComputationRecordAdmin):
     def benchmark(self, obj: ScoreRun) -> str:
         return f"export #{obj.export_id}" if obj.export_id else ", ".join(p.rsplit("/", 1)[-1] for p in
                                                                           obj.benchmark_paths)
+
+    @admin.display(description="full set")
+    def full_set(self, obj: ScoreRun) -> str:
+        return ", ".join(p.rsplit("/", 1)[-1] for p in obj.full_paths or []) or "–"
 
     @admin.display(description="accuracy (validated)")
     def overall(self, obj: ScoreRun) -> str:

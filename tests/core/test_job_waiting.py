@@ -89,6 +89,8 @@ def test_a_job_no_worker_takes_says_so_naming_its_queue_and_the_command(
         page = admin_client.get(url).content.decode()
         assert '<p class="job-waiting errornote">No worker has taken this job in' in page, url
         assert "celery -A config worker -Q gpu" in page and "celery -A config worker -Q default,gpu" in page, url
+        assert str(shared_data) not in page, url  # the benchmark by its file's name only
+    assert "quad_questions_char_contraction.tsv" in page
 
     # once a worker has taken it, the notice goes
     Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
