@@ -3,6 +3,9 @@ that no worker has taken says so on its pages within seconds, naming its queue a
 Against the real Redis broker: the messages are in its queues, and the workers are asked which queues they serve."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -114,3 +117,40 @@ class ModelMethod(LexicalMethod):
     """A user's method that says it loads a model."""
 
     needs_model = True
+
+
+@pytest.mark.worker
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_the_readme_worker_serves_every_queue_a_one_machine_install_needs(broker, shared_data, media, settings):
+    """The README's one-machine worker command, run for real: a lexical score run (default queue) and a run of a
+    method that says it loads a model (gpu queue) both finish."""
+    readme = (Path(settings.BASE_DIR) / "README.md").read_text(encoding="utf-8")
+    command = next(line for line in readme.splitlines() if "celery -A config worker" in line and "one machine" in line)
+    queues = command.split(" -Q ", 1)[1].split()[0]
+    assert set(queues.split(",")) == set(settings.CELERY_QUEUE_NAMES)
+    lexical = score_run_start(benchmark_paths=[contraction(shared_data)], methods="char3gram", device="cpu")
+    model = score_run_start(benchmark_paths=[contraction(shared_data)],
+                            methods="tests.core.test_job_waiting.ModelMethod:x", device="cpu")
+    assert (lexical.job.params["queue"], model.job.params["queue"]) == ("default", "gpu")
+    db = settings.DATABASES["default"]
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test",
+           "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+           "CELERY_BROKER_URL": settings.CELERY_BROKER_URL, "STYLECROWD_MEDIA_ROOT": settings.MEDIA_ROOT}
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues, "-P", "solo", "-c", "1",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"],
+        cwd=settings.BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            statuses = set(Job.objects.filter(pk__in=[lexical.job_id, model.job_id]).values_list("status", flat=True))
+            if statuses <= {Job.Status.DONE, Job.Status.FAILED}:
+                break
+            time.sleep(0.3)
+    finally:
+        worker.terminate()
+        output = worker.communicate(timeout=30)[0].decode(errors="replace")
+    for run in (lexical, model):
+        job = Job.objects.get(pk=run.job_id)
+        assert job.status == Job.Status.DONE, (job.error, output[-2000:])
