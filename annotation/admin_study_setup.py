@@ -33,8 +33,9 @@ def kind_summary(study: Study) -> list[str]:
     k = study.annotators_per_item
     batch = f"{study.items_per_batch} items per batch"
     if study.item_kind in ORDERING_KINDS:
-        lines = [f"{study.get_item_kind_display().capitalize()} ordering items; k = {k} people answer each item, and an instance "
-                 f"is validated when at least m = {study.min_correct} of them pick its answer",
+        kind = study.get_item_kind_display().capitalize()
+        lines = [f"{kind} ordering items; k = {k} people answer each item, and an instance is validated when at "
+                 f"least m = {study.min_correct} of them pick its answer",
                  f"{batch} and {study.screening_per_batch} screening question"
                  f"{'' if study.screening_per_batch == 1 else 's'} per batch"]
     elif study.item_kind == ItemKind.REWRITE:
