@@ -21,6 +21,7 @@ from annotation.services.study_setup import study_open, study_participant_links,
 from annotation.views import participant_page, timing
 from core.errors import ApplicationError
 
+PLATFORM_TITLES = {"prolific": "Prolific", "mturk": "MTurk", "anonymous": "the open link"}
 PLATFORM_LABELS = {
     "prolific": "Prolific study URL (Prolific fills in the participant, study and session ids)",
     "mturk": "MTurk ExternalQuestion URL (MTurk adds workerId, assignmentId and hitId)",
@@ -112,7 +113,8 @@ class StudySetupAdminMixin:
         context = {
             **self.admin_site.each_context(request), "opts": self.model._meta, "study": study,
             "title": f"Preview: {study.slug}", "summary": kind_summary(study), "n_items": study.items.count(),
-            "platforms": [{"name": name, "label": PLATFORM_LABELS[name], "link": links[name],
+            "platforms": [{"name": name, "title": PLATFORM_TITLES[name], "label": PLATFORM_LABELS[name],
+                           "link": links[name],
                            "preview": reverse("admin:annotation_study_participant_preview", args=[study.pk, name])}
                           for name in platforms],
             "prolific": "prolific" in platforms, "mturk": "mturk" in platforms,
