@@ -224,6 +224,7 @@
   // the page says why and what to do, with no retry button (the server-rendered page says the same, see views.py).
   function refusedScreen(err) {
     document.body.dataset.ending = "refused";
+    $("refused-heading").textContent = "This link cannot open the study";
     $("refused-message").textContent = err.message;
     $("refused-todo").textContent = config.refused_todo;
     show("refused");
