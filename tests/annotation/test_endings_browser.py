@@ -86,6 +86,10 @@ def test_finished(page: Any, live_server: Any, shots: Any, platform: str) -> Non
     shots(page, f"finished-{platform}")
     assert page.inner_text("#done-code") == COMPLETED
     assert page.evaluate("document.body.dataset.ending") == "completed"
+    shown = [line.strip() for line in page.inner_text("[data-screen=done]").splitlines() if line.strip()]
+    assert len(shown) == len(set(shown)), shown  # no sentence twice
+    if platform == "anonymous":  # an open link: no platform to speak of, and the button's own word
+        assert "platform" not in " ".join(shown).lower() and "Click \u201cContinue\u201d to finish." in shown
     if platform == "mturk":
         assert not page.is_visible("#done-redirect")  # no Prolific button on MTurk
         assert page.get_attribute("#mturk-submit", "action") == f"{MTURK_SANDBOX}/mturk/externalSubmit"
@@ -98,10 +102,6 @@ def test_finished(page: Any, live_server: Any, shots: Any, platform: str) -> Non
         assert page.get_attribute("#done-redirect", "href") == REDIRECT.format(code=COMPLETED)
         label = page.inner_text("#done-redirect")
         assert label == ("Go to Prolific to finish" if platform == "prolific" else "Continue")
-    shown = [line.strip() for line in page.inner_text("[data-screen=done]").splitlines() if line.strip()]
-    assert len(shown) == len(set(shown)), shown  # no sentence twice
-    if platform == "anonymous":  # an open link: no platform to speak of, and the button's own word
-        assert "platform" not in " ".join(shown).lower() and "Click \u201cContinue\u201d to finish." in shown
     assert page.js_errors == []
 
 
