@@ -32,7 +32,7 @@ from tests.annotation.test_browser import (
     on_screen,
     quadruple_study,
 )
-from tests.factories import StudyFactory
+from tests.factories import CorpusFactory, StudyFactory, TaskInstanceFactory
 
 PID = "5f1c0ffee0ddba11c0ffee01"
 GOOD_LINKS = {  # platform → (participant, study_ref, session_ref, assignment, hit) that pass every check
@@ -238,3 +238,29 @@ def test_preview_of_an_mturk_rewrite_study_shows_the_rewrite_page_and_mturk_subm
     assert page.url.endswith("/preview/mturk/")
     assert not Response.objects.exists() and not Participant.objects.exists()
     assert page.js_errors == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("kind", [ItemKind.TRIPLE, ItemKind.LIKERT, ItemKind.RANKING, ItemKind.REWRITE])
+def test_participant_preview_serves_each_kind_as_the_participant_api_would(admin_client: Any, kind: str) -> None:
+    items = {
+        ItemKind.LIKERT: [{"id": "l1", "source": "gonna be late", "rewrite": "I will be late.", "reference": "Late."}],
+        ItemKind.RANKING: [{"id": "r1", "source": "gonna be late", "outputs": [{"id": "a", "text": "I will be late."},
+                                                                              {"id": "b", "text": "Late, I am."}]}],
+        ItemKind.REWRITE: [{"id": "w1", "source": "gonna be late", "target_style": "formal"}],
+    }
+    if kind == ItemKind.TRIPLE:
+        corpus = CorpusFactory()
+        TaskInstanceFactory(corpus=corpus, setup=kind, anchor_2="", anchor_2_style=None)
+        study = study_create(slug="kind-triple", item_kind=kind, setup=kind, corpus=[corpus.name], items_per_batch=1,
+                             screening_per_batch=0, eligibility_questions=[])
+    else:
+        questions = [{"name": "q", "text": "How good?", "min": 1, "max": 5}] if kind == ItemKind.LIKERT else None
+        study = study_create(slug=f"kind-{kind}", item_kind=kind, items=items[kind], questions=questions,
+                             items_per_batch=1, eligibility_questions=[])
+    response = admin_client.get(reverse("admin:annotation_study_participant_preview", args=[study.pk, "anonymous"]))
+    assert response.status_code == 200
+    served = response.context["config"]["preview"]["items"]
+    assert [item["kind"] for item in served] == [kind]
+    assert not {"correct_answer", "system", "swapped"} & set(served[0])  # what the participant API hides, hidden
+    assert response.context["config"]["preview"]["practice"] == []
