@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.models import Study
 from annotation.services.display import public_questions
-from annotation.services.participation import accepted_platforms, entry_check, grace_seconds
+from annotation.services.participation import PLACEHOLDER, accepted_platforms, entry_check, grace_seconds
 from annotation.services.telemetry import CONSENT_NOTICE, FREE_TEXT_KINDS
 from core.errors import ApplicationError
 
@@ -137,7 +137,7 @@ def refusal(*, study: Study, who: dict[str, str], error: ApplicationError) -> di
     message = " ".join(error.details.get(field, [])) if error.details else error.message
     home = _home(study, who)
     where = PLATFORM_NAMES.get(home, "the platform you came from")
-    if "placeholder" in message:
+    if any(PLACEHOLDER.search(value) for value in who.values()):
         example = "${workerId}" if home == "mturk" else "{{%PROLIFIC_PID%}}"
         reason = (f"The link you followed still holds a placeholder (such as {example}) in {field}, "
                   f"where {where} should have put your own ID, so the study cannot tell who you are. This is a "
