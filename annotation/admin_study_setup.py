@@ -7,19 +7,50 @@ from typing import Any
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.forms import StudyCreateForm
-from annotation.models import Study
+from annotation.models import ORDERING_KINDS, ItemKind, Study
+from annotation.services.participation import accepted_platforms
 from annotation.services.studies import study_create
-from annotation.services.study_setup import study_open, study_participant_links, study_preview_items
+from annotation.services.study_setup import study_open, study_participant_links, study_preview
+from annotation.views import participant_page, timing
 from core.errors import ApplicationError
 
-TEXT_LABELS = {"anchor_1": "A1", "anchor_2": "A2", "sentence_1": "S1", "sentence_2": "S2"}
+PLATFORM_TITLES = {"prolific": "Prolific", "mturk": "MTurk", "anonymous": "the open link"}
+PLATFORM_LABELS = {
+    "prolific": "Prolific study URL (Prolific fills in the participant, study and session ids)",
+    "mturk": "MTurk ExternalQuestion URL (MTurk adds workerId, assignmentId and hitId)",
+    "anonymous": "Open link for anyone (no platform)",
+}
+
+
+def kind_summary(study: Study) -> list[str]:
+    """What the study asks of whom, in the terms of its kind (no "m of k" for a kind without correct answers)."""
+    k = study.annotators_per_item
+    batch = f"{study.items_per_batch} items per batch"
+    if study.item_kind in ORDERING_KINDS:
+        kind = study.get_item_kind_display().capitalize()
+        lines = [f"{kind} ordering items; k = {k} people answer each item, and an instance is validated when at "
+                 f"least m = {study.min_correct} of them pick its answer",
+                 f"{batch} and {study.screening_per_batch} screening question"
+                 f"{'' if study.screening_per_batch == 1 else 's'} per batch"]
+    elif study.item_kind == ItemKind.REWRITE:
+        lines = [f"Rewrite study; k = {k} rewrites per source text (a rejected rewrite reopens its slot)",
+                 f"{batch}; rewrites of at least {study.rewrite_min_length} characters"]
+    elif study.item_kind == ItemKind.LIKERT:
+        questions = ", ".join(q.get("text", q["name"]) for q in study.questions) or "no questions"
+        lines = [f"Likert rating study; k = {k} ratings per item", f"{batch}; questions: {questions}"]
+    else:
+        lines = [f"Ranking study; k = {k} people rank each item's outputs", batch]
+    lines.append(f"at most {study.max_batches_per_participant} batch"
+                 f"{'' if study.max_batches_per_participant == 1 else 'es'} per participant, "
+                 f"{study.batch_time_limit_minutes} minutes per batch")
+    return lines
 
 
 class StudySetupAdminMixin:
@@ -30,6 +61,8 @@ class StudySetupAdminMixin:
         return [
             path("create/", view(self.create_view), name="annotation_study_create"),
             path("<int:pk>/preview/", view(self.preview_view), name="annotation_study_preview"),
+            path("<int:pk>/preview/<slug:platform>/", view(self.participant_preview_view),
+                 name="annotation_study_participant_preview"),
             path("<int:pk>/open/", view(self.open_view), name="annotation_study_open"),
             *super().get_urls(),
         ]
@@ -70,18 +103,40 @@ class StudySetupAdminMixin:
         return study
 
     def preview_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """The setup page: what the study is, the links and codes for the platforms it accepts, and the participant's
+        own page in preview mode (one frame, one tab per accepted platform)."""
         study = get_object_or_404(Study, pk=pk)
         if not self.has_view_permission(request, study):
             raise PermissionDenied
+        platforms = accepted_platforms(study)
+        links = self._links(request, study)
         context = {
             **self.admin_site.each_context(request), "opts": self.model._meta, "study": study,
-            "title": f"Preview: {study.slug}", "items": [
-                {**item, "texts": {TEXT_LABELS.get(k, k): v for k, v in item["texts"].items()}}
-                for item in study_preview_items(study=study)],
-            "n_items": study.items.count(), "links": self._links(request, study),
+            "title": f"Preview: {study.slug}", "summary": kind_summary(study), "n_items": study.items.count(),
+            "platforms": [{"name": name, "title": PLATFORM_TITLES[name], "label": PLATFORM_LABELS[name],
+                           "link": links[name],
+                           "preview": reverse("admin:annotation_study_participant_preview", args=[study.pk, name])}
+                          for name in platforms],
+            "prolific": "prolific" in platforms, "mturk": "mturk" in platforms,
+            "timing": timing(study),
             "can_open": self.has_change_permission(request, study) and study.status != Study.Status.ACTIVE,
         }
         return TemplateResponse(request, "admin/annotation/study_preview.html", context)
+
+    def participant_preview_view(self, request: HttpRequest, pk: int, platform: str) -> HttpResponse:
+        """The participant's page itself, as a participant from `platform` sees it, in preview mode: the browser
+        plays the session and nothing is stored (study_setup.study_preview)."""
+        study = get_object_or_404(Study, pk=pk)
+        if not self.has_view_permission(request, study):
+            raise PermissionDenied
+        try:
+            preview = study_preview(study=study, platform=platform)
+        except ApplicationError as exc:
+            raise Http404(exc.message) from None
+        who = {"platform": platform, "participant": "", "study_ref": "", "session_ref": ""}
+        response = participant_page(request, study, who=who, query={}, preview=preview)
+        response["X-Frame-Options"] = "SAMEORIGIN"  # shown in a frame of the setup page
+        return response
 
     def open_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         study = get_object_or_404(Study, pk=pk)
@@ -116,4 +171,4 @@ class StudySetupAdminMixin:
         if not obj.pk:
             return "–"
         preview = reverse("admin:annotation_study_preview", args=[obj.pk])
-        return format_html('<a href="{}">preview, Prolific and MTurk links</a>', preview)
+        return format_html('<a href="{}">preview and participant links</a>', preview)

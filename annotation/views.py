@@ -18,7 +18,9 @@ from django.views.decorators.http import require_GET
 
 from annotation.models import Study
 from annotation.services.display import public_questions
+from annotation.services.participation import PLACEHOLDER, accepted_platforms, entry_check, grace_seconds
 from annotation.services.telemetry import CONSENT_NOTICE, FREE_TEXT_KINDS
+from core.errors import ApplicationError
 
 # Query parameters each recruiting platform appends to the study link (Prolific's and MTurk's documented names).
 PLATFORM_PARAMS: dict[str, tuple[str, str, str]] = {
@@ -81,6 +83,104 @@ def _public_eligibility(questions: list[dict[str, Any]]) -> list[dict[str, Any]]
     return public
 
 
+def _duration(seconds: int) -> str:
+    """300 → "5 minutes", 90 → "90 seconds", 60 → "1 minute": how long, as a participant reads it."""
+    if seconds % 60:
+        return f"{seconds} seconds"
+    minutes = seconds // 60
+    return f"{minutes} minute{'' if minutes == 1 else 's'}"
+
+
+def timing(study: Study) -> dict[str, Any]:
+    """The batch's two clocks, said before they start: the first answer's grace (a started batch whose first answer
+    has not arrived in time gives its items back) and the batch's time limit (participation.first_answer_deadline)."""
+    limit = study.batch_time_limit_minutes * 60
+    grace = min(grace_seconds(study), limit)
+    text = f"You have {_duration(limit)} for the whole batch."
+    if grace < limit:
+        text = (f"Once the first item is shown, please answer it within {_duration(grace)}, however long you take "
+                f"to read it: otherwise your place goes to someone else. After your first answer you have "
+                f"{_duration(limit)} for the whole batch.")
+    return {"grace_seconds": grace if grace < limit else 0, "grace_text": _duration(grace),
+            "time_limit_minutes": study.batch_time_limit_minutes, "text": text}
+
+
+# What each refused link means for the participant, by the parameter `entry_check` names.
+PLATFORM_NAMES = {"prolific": "Prolific", "mturk": "Amazon Mechanical Turk", "anonymous": "an open link"}
+PREVIEW_WHO = {"prolific": "from Prolific", "mturk": "from Amazon Mechanical Turk",
+               "anonymous": "with the open link (no platform)"}
+
+
+REFUSED_TODO = {
+    "prolific": "Please go back to Prolific and open the study from its page there. If the same page appears again, "
+                "return your submission on Prolific (\u201cReturn submission\u201d) and message the researcher "
+                "there. There is no code to enter.",
+    "mturk": "Please go back to Amazon Mechanical Turk and open the HIT from there. If the same page appears again, "
+             "return the HIT (\u201cReturn\u201d) and contact the requester. There is no code to submit.",
+    "": "Please open the study from the link the researcher gave you. If the same page appears again, contact the "
+        "researcher.",
+}
+
+
+def _home(study: Study, who: dict[str, str]) -> str:
+    """The platform a refused participant goes back to: the one they came from, if the study takes it, else the
+    study's only platform ("" when that is unknown)."""
+    accepted = accepted_platforms(study)
+    if who["platform"] in accepted:
+        return who["platform"]
+    return accepted[0] if len(accepted) == 1 else ""
+
+
+def refusal(*, study: Study, who: dict[str, str], error: ApplicationError) -> dict[str, str]:
+    """The refused-link page's words: what is wrong with this link, and what to do now on the platform."""
+    field = next(iter(error.details or {}), "platform")
+    message = " ".join(error.details.get(field, [])) if error.details else error.message
+    home = _home(study, who)
+    where = PLATFORM_NAMES.get(home, "the platform you came from")
+    if any(PLACEHOLDER.search(value) for value in who.values()):
+        example = "${workerId}" if home == "mturk" else "{{%PROLIFIC_PID%}}"
+        reason = (f"The link you followed still holds a placeholder (such as {example}) in {field}, "
+                  f"where {where} should have put your own ID, so the study cannot tell who you are. This is a "
+                  "mistake in how the study's link was set up, not something you did.")
+    elif field == "platform":
+        takes = " or ".join(PLATFORM_NAMES[p] for p in accepted_platforms(study) if p != "anonymous")
+        reason = f"This study takes participants from {takes} only, and this link does not come from there."
+    else:
+        reason = f"The link's {field} is not what this study expects: {message}"
+    return {"heading": "This link cannot open the study", "reason": reason, "todo": REFUSED_TODO.get(home, ""),
+            "field": field}
+
+
+def participant_page(request: HttpRequest, study: Study, *, who: dict[str, str], query: dict[str, str],
+                     preview: dict[str, Any] | None = None) -> HttpResponse:
+    """The participant page of `study` for `who`; with `preview` (study_setup.study_preview) the page plays the
+    session in the browser and sends nothing (the researcher's preview)."""
+    config = {
+        "slug": study.slug,
+        "kind": study.item_kind,
+        "who": who,
+        "eligibility": _public_eligibility(study.eligibility_questions),
+        "likert": public_questions(study),
+        "rewrite_min_length": study.rewrite_min_length,
+        "mturk_submit": mturk_submit_url(query) if who["platform"] == "mturk" else "",
+        # The annotator API's root, wherever it is mounted: the session endpoint minus its own path.
+        "api": reverse("session-create", kwargs={"slug": study.slug}).removesuffix(f"studies/{study.slug}/sessions/"),
+        "timing": timing(study),
+        "refused_todo": REFUSED_TODO.get(_home(study, who), ""),  # a link the API refuses after all (annotator.js)
+        **({"preview": preview} if preview is not None else {}),
+    }
+    if preview is not None and who["platform"] == "mturk":
+        config["mturk_submit"] = MTURK_SUBMIT_HOSTS[1] + "/mturk/externalSubmit"  # shown, never posted (preview.js)
+    context = {
+        "study": study, "config": config, "consent_html": prose_html(study.consent_text),
+        "task_html": prose_html(study.task_description),
+        # Free-text answers carry writing telemetry: the consent screen always says what it records.
+        "telemetry_notice": CONSENT_NOTICE if study.item_kind in FREE_TEXT_KINDS else "",
+        "preview": preview, "preview_who": PREVIEW_WHO.get(who["platform"], ""),
+    }
+    return render(request, "annotation/study.html", context)
+
+
 @require_GET
 def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     """`/s/<slug>/`: the whole participant flow, rendered once and advanced by static/annotation/annotator.js."""
@@ -98,21 +198,12 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     too_long = [key for key, value in who.items() if len(value) > MAX_PARAM_LENGTH]
     if too_long:
         return render(request, "annotation/unavailable.html", {"reason": "bad-link", "fields": too_long}, status=400)
-    config = {
-        "slug": study.slug,
-        "kind": study.item_kind,
-        "who": who,
-        "eligibility": _public_eligibility(study.eligibility_questions),
-        "likert": public_questions(study),
-        "rewrite_min_length": study.rewrite_min_length,
-        "mturk_submit": mturk_submit_url(query) if who["platform"] == "mturk" else "",
-        # The annotator API's root, wherever it is mounted: the session endpoint minus its own path.
-        "api": reverse("session-create", kwargs={"slug": study.slug}).removesuffix(f"studies/{study.slug}/sessions/"),
-    }
-    context = {
-        "study": study, "config": config, "consent_html": prose_html(study.consent_text),
-        "task_html": prose_html(study.task_description),
-        # Free-text answers carry writing telemetry: the consent screen always says what it records.
-        "telemetry_notice": CONSENT_NOTICE if study.item_kind in FREE_TEXT_KINDS else "",
-    }
-    return render(request, "annotation/study.html", context)
+    mturk = who["platform"] == "mturk"
+    try:  # the API refuses such a link too: say why here, before the page would open a session
+        entry_check(study=study, platform=who["platform"], participant_id=who["participant"],
+                    study_ref=who["study_ref"], session_ref=who["session_ref"],
+                    assignment=who["session_ref"] if mturk else "", hit=who["study_ref"] if mturk else "")
+    except ApplicationError as error:
+        context = {"reason": "refused-link", "study": study, "refusal": refusal(study=study, who=who, error=error)}
+        return render(request, "annotation/unavailable.html", context, status=400)
+    return participant_page(request, study, who=who, query=query)

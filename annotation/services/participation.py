@@ -29,6 +29,16 @@ PLACEHOLDER = re.compile(r"\{\{|\}\}|%[A-Za-z_]+%|\$\{|[\x00-\x1f\x7f]")
 STUDY_BUSY_RETRY_SECONDS = 60
 
 
+def accepted_platforms(study: Study) -> list[str]:
+    """The links a study takes, in the order the researcher meets them: a Prolific or MTurk study only its own
+    platform's, an "any" study both, plus the anonymous link unless it is switched off. `entry_check` refuses the
+    rest; the preview and the links offered to the researcher show exactly these."""
+    if study.platform in (EntryPlatform.PROLIFIC, EntryPlatform.MTURK):
+        return [str(study.platform)]
+    platforms = [Participant.Platform.PROLIFIC.value, Participant.Platform.MTURK.value]
+    return platforms + ([Participant.Platform.ANONYMOUS.value] if study.allow_anonymous else [])
+
+
 def _bad_link(field: str, message: str) -> ApplicationError:
     return ApplicationError(f"{field}: {message}", code="invalid_link", status=400, details={field: [message]})
 
@@ -47,14 +57,11 @@ def entry_check(*, study: Study, platform: str, participant_id: str, study_ref: 
                                    "open the study from the platform's own link.")
     source = {EntryPlatform.PROLIFIC: "Prolific", EntryPlatform.MTURK: "MTurk"}.get(study.platform,
                                                                                   "Prolific or MTurk")
-    if platform == Participant.Platform.ANONYMOUS:
-        if study.platform != EntryPlatform.ANY or not study.allow_anonymous:
-            raise _bad_link("platform", f"this study takes participants from {source} links only: open it from "
-                                        f"the study's page on {source}.")
-        return
-    if study.platform not in (EntryPlatform.ANY, platform):
+    if platform not in accepted_platforms(study):
         raise _bad_link("platform", f"this study takes participants from {source} links only: open it from "
                                     f"the study's page on {source}.")
+    if platform == Participant.Platform.ANONYMOUS:
+        return
     if study.platform == EntryPlatform.PROLIFIC:
         if not PROLIFIC_ID.match(participant_id):
             raise _bad_link("PROLIFIC_PID", "must be a Prolific id of 24 hexadecimal characters.")

@@ -55,6 +55,14 @@ def _public(item: PracticeItem, kind: str) -> dict[str, Any]:
             "choices": CHOICES[kind]}
 
 
+def practice_preview(*, study: Study) -> list[dict[str, Any]]:
+    """The study's practice items with their answers and explanations, for the researcher's preview (which checks
+    the answers in the browser and stores nothing)."""
+    return [{"item": _public(item, study.item_kind), "correct_answer": item.correct_answer,
+             "explanation": item.explanation}
+            for item in PracticeItem.objects.filter(study=study).order_by("position")]
+
+
 def _session(token: str) -> Batch:
     batch = session_load(token=token)
     if batch.state not in PRACTICE_STATES:

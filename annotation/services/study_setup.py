@@ -8,7 +8,8 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import Study
-from annotation.services.display import public_item, shown_for_item
+from annotation.services.display import public_item, redirect_with_code, shown_for_item
+from annotation.services.participation import accepted_platforms
 from core.errors import ApplicationError
 
 PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -28,9 +29,11 @@ def study_open(*, study: Study) -> Study:
 
 
 def study_participant_links(*, study: Study, base_url: str) -> dict[str, str]:
-    """The URLs to paste into Prolific (with its placeholders) and MTurk (which appends its own parameters)."""
+    """The URLs to paste into Prolific (with its placeholders) and MTurk (which appends its own parameters), and the
+    anonymous link: for the platforms the study accepts only (a link it would refuse is never offered)."""
     entry = f"{base_url.rstrip('/')}/s/{study.slug}/"
-    return {"prolific": entry + PROLIFIC_QUERY, "mturk": entry, "anonymous": entry}
+    links = {"prolific": entry + PROLIFIC_QUERY, "mturk": entry, "anonymous": entry}
+    return {platform: links[platform] for platform in accepted_platforms(study)}
 
 
 def study_preview_items(*, study: Study, n: int = 3) -> list[dict[str, Any]]:
@@ -39,6 +42,34 @@ def study_preview_items(*, study: Study, n: int = 3) -> list[dict[str, Any]]:
     items = study.items.select_related("instance").order_by("position", "pk")[:n]
     return [public_item(shown=shown_for_item(study=study, item=item, rng=rng), public_id=f"preview-{i + 1}",
                         position=i + 1, study=study) for i, item in enumerate(items)]
+
+
+PREVIEW_ITEMS = 3
+
+
+def study_preview(*, study: Study, platform: str) -> dict[str, Any]:
+    """What the participant page needs to run in preview mode for a participant arriving from `platform` (one of
+    the platforms the study accepts): the first items as they are served, the practice items with their answers,
+    the eligibility rules and both codes with their redirects. The page plays the session in the browser from this
+    and sends nothing: a preview stores no participant, batch, reservation or answer."""
+    if platform not in accepted_platforms(study):
+        accepted = ", ".join(accepted_platforms(study))
+        raise ApplicationError(f"Study '{study.slug}' does not take {platform} links (it takes {accepted}).",
+                               code="platform_mismatch", status=404, field="platform")
+    from annotation.services.practice import practice_preview
+
+    codes = {"completed": study.completion_code, "screened_out": study.screened_out_code}
+    return {
+        "platform": platform,
+        "items": study_preview_items(study=study, n=PREVIEW_ITEMS),
+        "n_items": study.items.count(),
+        "practice": practice_preview(study=study) if study.practice_items.exists() else [],
+        "eligibility": [{"name": q["name"], "accept": [str(a) for a in q.get("accept") or []],
+                         "comprehension": bool(q.get("comprehension"))} for q in study.eligibility_questions],
+        "codes": codes,
+        "redirects": {state: redirect_with_code(study.redirect_url or "", code, platform=platform)
+                      for state, code in codes.items()},
+    }
 
 
 def study_platform_link(*, study: Study, platform: str, prolific_study_id: str = "") -> Study:

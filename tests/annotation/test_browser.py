@@ -154,8 +154,12 @@ def test_prolific_participant_completes_a_full_batch(page: Any, live_server: Any
         for text_id in ("#text-a1", "#text-a2", "#text-s1", "#text-s2"):
             assert page.inner_text(text_id).strip()
         assert sorted(page.eval_on_selector("#item-body", "el => Object.keys(el.dataset)")) == ["itemId", "kind"]
-        if position == 1:  # the batch's 30-minute time limit is shown, counting down
+        if position == 1:  # the first-answer grace is shown, counting down, then the batch's 30-minute limit
+            assert page.inner_text("#time-left") in {f"{n} min to give your first answer" for n in (4, 5)}
+            assert page.is_visible("#grace-note")
+        if position == 2:
             assert page.inner_text("#time-left") in {"30 min left", "29 min left"}
+            assert not page.is_visible("#grace-note")
         if position in (1, total):
             shots(page, f"item-{position}")
         _, _, is_screening = answer_ordering_item(page)

@@ -86,6 +86,10 @@ def test_finished(page: Any, live_server: Any, shots: Any, platform: str) -> Non
     shots(page, f"finished-{platform}")
     assert page.inner_text("#done-code") == COMPLETED
     assert page.evaluate("document.body.dataset.ending") == "completed"
+    shown = [line.strip() for line in page.inner_text("[data-screen=done]").splitlines() if line.strip()]
+    assert len(shown) == len(set(shown)), shown  # no sentence twice
+    if platform == "anonymous":  # an open link: no platform to speak of, and the button's own word
+        assert "platform" not in " ".join(shown).lower() and "Click \u201cContinue\u201d to finish." in shown
     if platform == "mturk":
         assert not page.is_visible("#done-redirect")  # no Prolific button on MTurk
         assert page.get_attribute("#mturk-submit", "action") == f"{MTURK_SANDBOX}/mturk/externalSubmit"
@@ -97,7 +101,7 @@ def test_finished(page: Any, live_server: Any, shots: Any, platform: str) -> Non
         assert not page.is_visible("#mturk-submit") if page.query_selector("#mturk-submit") else True
         assert page.get_attribute("#done-redirect", "href") == REDIRECT.format(code=COMPLETED)
         label = page.inner_text("#done-redirect")
-        assert label == ("Go to Prolific to finish" if platform == "prolific" else "Return to the study platform")
+        assert label == ("Go to Prolific to finish" if platform == "prolific" else "Continue")
     assert page.js_errors == []
 
 
@@ -125,8 +129,10 @@ def test_screened_out(page: Any, live_server: Any, shots: Any, platform: str) ->
         assert posted == [{"assignmentId": ["ASG-SCREENEDWORKER1"], "completion_code": [SCREENED_OUT]}]
     else:
         assert page.get_attribute("#end-redirect", "href") == REDIRECT.format(code=SCREENED_OUT)
-        assert ("screened-out code on Prolific" if platform == "prolific" else "enter this code") in page.inner_text(
+        assert ("screened-out code on Prolific" if platform == "prolific" else "keep this code") in page.inner_text(
             "#end-todo")
+    if platform == "anonymous":  # an open link: no platform to speak of
+        assert "platform" not in page.inner_text("[data-screen=end]").lower()
     assert page.js_errors == []
 
 

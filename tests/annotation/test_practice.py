@@ -136,7 +136,9 @@ def test_practice_comes_first_with_feedback_in_the_browser(page, live_server, sh
     page.click('#practice-body label[data-choice="S1-S2"]')  # wrong on purpose
     page.click("#practice-submit")
     page.wait_for_selector("#practice-feedback:not([hidden])")
-    assert "Not quite: the answer is S2-S1" in page.inner_text("#practice-feedback")
+    # In the words the choices are drawn in, never the code "S2-S1".
+    assert "Not quite: S2 goes with A1 and S1 goes with A2." in page.inner_text("#practice-feedback")
+    assert "S2-S1" not in page.inner_text("#practice-feedback")
     assert PRACTICE[0]["explanation"] in page.inner_text("#practice-feedback")
     shots(page, "practice-feedback")
     page.click("#practice-continue")
@@ -144,7 +146,7 @@ def test_practice_comes_first_with_feedback_in_the_browser(page, live_server, sh
     page.click('#practice-body label[data-choice="S1-S2"]')
     page.click("#practice-submit")
     page.wait_for_selector("#practice-feedback:not([hidden])")
-    assert page.inner_text("#practice-feedback").startswith("Correct.")
+    assert page.inner_text("#practice-feedback").startswith("Correct: S1 goes with A1 and S2 goes with A2.")
     page.click("#practice-continue")
     on_screen(page, "item")  # the batch starts only now, and practice answers are not responses
     assert not Response.objects.filter(study=study).exists()

@@ -140,7 +140,7 @@ def test_admin_create_form_makes_a_rewrite_study_as_the_api(admin_client) -> Non
     assert rules.filters["dropped"] == {"empty": 0, "duplicate": 0, "question": 1, "url": 1, "too_short": 1,
                                         "too_long": 0}
     assert [q["name"] for q in study.eligibility_questions] == ["age"]
-    preview = admin_client.get(response.url)
+    preview = admin_client.get(response.url.replace("/preview/", "/preview/prolific/"))
     assert preview.status_code == 200 and "that movie was sooo boring" in preview.content.decode()
 
     for change, message in (({"sources": ""}, "Give the sources"),

@@ -52,10 +52,14 @@ def test_admin_creates_the_draft_create_study_would(admin_client, corpus):
         same.items.values_list("instance_id", flat=True))
 
     preview = html.unescape(admin_client.get(response.url).content.decode())
-    first = study.items.order_by("position").first().instance
-    assert first.anchor_1 in preview and "Question 1" in preview and "S1-S2" in preview
     assert f"http://testserver/s/web/{PROLIFIC}" in preview and 'id="link-mturk" value="http://testserver/s/web/"' \
         in preview
+    # The participant's page in preview mode carries the first items as the participant API serves them.
+    participant = admin_client.get(reverse("admin:annotation_study_participant_preview", args=[study.pk, "prolific"]))
+    first = study.items.order_by("position").first().instance
+    items = participant.context["config"]["preview"]["items"]
+    assert participant.status_code == 200 and items[0]["choices"] == ["S1-S2", "S2-S1"]
+    assert first.anchor_1 in items[0]["texts"].values()
     assert admin_client.get("/s/web/").status_code == 410  # a draft is closed to participants
     opened = admin_client.post(reverse("admin:annotation_study_open", args=[study.pk]))
     assert opened.status_code == 302

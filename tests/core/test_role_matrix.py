@@ -128,6 +128,7 @@ ADMIN_VIEWS: dict[str, tuple[str, str]] = {
     "tasks_screeningquestion_import": ("get", "tasks.add_screeningquestion"),
     "annotation_study_create": ("get", "annotation.add_study"),
     "annotation_study_preview": ("get", "annotation.view_study"),
+    "annotation_study_participant_preview": ("get", "annotation.view_study"),
     "annotation_study_open": ("post", "annotation.change_study"),
     "annotation_rewritereview_queue": ("get", "annotation.change_rewritereview"),
     "annotation_rewritereview_decide": ("post", "annotation.change_rewritereview"),
@@ -395,6 +396,7 @@ def _kwargs(name: str, world: dict[str, Any]) -> dict[str, Any]:
             "model-run-detail", "model-run-answers", "model-run-stop", "model-run-guide", "scoring_modelrun_stop",
             "scoring_modelrun_guide")},
         "annotation_study_preview": {"pk": world["study"].pk}, "annotation_study_open": {"pk": world["study"].pk},
+        "annotation_study_participant_preview": {"pk": world["study"].pk, "platform": "prolific"},
         "platforms_platformstudy_publish": {"study_id": world["study"].pk},
         "platform-hook-prolific": {"name": "lab"},
     }

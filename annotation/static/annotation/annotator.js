@@ -12,10 +12,16 @@
   const API = config.api;
   const who = Object.assign({}, config.who);
   const $ = (id) => document.getElementById(id);
+  // The researcher's preview (preview.js): the same page, its API answered in the browser, nothing stored anywhere.
+  const PREVIEW = config.preview ? window.StyleCrowdPreview : null;
 
   // --- storage: tolerate browsers that refuse localStorage (private mode) by falling back to memory ---------
   const memory = {};
-  const store = {
+  const store = PREVIEW ? {
+    get(key) { return memory[key] || null; },
+    set(key, value) { memory[key] = value; },
+    remove(key) { delete memory[key]; },
+  } : {
     get(key) { try { return window.localStorage.getItem(key); } catch (e) { return memory[key] || null; } },
     set(key, value) { try { window.localStorage.setItem(key, value); } catch (e) { memory[key] = value; } },
     remove(key) { try { window.localStorage.removeItem(key); } catch (e) { delete memory[key]; } },
@@ -51,6 +57,7 @@
   }
 
   async function api(method, path, body, withCookie) {
+    if (PREVIEW) return PREVIEW.api(method, path, body);
     let response;
     try {
       response = await fetch(API + path, {
@@ -101,10 +108,31 @@
   }
 
   // The batch's time limit, from `expires_at`: shown so nobody is surprised when unanswered items are released.
+  // Until the first answer the batch is held only for the first-answer grace (config.timing, from the study): the
+  // first item says so, and the clock counts down that grace instead.
+  const TIMING = config.timing || {};
   let expiresAt = null;
+  let graceUntil = null;
   let clock = null;
-  function setDeadline(iso) {
+  function setDeadline(iso, done) {
     expiresAt = iso ? new Date(iso) : null;
+    graceUntil = null;
+    if (expiresAt && !isNaN(expiresAt.getTime()) && !done && TIMING.grace_seconds) {
+      // `expires_at` is the batch's start plus its time limit; the grace runs from the same start.
+      const started = expiresAt.getTime() - TIMING.time_limit_minutes * 60000;
+      graceUntil = new Date(started + TIMING.grace_seconds * 1000);
+    }
+    const note = $("grace-note");
+    note.hidden = !graceUntil;
+    note.textContent = "";
+    if (graceUntil) {  // on a phone only the first sentence shows (annotator.css): the texts keep their room
+      note.append("Answer this first item within " + TIMING.grace_text + " to keep your place, however long you"
+        + " take to read it. ");
+      const more = document.createElement("span");
+      more.className = "grace-more";
+      more.textContent = "After your first answer you have " + TIMING.time_limit_minutes + " minutes for the whole batch.";
+      note.append(more);
+    }
     if (clock) { window.clearInterval(clock); clock = null; }
     tick();
     if (expiresAt) clock = window.setInterval(tick, 15000);
@@ -112,9 +140,15 @@
   function tick() {
     const node = $("time-left");
     if (!expiresAt || isNaN(expiresAt.getTime())) { node.textContent = ""; return; }
-    const minutes = Math.max(0, Math.ceil((expiresAt.getTime() - Date.now()) / 60000));
-    node.textContent = minutes <= 1 ? "Less than a minute left" : minutes + " min left";
-    node.classList.toggle("low", minutes <= 5);
+    const until = graceUntil || expiresAt;
+    const minutes = Math.max(0, Math.ceil((until.getTime() - Date.now()) / 60000));
+    if (graceUntil) {
+      node.textContent = minutes <= 1 ? "Less than a minute to give your first answer"
+        : minutes + " min to give your first answer";
+    } else {
+      node.textContent = minutes <= 1 ? "Less than a minute left" : minutes + " min left";
+    }
+    node.classList.toggle("low", minutes <= (graceUntil ? 1 : 5));
   }
 
   function fail(message, retry) {
@@ -129,6 +163,7 @@
   const PLATFORM = who.platform;
   const ENDINGS = window.StyleCrowdEndings.endings;
   const REDIRECT_LABEL = window.StyleCrowdEndings.redirectLabel;
+  const DONE_NOTE = window.StyleCrowdEndings.doneNote;
 
   // An MTurk assignment is finished by posting the code to MTurk (the form is there when the link came from MTurk).
   function mturkForm(form, codeInput, code) {
@@ -169,7 +204,9 @@
       link.textContent = REDIRECT_LABEL[PLATFORM] || REDIRECT_LABEL.anonymous;
     }
     $("done-copy").hidden = !code;
-    let todo = "Please keep this code: the platform asks for it to confirm your submission.";
+    // An open link has no platform to report to: the code is kept in case the researcher asks for it.
+    let todo = redirectUrl ? "Click \u201c" + REDIRECT_LABEL.anonymous + "\u201d to finish."
+      : "Please keep this code: the researcher may ask you for it.";
     if (PLATFORM === "prolific") {
       todo = redirectUrl ? "Click the button to go back to Prolific, which records your completion with this code."
         : "Enter this code on Prolific to complete your submission.";
@@ -179,7 +216,18 @@
         : "Enter this code in the HIT on Amazon Mechanical Turk and submit it there.";
     }
     $("done-todo").textContent = todo;
+    $("done-note").textContent = DONE_NOTE[PLATFORM] || "";
     show("done");
+  }
+
+  // A link the study refuses (a placeholder left in it, another platform's link): trying again cannot help, so
+  // the page says why and what to do, with no retry button (the server-rendered page says the same, see views.py).
+  function refusedScreen(err) {
+    document.body.dataset.ending = "refused";
+    $("refused-heading").textContent = "This link cannot open the study";
+    $("refused-message").textContent = err.message;
+    $("refused-todo").textContent = config.refused_todo;
+    show("refused");
   }
 
   // Plain words for the API's error codes (docs/annotator-api.md, "Errors").
@@ -225,6 +273,7 @@
       if (err.code === "already_participated") return endScreen("already_participated", null, null);
       if (err.code === "screened_out") return endScreen("screened_out_before", null, null);
       if (err.code === "no_work_available") return endScreen("full", null, null);
+      if (err.code === "invalid_link") return refusedScreen(err);
       if (err.status === 404) return endScreen("unavailable", null, null);
       fail(explain(err), boot);
     }
@@ -360,6 +409,8 @@
       info: () => {}, submit: submitPractice,
     });
     practiceView.itemId = data.item.id;
+    practiceView.kind = data.item.kind;
+    $("practice-hint").innerHTML = HINTS[data.item.kind] || "";
     show("practice");
   }
 
@@ -372,7 +423,9 @@
     try {
       const { data } = await api("POST", tokenPath("practice/"), { item: practiceView.itemId, answer });
       $("practice-body").querySelectorAll("input").forEach((input) => { input.disabled = true; });
-      const verdict = data.correct ? "Correct. " : "Not quite: the answer is " + data.correct_answer + ". ";
+      // In the words the choices are drawn in ("S2 goes with A1 …"), never a code like "S2-S1".
+      const words = window.StyleCrowdItems.answerWords(practiceView.kind, data.correct_answer);
+      const verdict = data.correct ? "Correct: " + words + ". " : "Not quite: " + words + ". ";
       $("practice-feedback").textContent = verdict + (data.explanation || "");
       $("practice-feedback").className = "feedback " + (data.correct ? "right" : "wrong");
       $("practice-feedback").hidden = false;
@@ -424,7 +477,7 @@
     }
     store.set(instructionsSeenKey(), "1");
     setProgress(data.progress);
-    setDeadline(data.expires_at);
+    setDeadline(data.expires_at, data.progress && data.progress.done > 0);
     renderItem(data.item, notice);
   }
 
@@ -533,7 +586,22 @@
   // Keyboard tips are for keyboards: CSS hides them on touch screens until a key is pressed (annotator.css).
   document.addEventListener("keydown", () => document.documentElement.classList.add("keyboard-used"), { once: true });
 
+  // The practice screen shows the same key badges as the items: the same keys work there.
+  function practiceKey(event) {
+    if (busy || !practiceView || event.ctrlKey || event.metaKey || event.altKey) return;
+    const answering = !$("practice-submit").hidden;
+    if (event.key === "Enter") {
+      if (event.target && event.target.tagName === "BUTTON") return;  // the focused button's own Enter
+      event.preventDefault();
+      if (!answering) $("practice-continue").click();
+      else if (!$("practice-submit").disabled) submitPractice();
+      return;
+    }
+    if (answering && practiceView.onKey && practiceView.onKey(event)) event.preventDefault();
+  }
+
   document.addEventListener("keydown", (event) => {
+    if (document.body.dataset.screen === "practice") return practiceKey(event);
     if (document.body.dataset.screen !== "item" || busy) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const target = event.target;

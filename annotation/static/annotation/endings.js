@@ -19,7 +19,7 @@
       todo: {
         prolific: "Enter this screened-out code on Prolific (or use the button below), so that Prolific records that you were screened out.",
         mturk: "Submit the HIT on Mechanical Turk with this code (the button below), so that it is recorded that you were screened out.",
-        anonymous: "Please enter this code on the platform you came from.",
+        anonymous: "Please keep this code: the researcher may ask you for it.",
       },
     },
     expired: {
@@ -71,7 +71,11 @@
     },
   };
 
-  const REDIRECT_LABEL = { prolific: "Go to Prolific to finish", anonymous: "Return to the study platform" };
-
-  window.StyleCrowdEndings = { endings: ENDINGS, redirectLabel: REDIRECT_LABEL };
+  const REDIRECT_LABEL = { prolific: "Go to Prolific to finish", anonymous: "Continue" };
+  // Under the completion code, once: where the code goes (an open link has no platform, so nothing more to say).
+  const DONE_NOTE = {
+    prolific: "Keep this code until Prolific has approved your submission.",
+    mturk: "Keep this code until your HIT has been approved.",
+  };
+  window.StyleCrowdEndings = { endings: ENDINGS, redirectLabel: REDIRECT_LABEL, doneNote: DONE_NOTE };
 })();

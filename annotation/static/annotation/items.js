@@ -61,6 +61,15 @@
     };
   }
 
+  // A choice in words, as its card draws it: "S2 goes with A1 and S1 goes with A2", "S2 is closer in style to A1".
+  function answerWords(kind, value) {
+    if (kind === "quadruple") {
+      const [first, second] = String(value).split("-");
+      return first + " goes with A1 and " + second + " goes with A2";
+    }
+    return value + (kind === "style-or-content" ? " has the style of " : " is closer in style to ") + "A1";
+  }
+
   function quadruple(ctx) {
     const t = ctx.item.texts;
     ctx.body.appendChild(el("p", { class: "row-label", text: "Anchors" }));
@@ -286,5 +295,5 @@
     return renderer(Object.assign({ kind }, ctx));
   }
 
-  window.StyleCrowdItems = { render, hints: HINTS, feedback, copyRatio };
+  window.StyleCrowdItems = { render, hints: HINTS, feedback, copyRatio, answerWords };
 })();
