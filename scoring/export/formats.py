@@ -186,6 +186,8 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {spec.name: spec for spec in (
                  "application/x-parquet", _hub_writer),
 )}
 FORMATS = tuple(EXPORT_FORMATS)
+# The formats written as one file: what `rebuild_benchmark` can write (a folder format needs a whole export).
+FILE_FORMATS = tuple(name for name, spec in EXPORT_FORMATS.items() if not spec.folder)
 FORMAT_CHOICES = [(spec.name, spec.label) for spec in EXPORT_FORMATS.values()]
 
 
