@@ -293,7 +293,7 @@ def test_stel_import_refuses_a_component_mismatch_and_a_broken_row(tmp_path: Pat
     assert "bad.tsv, line 6: 'Correct Alternative' must be 1 or 2" in message
     (tmp_path / "header.tsv").write_text("a\tb\n1\t2\n", encoding="utf-8")
     message, _ = failing_command("import_corpus", "--name", "s", "--format", "stel", str(tmp_path / "header.tsv"))
-    assert "header.tsv, line 1: not a STEL TSV" in message
+    assert "header.tsv, line 1: missing column(s) 'Anchor 1'" in message and "not a STEL TSV" in message
     assert nothing_stored()
 
 
