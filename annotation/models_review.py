@@ -1,4 +1,4 @@
-"""Rewrite studies (issue 12, points 1-2): a rewrite study's settings, reviewers' decisions on rewrites, and blocked
+"""Rewrite studies and their review: a rewrite study's settings, reviewers' decisions on rewrites, and blocked
 workers. Kept apart from `models.py`; the services are `annotation/services/rewrites.py` and `review.py`."""
 from __future__ import annotations
 

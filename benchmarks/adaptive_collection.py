@@ -1,4 +1,4 @@
-"""Adaptive collection saving (issue 4): the same items collected with and without adaptive stopping.
+"""Adaptive collection saving: the same items collected with and without adaptive stopping.
 
 Items are the 200 real STEL task instances in ../shared/data/stel/quad_questions_char_*.tsv. Each item's
 probability of a correct answer comes from its `# Votes out of 5 for Correct Alternative` (votes/5) where that

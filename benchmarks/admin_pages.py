@@ -1,4 +1,4 @@
-"""The admin's heaviest pages with 10,000 responses (issue 10): the agreement dashboard (its HTML and the four plots
+"""The admin's heaviest pages with 10,000 responses: the agreement dashboard (its HTML and the four plots
 the browser then loads), a metric evaluation's page (with its plot) and the responses changelist, timed in-process
 with Django's test client on a fresh demo database (SQLite, eager Celery, as `make demo`).
 

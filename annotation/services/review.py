@@ -1,4 +1,4 @@
-"""Review of rewrites (issue 12, point 2), as GYAFC's experts reviewed theirs: accept, or reject with a reason the
+"""Review of rewrites, as GYAFC's experts reviewed theirs: accept, or reject with a reason the
 worker is shown on their next visit; a rejected rewrite is invalidated and its slot released, so the assignment
 engine hands the source to another worker until k rewrites are accepted. Blocking a worker refuses their later
 sessions and flags their pending rewrites; a qualification rule admits only workers with enough accepted rewrites

@@ -1,4 +1,4 @@
-"""Rewrite studies (issue 12, point 1): sources read from a file or a corpus side, filtered as GYAFC filtered its
+"""Rewrite studies: sources read from a file or a corpus side, filtered as GYAFC filtered its
 Yahoo Answers sentences, turned into a study of k rewrites per source with a target style, worked examples,
 length limits, copy detection (rapidfuzz) and an optional persona questionnaire (PASTEL's attributes)."""
 from __future__ import annotations
