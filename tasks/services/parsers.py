@@ -32,7 +32,6 @@ class PairRow:
 
 # --- parsing -------------------------------------------------------------------------------------------
 
-FORMATS = ("aligned", "turkcorpus", "pairs", "stel")
 # Style tags that STEL's published IDs use (QQ_ction-0-wiki-0_…), mapped to our component labels.
 STEL_ID_TAGS = {
     "ction": "contracted", "wiki": "expanded", "leet": "substituted", "norm": "plain",
