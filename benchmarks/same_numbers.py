@@ -161,7 +161,7 @@ def main() -> None:
                 raise Rollback
         except Rollback:
             pass
-    print(json.dumps(stable(figures), indent=1, sort_keys=True, default=str))
+    print(json.dumps({name: stable(value) for name, value in figures.items()}, indent=1, sort_keys=True, default=str))
 
 
 if __name__ == "__main__":
