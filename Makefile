@@ -107,16 +107,20 @@ serve: $(STAMP)
 
 test: $(STAMP) browsers
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(TEST_ENV) $(BIN)/python -m pytest
 
 # The lane without Celery workers, Chromium, neural models or slow tests (live-server HTTP tests, the concurrency
 # races, the SQLite demo); `make test` runs everything. Markers: pytest.ini, set from fixtures in tests/conftest.py.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(TEST_ENV) $(BIN)/python -m pytest -n auto -m "not worker and not browser and not model and not slow" -q
 
+# ruff, and the apps' one-way layering (import-linter's contract in pyproject.toml, [tool.importlinter]).
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) demo.sqlite3 .pytest_cache test-artifacts

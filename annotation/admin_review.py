@@ -1,4 +1,4 @@
-"""The review queue for rewrites (issue 12, point 2): a keyboard-driven admin view over pending rewrites with source
+"""The review queue for rewrites: a keyboard-driven admin view over pending rewrites with source
 and rewrite side by side (a accept, r + digit reject with a reason, j/k move), per-worker acceptance rates and
 blocking. Every door needs the change permission on rewrite reviews; the work is in annotation/services/review.py."""
 from __future__ import annotations

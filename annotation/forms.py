@@ -6,6 +6,7 @@ from typing import Any
 from django import forms
 
 from annotation.models import ORDERING_KINDS, EntryPlatform, new_study_code
+from annotation.models_review import COPY_THRESHOLD_DEFAULT
 from annotation.services.writing_signals.registry import thresholds_parse
 from tasks.models import Corpus, InstanceStatus, StyleComponent
 
@@ -75,7 +76,7 @@ class StudyCreateForm(forms.Form):
                                             label="Rewrite min length (characters)")
     rewrite_max_length = forms.IntegerField(required=False, min_value=1, initial=500,
                                             label="Rewrite max length (characters)")
-    copy_threshold = forms.FloatField(required=False, min_value=0, max_value=100, initial=90,
+    copy_threshold = forms.FloatField(required=False, min_value=0, max_value=100, initial=int(COPY_THRESHOLD_DEFAULT),
                                       help_text="Refuse a rewrite this similar (rapidfuzz ratio, 0-100) to its source.")
     persona = forms.CharField(required=False, help_text="Persona questions (PASTEL), comma-separated: gender, age, "
                                                         "ethnicity, country, education, political_orientation.")

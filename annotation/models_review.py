@@ -1,9 +1,13 @@
-"""Rewrite studies (issue 12, points 1-2): a rewrite study's settings, reviewers' decisions on rewrites, and blocked
+"""Rewrite studies and their review: a rewrite study's settings, reviewers' decisions on rewrites, and blocked
 workers. Kept apart from `models.py`; the services are `annotation/services/rewrites.py` and `review.py`."""
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+
+# The copy rule's default threshold (annotation.services.rewrites.rewrite_check), for every door that creates a
+# rewrite study: service, API serializer, admin form, command line.
+COPY_THRESHOLD_DEFAULT = 90.0
 
 
 class RewriteSettings(models.Model):
@@ -16,7 +20,8 @@ class RewriteSettings(models.Model):
     examples = models.JSONField(default=list, blank=True, help_text='[{"source": …, "rewrite": …, "note": …}]')
     max_length = models.PositiveIntegerField(default=500)
     copy_threshold = models.FloatField(
-        default=90.0, help_text="A rewrite whose rapidfuzz ratio with its source (0-100) is at least this is a copy.")
+        default=COPY_THRESHOLD_DEFAULT,
+        help_text="A rewrite whose rapidfuzz ratio with its source (0-100) is at least this is a copy.")
     review_required = models.BooleanField(default=True, help_text="Only rewrites accepted by a reviewer count.")
     persona_questions = models.JSONField(default=list, blank=True, help_text="Names of the persona questions asked.")
     filters = models.JSONField(default=dict, blank=True, help_text="Source preprocessing filters and their counts.")

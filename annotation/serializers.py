@@ -4,6 +4,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.models import Participant
+from annotation.models_review import COPY_THRESHOLD_DEFAULT
 
 
 class SessionCreateInput(serializers.Serializer):
@@ -237,7 +238,8 @@ class RewriteCreateInput(serializers.Serializer):
                                      help_text="Worked examples {source, rewrite, note}; empty: the style's defaults.")
     min_length = serializers.IntegerField(default=10)
     max_length = serializers.IntegerField(default=500)
-    copy_threshold = serializers.FloatField(default=90.0, help_text="rapidfuzz ratio (0-100) refused as a copy.")
+    copy_threshold = serializers.FloatField(default=COPY_THRESHOLD_DEFAULT,
+                                            help_text="rapidfuzz ratio (0-100) refused as a copy.")
     persona = serializers.ListField(required=False, default=list,
                                     help_text="PASTEL attribute names, or own questions {name, text, choices}.")
     filters = RewriteFiltersInput(required=False, default=None, allow_null=True)

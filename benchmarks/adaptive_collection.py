@@ -1,4 +1,4 @@
-"""Adaptive collection saving (issue 4): the same items collected with and without adaptive stopping.
+"""Adaptive collection saving: the same items collected with and without adaptive stopping.
 
 Items are the 200 real STEL task instances in ../shared/data/stel/quad_questions_char_*.tsv. Each item's
 probability of a correct answer comes from its `# Votes out of 5 for Correct Alternative` (votes/5) where that
@@ -36,13 +36,25 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sc_ann
 
 from load_annotation import ensure_database, wait_for  # noqa: E402
 
-VOTES = "# Votes out of 5 for Correct Alternative"
+from tasks.stel import tsv as stel_tsv  # noqa: E402
+
+VOTES = stel_tsv.VOTES
 
 
 def read_stel(shared: Path) -> pd.DataFrame:
-    paths = sorted(shared.glob("stel/quad_questions_char_*.tsv"))
-    frames = [pd.read_csv(path, sep="\t", index_col=0) for path in paths]
-    return pd.concat(frames, ignore_index=True)
+    """The published instances, read by STEL's one reader (tasks.stel.tsv), as a frame with STEL's column names."""
+    records = []
+    seen: dict[str, str] = {}
+    for path in sorted(shared.glob("stel/quad_questions_char_*.tsv")):
+        records += stel_tsv.stel_tsv_parse(path.read_text("utf-8"), where=lambda line, path=path: f"{path}:{line}",
+                                           empty=str(path), seen=seen)
+    return pd.DataFrame({
+        stel_tsv.ANCHOR_1: [r.anchor_1 for r in records], stel_tsv.ANCHOR_2: [r.anchor_2 for r in records],
+        stel_tsv.ALTERNATIVE_1: [r.alternative_1 for r in records],
+        stel_tsv.ALTERNATIVE_2: [r.alternative_2 for r in records], stel_tsv.CORRECT: [r.correct for r in records],
+        stel_tsv.ID: [r.id for r in records], VOTES: [r.votes for r in records],
+        stel_tsv.STYLE_TYPE: [r.style_type for r in records],
+    })
 
 
 def item_probabilities(frame: pd.DataFrame, mean: float, seed: int, concentration: float) -> tuple[dict, str]:

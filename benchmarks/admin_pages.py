@@ -1,4 +1,4 @@
-"""The admin's heaviest pages with 10,000 responses (issue 10): the agreement dashboard (its HTML and the four plots
+"""The admin's heaviest pages with 10,000 responses: the agreement dashboard (its HTML and the four plots
 the browser then loads), a metric evaluation's page (with its plot) and the responses changelist, timed in-process
 with Django's test client on a fresh demo database (SQLite, eager Celery, as `make demo`).
 
@@ -92,14 +92,14 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     media = tempfile.mkdtemp(prefix="pages-media-")
     with override_settings(MEDIA_ROOT=media, ALLOWED_HOSTS=["testserver"]):
-        from scoring.agreement.runs import agreement_run_execute, agreement_run_start
+        from scoring.agreement.runs import agreement_run_compute, agreement_run_start
         from scoring.metric_evaluation.demo import likert_demo_load
         from scoring.metric_evaluation.services import metric_evaluation_start
 
         study = seed(args.items, args.k)
         started = time.perf_counter()
         run = agreement_run_start(study=study, seed=1, resamples=200, created_by="bench")  # eager: runs now
-        run = agreement_run_execute(run_id=run.pk)
+        run = agreement_run_compute(run_id=run.pk)
         compute_s = time.perf_counter() - started
         likert_demo_load()
         evaluation = metric_evaluation_start(study_slug="likert-demo", question="content_preservation",

@@ -1,4 +1,4 @@
-"""Agreement statistics at scale (issue 4): seed N instances × k responses into PostgreSQL with COPY, then time
+"""Agreement statistics at scale: seed N instances × k responses into PostgreSQL with COPY, then time
 
   * the floor: merely reading the rows (responses + items) into memory, and
   * everything `compute_agreement` computes: per-instance votes/majority, Fleiss' kappa and Krippendorff's alpha

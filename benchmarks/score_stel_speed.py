@@ -37,8 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
-HEADER = ["", "Anchor 1", "Anchor 2", "Alternative 1.1", "Alternative 1.2", "Correct Alternative", "ID",
-          "# Votes out of 5 for Correct Alternative", "style type"]
+from tasks.stel.tsv import HEADER  # noqa: E402 (STEL's header, defined once)
 
 
 def turk_pairs_normalized(shared: Path, seed: int) -> list[tuple[str, str]]:

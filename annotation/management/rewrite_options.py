@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from annotation.models_review import COPY_THRESHOLD_DEFAULT
 from annotation.services.rewrites import rewrite_study_create, sources_from_corpus, sources_read
 from annotation.services.writing_signals.registry import thresholds_parse
 from core.commands import json_file_read
@@ -19,7 +20,7 @@ def rewrite_arguments_add(parser: Any) -> None:
     group.add_argument("--target-style", default="", help="The style to rewrite into, e.g. formal.")
     group.add_argument("--examples", help="JSON list of worked examples {source, rewrite, note}.")
     group.add_argument("--rewrite-max-length", type=int, default=500)
-    group.add_argument("--copy-threshold", type=float, default=90.0,
+    group.add_argument("--copy-threshold", type=float, default=COPY_THRESHOLD_DEFAULT,
                        help="Refuse a rewrite whose rapidfuzz ratio with its source (0-100) is at least this.")
     group.add_argument("--persona", default="",
                        help="Persona questions asked before writing (PASTEL): attributes comma-separated, 'pastel' for "

@@ -29,6 +29,7 @@ from annotation.services.display import public_item, shown_for_item, shown_for_s
 from annotation.services.participation import batch_deadline, first_answer_deadline
 from annotation.services.screening import study_screening_pool
 from tasks.models import ScreeningQuestion
+from tasks.stel.majority import m_of_k_final
 
 LOCK_WAIT_SECONDS = 5.0  # how long a reserver waits for items other reservers hold locked
 
@@ -361,7 +362,7 @@ def reservations_release_expired(*, now: datetime | None = None) -> dict[str, in
 
 def item_decision_final(*, correct: int, wrong: int, k: int, m: int) -> bool:
     """True when no further answers can change the m-of-k decision (validated already, or out of reach)."""
-    return correct >= m or wrong > k - m
+    return bool(m_of_k_final(correct, wrong, k, m))
 
 
 def guide_agrees(*, first_answers: list[str], guide_answer: str, stop_after: int | None) -> bool:

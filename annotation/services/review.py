@@ -1,4 +1,4 @@
-"""Review of rewrites (issue 12, point 2), as GYAFC's experts reviewed theirs: accept, or reject with a reason the
+"""Review of rewrites, as GYAFC's experts reviewed theirs: accept, or reject with a reason the
 worker is shown on their next visit; a rejected rewrite is invalidated and its slot released, so the assignment
 engine hands the source to another worker until k rewrites are accepted. Blocking a worker refuses their later
 sessions and flags their pending rewrites; a qualification rule admits only workers with enough accepted rewrites
@@ -220,6 +220,41 @@ def review_decide(*, response_id: int, decision: str, reviewer: Any, reason: str
             Response.objects.filter(pk=response.pk).update(is_valid=False)
             reservations_release(Reservation.objects.filter(pk=response.reservation_id, released=False), now=now)
     return review
+
+
+# The automatic review (scripted pipelines and the demo; a person reviews real studies in the queue): a rewrite that
+# keeps too little of its source's words has changed its meaning.
+AUTO_REVIEW_MIN_OVERLAP = 60.0
+
+
+def rewrite_keeps_meaning(*, source: str, rewrite: str, min_overlap: float = AUTO_REVIEW_MIN_OVERLAP) -> bool:
+    """The auto-review rule: rapidfuzz token_sort_ratio of rewrite and source (lower-cased) at least `min_overlap`
+    (0-100)."""
+    from rapidfuzz import fuzz
+
+    return fuzz.token_sort_ratio(source.lower(), rewrite.lower()) >= min_overlap
+
+
+def reviews_decide_pending(*, study: Study, auto: bool, min_overlap: float = AUTO_REVIEW_MIN_OVERLAP,
+                           reviewer: Any = None, progress: Any = None) -> dict[str, int]:
+    """Decide every pending rewrite of `study` through `review_decide`: with `auto`, reject as "meaning changed" the
+    rewrites that fail `rewrite_keeps_meaning` and accept the rest; without it, accept them all. Rejected rewrites
+    reopen their slots. `progress(done, total)` is called after each."""
+    if not 0 <= min_overlap <= 100:
+        raise ApplicationError(f"Min overlap must be within 0…100, not {min_overlap}.", field="min_overlap")
+    counts = {"accepted": 0, "rejected": 0}
+    rows = review_queue(study=study, limit=100_000)
+    for done, row in enumerate(rows, start=1):
+        if auto and not rewrite_keeps_meaning(source=row["source"], rewrite=row["rewrite"], min_overlap=min_overlap):
+            review_decide(response_id=row["response"], decision="reject", reviewer=reviewer,
+                          reason=RejectionReason.MEANING)
+            counts["rejected"] += 1
+        else:
+            review_decide(response_id=row["response"], decision="accept", reviewer=reviewer)
+            counts["accepted"] += 1
+        if progress is not None:
+            progress(done, len(rows))
+    return {"reviewed": len(rows), **counts}
 
 
 def worker_block(*, platform: str, external_id: str, reason: str, blocked_by: Any) -> dict[str, Any]:

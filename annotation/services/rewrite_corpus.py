@@ -1,4 +1,4 @@
-"""Rewrites become a corpus (issue 12, point 3): the accepted rewrites of a rewrite study as a parallel corpus, one
+"""Rewrites become a corpus: the accepted rewrites of a rewrite study as a parallel corpus, one
 pair per (source, accepted rewrite), with the pairs of one source kept together (multi-reference), the writer and
 the review on every pair, and train/tune/test splits drawn by source with a seed. The corpus is an ordinary
 `tasks.Corpus` (format "built"), so `generate_instances` takes it unchanged."""

@@ -1,4 +1,4 @@
-"""Rewrite studies (issue 12, point 1): sources read from a file or a corpus side, filtered as GYAFC filtered its
+"""Rewrite studies: sources read from a file or a corpus side, filtered as GYAFC filtered its
 Yahoo Answers sentences, turned into a study of k rewrites per source with a target style, worked examples,
 length limits, copy detection (rapidfuzz) and an optional persona questionnaire (PASTEL's attributes)."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ from django.db import transaction
 from rapidfuzz import fuzz
 
 from annotation.models import ItemKind, Participant, Study
-from annotation.models_review import RewriteSettings
+from annotation.models_review import COPY_THRESHOLD_DEFAULT, RewriteSettings
 from annotation.services.studies import DEFAULT_ELIGIBILITY, study_create
 from core.errors import ApplicationError
 from tasks.services.parsers import read_text, records_read
@@ -178,7 +178,8 @@ def rewrite_check(*, shown: dict[str, Any], text: str) -> str | None:
 def rewrite_study_create(
     *, slug: str, sources: list[tuple[str, str]], target_style: str, filters: dict[str, Any] | None = None,
     examples: list[dict[str, Any]] | None = None, min_length: int = 10, max_length: int = 500,
-    copy_threshold: float = 90.0, persona: list[str | dict[str, Any]] | None = None, min_accepted: int = 0,
+    copy_threshold: float = COPY_THRESHOLD_DEFAULT, persona: list[str | dict[str, Any]] | None = None,
+    min_accepted: int = 0,
     min_rate: float = 0.0, signal_thresholds: dict[str, Any] | None = None, signal_auto_reject: Any = None,
     eligibility_questions: list[dict[str, Any]] | None = None, task_description: str | None = None,
     **study_options: Any,

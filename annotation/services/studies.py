@@ -15,6 +15,7 @@ from annotation.services.participation import PROLIFIC_ID
 from annotation.services.screening import screening_require
 from core.errors import ApplicationError
 from tasks.models import InstanceStatus, Setup, StyleComponent, TaskInstance
+from tasks.stel.majority import min_correct_default
 
 LIKERT_DESCRIPTION = """\
 In each question you see an original sentence and a rewrite of it (sometimes with a human reference rewrite).
@@ -257,7 +258,7 @@ def study_create(
     if Study.objects.filter(slug=slug).exists():
         raise ApplicationError(f"A study with slug '{slug}' already exists.", code="conflict", status=409)
     if min_correct is None:
-        min_correct = annotators_per_item // 2 + 1  # a strict majority: 3 of 5, as STEL
+        min_correct = min_correct_default(annotators_per_item)  # a strict majority: 3 of 5, as STEL
     if item_kind not in ORDERING_KINDS:
         min_correct = min(min_correct, annotators_per_item)  # no correct answers: the m-of-k rule does not apply
     if annotators_per_item < 1:

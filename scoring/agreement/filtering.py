@@ -21,6 +21,7 @@ from scoring.agreement.runs import json_safe
 from scoring.agreement.stats.summary import agreement_compute
 from scoring.models import FilterRun
 from tasks.models import InstanceStatus, TaskInstance
+from tasks.stel.majority import m_of_k_validated, stel_surplus_correct
 
 SURPLUS_RULES = ("first", "stel")
 
@@ -67,11 +68,11 @@ def surplus_stel_apply(*, items: pd.DataFrame, study: Study, k: int, m: int) -> 
     wrong = valid["answer"].to_numpy() != correct_answer.reindex(valid["item_id"]).to_numpy()
     incorrect = pd.Series(wrong, index=valid["item_id"].to_numpy()).groupby(level=0).sum()
     n_incorrect = items["item_id"].map(incorrect).fillna(0).astype(np.int64).to_numpy()
-    n_correct = np.where(surplus, np.maximum(0, k - n_incorrect), items["n_correct"].to_numpy())
+    n_correct = np.where(surplus, stel_surplus_correct(n_incorrect, k), items["n_correct"].to_numpy())
     changed = int((n_correct != items["n_correct"].to_numpy()).sum())
     decision = items["decision"].to_numpy().copy()
     decidable = surplus & np.isin(decision, ["validated", "rejected"])
-    decision[decidable] = np.where(n_correct[decidable] >= m, "validated", "rejected")
+    decision[decidable] = np.where(m_of_k_validated(n_correct[decidable], m), "validated", "rejected")
     return items.assign(n_correct=n_correct, decision=decision), changed
 
 

@@ -20,6 +20,7 @@ from annotation.models import ItemKind, Participant, Response, Study, StudyItem
 from core.errors import ApplicationError
 from scoring.agreement.stats.alpha import LEVELS
 from scoring.agreement.stats.scales import scale_parse
+from tasks.stel.majority import min_correct_default
 
 REQUIRED = ("item", "annotator", "value")
 OPTIONAL = ("question", "item_text", "correct")
@@ -165,7 +166,7 @@ def annotations_import(
         slug=study_slug,
         defaults={"title": f"Imported annotations ({Path(path).name})", "item_kind": kind,
                   "origin": Study.Origin.IMPORTED, "status": Study.Status.CLOSED, "annotators_per_item": k,
-                  "min_correct": k // 2 + 1},
+                  "min_correct": min_correct_default(k)},
     )
     if not created and study.origin != Study.Origin.IMPORTED:
         raise ApplicationError(f"study '{study_slug}' collects annotations on the platform; import into a new slug",

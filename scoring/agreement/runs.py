@@ -65,7 +65,7 @@ def agreement_run_start(
     return run
 
 
-def agreement_run_execute(
+def agreement_run_compute(
     *, run_id: int, job_id: int | None = None, progress: Callable[[int, int], None] | None = None
 ) -> AgreementRun:
     """Compute and store the run's statistics. Running it again after a crash recomputes the same numbers
@@ -97,6 +97,17 @@ def agreement_run_execute(
             locked.save(update_fields=["result", "items_path", "computed_at"])
     run.refresh_from_db()
     return run
+
+
+def agreement_run_execute(*, job: Any) -> dict[str, Any]:
+    """Body of the Celery task: the run this job fills (its parameters live on the run), computed once, its plots
+    drawn; the job's result."""
+    from scoring.agreement.dashboard import plots_prerender
+
+    run = agreement_run_compute(run_id=AgreementRun.objects.values_list("pk", flat=True).get(job=job), job_id=job.pk)
+    plots_prerender(run=run)
+    return {"agreement_run": run.pk, "fleiss_kappa": run.result.get("fleiss_kappa"),
+            "krippendorff_alpha": run.result.get("krippendorff_alpha")}
 
 
 def _write_items(*, run_id: int, per_item: Any) -> Path:

@@ -9,6 +9,7 @@ from core.jobs import job_running
 __all__ = ["agreement_compute_task", "filter_run_task", "aggregation_task"]
 
 
+# `run_id`: the run is the one that holds the job (AgreementRun.job); the id travels for the logs and the broker.
 @shared_task(name="scoring.agreement_compute", acks_late=True, reject_on_worker_lost=True)
 def agreement_compute_task(job_id: int, run_id: int) -> int:
     from scoring.agreement.runs import agreement_run_execute
@@ -16,12 +17,7 @@ def agreement_compute_task(job_id: int, run_id: int) -> int:
     with job_running(job_id) as job:
         if job is None:
             return run_id
-        run = agreement_run_execute(run_id=run_id, job_id=job_id)
-        from scoring.agreement.dashboard import plots_prerender
-
-        plots_prerender(run=run)
-        job.result = {"agreement_run": run.pk, "fleiss_kappa": run.result.get("fleiss_kappa"),
-                      "krippendorff_alpha": run.result.get("krippendorff_alpha")}
+        job.result = agreement_run_execute(job=job)
     return run_id
 
 

@@ -14,17 +14,10 @@ __all__ = ["metric_evaluation_execute_task"]
 
 @shared_task(name="scoring.evaluate_metrics", acks_late=True, reject_on_worker_lost=True)
 def metric_evaluation_execute_task(job_id: int, evaluation_id: int) -> int:
-    from scoring.metric_evaluation.services import metric_evaluation_execute, metric_evaluation_summary
+    from scoring.metric_evaluation.services import metric_evaluation_execute
 
     with job_running(job_id) as job:
         if job is None:
             return evaluation_id
-        evaluation = metric_evaluation_execute(evaluation_id=evaluation_id, job_id=job_id)
-        summary = metric_evaluation_summary(evaluation)
-        if (evaluation.results or {}).get("columns"):
-            from scoring.metric_evaluation.plots import evaluation_plot_cached
-
-            evaluation_plot_cached(evaluation)  # drawn once, now, not when the page is opened
-        job.result = {"evaluation": evaluation.pk, "n_items": summary["n_items"],
-                      "rho": {column: row["rho"] for column, row in summary["correlations"].items()}}
+        job.result = metric_evaluation_execute(job=job)
     return evaluation_id

@@ -14,11 +14,10 @@ __all__ = ["model_run_execute_task"]
 
 @shared_task(name="scoring.model_annotators.run", acks_late=True, reject_on_worker_lost=True)
 def model_run_execute_task(job_id: int, run_id: int) -> int:
-    from scoring.model_annotators.runs import model_run_execute, model_run_summary
+    from scoring.model_annotators.runs import model_run_execute
 
     with job_running(job_id) as job:
         if job is None:
             return run_id
-        run = model_run_execute(run_id=run_id, job_id=job_id)
-        job.result = model_run_summary(run)
+        job.result = model_run_execute(job=job)
     return run_id

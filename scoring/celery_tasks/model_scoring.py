@@ -15,11 +15,10 @@ __all__ = ["score_run_execute_task"]
 
 @shared_task(name="scoring.model_scoring.score_run", acks_late=True, reject_on_worker_lost=True)
 def score_run_execute_task(job_id: int, run_id: int) -> int:
-    from scoring.model_scoring.runs import score_run_execute, score_run_summary
+    from scoring.model_scoring.runs import score_run_execute
 
     with job_running(job_id) as job:
         if job is None:
             return run_id
-        run = score_run_execute(run_id=run_id, job_id=job_id)
-        job.result = score_run_summary(run)
+        job.result = score_run_execute(job=job)
     return run_id

@@ -24,9 +24,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from core.errors import ApplicationError
+from tasks.stel import tsv as stel_tsv
 
-STEL_COLUMNS = ["Anchor 1", "Anchor 2", "Alternative 1.1", "Alternative 1.2", "Correct Alternative", "ID",
-                "# Votes out of 5 for Correct Alternative", "style type"]
+STEL_COLUMNS = stel_tsv.COLUMNS  # the format is defined once, in tasks.stel.tsv
 PLAIN_FIELDS = ["anchor_1", "anchor_2", "alternative_1_1", "alternative_1_2", "correct_alternative", "id", "votes",
                 "style_type"]
 TEXT_FIELDS = ["anchor_1", "anchor_2", "alternative_1_1", "alternative_1_2"]
@@ -114,15 +114,14 @@ def file_facts(path: Path, *, root: Path, rows: int, **extra: Any) -> dict[str, 
 
 
 def write_stel_tsv(frame: pd.DataFrame, path: Path) -> None:
-    table = pd.DataFrame({
-        "Anchor 1": frame["anchor_1"], "Anchor 2": frame["anchor_2"], "Alternative 1.1": frame["alternative_1_1"],
-        "Alternative 1.2": frame["alternative_1_2"], "Correct Alternative": frame["correct_alternative"],
-        "ID": frame["id"], "# Votes out of 5 for Correct Alternative": frame["votes_text"],
-        "style type": frame["style_type"],
-    }, columns=STEL_COLUMNS)
-    table.index = range(len(table))
-    # pandas' writer is how STEL produced its files: same quoting, leading unnamed index column, "\n" endings.
-    atomic_write(path, lambda tmp: table.to_csv(tmp, sep="\t", lineterminator="\n", encoding="utf-8"))
+    """STEL's TSV, by STEL's one writer (`tasks.stel.tsv.stel_tsv_write`)."""
+    columns = {
+        stel_tsv.ANCHOR_1: frame["anchor_1"], stel_tsv.ANCHOR_2: frame["anchor_2"],
+        stel_tsv.ALTERNATIVE_1: frame["alternative_1_1"], stel_tsv.ALTERNATIVE_2: frame["alternative_1_2"],
+        stel_tsv.CORRECT: frame["correct_alternative"], stel_tsv.ID: frame["id"], stel_tsv.VOTES: frame["votes_text"],
+        stel_tsv.STYLE_TYPE: frame["style_type"],
+    }
+    atomic_write(path, lambda tmp: stel_tsv.stel_tsv_write(columns, tmp))
 
 
 def write_jsonl(frame: pd.DataFrame, path: Path, *, columns: list[str]) -> None:
@@ -186,6 +185,8 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {spec.name: spec for spec in (
                  "application/x-parquet", _hub_writer),
 )}
 FORMATS = tuple(EXPORT_FORMATS)
+# The formats written as one file: what `rebuild_benchmark` can write (a folder format needs a whole export).
+FILE_FORMATS = tuple(name for name, spec in EXPORT_FORMATS.items() if not spec.folder)
 FORMAT_CHOICES = [(spec.name, spec.label) for spec in EXPORT_FORMATS.values()]
 
 

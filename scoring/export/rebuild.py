@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from core.errors import ApplicationError
-from scoring.export.formats import EXPORT_FORMATS, IDS_FIELDS, text_digest
+from scoring.export.formats import EXPORT_FORMATS, FILE_FORMATS, IDS_FIELDS, text_digest
 from tasks.models import Corpus, ParallelPair, Setup, TaskInstance
 
 SHOWN = 5  # rows named in an error message
@@ -64,11 +64,11 @@ def _texts_from_pairs(row: dict[str, Any], pairs: dict[str, ParallelPair]) -> tu
 
 def benchmark_rebuild(*, ids_path: Path, out: Path, fmt: str = "stel-tsv",
                       corpus_map: dict[str, str] | None = None) -> dict[str, Any]:
-    """Write the full benchmark (`fmt`: stel-tsv, jsonl or parquet) from an ids-only file and the corpora here."""
+    """Write the full benchmark (`fmt`: one of FILE_FORMATS) from an ids-only file and the corpora here."""
     spec = EXPORT_FORMATS.get(fmt)
     if spec is None or spec.folder:
-        raise ApplicationError(f"Format must be stel-tsv, jsonl or parquet, not '{fmt}'", code="invalid_format",
-                               field="format")
+        raise ApplicationError(f"Format must be {', '.join(FILE_FORMATS[:-1])} or {FILE_FORMATS[-1]}, not '{fmt}'",
+                               code="invalid_format", field="format")
     out = Path(out).resolve()
     if out.is_dir():
         raise ApplicationError(f"Out: {out} is a directory; give a file name", code="invalid_out", field="out")

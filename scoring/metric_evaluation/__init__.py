@@ -1,4 +1,4 @@
-"""Automatic metrics for rewrites and their meta-evaluation against human Likert ratings (issue 5).
+"""Automatic metrics for rewrites and their meta-evaluation against human Likert ratings.
 
 `base` holds the interface and registry; `lexical`, `neural` and `logprob` the built-in metrics;
 `selectors`/`services` the meta-evaluation; `correlation` the statistics; `plots` the admin figure.

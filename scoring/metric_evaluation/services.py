@@ -132,6 +132,22 @@ def metric_evaluation_compute(
     }
 
 
+def metric_evaluation_execute(*, job: Any) -> dict[str, Any]:
+    """Body of the Celery task: the evaluation this job fills (its request lives on the evaluation), computed once,
+    its plot drawn; the job's result."""
+    from scoring.models import MetricEvaluation
+
+    evaluation = metric_evaluation_stored_compute(
+        evaluation_id=MetricEvaluation.objects.values_list("pk", flat=True).get(job=job), job_id=job.pk)
+    summary = metric_evaluation_summary(evaluation)
+    if (evaluation.results or {}).get("columns"):
+        from scoring.metric_evaluation.plots import evaluation_plot_cached
+
+        evaluation_plot_cached(evaluation)  # drawn once, now, not when the page is opened
+    return {"evaluation": evaluation.pk, "n_items": summary["n_items"],
+            "rho": {column: row["rho"] for column, row in summary["correlations"].items()}}
+
+
 def _evaluation_create(*, request: EvaluationRequest, created_by: str, results: dict[str, Any] | None,
                        job: Any = None) -> Any:
     from scoring.models import MetricEvaluation
@@ -176,8 +192,8 @@ def metric_evaluation_start(
     return evaluation
 
 
-def metric_evaluation_execute(*, evaluation_id: int, job_id: int | None = None) -> Any:
-    """The Celery task's body: recompute from the stored request (idempotent: a finished one is left alone)."""
+def metric_evaluation_stored_compute(*, evaluation_id: int, job_id: int | None = None) -> Any:
+    """Compute a stored evaluation from its request (idempotent: a finished one is left alone)."""
     from scoring.models import MetricEvaluation
 
     evaluation = MetricEvaluation.objects.select_related("study").get(pk=evaluation_id)

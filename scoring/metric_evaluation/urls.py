@@ -1,4 +1,4 @@
-"""API routes of the metric meta-evaluation (issue 5)."""
+"""API routes of the metric meta-evaluation."""
 from django.urls import path
 
 from scoring.metric_evaluation import api

@@ -1,5 +1,5 @@
 """Model runs as background jobs: `model_run_start` (every door calls it: checks, stores the run, queues the job),
-`model_run_execute` (the Celery task), `model_run_stop` (the stop button).
+`model_run_compute` (the Celery task), `model_run_stop` (the stop button).
 
 A run asks every item of its study in every order (`prompts.py`). Replies are cached by (back-end, model, prompt),
 so a rerun, or a second study showing the same items, asks nothing again. An endpoint model is asked by up to
@@ -179,7 +179,7 @@ def _answer_row(*, run: ModelRun, ask: Ask, reply: ModelReply, key: str, correct
     )
 
 
-def model_run_execute(*, run_id: int, job_id: int | None = None,
+def model_run_compute(*, run_id: int, job_id: int | None = None,
                       progress: Callable[[int, int], None] | None = None) -> ModelRun:
     """Ask every question not answered yet (cache first), write the answers as they come, honour the stop button,
     and finish the run with its counts and summary. A run already computed is returned unchanged."""
@@ -305,6 +305,13 @@ def _finish(*, run_id: int, stopped: bool) -> ModelRun:
         run.computed_at = timezone.now()
         run.save()
     return run
+
+
+def model_run_execute(*, job: Any) -> dict[str, Any]:
+    """Body of the Celery task: the run this job fills (its settings live on the run), asked to the end or to its
+    stop button; its summary as the job's result."""
+    return model_run_summary(model_run_compute(run_id=ModelRun.objects.values_list("pk", flat=True).get(job=job),
+                                               job_id=job.pk))
 
 
 def model_run_summary(run: ModelRun) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Scoring style-similarity methods on STEL-format benchmarks (STEL §5, issue 5).
+"""Scoring style-similarity methods on STEL-format benchmarks (STEL §5).
 
 `methods` holds the one interface every method implements and the registry that turns a spec such as
 `char3gram`, `st:minilm`, `hf:/path/to/model` or `mypkg.mymod.MyMethod` into an instance; `benchmark_io` reads

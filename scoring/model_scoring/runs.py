@@ -1,4 +1,4 @@
-"""Score runs as background jobs: `score_run_start` (admin/API door) and `score_run_execute` (the Celery task).
+"""Score runs as background jobs: `score_run_start` (admin/API door) and `score_run_compute` (the Celery task).
 
 A run with a method that loads a model (`st:`, `hf:`, `nsp:`, or a user's method with `needs_model`) is queued on
 the `gpu` queue, so a GPU machine can run a worker that consumes only model work (`celery -A config worker -Q gpu
@@ -108,7 +108,7 @@ def score_run_start(
     return run
 
 
-def score_run_execute(*, run_id: int, job_id: int | None = None) -> Any:
+def score_run_compute(*, run_id: int, job_id: int | None = None) -> Any:
     """Compute a stored run (idempotent: a computed run is returned as it is) and store its results."""
     from scoring.models import ScoreRun
 
@@ -136,6 +136,15 @@ def score_run_execute(*, run_id: int, job_id: int | None = None) -> Any:
             run.computed_at = timezone.now()
             run.save(update_fields=["results", "computed_at"])
     return run
+
+
+def score_run_execute(*, job: Any) -> dict[str, Any]:
+    """Body of the Celery task: the run this job fills (its parameters live on the run), computed once; its
+    summary as the job's result."""
+    from scoring.models import ScoreRun
+
+    return score_run_summary(score_run_compute(run_id=ScoreRun.objects.values_list("pk", flat=True).get(job=job),
+                                               job_id=job.pk))
 
 
 def score_run_summary(run: Any) -> dict[str, Any]:

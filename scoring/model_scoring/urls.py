@@ -1,4 +1,4 @@
-"""API routes of model scoring (score_stel, issue 5)."""
+"""API routes of model scoring (score_stel)."""
 from django.urls import path
 
 from scoring.model_scoring import api

@@ -11,6 +11,8 @@ class BenchmarkExport(models.Model):
     """A written benchmark (STEL TSV, JSONL, Parquet, or a Hugging Face folder), its card and its version."""
 
     class Format(models.TextChoices):
+        # The database's copy of the names of scoring.export.formats.EXPORT_FORMATS (the registry, where a format is
+        # added); tests/scoring/test_export.py fails when the two differ.
         STEL_TSV = "stel-tsv", "STEL TSV"
         JSONL = "jsonl", "JSON lines"
         PARQUET = "parquet", "Parquet"

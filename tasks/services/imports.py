@@ -15,16 +15,14 @@ from tasks.licences import (
     GYAFC_ATTRIBUTION,
     STEL_ATTRIBUTION,
     STEL_LICENCE,
-    TURKCORPUS_ATTRIBUTION,
-    TURKCORPUS_LICENCE,
     licence_resolve,
 )
 from tasks.models import Corpus, Order, ParallelPair, Setup, StyleComponent, TaskInstance
 from tasks.services.components import ComponentSpec, component_build, component_save, labels_from_stel_ids
+from tasks.services.corpus_formats import FORMATS, corpus_format_get
 from tasks.services.normalization import NORMALIZERS
 from tasks.services.pair_test import PAIR_TEST_REASONS, STEL_MIN_EDIT_DISTANCE
 from tasks.services.parsers import (  # noqa: F401 - PairRow and read_text are imported from here by builders
-    FORMATS,
     STEL_ID_TAGS,
     PairRow,
     StelRow,
@@ -199,7 +197,7 @@ def default_min_edit_distance(component: StyleComponent) -> int:
 
 
 # Formats whose texts are tokenized as published, so that they are normalized unless --no-detokenize.
-DETOKENIZE_BY_DEFAULT = {"turkcorpus"}
+DETOKENIZE_BY_DEFAULT = {name for name in FORMATS if corpus_format_get(name).detokenize}
 
 
 def corpus_import(
@@ -232,10 +230,7 @@ def corpus_import(
     the importers of published corpora record theirs (STEL: MIT, TurkCorpus: GPL-3.0), and files named like GYAFC's
     are recorded under GYAFC's licence, which keeps their text out of exports.
     Nothing is stored when any line is bad: parsing finishes before the one transaction that writes."""
-    if import_format not in FORMATS:
-        raise ApplicationError(
-            f"unknown format {import_format!r} (one of: {', '.join(FORMATS)})", code="unknown_format"
-        )
+    spec = corpus_format_get(import_format)
     licence, attribution = import_licence(import_format=import_format, paths=paths, licence=licence,
                                           attribution=attribution)
     if not paths:
@@ -250,7 +245,7 @@ def corpus_import(
         detokenize = import_format in DETOKENIZE_BY_DEFAULT
     normalize = NORMALIZERS[normalizer] if detokenize else None
     text_params = {"detokenize": detokenize, "normalizer": normalizer if detokenize else None}
-    if import_format == "stel":
+    if spec.rows == "instances":
         rows, changed = _stel_rows_normalize(parse_stel(paths), normalize)
         style_types = sorted({row.style_type for row in rows})
         wanted = component or (style_types[0] if len(style_types) == 1 else None)
@@ -272,11 +267,11 @@ def corpus_import(
         min_edit_distance = default_min_edit_distance(comp)
     params: dict[str, Any] = {"files": [str(p) for p in paths], "min_edit_distance": min_edit_distance,
                               **text_params}
-    if import_format == "turkcorpus":
+    if spec.rows == "drawn":
         pairs, stats = parse_turkcorpus(paths, seed=seed, min_edit_distance=min_edit_distance, normalize=normalize)
         params["seed"] = seed
     else:
-        parsed, read_stats = parse_aligned(paths) if import_format == "aligned" else parse_pairs(paths)
+        parsed, read_stats = spec.parse_pairs(paths)
         pairs, stats = pairs_screen(parsed, min_edit_distance=min_edit_distance, normalize=normalize)
         stats = {"rows_read": len(parsed), **read_stats, **stats}
     skipped = sum(stats[f"skipped_{reason}"] for reason in PAIR_TEST_REASONS)
@@ -292,13 +287,13 @@ def corpus_import(
         )
     return corpus, {"corpus": corpus.name, "component": comp.name, "format": import_format, "pairs": len(pairs),
                     "skipped": skipped, **stats, "rows_read": corpus.n_rows_read, "licence": corpus.licence,
-                    "seed": seed if import_format == "turkcorpus" else None, **text_params}
+                    "seed": seed if spec.rows == "drawn" else None, **text_params}
 
 
 # GYAFC's file names (`informal.ref0`, `formal.ref3`, also with a prefix such as `em_`) or a path through a GYAFC
 # folder: such a corpus is recorded under GYAFC's licence unless the researcher names another.
 GYAFC_PATH = re.compile(r"gyafc|(^|[/_.\-])(in)?formal\.ref[0-3]$", re.IGNORECASE)
-KNOWN_LICENCES = {"stel": (STEL_LICENCE, STEL_ATTRIBUTION), "turkcorpus": (TURKCORPUS_LICENCE, TURKCORPUS_ATTRIBUTION)}
+KNOWN_LICENCES = {name: corpus_format_get(name).licence for name in FORMATS if corpus_format_get(name).licence}
 
 
 def import_licence(*, import_format: str, paths: Sequence[str | Path], licence: str, attribution: str

@@ -2,10 +2,10 @@
 
 A benchmark must measure style, not how its corpora were prepared. Each surface feature below (a tokenization
 artefact, an apostrophe, the final mark, a digit, the case of the first letter, the length) is scored as a
-style-similarity method on the corpus's generated instances, with STEL's decision rule: two texts are alike when
-their feature values are equal (length: 1 − |a − b| / max(a, b)). A feature that decides many instances and is
-almost always right when it does (at least `min_accuracy_decided`, with a binomial test against chance below
-`alpha`) gives the label away: a warning with examples.
+style-similarity method on the corpus's generated instances, with STEL's decision rule (`tasks.stel.decision`):
+two texts are alike when their feature values are equal (length: 1 − |a − b| / max(a, b)). A feature that decides
+many instances and is almost always right when it does (at least `min_accuracy_decided`, with a binomial test
+against chance below `alpha`) gives the label away: a warning with examples.
 
 Length is reported but never called a leak: a length difference is part of what many styles are (a contraction
 is shorter than its expansion, so in STEL's quadruples length alone picks the parallel order, as it does in
@@ -26,6 +26,7 @@ from tasks.models import Corpus, Order, Setup, TaskInstance
 from tasks.services.generation import _min_edit_distance  # the threshold generation tested the corpus with
 from tasks.services.normalization import has_tokenization_artefact
 from tasks.services.pair_test import pair_test
+from tasks.stel.decision import predictions_decide
 
 # Features that are a marker of the component's style itself (number substitutions are digits; informal writing
 # drops capitals and final stops): reported as notes, never as leaks. An apostrophe is not listed for contraction:
@@ -91,12 +92,7 @@ def feature_audit(
     quad = np.array([bool(row[1]) for row in instances], dtype=bool)
     s11, s12 = _similarity(feature, a1, s1), _similarity(feature, a1, s2)
     s22, s21 = _similarity(feature, a2, s2), _similarity(feature, a2, s1)
-    # STEL's decision rule (scoring.model_scoring.decision; tasks may not import from scoring).
-    keep = (1 - s11) ** 2 + (1 - s22) ** 2
-    swap = (1 - s12) ** 2 + (1 - s21) ** 2
-    quad_pred = np.where(swap - keep > 1e-12, 1, np.where(keep - swap > 1e-12, 2, 0))
-    triple_pred = np.where(s11 - s12 > 1e-12, 1, np.where(s12 - s11 > 1e-12, 2, 0))
-    predictions = np.where(quad, quad_pred, triple_pred)
+    predictions = predictions_decide(s11, s12, s22, s21, quad)
     decided = predictions != 0
     n_decided, n_right = int(decided.sum()), int((predictions[decided] == correct[decided]).sum())
     n = len(instances)

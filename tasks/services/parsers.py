@@ -17,6 +17,7 @@ from typing import Any
 
 from core.errors import ApplicationError
 from tasks.services.pair_test import PAIR_TEST_REASONS, pair_test
+from tasks.stel import tsv as stel_tsv
 
 
 @dataclass
@@ -31,11 +32,6 @@ class PairRow:
 
 # --- parsing -------------------------------------------------------------------------------------------
 
-FORMATS = ("aligned", "turkcorpus", "pairs", "stel")
-STEL_HEADER = [
-    "", "Anchor 1", "Anchor 2", "Alternative 1.1", "Alternative 1.2", "Correct Alternative", "ID",
-    "# Votes out of 5 for Correct Alternative", "style type",
-]
 # Style tags that STEL's published IDs use (QQ_ction-0-wiki-0_…), mapped to our component labels.
 STEL_ID_TAGS = {
     "ction": "contracted", "wiki": "expanded", "leet": "substituted", "norm": "plain",
@@ -279,63 +275,18 @@ class StelRow:
 
 
 def parse_stel(paths: Sequence[str | Path]) -> list[StelRow]:
-    """STEL's own TSV export (index, Anchor 1, Anchor 2, Alternative 1.1, Alternative 1.2, Correct Alternative,
-    ID, # Votes out of 5 for Correct Alternative, style type)."""
+    """STEL's own TSV export, read by STEL's one reader (`tasks.stel.tsv`); every column is required here and IDs
+    are distinct across the files."""
     rows: list[StelRow] = []
     seen: dict[str, str] = {}
     for path in paths:
-        lines = _lines(read_text(path))
-        if not lines:
-            raise ApplicationError(f"{path}: empty file", code="empty_file")
-        header = lines[0].split("\t")
-        missing = [name for name in STEL_HEADER[1:] if name not in header]
-        if missing:
-            raise ApplicationError(
-                f"{path}, line 1: not a STEL TSV; missing column(s) {', '.join(missing)}", code="missing_columns"
-            )
-        col = {name: header.index(name) for name in STEL_HEADER[1:]}
-        for number, line in enumerate(lines[1:], start=2):
-            if not line.strip():
-                continue
-            # STEL wrote its TSVs with pandas: cells holding quotes are CSV-quoted ("a ""b"" c"), so unquote them.
-            cells = next(csv.reader([line], delimiter="\t"))
-            if len(cells) != len(header):
-                raise ApplicationError(
-                    f"{path}, line {number}: {len(cells)} fields, expected {len(header)}", code="malformed_row"
-                )
-            values = {name: cells[index] for name, index in col.items()}
-            get = values.__getitem__
-            where = f"{path}, line {number}"
-            for name in ("Anchor 1", "Alternative 1.1", "Alternative 1.2", "ID", "style type"):
-                if not get(name).strip():
-                    raise ApplicationError(f"{where}: empty '{name}'", code="empty_text")
-            try:
-                correct = int(get("Correct Alternative"))
-                if correct not in (1, 2):
-                    raise ValueError
-            except ValueError:
-                raise ApplicationError(
-                    f"{where}: 'Correct Alternative' must be 1 or 2, got {get('Correct Alternative')!r}",
-                    code="invalid_value",
-                ) from None
-            votes_text = get("# Votes out of 5 for Correct Alternative").strip()
-            try:
-                votes = int(float(votes_text)) if votes_text else None
-            except ValueError:
-                raise ApplicationError(
-                    f"{where}: votes must be a number, got {votes_text!r}", code="invalid_value"
-                ) from None
-            stel_id = get("ID")
-            if stel_id in seen:
-                raise ApplicationError(
-                    f"{where}: duplicate ID {stel_id!r} (first at {seen[stel_id]})", code="duplicate_id"
-                )
-            seen[stel_id] = where
-            rows.append(StelRow(
-                line=number, anchor_1=get("Anchor 1"), anchor_2=get("Anchor 2"), sentence_1=get("Alternative 1.1"),
-                sentence_2=get("Alternative 1.2"), correct_alternative=correct, stel_id=stel_id, votes=votes,
-                style_type=get("style type").strip(),
-            ))
+        records = stel_tsv.stel_tsv_parse(read_text(path), where=lambda line, path=path: f"{path}, line {line}",
+                                          empty=str(path), required=tuple(stel_tsv.COLUMNS), seen=seen)
+        rows += [StelRow(
+            line=r.line, anchor_1=r.anchor_1, anchor_2=r.anchor_2, sentence_1=r.alternative_1,
+            sentence_2=r.alternative_2, correct_alternative=r.correct, stel_id=r.id, votes=r.votes,
+            style_type=r.style_type.strip(),
+        ) for r in records]
     return rows
 
 

@@ -18,8 +18,9 @@ from django.db.models import QuerySet
 
 from core.errors import ApplicationError
 from tasks.models import Order, ScreeningQuestion, Setup, StyleComponent
+from tasks.stel.tsv import SCREENING_HEADER
 
-HEADER = ["style type", "Correct Order", "Anchor 1", "Anchor 2", "Alternative 1.1", "Alternative 1.2"]
+HEADER = SCREENING_HEADER  # STEL's screening TSV (tasks.stel.tsv)
 NAME_PREFIX = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
 
 

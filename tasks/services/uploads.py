@@ -16,7 +16,8 @@ from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
 from tasks.licences import licence_resolve
 from tasks.models import Corpus
-from tasks.services.imports import FORMATS, component_get
+from tasks.services.corpus_formats import CORPUS_FORMATS, FORMATS
+from tasks.services.imports import component_get
 
 
 def upload_size_check(*, files: list[UploadedFile]) -> None:
@@ -37,7 +38,8 @@ def upload_files_by_role(
     """An aligned corpus is two files named by role (style 1, style 2), never by upload order; other formats
     take their files as a list."""
     files = list(files or [])
-    if import_format == "aligned":
+    spec = CORPUS_FORMATS.get(import_format)
+    if spec is not None and spec.files_by_role:
         if files or not (style_1_file and style_2_file):
             raise ApplicationError("aligned: upload the style-1 file and the style-2 file in their own fields "
                                    "(style_1_file, style_2_file), one file each", code="aligned_files_by_role")
@@ -63,7 +65,7 @@ def corpus_import_start(
     upload_size_check(files=files)
     if component:
         component_get(name=component)
-    elif import_format != "stel":
+    elif CORPUS_FORMATS[import_format].rows != "instances":  # a STEL file names its own component
         raise ApplicationError("component: required for this format", code="missing_component")
     if not name.strip():
         raise ApplicationError("name: must not be empty", code="invalid_name")

@@ -1,6 +1,6 @@
 """A bot farm against a live server: many sessions from one address, reserving slots and never answering.
 
-Issue 9: 36 sessions in 2.9 s reserved every slot of a study for the whole 30-minute batch limit, and 3,000 sessions
+The attack: 36 sessions in 2.9 s reserved every slot of a study for the whole 30-minute batch limit, and 3,000 sessions
 from one address all got 201. Now: most are refused with 429 (+ Retry-After), the ones let in give their slots
 back after the first-answer grace period, and a real participant arriving afterwards is served.
 """

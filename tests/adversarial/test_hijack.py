@@ -1,6 +1,6 @@
 """Taking over a session by participant id, against a live server.
 
-Issue 9: POST sessions/ with a known PROLIFIC_PID returned that participant's open token; the attacker answered the
+The attack: POST sessions/ with a known PROLIFIC_PID returned that participant's open token; the attacker answered the
 victim's screening questions wrongly and the victim was excluded. Now only the browser that started a session
 resumes it, and a participant who finished sees their code again, never a new batch.
 """

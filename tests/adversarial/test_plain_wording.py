@@ -1,4 +1,4 @@
-"""Bad input through the web doors is answered in plain words, never with a command-line flag (issue 10, point 3).
+"""Bad input through the web doors is answered in plain words, never with a command-line flag.
 
 Services word their errors for every door ("Screening questions per batch: 2 asked, …") and name the input in
 `details.field`; only a management command turns that field back into its flag (core.commands.cli_message)."""

@@ -1,6 +1,6 @@
 """Fake `seconds` against a live server: speed is measured by the server.
 
-Issue 9: a bot answered 16 items in 0.94 s while sending `seconds: 22`; it was stored as 22 s and recommended
+The attack: a bot answered 16 items in 0.94 s while sending `seconds: 22`; it was stored as 22 s and recommended
 `approve` with no flag. `seconds: 1e308` was accepted.
 """
 from __future__ import annotations

@@ -710,8 +710,8 @@ def test_returning_participant_sees_their_code_again_then_a_clear_refusal(
     on_screen(page, "done")
     assert page.inner_text("#done-code") == COMPLETED
 
-    # Another browser (nothing stored), the same Prolific link (id and SESSION_ID): the code again (issue 9), not
-    # consent and no new batch.
+    # Another browser (nothing stored), the same Prolific link (id and SESSION_ID): the code again, not consent and no
+    # new batch (a returning participant is never sent through the study twice).
     other = browser.new_context()
     try:
         second = other.new_page()

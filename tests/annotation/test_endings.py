@@ -1,4 +1,4 @@
-"""Codes and endings that pay people right (issue 9, point 3) and screening that cannot be silently absent (point 2).
+"""Codes and endings that pay people right, and screening that cannot be silently absent.
 
 Independent screened-out codes (service, model constraint, data migration), the declined ending recorded on the
 server, per-platform codes and redirects, no-answer participants never "approve", the decision CSVs (Prolific and

@@ -4,7 +4,7 @@ Reservations in every state (answered, released, expired, live) are counted thre
 definition as a Python predicate over the rows, the reservers' SQL count (`engine.HELD_SQL`), and what a new
 participant is offered (`engine.open_items`: only items with a free slot). The answer claims of both paths (the
 hot path's statement and the general path's locked check) are exercised on the same states by the dual-path
-tests in test_flow.py and test_hot_path.py.
+tests in services/test_sessions.py and test_hot_path.py.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rewrite studies through the researcher API (issue 12, point 1): POST /api/v1/studies/ with kind `rewrite` calls
+"""Rewrite studies through the researcher API: POST /api/v1/studies/ with kind `rewrite` calls
 the same service as `create_study --kind rewrite`, refuses bad input with the field named and stores nothing."""
 from __future__ import annotations
 

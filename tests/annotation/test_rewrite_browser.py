@@ -1,4 +1,4 @@
-"""The writer's page and the review queue in Chromium (issue 12, points 1-2): on a desktop and a 390×844 phone the
+"""The writer's page and the review queue in Chromium: on a desktop and a 390×844 phone the
 persona questionnaire comes first, an earlier rejection's reason is shown, a copy of the source and a rewrite
 outside the length limits cannot be sent; reviewers decide rewrites with the keyboard alone, and the seconds per
 decision are measured (docs/benchmarks.md)."""

@@ -1,4 +1,4 @@
-"""Review of rewrites end to end on PostgreSQL (issue 12, points 1-2): real sources → a rewrite study with k = 2 →
+"""Review of rewrites end to end on PostgreSQL: real sources → a rewrite study with k = 2 →
 writers over HTTP (one copying the source, refused) → reviewers accept/reject with reasons in the admin queue,
 one writer blocked → reopened slots filled by others → exactly k accepted rewrites per source → a corpus with
 splits → quadruples → a STEL TSV whose pairs trace back to accepted rewrites only; feedback, qualification and

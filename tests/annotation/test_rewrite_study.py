@@ -1,4 +1,4 @@
-"""Rewrite studies (issue 12, point 1): sources from real files and corpora through GYAFC's filters into a study of
+"""Rewrite studies: sources from real files and corpora through GYAFC's filters into a study of
 k rewrites per source; copy detection, length limits and the persona questionnaire over the JSON API."""
 from __future__ import annotations
 

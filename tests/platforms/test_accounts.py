@@ -118,3 +118,19 @@ def test_only_a_prolific_variable_is_read_as_a_token(fake_prolific, monkeypatch)
         account_create(name="env", platform="prolific", token_env="DJANGO_SECRET_KEY", api_url=fake_prolific.url)
     assert exc.value.code == "invalid_token_env" and not PlatformAccount.objects.exists()
     assert not fake_prolific.calls  # nothing was sent anywhere
+
+
+def test_every_platform_has_one_backend_behind_the_interface() -> None:
+    """The registry names a backend for each platform an account can have, and each implements the interface."""
+    from django.utils.module_loading import import_string
+
+    from platforms.backends import PLATFORM_BACKENDS
+    from platforms.backends.base import PlatformBackend
+    from platforms.models.accounts import Platform
+
+    assert list(PLATFORM_BACKENDS) == list(Platform.values)
+    interface = {name for name in vars(PlatformBackend) if not name.startswith("_")}
+    assert {"account_check", "create_call", "send", "submissions"} <= interface
+    for path in PLATFORM_BACKENDS.values():
+        backend = import_string(path)
+        assert interface <= set(dir(backend)), (path, sorted(interface - set(dir(backend))))

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from annotation.models import Participant, Response
-from scoring.agreement.runs import agreement_run_execute, agreement_run_start
+from scoring.agreement.runs import agreement_run_compute, agreement_run_start
 from scoring.agreement.stats.summary import agreement_compute
 from scoring.models import AgreementRun
 from tests.factories import annotated_study
@@ -228,9 +228,9 @@ def test_bootstrap_is_seeded_and_stored_results_are_stable() -> None:
     rng = np.random.default_rng(3)
     answers = [["S2-S1" if rng.random() < 0.75 else "S1-S2" for _ in range(5)] for _ in range(40)]
     study, _ = annotated_study(answers=answers)
-    first = agreement_run_execute(run_id=agreement_run_start(study=study, seed=7, resamples=300, enqueue=False).pk)
-    second = agreement_run_execute(run_id=agreement_run_start(study=study, seed=7, resamples=300, enqueue=False).pk)
-    other = agreement_run_execute(run_id=agreement_run_start(study=study, seed=8, resamples=300, enqueue=False).pk)
+    first = agreement_run_compute(run_id=agreement_run_start(study=study, seed=7, resamples=300, enqueue=False).pk)
+    second = agreement_run_compute(run_id=agreement_run_start(study=study, seed=7, resamples=300, enqueue=False).pk)
+    other = agreement_run_compute(run_id=agreement_run_start(study=study, seed=8, resamples=300, enqueue=False).pk)
     assert first.result == second.result
     assert first.result["fleiss_kappa_ci"] != other.result["fleiss_kappa_ci"]
     ci = first.result["krippendorff_alpha_ci"]
@@ -269,7 +269,7 @@ def test_api_queues_runs_and_reports_errors(django_capture_on_commit_callbacks, 
     assert queued.status_code == 202 and len(callbacks) == 1
     body = queued.json()
     assert body["computed"] is False and body["job"]["status"] == "created"
-    agreement_run_execute(run_id=body["agreement_run"])  # what the worker does
+    agreement_run_compute(run_id=body["agreement_run"])  # what the worker does
     done = client.get(f"/api/v1/agreement-runs/{body['agreement_run']}/").json()
     assert done["computed"] is True and done["result"]["n_items"] == 2 and "participants" not in done["result"]
     with django_capture_on_commit_callbacks(execute=False) as callbacks:

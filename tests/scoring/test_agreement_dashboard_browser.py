@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 
 from core.jobs import job_running
 from core.models import Job
-from scoring.agreement.runs import agreement_run_execute, agreement_run_start
+from scoring.agreement.runs import agreement_run_compute, agreement_run_start
 from tasks.models import StyleComponent
 
 # The browser fixtures (one Chromium per module, a context per test): imported, not a conftest.py.
@@ -52,7 +52,7 @@ def test_progress_bar_polls_then_the_dashboard_shows_numbers_and_plots(page: Any
 
     # What the worker does; the page notices the job is done and reloads itself.
     with job_running(run.job_id):
-        agreement_run_execute(run_id=run.pk)
+        agreement_run_compute(run_id=run.pk)
     page.wait_for_selector("table.agr")
     run.refresh_from_db()
     assert f"{run.result['fleiss_kappa']:.3f}" in page.content()

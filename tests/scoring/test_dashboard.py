@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from core.models import Job
 from scoring.agreement.dashboard import PLOTS, plot_render
-from scoring.agreement.runs import agreement_run_execute, agreement_run_start
+from scoring.agreement.runs import agreement_run_compute, agreement_run_start
 from scoring.models import AgreementRun
 from tests.factories import annotated_study
 
@@ -18,7 +18,7 @@ def computed_run() -> AgreementRun:
     study, _ = annotated_study(answers=[["S2-S1"] * 5, ["S2-S1"] * 3 + ["S1-S2"] * 2, ["S1-S2"] * 4 + ["S2-S1"]])
     annotated_study(answers=[["S2-S1"] * 4 + ["S1-S2"]], study=study, component_name="simplicity", start=86400 * 2)
     run = agreement_run_start(study=study, seed=1, resamples=100, enqueue=False)
-    return agreement_run_execute(run_id=run.pk)
+    return agreement_run_compute(run_id=run.pk)
 
 
 def test_dashboard_shows_numbers_and_plots(admin_client: Client) -> None:
@@ -103,12 +103,12 @@ def test_plots_are_drawn_once_and_empty_ones_say_why(admin_client, tmp_path, set
     """A computed run's plots are files (drawn at the end of the run, or on first view); a study without correct
     answers gets a sentence instead of an empty votes plot."""
     from scoring.agreement import dashboard
-    from scoring.agreement.runs import agreement_run_execute, agreement_run_start
+    from scoring.agreement.runs import agreement_run_compute, agreement_run_start
     from scoring.models import AgreementRun
 
     settings.MEDIA_ROOT = str(tmp_path)
     study, _ = annotated_study(answers=[["S2-S1"] * 5, ["S1-S2"] * 5])
-    run = agreement_run_execute(run_id=agreement_run_start(study=study, resamples=20, enqueue=False).pk)
+    run = agreement_run_compute(run_id=agreement_run_start(study=study, resamples=20, enqueue=False).pk)
     dashboard.plots_prerender(run=run)
     drawn = []
     real = dashboard.plot_render

@@ -182,3 +182,21 @@ def test_published_stel_instances_annotated_filtered_and_exported_with_votes(sha
     for row in exported[1:]:
         assert row[1:7] == published[row[6]][1:7] and row[8] == "contraction"
         assert int(row[7]) == expected_votes[row[6]] >= 3
+
+
+def test_the_export_formats_are_listed_once() -> None:
+    """The registry is the list of formats: the database's choices, the export and rebuild commands follow it."""
+    from scoring.export.formats import EXPORT_FORMATS, FILE_FORMATS
+    from scoring.management.commands.export_benchmark import Command as ExportCommand
+    from scoring.management.commands.rebuild_benchmark import Command as RebuildCommand
+    from scoring.models import BenchmarkExport
+
+    assert list(BenchmarkExport.Format.values) == list(EXPORT_FORMATS)
+    assert FILE_FORMATS == tuple(name for name, spec in EXPORT_FORMATS.items() if not spec.folder)
+
+    def choices(command: type, option: str) -> list[str]:
+        parser = command().create_parser("manage.py", "x")
+        return next(list(action.choices) for action in parser._actions if option in action.option_strings)
+
+    assert choices(ExportCommand, "--format") == list(EXPORT_FORMATS)
+    assert choices(RebuildCommand, "--format") == list(FILE_FORMATS) == ["stel-tsv", "jsonl", "parquet"]

@@ -19,9 +19,9 @@ from annotation.models import Batch, Participant, Reservation, Response, StudyIt
 from annotation.selectors import participant_recommendations, study_progress
 from annotation.services.exports import decisions_serialize, responses_serialize
 from core.models import Job
-from scoring.agreement.runs import agreement_run_execute, agreement_run_start
+from scoring.agreement.runs import agreement_run_compute, agreement_run_start
 from scoring.agreement.stats.votes import first_k_responses, votes_compute
-from scoring.model_annotators.runs import model_run_execute, model_run_start, model_run_stop
+from scoring.model_annotators.runs import model_run_compute, model_run_start, model_run_stop
 from scoring.models import ModelAnswer, ModelReplyCache, ModelRun
 from tests import factories as f
 from tests.annotation.helpers import Participant as Player
@@ -111,7 +111,7 @@ def test_position_biased_model_is_order_sensitive_everywhere():
         summary = _cli("--study", study.slug, "--base-url", fake.base_url, "--model", "fake-model", "--json")
     assert summary["order_sensitive_share"] == 1.0 and summary["accuracy"] == 0.5
     run = ModelRun.objects.get()
-    agreement = agreement_run_execute(run_id=agreement_run_start(study=study, resamples=50, enqueue=False).pk)
+    agreement = agreement_run_compute(run_id=agreement_run_start(study=study, resamples=50, enqueue=False).pk)
     overall = agreement.result["models"]["runs"][0]["overall"]
     assert overall["first_option_share"] == 1.0 and overall["order_sensitive_items"] == 2
     assert agreement.result["models"]["runs"][0]["model_run"] == run.pk
@@ -160,7 +160,7 @@ def test_stop_before_it_runs_sends_nothing_and_keeps_the_run():
         run = model_run_start(study=study, backend="openai", base_url=fake.base_url, model="fake-model",
                               enqueue=False)
         model_run_stop(run=run)
-        run = model_run_execute(run_id=run.pk)
+        run = model_run_compute(run_id=run.pk)
         assert fake.chat_requests() == []
     assert run.stopped and run.is_computed and run.n_answered == 0
     with pytest.raises(Exception) as caught:
@@ -188,7 +188,7 @@ def test_stop_button_mid_run_keeps_the_answers_in():
 
         runs.STOP_POLL_SECONDS, before = 0.0, runs.STOP_POLL_SECONDS
         try:
-            run = model_run_execute(run_id=run.pk)
+            run = model_run_compute(run_id=run.pk)
         finally:
             runs.STOP_POLL_SECONDS = before
     assert run.stopped and stop_after <= run.n_answered <= stop_after + 1 < run.n_asks == 40
@@ -244,7 +244,7 @@ def test_api_starts_a_run_as_a_202_job_and_reads_it(api):
         assert body["label"] == "fake 7B" and body["computed"] is False
         job = Job.objects.get(pk=body["job"]["id"])
         assert job.queue == "default" and job.task_name == "scoring.model_annotators.run"
-        model_run_execute(run_id=body["model_run"], job_id=job.pk)  # what the worker runs
+        model_run_compute(run_id=body["model_run"], job_id=job.pk)  # what the worker runs
     detail = api.get(f"/api/v1/model-runs/{body['model_run']}/").json()
     assert detail["computed"] and detail["answered"] == 4 and detail["accuracy"] == 1.0
     answers = api.get(f"/api/v1/model-runs/{body['model_run']}/answers/?verdicts=1").json()
@@ -284,7 +284,7 @@ def test_admin_start_form_stop_and_guide(admin_client: Client):
         run.refresh_from_db()
         assert run.stop_requested
         ModelRun.objects.filter(pk=run.pk).update(stop_requested=False)
-        model_run_execute(run_id=run.pk)
+        model_run_compute(run_id=run.pk)
     response = admin_client.post(reverse("admin:scoring_modelrun_guide", args=[run.pk]), {"stop_after": "2"})
     assert response.status_code == 302
     study.refresh_from_db()
@@ -301,7 +301,7 @@ def test_admin_start_form_stop_and_guide(admin_client: Client):
 
 
 def _human_figures(study) -> dict:
-    run = agreement_run_execute(run_id=agreement_run_start(study=study, seed=3, resamples=200, enqueue=False).pk)
+    run = agreement_run_compute(run_id=agreement_run_start(study=study, seed=3, resamples=200, enqueue=False).pk)
     result = {key: value for key, value in run.result.items() if key != "models"}
     return {
         "agreement": result, "progress": study_progress(study=study),
@@ -355,7 +355,7 @@ def test_comparison_figures_are_the_libraries_own():
     StudyItem.objects.filter(study=study).update(correct_answer="S2-S1")
     with FakeOpenAI(first_choice) as fake:
         _cli("--study", study.slug, "--base-url", fake.base_url, "--model", "fake-model", "--json")
-    run = agreement_run_execute(run_id=agreement_run_start(study=study, k=3, m=2, resamples=100,
+    run = agreement_run_compute(run_id=agreement_run_start(study=study, k=3, m=2, resamples=100,
                                                            enqueue=False).pk)
     overall = run.result["models"]["runs"][0]["overall"]
     majority = {item.pk: max(set(votes), key=votes.count) for item, votes in zip(items, answers, strict=True)}
@@ -394,7 +394,7 @@ def test_dashboard_and_dataset_card_show_the_models(admin_client: Client, tmp_pa
     with FakeOpenAI() as fake:
         _cli("--study", study.slug, "--base-url", fake.base_url, "--model", "fake-model", "--label", "oracle",
              "--json")
-    run = agreement_run_execute(run_id=agreement_run_start(study=study, k=3, m=2, resamples=50, enqueue=False).pk)
+    run = agreement_run_compute(run_id=agreement_run_start(study=study, k=3, m=2, resamples=50, enqueue=False).pk)
     html = admin_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk])).content.decode()
     assert 'id="model-table"' in html and "oracle" in html
     assert reverse("admin:scoring_agreement_plot", args=[run.pk, "models", "svg"]) in html

@@ -1,5 +1,5 @@
-"""Forms and API calls answer bad input in plain words, store nothing and queue no job (issue 10, point 3), and the
-web doors cannot probe server files (point 4). Each case was an HTTP 500, a traceback or a failed job row before."""
+"""Forms and API calls answer bad input in plain words, store nothing and queue no job, and the
+web doors cannot probe server files. Each case was an HTTP 500, a traceback or a failed job row before."""
 from __future__ import annotations
 
 import io

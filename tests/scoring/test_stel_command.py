@@ -153,7 +153,7 @@ def test_triples_with_empty_anchor_2_or_no_anchor_2_column(tmp_path):
         ([["0", "a", "b", "c", "d", "3", "X", "", "formality"]], HEADER, r"bad\.tsv:2: 'Correct Alternative' must be"),
         ([["0", "", "b", "c", "d", "1", "X", "", "formality"]], HEADER, r"bad\.tsv:2: column 'Anchor 1' is empty"),
         ([["0", "a", "b", "c", "d", "1", "X", "", "f"], ["1", "e", "f", "g", "h", "2", "X", "", "f"]], HEADER,
-         r"bad\.tsv:3: instance ID 'X' already appeared at .*bad\.tsv:2"),
+         r"bad\.tsv:3: duplicate ID 'X' \(it already appeared at .*bad\.tsv:2\)"),
         ([["0", "a", "b", "c", "d", "1", "X", "many", "formality"]], HEADER, r"bad\.tsv:2: '# Votes"),
         ([], HEADER, r"bad\.tsv: the file has a header but no instances"),
     ],

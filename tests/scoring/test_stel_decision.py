@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 
-from scoring.model_scoring.decision import accuracy_with_undecided, predictions_decide, predictions_force
 from scoring.model_scoring.evaluation import accuracy_table, mcnemar_compare
+from tasks.stel.decision import accuracy_with_undecided, predictions_decide, predictions_force
 
 NAN = float("nan")
 

@@ -22,7 +22,7 @@ from django.db import connection
 
 from annotation.models import Participant, Response, StudyItem
 from core.models import Job
-from scoring.agreement.runs import agreement_run_execute, agreement_run_start
+from scoring.agreement.runs import agreement_run_compute, agreement_run_start
 from scoring.models import AgreementRun
 from tasks.models import Order, Setup, TaskInstance
 from tests.factories import CorpusFactory, StudyFactory, component
@@ -134,7 +134,7 @@ def test_killed_worker_mid_task_then_redelivered_result_equals_uninterrupted(tmp
     study = Study.objects.get(pk=study_id)
 
     # The reference: the same run computed in-process, never interrupted.
-    reference = agreement_run_execute(
+    reference = agreement_run_compute(
         run_id=agreement_run_start(study=study, seed=5, resamples=RESAMPLES, enqueue=False).pk)
 
     first = start_worker(tmp_path, "agr-first")

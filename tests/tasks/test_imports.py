@@ -293,7 +293,7 @@ def test_stel_import_refuses_a_component_mismatch_and_a_broken_row(tmp_path: Pat
     assert "bad.tsv, line 6: 'Correct Alternative' must be 1 or 2" in message
     (tmp_path / "header.tsv").write_text("a\tb\n1\t2\n", encoding="utf-8")
     message, _ = failing_command("import_corpus", "--name", "s", "--format", "stel", str(tmp_path / "header.tsv"))
-    assert "header.tsv, line 1: not a STEL TSV" in message
+    assert "header.tsv, line 1: missing column(s) 'Anchor 1'" in message and "not a STEL TSV" in message
     assert nothing_stored()
 
 
@@ -336,3 +336,26 @@ def test_every_format_drops_pairs_that_fail_stels_pair_test(tmp_path: Path, impo
     summary = run_command("import_corpus", "--name", "c", "--component", "contraction", "--format", import_format,
                           *paths)
     assert summary["pairs"] == 3 and summary["skipped_too_similar"] == 0 and summary["detokenize"] is False
+
+
+# --- the registry of corpus formats ---------------------------------------------------------------------------
+
+
+def test_the_corpus_formats_are_listed_once() -> None:
+    """tasks.services.corpus_formats is the list: the command, the API, the admin form and the model follow it."""
+    from tasks.forms import CorpusImportForm
+    from tasks.management.commands.import_corpus import Command
+    from tasks.models import Corpus
+    from tasks.serializers import CorpusImportInput
+    from tasks.services.corpus_formats import CORPUS_FORMATS
+
+    names = list(CORPUS_FORMATS)
+    assert names == ["aligned", "turkcorpus", "pairs", "stel"]
+    parser = Command().create_parser("manage.py", "import_corpus")
+    assert next(list(a.choices) for a in parser._actions if "--format" in a.option_strings) == names
+    assert list(CorpusImportInput().fields["format"].choices) == names
+    assert [value for value, _ in CorpusImportForm().fields["import_format"].choices] == names
+    labels = dict(Corpus.Format.choices)  # the database's list also has "built" (corpora made by a builder)
+    assert {name: labels[name] for name in names} == {name: spec.label for name, spec in CORPUS_FORMATS.items()}
+    assert [name for name, spec in CORPUS_FORMATS.items() if spec.files_by_role] == ["aligned"]
+    assert all((spec.rows == "pairs") == (spec.parse_pairs is not None) for spec in CORPUS_FORMATS.values())

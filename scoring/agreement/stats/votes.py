@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from tasks.stel.majority import m_of_k_borderline, m_of_k_out_of_reach, m_of_k_validated
+
 DECISION_VALIDATED = "validated"
 DECISION_REJECTED = "rejected"
 DECISION_INCOMPLETE = "incomplete"
@@ -84,8 +86,8 @@ def votes_compute(*, first_k: pd.DataFrame, items: pd.DataFrame, k: int, m: int)
     per_item["majority_answer"] = majority.astype(str)
     per_item["majority_votes"] = top
     per_item["n_correct"] = n_correct.astype(np.int64)
-    per_item["majority_correct"] = has_correct & complete & (n_correct >= m)
-    per_item["borderline"] = has_correct & complete & (n_correct == m)
+    per_item["majority_correct"] = has_correct & complete & m_of_k_validated(n_correct, m)
+    per_item["borderline"] = has_correct & complete & m_of_k_borderline(n_correct, m)
     closed = per_item_closed(items, per_item)
     per_item["closed_early"] = closed & ~complete
     per_item["decision"] = decide(complete=complete, has_correct=has_correct, n_correct=n_correct, m=m,
@@ -106,14 +108,14 @@ def per_item_closed(items: pd.DataFrame, per_item: pd.DataFrame) -> np.ndarray:
 
 def decide(*, complete: np.ndarray, has_correct: np.ndarray, n_correct: np.ndarray, m: int,
            closed: np.ndarray | None = None, n_used: np.ndarray | None = None, k: int | None = None) -> np.ndarray:
-    """The majority rule: validated when at least m of the k counted responses are correct.
+    """The m-of-k rule (`tasks.stel.majority`): validated when at least m of the k counted responses are correct.
 
     An item adaptive collection closed before k responses (`closed`) is decided on the answers it has, which is
     what closed it: validated once m are correct, rejected once m can no longer be reached; and, in a study with a
     model guide (`annotation.services.guidance`), validated when its first answers were all correct, rejected when
     they were all wrong. The answers are people's; the guide only decided when to stop asking."""
     decision = np.select(
-        [~has_correct, ~complete, n_correct >= m],
+        [~has_correct, ~complete, m_of_k_validated(n_correct, m)],
         [DECISION_UNKNOWN, DECISION_INCOMPLETE, DECISION_VALIDATED],
         default=DECISION_REJECTED,
     )
@@ -121,13 +123,8 @@ def decide(*, complete: np.ndarray, has_correct: np.ndarray, n_correct: np.ndarr
         return decision
     early = closed & ~complete & has_correct & (n_used > 0)
     n_wrong = n_used - n_correct
-    validated = early & ((n_correct >= m) | (n_wrong == 0))
-    rejected = early & ~validated & ((n_wrong > k - m) | (n_correct == 0))
+    validated = early & (m_of_k_validated(n_correct, m) | (n_wrong == 0))
+    rejected = early & ~validated & (m_of_k_out_of_reach(n_wrong, k, m) | (n_correct == 0))
     decision = np.where(validated, DECISION_VALIDATED, decision)
     return np.where(rejected, DECISION_REJECTED, decision)
 
-
-def decision_is_settled(*, n_correct: int, n_answered: int, k: int, m: int) -> bool:
-    """True once the remaining k - n_answered responses can no longer change the majority decision."""
-    remaining = k - n_answered
-    return n_correct >= m or n_correct + remaining < m

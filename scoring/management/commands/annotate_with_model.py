@@ -11,7 +11,7 @@ from core.commands import JsonCommand
 from core.errors import ApplicationError
 from scoring.agreement.selectors import study_get
 from scoring.model_annotators.guidance import model_guidance_apply
-from scoring.model_annotators.runs import model_run_execute, model_run_start, model_run_stop, model_run_summary
+from scoring.model_annotators.runs import model_run_compute, model_run_start, model_run_stop, model_run_summary
 from scoring.models import ModelRun
 
 
@@ -78,7 +78,7 @@ class Command(JsonCommand):
         assert run.job_id is not None
         with job_running(run.job_id) as job:
             with self.progress_bar(f"asking {run.label}") as progress:
-                run = model_run_execute(run_id=run.pk, job_id=run.job_id, progress=progress)
+                run = model_run_compute(run_id=run.pk, job_id=run.job_id, progress=progress)
             if job is not None:
                 job.result = model_run_summary(run)
         summary = model_run_summary(run)

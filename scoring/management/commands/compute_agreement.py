@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.commands import JsonCommand
-from scoring.agreement.runs import agreement_run_execute, agreement_run_start, agreement_run_summary
+from scoring.agreement.runs import agreement_run_compute, agreement_run_start, agreement_run_summary
 from scoring.agreement.selectors import study_get
 
 
@@ -38,7 +38,7 @@ class Command(JsonCommand):
         assert run.job_id is not None
         with job_running(run.job_id) as job:
             with self.progress_bar("bootstrap") as progress:
-                run = agreement_run_execute(run_id=run.pk, job_id=run.job_id, progress=progress)
+                run = agreement_run_compute(run_id=run.pk, job_id=run.job_id, progress=progress)
             if job is not None:
                 job.result = {"agreement_run": run.pk}
         summary = agreement_run_summary(run)

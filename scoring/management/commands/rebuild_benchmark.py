@@ -6,6 +6,7 @@ from typing import Any
 
 from core.commands import JsonCommand
 from core.errors import ApplicationError
+from scoring.export.formats import FILE_FORMATS
 from scoring.export.rebuild import benchmark_rebuild
 
 
@@ -17,7 +18,7 @@ class Command(JsonCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("ids_file", help="The ids-only export (JSONL or Parquet).")
         parser.add_argument("--out", required=True)
-        parser.add_argument("--format", default="stel-tsv", choices=["stel-tsv", "jsonl", "parquet"])
+        parser.add_argument("--format", default="stel-tsv", choices=FILE_FORMATS)
         parser.add_argument("--corpus", action="append", default=[], metavar="OLD=NEW",
                             help="Your corpus NEW holds what the export calls OLD (repeatable).")
 

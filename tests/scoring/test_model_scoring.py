@@ -1,5 +1,6 @@
-"""Score runs through their doors: the admin start form with its progress bar, the REST API, an exported benchmark,
-the Celery task (idempotent, failures recorded), and a real worker that consumes only the `gpu` queue."""
+"""scoring.model_scoring, score runs through their doors: the admin start form with its progress bar, the REST API,
+an exported benchmark, the Celery task (idempotent, failures recorded), and a real worker that consumes only the `gpu`
+queue. The methods, the command and STEL's published predictions: test_stel_*.py."""
 from __future__ import annotations
 
 import csv

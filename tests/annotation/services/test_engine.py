@@ -1,4 +1,5 @@
-"""Adaptive collection: stop serving an item once its m-of-k decision can no longer change; reopen on exclusion."""
+"""annotation.services.engine, adaptive collection: stop serving an item once its m-of-k decision (tasks.stel.majority)
+can no longer change; reopen on exclusion."""
 from __future__ import annotations
 
 import pytest
