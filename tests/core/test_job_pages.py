@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from core.models import Job
-from scoring.agreement.runs import agreement_run_execute, agreement_run_start
+from scoring.agreement.runs import agreement_run_compute, agreement_run_start
 from scoring.celery_tasks.agreement import filter_run_task
 from scoring.celery_tasks.export import benchmark_export_task
 from scoring.models import BenchmarkExport, FilterRun
@@ -33,7 +33,7 @@ def media(settings, tmp_path) -> Path:
 @pytest.fixture
 def dashboard():  # noqa: ANN201
     study, _ = _validated_study()
-    run = agreement_run_execute(run_id=agreement_run_start(study=study, seed=1, resamples=50, enqueue=False).pk)
+    run = agreement_run_compute(run_id=agreement_run_start(study=study, seed=1, resamples=50, enqueue=False).pk)
     return study, run, reverse("admin:scoring_agreement_dashboard", args=[run.pk])
 
 
