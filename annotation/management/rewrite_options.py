@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from annotation.services.rewrites import rewrite_study_create, sources_from_corpus, sources_read
+from annotation.services.rewrites import sources_read
 from annotation.services.writing_signals.registry import thresholds_parse
 from core.commands import json_file_read
-from core.errors import ApplicationError
 
 
 def rewrite_arguments_add(parser: Any) -> None:
@@ -38,15 +37,9 @@ def rewrite_arguments_add(parser: Any) -> None:
                        help="Writing signals whose flag rejects a pending rewrite without a reviewer (default: none).")
 
 
-def rewrite_study_from_options(options: dict[str, Any], study_kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    if bool(options["sources"]) == bool(options["sources_corpus"]):
-        raise ApplicationError("give one of --sources FILE and --sources-corpus NAME --side 1|2.")
-    if options["sources_corpus"]:
-        if options["side"] is None:
-            raise ApplicationError("--sources-corpus needs --side 1 or 2.")
-        sources = sources_from_corpus(name=options["sources_corpus"], side=options["side"])
-    else:
-        sources = sources_read(path=options["sources"])
+def rewrite_spec_from_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The `rewrite` argument of study_build from create_study's options (files read here, checked there)."""
+    sources = sources_read(path=options["sources"]) if options["sources"] else None
     examples = None
     if options["examples"]:
         examples = json_file_read(options["examples"], "--examples", expect_list="examples")
@@ -56,13 +49,15 @@ def rewrite_study_from_options(options: dict[str, Any], study_kwargs: dict[str, 
     elif persona == ["pastel"]:
         from annotation.services.rewrites import PERSONA_QUESTIONS
         persona = list(PERSONA_QUESTIONS)
-    filters = {"questions": options["filter_questions"], "urls": options["filter_urls"],
-               "min_words": options["min_words"], "max_words": options["max_words"]}
-    return rewrite_study_create(
-        sources=sources, target_style=options["target_style"], filters=filters, examples=examples,
-        min_length=options["rewrite_min_length"], max_length=options["rewrite_max_length"],
-        copy_threshold=options["copy_threshold"], persona=persona, min_accepted=options["qualify_min_accepted"],
-        min_rate=options["qualify_min_rate"],
-        signal_thresholds=thresholds_parse(options["signal_threshold"], field="signal_threshold"),
-        signal_auto_reject=options["auto_reject"], **study_kwargs,
-    )
+    return {
+        "sources": sources, "sources_corpus": options["sources_corpus"] or "", "side": options["side"],
+        "target_style": options["target_style"], "examples": examples,
+        "filters": {"questions": options["filter_questions"], "urls": options["filter_urls"],
+                    "min_words": options["min_words"], "max_words": options["max_words"]},
+        "min_length": options["rewrite_min_length"], "max_length": options["rewrite_max_length"],
+        "copy_threshold": options["copy_threshold"], "persona": persona,
+        "min_accepted": options["qualify_min_accepted"],
+        "min_rate": options["qualify_min_rate"],
+        "signal_thresholds": thresholds_parse(options["signal_threshold"], field="signal_threshold"),
+        "signal_auto_reject": options["auto_reject"],
+    }
