@@ -173,7 +173,7 @@ def _rewrite_build(*, slug: str, rewrite: dict[str, Any], eligibility_questions:
 
     sources, corpus_name, side = rewrite.get("sources"), rewrite.get("sources_corpus") or "", rewrite.get("side")
     if (sources is None) == (not corpus_name):
-        raise ApplicationError("Sources: give the sources, or a corpus and its side (one of the two).",
+        raise ApplicationError("Give the sources, or a corpus and its side (one of the two).",
                                field="sources")
     if corpus_name:
         if side is None:
