@@ -27,6 +27,7 @@ from annotation.models_practice import PracticeAnswer, PracticeItem
 from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock
 from annotation.models_signals import WritingSignal
 from core.models import Job
+from core.roles import roles_sync
 from platforms.models import (
     BonusPayment,
     BulkBonus,
@@ -55,7 +56,9 @@ PROJECT_APPS = ["tasks", "annotation", "platforms", "scoring", "core"]
 # A door whose credential is a signature (Prolific's webhook deliveries): refused to every role without one.
 SIGNED = "signed"
 SPEND = "platforms.spend_platformstudy"
-ROLES = ["anonymous", "participant", "staff_none", "staff_view", "researcher", "superuser"]
+ROLES = ["anonymous", "participant", "staff_none", "staff_view", "researcher", "reviewer", "superuser"]
+# Staff roles that are a group of core/roles.py (created by `create_roles`): view-only staff is the viewer.
+GROUP_OF = {"staff_view": "viewer", "researcher": "researcher", "reviewer": "reviewer"}
 # `make test-fast` tries every door as view-only staff (the role whose writes went through before this test
 # existed); `make test` tries all six roles (1,386 requests, 40 s on 2 cores).
 ROLE_PARAMS = [pytest.param(role, marks=() if role == "staff_view" else pytest.mark.slow) for role in ROLES]
@@ -311,14 +314,11 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
     AccessAttempt.objects.create(**seen, get_data="", post_data="", failures_since_start=1)
     AccessLog.objects.create(**seen)
     AccessFailureLog.objects.create(**seen)
+    roles_sync()  # the groups `create_roles` makes: the README's recipe, tried here door by door
     for role in ROLES[2:]:
         user = User.objects.create_user(role, password="pw", is_staff=True, is_superuser=role == "superuser")
-        if role == "staff_view":
-            user.user_permissions.add(*_perms(actions=("view",)))
-        elif role == "researcher":
-            group = Group.objects.create(name="researcher")
-            group.permissions.add(*_perms(actions=("view", "add", "change")))
-            user.groups.add(group)
+        if role in GROUP_OF:
+            user.groups.add(Group.objects.get(name=GROUP_OF[role]))
     platform_study = _platform_world(study, participant)
     world = {"study": study, "participant": participant, "batch": batch, "job": job, "run": run,
             "filter_run": filter_run, "export": export, "score_run": score_run, "evaluation": evaluation,
