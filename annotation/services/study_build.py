@@ -56,11 +56,13 @@ class StudyBuilt:
     sources: dict[str, Any] | None = None  # a rewrite study's preprocessing summary
 
 
-def _one_source(*, items: Any, outputs: Any, outputs_study: str) -> None:
+def study_items_source_check(*, items: Any, outputs: Any, outputs_study: Any) -> None:
+    """A Likert/ranking study's items come from one of items, outputs and outputs study (a door may call this
+    before it reads the files)."""
     given = [name for name, value in (("items", items), ("outputs", outputs), ("outputs_study", outputs_study))
              if value]
     if len(given) > 1:
-        raise ApplicationError(f"Give one of items, outputs and outputs study, not {' and '.join(given)}.",
+        raise ApplicationError(f"Give one of items, outputs and outputs study, not several ({' and '.join(given)}).",
                                field=given[1])
 
 
@@ -109,7 +111,7 @@ def study_build(
                                        f"(quadruple, triple, style-or-content), not {kind}.", field=name)
     if kind != ItemKind.REWRITE and rewrite is not None:
         raise ApplicationError(f"Rewrite settings: only for rewrite studies, not {kind}.", field="rewrite")
-    _one_source(items=items, outputs=outputs, outputs_study=outputs_study)
+    study_items_source_check(items=items, outputs=outputs, outputs_study=outputs_study)
     if ordering:
         given = [name for name, value in (("items", items), ("outputs", outputs), ("outputs_study", outputs_study),
                                           ("preset", preset), ("questions", questions)) if value]

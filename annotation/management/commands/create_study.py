@@ -12,7 +12,7 @@ from annotation.selectors import study_progress
 from annotation.services.rating_presets import rating_records_read
 from annotation.services.sampling_plan import validation_rates_parse
 from annotation.services.studies import QUESTION_PRESETS, items_read_jsonl, questions_load
-from annotation.services.study_build import study_build
+from annotation.services.study_build import study_build, study_items_source_check
 from annotation.services.study_settings import STUDY_SETTINGS, cli_arguments_add
 from core.commands import JsonCommand, json_file_read
 from core.errors import ApplicationError
@@ -63,6 +63,8 @@ class Command(JsonCommand):
         kind = options["kind"] or options["setup"]
         if not kind:
             raise ApplicationError("give --setup (quadruple, triple, style-or-content) or --kind.")
+        study_items_source_check(items=options["items"], outputs=options["outputs"],
+                                 outputs_study=options["outputs_study"])  # before any file is read
         practice = json_file_read(options["practice"], "--practice") if options["practice"] else None
         if practice is not None and not isinstance(practice, list):
             raise ApplicationError(f"{options['practice']}: expected a JSON list of practice items.")
