@@ -60,7 +60,7 @@ ROLES = ["anonymous", "participant", "staff_none", "staff_view", "researcher", "
 # Staff roles that are a group of core/roles.py (created by `create_roles`): view-only staff is the viewer.
 GROUP_OF = {"staff_view": "viewer", "researcher": "researcher", "reviewer": "reviewer"}
 # `make test-fast` tries every door as view-only staff (the role whose writes went through before this test
-# existed); `make test` tries all six roles (1,386 requests, 40 s on 2 cores).
+# existed); `make test` tries all seven roles (2,297 cases, 63 s on 2 shared cores).
 ROLE_PARAMS = [pytest.param(role, marks=() if role == "staff_view" else pytest.mark.slow) for role in ROLES]
 
 # API: (url name, method) → the permission it needs; None = public (participant endpoints, the schema).
