@@ -8,6 +8,10 @@ test_study_settings.py` checks that every door carries every setting with the sa
 
 Cross-field rules (m ≤ k, codes that differ, a platform's links, enough screening questions) are the service's
 alone; the doors map its `ApplicationError.field` back onto their own field.
+
+Adding a setting: the `Study` field (and its migration), one `StudySetting` row here, and the keyword in
+`study_create` that stores it. The API body, the admin form and the command's option follow from the row; the
+parity test fails until the keyword exists with the declared default.
 """
 from __future__ import annotations
 
