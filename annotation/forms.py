@@ -158,6 +158,28 @@ class StudyCreateForm(forms.Form):
         for name in ("completion_code", "screened_out_code"):  # shown drawn: two independent random codes
             self.fields[name].initial = new_study_code
 
+    SECTIONS = (
+        ("The study", ["slug", "title", "kind"]),
+        ("Ordering studies: task instances", ["setup", "corpora", "components", "instance_status", "count", "seed",
+                                              "screening_per_batch", "load_stel_screening", "adaptive",
+                                              "allow_multiple_setups", "min_correct"]),
+        ("Ordering studies: sampling plan", ["target_validated", "validation_rates", "rates_from_studies"]),
+        ("Ordering studies: practice", ["practice_file"]),
+        ("Likert and ranking studies", ["items_file", "outputs_file", "outputs_study", "preset", "questions",
+                                        "rewrite_min_length"]),
+        ("Rewrite studies", ["sources", "sources_corpus", "side", "target_style", "rewrite_max_length",
+                             "copy_threshold", "persona", "filter_questions", "filter_urls", "min_words",
+                             "max_words", "qualify_min_accepted", "qualify_min_rate", "signal_thresholds",
+                             "signal_auto_reject"]),
+    )
+
+    def sections(self) -> list[tuple[str, list[Any]]]:
+        """The fields in the page's sections; every declared setting not placed above is under "Settings"."""
+        placed = {name for _, names in self.SECTIONS for name in names}
+        rest = [name for name in self.fields if name not in placed]
+        return [(title, [self[name] for name in names if name in self.fields])
+                for title, names in (*self.SECTIONS[:1], ("Settings (every kind)", rest), *self.SECTIONS[1:])]
+
     def error_field(self, exc: ApplicationError) -> str | None:
         """The form field a service error is about (None: shown above the form)."""
         name = FORM_FIELD_OF.get(exc.field or "", exc.field)

@@ -251,3 +251,15 @@ def test_rewrite_review_queue_and_decisions_through_the_api(api) -> None:
     assert elsewhere.status_code == 404  # a rewrite of another study
     assert api.get("/api/v1/studies/rw/reviews/?order=nonsense").status_code == 400
     assert api.get("/api/v1/studies/rw/reviews/?limit=0").status_code == 400
+
+
+def test_the_create_page_shows_every_field_once_in_its_section(admin_client) -> None:
+    from annotation.forms import StudyCreateForm
+
+    form = StudyCreateForm()
+    names = [bound.name for _, fields in form.sections() for bound in fields]
+    assert sorted(names) == sorted(form.fields) and len(names) == len(set(names))
+    page = admin_client.get(CREATE).content.decode()
+    for title, _ in form.sections():
+        assert f"<h2>{title}</h2>" in page
+    assert 'enctype="multipart/form-data"' in page and 'name="practice_file"' in page
