@@ -8,7 +8,7 @@ from django import forms
 
 from annotation.models import ORDERING_KINDS, Study, new_study_code
 from annotation.services.sampling_plan import validation_rates_parse
-from annotation.services.study_settings import form_fields, form_values
+from annotation.services.study_settings import REWRITE_DEFAULTS, form_fields, form_values
 from annotation.services.writing_signals.registry import thresholds_parse
 from core.errors import ApplicationError
 from tasks.models import Corpus, InstanceStatus, StyleComponent
@@ -112,7 +112,8 @@ class StudyCreateForm(forms.Form):
                                             help_text="A JSON list of {name, text, choices, accept}; [] for none; "
                                                       "empty: the default (native English; none for a rewrite "
                                                       "study).")
-    rewrite_min_length = forms.IntegerField(required=False, initial=10, label="Rewrite min length (characters)")
+    rewrite_min_length = forms.IntegerField(required=False, initial=REWRITE_DEFAULTS["min_length"],
+                                            label="Rewrite min length (characters)")
 
     # Rewrite studies (create_study --kind rewrite): README, "Rewrite studies and their review".
     sources = forms.CharField(widget=forms.Textarea(attrs={"rows": 6, "cols": 80}), required=False,
@@ -123,21 +124,22 @@ class StudyCreateForm(forms.Form):
                                   empty_value=None)
     target_style = forms.CharField(max_length=100, required=False, help_text="e.g. formal (built-in examples for "
                                                                              "formal and informal).")
-    rewrite_max_length = forms.IntegerField(required=False, initial=500,
+    rewrite_max_length = forms.IntegerField(required=False, initial=REWRITE_DEFAULTS["max_length"],
                                             label="Rewrite max length (characters)")
-    copy_threshold = forms.FloatField(required=False, initial=90,
+    copy_threshold = forms.FloatField(required=False, initial=REWRITE_DEFAULTS["copy_threshold"],
                                       help_text="Refuse a rewrite this similar (rapidfuzz ratio, 0-100) to its source.")
     persona = forms.CharField(required=False, help_text="Persona questions (PASTEL), comma-separated: gender, age, "
                                                         "ethnicity, country, education, political_orientation.")
     filter_questions = forms.BooleanField(required=False, initial=True, label="Drop questions")
     filter_urls = forms.BooleanField(required=False, initial=True, label="Drop sentences with URLs")
-    min_words = forms.IntegerField(required=False, min_value=0, initial=5,
+    min_words = forms.IntegerField(required=False, min_value=0, initial=REWRITE_DEFAULTS["min_words"],
                                    help_text="Drop shorter sources (0: no limit).")
-    max_words = forms.IntegerField(required=False, min_value=0, initial=25,
+    max_words = forms.IntegerField(required=False, min_value=0, initial=REWRITE_DEFAULTS["max_words"],
                                    help_text="Drop longer sources (0: no limit).")
-    qualify_min_accepted = forms.IntegerField(required=False, initial=0,
+    qualify_min_accepted = forms.IntegerField(required=False, initial=REWRITE_DEFAULTS["min_accepted"],
                                               label="Qualification: min accepted rewrites")
-    qualify_min_rate = forms.FloatField(required=False, initial=0, label="Qualification: min acceptance rate (0-1)")
+    qualify_min_rate = forms.FloatField(required=False, initial=REWRITE_DEFAULTS["min_rate"],
+                                        label="Qualification: min acceptance rate (0-1)")
     signal_thresholds = forms.CharField(required=False, label="Writing signal thresholds",
                                         help_text="NAME=VALUE, comma-separated (e.g. mostly_pasted=0.6, "
                                                   "typing_speed=off); empty: the defaults.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.models import Participant
-from annotation.services.study_settings import drf_fields
+from annotation.services.study_settings import REWRITE_DEFAULTS, drf_fields
 
 
 class SessionCreateInput(serializers.Serializer):
@@ -222,8 +222,8 @@ class RewriteFiltersInput(serializers.Serializer):
 
     questions = serializers.BooleanField(default=True)
     urls = serializers.BooleanField(default=True)
-    min_words = serializers.IntegerField(min_value=0, default=5)
-    max_words = serializers.IntegerField(min_value=0, default=25)
+    min_words = serializers.IntegerField(min_value=0, default=REWRITE_DEFAULTS["min_words"])
+    max_words = serializers.IntegerField(min_value=0, default=REWRITE_DEFAULTS["max_words"])
 
 
 class RewriteCreateInput(serializers.Serializer):
@@ -236,14 +236,15 @@ class RewriteCreateInput(serializers.Serializer):
     target_style = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     examples = serializers.ListField(child=serializers.DictField(), required=False, allow_null=True, default=None,
                                      help_text="Worked examples {source, rewrite, note}; empty: the style's defaults.")
-    min_length = serializers.IntegerField(default=10)
-    max_length = serializers.IntegerField(default=500)
-    copy_threshold = serializers.FloatField(default=90.0, help_text="rapidfuzz ratio (0-100) refused as a copy.")
+    min_length = serializers.IntegerField(default=REWRITE_DEFAULTS["min_length"])
+    max_length = serializers.IntegerField(default=REWRITE_DEFAULTS["max_length"])
+    copy_threshold = serializers.FloatField(default=REWRITE_DEFAULTS["copy_threshold"],
+                                            help_text="rapidfuzz ratio (0-100) refused as a copy.")
     persona = serializers.ListField(required=False, default=list,
                                     help_text="PASTEL attribute names, or own questions {name, text, choices}.")
     filters = RewriteFiltersInput(required=False, default=None, allow_null=True)
-    qualify_min_accepted = serializers.IntegerField(default=0)
-    qualify_min_rate = serializers.FloatField(default=0.0)
+    qualify_min_accepted = serializers.IntegerField(default=REWRITE_DEFAULTS["min_accepted"])
+    qualify_min_rate = serializers.FloatField(default=REWRITE_DEFAULTS["min_rate"])
     signal_thresholds = serializers.DictField(required=False, default=None, allow_null=True,
                                               help_text='Writing signals\' thresholds {"signal": number or null}.')
     signal_auto_reject = serializers.ListField(child=serializers.CharField(), required=False, default=None,

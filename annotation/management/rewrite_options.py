@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from annotation.services.rewrites import sources_read
+from annotation.services.study_settings import REWRITE_DEFAULTS
 from annotation.services.writing_signals.registry import thresholds_parse
 from core.commands import json_file_read
 
@@ -17,19 +18,21 @@ def rewrite_arguments_add(parser: Any) -> None:
     group.add_argument("--side", type=int, choices=[1, 2], help="The corpus side the sources are taken from.")
     group.add_argument("--target-style", default="", help="The style to rewrite into, e.g. formal.")
     group.add_argument("--examples", help="JSON list of worked examples {source, rewrite, note}.")
-    group.add_argument("--rewrite-max-length", type=int, default=500)
-    group.add_argument("--copy-threshold", type=float, default=90.0,
+    group.add_argument("--rewrite-max-length", type=int, default=REWRITE_DEFAULTS["max_length"])
+    group.add_argument("--copy-threshold", type=float, default=REWRITE_DEFAULTS["copy_threshold"],
                        help="Refuse a rewrite whose rapidfuzz ratio with its source (0-100) is at least this.")
     group.add_argument("--persona", default="",
                        help="Persona questions asked before writing (PASTEL): attributes comma-separated, 'pastel' for "
                             "all, or a JSON file of own questions [{name, text, choices}].")
     group.add_argument("--filter-questions", action=argparse.BooleanOptionalAction, default=True)
     group.add_argument("--filter-urls", action=argparse.BooleanOptionalAction, default=True)
-    group.add_argument("--min-words", type=int, default=5, help="Drop sources with fewer words (0: no limit).")
-    group.add_argument("--max-words", type=int, default=25, help="Drop sources with more words (0: no limit).")
-    group.add_argument("--qualify-min-accepted", type=int, default=0,
+    group.add_argument("--min-words", type=int, default=REWRITE_DEFAULTS["min_words"],
+                       help="Drop sources with fewer words (0: no limit).")
+    group.add_argument("--max-words", type=int, default=REWRITE_DEFAULTS["max_words"],
+                       help="Drop sources with more words (0: no limit).")
+    group.add_argument("--qualify-min-accepted", type=int, default=REWRITE_DEFAULTS["min_accepted"],
                        help="Admit only writers with at least this many accepted rewrites in earlier studies.")
-    group.add_argument("--qualify-min-rate", type=float, default=0.0,
+    group.add_argument("--qualify-min-rate", type=float, default=REWRITE_DEFAULTS["min_rate"],
                        help="… and at least this acceptance rate (0-1), e.g. 1.0 for GYAFC's experts.")
     group.add_argument("--signal-threshold", action="append", default=[], metavar="NAME=VALUE",
                        help="A writing signal's threshold (off: switched off); repeat for several.")

@@ -15,7 +15,7 @@ from annotation.management.commands.create_study import Command
 from annotation.serializers import StudyCreateInput
 from annotation.services.studies import study_create
 from annotation.services.study_build import STUDY_INPUTS, study_build
-from annotation.services.study_settings import STUDY_SETTINGS, study_settings_check
+from annotation.services.study_settings import REWRITE_SETTINGS, STUDY_SETTINGS, study_settings_check
 from core.errors import ApplicationError
 
 # Where a door names an input differently from the service keyword.
@@ -93,3 +93,37 @@ def test_the_cross_field_rule_lives_in_the_service_only() -> None:
 def test_study_create_is_documented() -> None:
     doc = inspect.getdoc(study_create) or ""
     assert "STUDY_SETTINGS" in doc and "m" in doc and len(doc.splitlines()) > 5
+
+
+# A rewrite setting's name at each door, where it differs from rewrite_study_create's keyword.
+REWRITE_API = {"min_words": "filters.min_words", "max_words": "filters.max_words",
+               "min_accepted": "qualify_min_accepted", "min_rate": "qualify_min_rate"}
+REWRITE_FORM = {"min_length": "rewrite_min_length", "max_length": "rewrite_max_length",
+                "min_accepted": "qualify_min_accepted", "min_rate": "qualify_min_rate"}
+REWRITE_MODEL = {"max_length": "max_length", "copy_threshold": "copy_threshold",
+                 "min_accepted": "qualification_min_accepted", "min_rate": "qualification_min_rate"}
+
+
+@pytest.mark.parametrize("setting", REWRITE_SETTINGS, ids=lambda s: s.name)
+def test_a_rewrite_setting_has_one_default_at_every_door(setting) -> None:
+    from annotation.models_review import RewriteSettings
+    from annotation.serializers import RewriteCreateInput
+    from annotation.services.rewrites import DEFAULT_FILTERS, rewrite_study_create
+
+    service = inspect.signature(rewrite_study_create).parameters
+    default = service[setting.name].default if setting.name in service else DEFAULT_FILTERS[setting.name]
+    assert default == setting.default, "the service's default differs"
+    api_fields = RewriteCreateInput().fields
+    api_name = REWRITE_API.get(setting.name, setting.name)
+    if "." in api_name:
+        outer, inner = api_name.split(".")
+        api = api_fields[outer].fields[inner]
+    else:
+        api = api_fields[api_name]
+    assert api.default == setting.default, "the API's default differs"
+    form = StudyCreateForm().fields[REWRITE_FORM.get(setting.name, setting.name)]
+    assert form.initial == setting.default, "the form's initial value differs"
+    cli = next(a for a in cli_actions().values() if setting.flag in a.option_strings)
+    assert cli.default == setting.default, "create_study's default differs"
+    if setting.name in REWRITE_MODEL:
+        assert RewriteSettings._meta.get_field(REWRITE_MODEL[setting.name]).default == setting.default

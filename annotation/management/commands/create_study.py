@@ -13,7 +13,7 @@ from annotation.services.rating_presets import rating_records_read
 from annotation.services.sampling_plan import validation_rates_parse
 from annotation.services.studies import QUESTION_PRESETS, items_read_jsonl, questions_load
 from annotation.services.study_build import study_build, study_items_source_check
-from annotation.services.study_settings import STUDY_SETTINGS, cli_arguments_add
+from annotation.services.study_settings import REWRITE_DEFAULTS, STUDY_SETTINGS, cli_arguments_add
 from core.commands import JsonCommand, json_file_read
 from core.errors import ApplicationError
 
@@ -39,7 +39,7 @@ class Command(JsonCommand):
         parser.add_argument("--questions",
                             help="Likert questions: preset (mind-the-style-gap, gyafc, pauli) or JSON file.")
         parser.add_argument("--eligibility", help="JSON file with eligibility questions ('none' for no questions).")
-        parser.add_argument("--rewrite-min-length", type=int, default=10)
+        parser.add_argument("--rewrite-min-length", type=int, default=REWRITE_DEFAULTS["min_length"])
         parser.add_argument("--practice", metavar="FILE.json",
                             help="Practice items shown with feedback before the first batch (a JSON list of "
                                  "{anchor_1, anchor_2, sentence_1, sentence_2, correct_answer, explanation}); "
