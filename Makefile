@@ -35,6 +35,7 @@ browsers:
 demo-data: $(STAMP)
 	rm -f demo.sqlite3
 	$(DEMO_ENV) $(MANAGE) migrate --noinput
+	$(DEMO_ENV) $(MANAGE) create_roles
 	$(DEMO_ENV) $(MANAGE) loaddata screening_questions
 	$(DEMO_ENV) $(MANAGE) import_corpus --name formality-demo --component formality --format aligned --licence GPL-3.0-or-later --attribution "written for StyleCrowd by its authors" fixtures/corpora/formality_informal.txt fixtures/corpora/formality_formal.txt
 	$(DEMO_ENV) $(MANAGE) import_corpus --name turkcorpus-sample --component simplicity --format turkcorpus --seed 1 fixtures/corpora/turkcorpus_sample.tsv
@@ -102,6 +103,7 @@ collectstatic: $(STAMP)
 
 serve: $(STAMP)
 	$(PROD_ENV) $(MANAGE) migrate --noinput
+	$(PROD_ENV) $(MANAGE) create_roles
 	$(PROD_ENV) $(MANAGE) collectstatic --noinput
 	$(PROD_ENV) $(BIN)/gunicorn config.wsgi --worker-class gthread -w $${WEB_WORKERS:-3} --threads 8 -b $${BIND:-0.0.0.0:8000}
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -16,10 +17,13 @@ from django.utils.html import format_html
 from annotation.forms import StudyCreateForm
 from annotation.models import ORDERING_KINDS, ItemKind, Study
 from annotation.services.participation import accepted_platforms
-from annotation.services.studies import study_create
+from annotation.services.study_build import study_build
 from annotation.services.study_setup import study_open, study_participant_links, study_preview
 from annotation.views import participant_page, timing
 from core.errors import ApplicationError
+from core.permissions import user_may
+from tasks.models import ScreeningQuestion
+from tasks.services.screening import screening_questions_load_published
 
 PLATFORM_TITLES = {"prolific": "Prolific", "mturk": "MTurk", "anonymous": "the open link"}
 PLATFORM_LABELS = {
@@ -75,32 +79,38 @@ class StudySetupAdminMixin:
     def create_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_add_permission(request):
             raise PermissionDenied("You need the permission to add studies.")
-        form = StudyCreateForm(request.POST or None)
+        form = StudyCreateForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             try:
-                if form.cleaned_data["kind"] == "rewrite":
-                    study = self._create_rewrite(form)
-                else:
-                    study = study_create(**form.service_kwargs(), study_status=Study.Status.DRAFT)
+                with transaction.atomic():  # a refused study leaves nothing behind, loaded questions included
+                    loaded = self._load_screening(request, form)
+                    built = study_build(**form.build_kwargs(), study_status=Study.Status.DRAFT)
             except ApplicationError as exc:
-                form.add_error(None, exc.message)
+                form.add_error(form.error_field(exc), exc.message)
             else:
-                messages.info(request, f"Study '{study.slug}' created as a draft with {study.items.count()} items: "
-                                       "check the preview, then open it.")
+                study = built.study
+                if loaded:
+                    messages.info(request, loaded)
+                extra = "".join([f", {built.practice_items} practice items" if built.practice_items else "",
+                                 f" (sampling plan: {built.sampling_plan['total']} instances)"
+                                 if built.sampling_plan else ""])
+                messages.info(request, f"Study '{study.slug}' created as a draft with {study.items.count()} "
+                                       f"items{extra}: check the preview, then open it.")
                 return HttpResponseRedirect(reverse("admin:annotation_study_preview", args=[study.pk]))
         context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
                    "title": "Create a study"}
         return TemplateResponse(request, "admin/annotation/study_create.html", context)
 
-    def _create_rewrite(self, form: StudyCreateForm) -> Study:
-        """The same service as `create_study --kind rewrite`; the sources typed in the form or a corpus side."""
-        from annotation.services.rewrites import rewrite_study_create, sources_check, sources_from_corpus
-
-        rows, corpus, side = form.sources_spec()
-        rows = sources_from_corpus(name=corpus, side=side) if rows is None else sources_check(sources=rows,
-                                                                                               where="Sources")
-        study, _ = rewrite_study_create(sources=rows, **form.rewrite_kwargs(), study_status=Study.Status.DRAFT)
-        return study
+    def _load_screening(self, request: HttpRequest, form: StudyCreateForm) -> str:
+        """The form's "Load STEL's screening questions" box: the screening questions page's button, inline."""
+        if not form.cleaned_data.get("load_stel_screening"):
+            return ""
+        if not user_may(request.user, ScreeningQuestion, "add"):
+            raise ApplicationError("Load STEL's screening questions: you need the permission to add screening "
+                                   "questions.", field="load_stel_screening")
+        result = screening_questions_load_published()
+        return (f"Loaded {len(result['created'])} of STEL's published screening questions "
+                f"({result['published']} in all; their answers are public: for demos and pilots).")
 
     def preview_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         """The setup page: what the study is, the links and codes for the platforms it accepts, and the participant's

@@ -17,9 +17,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, serializers, throttles
-from annotation.models import Participant, Study
+from annotation.models import ORDERING_KINDS, Participant, Study
 from annotation.models import Response as ResponseRow
-from annotation.services import answers, exports, hot_path, sessions, studies
+from annotation.services import answers, exports, hot_path, sessions
+from annotation.services.study_build import study_build
+from annotation.services.study_settings import STUDY_SETTINGS
 from annotation.services.study_setup import study_open, study_participant_links
 from core.api import ParticipantJSONParser
 from core.errors import ApplicationError
@@ -227,61 +229,52 @@ class StudyListView(APIView):
 
     @extend_schema(operation_id="study_create", request=serializers.StudyCreateInput,
                    responses={201: OpenApiTypes.OBJECT, **RESEARCHER_ERRORS}, tags=["studies"],
-                   description="Draw task instances into a new study, as the create_study command does; a draft "
-                               "unless `open` (a study opens only with items). Refused when it asks for screening "
-                               "questions and none fit its components and setup. Answers the study's progress, its "
-                               "codes and its participant links.")
+                   description="Create a study of any kind as the create_study command and the admin's \"Create a "
+                               "study\" do (annotation.services.study_build): ordering studies drawn from task "
+                               "instances (with a sampling plan and practice items), Likert and ranking studies "
+                               "(items, system outputs, or a rewrite study's accepted rewrites; a rating preset), "
+                               "reviewed rewrite studies. A draft unless `open` (a study opens only with items). "
+                               "Refused when it asks for screening questions and none fit its components and setup. "
+                               "Answers the study's progress, its codes and its participant links.")
     def post(self, request: Request) -> Response:
         data = _valid(serializers.StudyCreateInput, request.data)
-        if data["kind"] == "rewrite":
-            return _rewrite_study_create(request, data)
-        study = studies.study_create(
-            slug=data["slug"], item_kind=data["setup"], setup=data["setup"],
-            corpus=data["corpora"] or None, component=data["components"] or None,
-            status=None if data["instance_status"] == "any" else data["instance_status"], count=data["count"],
-            seed=data["seed"], screening_per_batch=data["screening_per_batch"], adaptive=data["adaptive"],
-            task_description=data["task_description"], **_study_settings(data),
-        )
-        if data["open"]:
-            study = study_open(study=study)
-        return Response(_study_body(request, study), status=status.HTTP_201_CREATED)
+        built = study_build(**study_build_kwargs(data), study_status=Study.Status.DRAFT)
+        study = study_open(study=built.study) if data["open"] else built.study
+        body = {**_study_body(request, study), "sampling_plan": built.sampling_plan,
+                "practice_items": built.practice_items}
+        if built.sources is not None:
+            body["sources"] = built.sources
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
-def _rewrite_study_create(request: Request, data: dict[str, Any]) -> Response:
-    """kind `rewrite`: the same service as `create_study --kind rewrite` (sources from the body or a corpus side)."""
-    from annotation.services.rewrites import rewrite_study_create, sources_check, sources_from_corpus
-
+def study_build_kwargs(data: dict[str, Any]) -> dict[str, Any]:
+    """study_build's arguments from the validated body (StudyCreateInput): the declared settings as they are."""
+    kwargs: dict[str, Any] = {
+        "slug": data["slug"], "kind": data["kind"], "setup": data["setup"], "corpus": data["corpora"] or None,
+        "component": data["components"] or None, "status": data["instance_status"], "count": data["count"],
+        "seed": data["seed"], "target_validated": data["target_validated"],
+        "validation_rates": data["validation_rates"], "rates_from_studies": data["rates_from_studies"],
+        "practice": data["practice"], "items": data["items"], "outputs_study": data["outputs_study"],
+        "preset": data["preset"], "questions": data["questions"],
+        "eligibility_questions": data["eligibility_questions"],
+        **{setting.name: data[setting.name] for setting in STUDY_SETTINGS},
+    }
+    if data["outputs"] is not None:
+        kwargs["outputs"] = list(enumerate(data["outputs"], start=1))
+    if data["kind"] not in ("ordering", *ORDERING_KINDS) and data["rewrite"] is None:
+        kwargs["rewrite_min_length"] = data["rewrite_min_length"]
     spec = data["rewrite"]
-    if spec["sources"] is not None:
-        sources = sources_check(sources=[(row["id"].strip(), row["text"]) for row in spec["sources"]],
-                                where="Sources", field="rewrite.sources")
-    else:
-        sources = sources_from_corpus(name=spec["sources_corpus"], side=spec["side"])
-    study, summary = rewrite_study_create(
-        slug=data["slug"], sources=sources, target_style=spec["target_style"], filters=spec["filters"] or {},
-        examples=spec["examples"] or None, min_length=spec["min_length"], max_length=spec["max_length"],
-        copy_threshold=spec["copy_threshold"], persona=spec["persona"], min_accepted=spec["qualify_min_accepted"],
-        min_rate=spec["qualify_min_rate"], task_description=data["task_description"] or None,
-        signal_thresholds=spec["signal_thresholds"], signal_auto_reject=spec["signal_auto_reject"],
-        **_study_settings(data),
-    )
-    if data["open"]:
-        study = study_open(study=study)
-    return Response({**_study_body(request, study), "sources": summary}, status=status.HTTP_201_CREATED)
-
-
-# The body fields both kinds of study pass to their service under the same name (StudyCreateInput).
-STUDY_SETTINGS = (
-    "title", "annotators_per_item", "min_correct", "items_per_batch", "max_batches", "time_limit_minutes",
-    "eligibility_questions", "consent_text", "completion_code", "screened_out_code", "redirect_url",
-    "estimated_minutes", "target_hourly_pay", "platform", "prolific_study_id", "allow_anonymous",
-    "first_answer_grace_seconds", "max_open_batches", "min_seconds_per_item",
-)
-
-
-def _study_settings(data: dict[str, Any]) -> dict[str, Any]:
-    """What a new study of either kind takes from the body as it is, starting as a draft."""
-    return {**{name: data[name] for name in STUDY_SETTINGS}, "study_status": Study.Status.DRAFT}
+    if spec is not None:
+        kwargs["rewrite"] = {
+            "sources": None if spec["sources"] is None else [(row["id"].strip(), row["text"])
+                                                             for row in spec["sources"]],
+            "sources_corpus": spec["sources_corpus"], "side": spec["side"], "target_style": spec["target_style"],
+            "filters": spec["filters"] or {}, "examples": spec["examples"] or None, "min_length": spec["min_length"],
+            "max_length": spec["max_length"], "copy_threshold": spec["copy_threshold"], "persona": spec["persona"],
+            "min_accepted": spec["qualify_min_accepted"], "min_rate": spec["qualify_min_rate"],
+            "signal_thresholds": spec["signal_thresholds"], "signal_auto_reject": spec["signal_auto_reject"],
+        }
+    return kwargs
 
 
 def _study_body(request: Request, study: Study) -> dict[str, Any]:

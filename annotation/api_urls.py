@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import api, api_practice, api_signals
+from annotation import api, api_practice, api_review, api_signals
 
 urlpatterns = [
     path("ping/", api.PingView.as_view(), name="ping"),
@@ -11,6 +11,7 @@ urlpatterns = [
     path("studies/<slug:slug>/participants/", api.StudyParticipantsView.as_view(), name="study-participants"),
     path("studies/<slug:slug>/decisions/", api.StudyDecisionsExportView.as_view(), name="study-decisions"),
     path("studies/<slug:slug>/responses/", api.StudyResponsesExportView.as_view(), name="study-responses"),
+    path("studies/<slug:slug>/reviews/", api_review.StudyReviewsView.as_view(), name="study-reviews"),
     path("studies/<slug:slug>/writing-signals/", api_signals.WritingSignalsView.as_view(),
          name="study-writing-signals"),
     path("studies/<slug:slug>/sessions/", api.SessionCreateView.as_view(), name="session-create"),

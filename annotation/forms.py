@@ -1,26 +1,69 @@
 """The admin's "Create a study" form: the create_study command's options, in plain words."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
 
-from annotation.models import ORDERING_KINDS, EntryPlatform, new_study_code
-from annotation.models_review import COPY_THRESHOLD_DEFAULT
+from annotation.models import ORDERING_KINDS, Study, new_study_code
+from annotation.services.sampling_plan import validation_rates_parse
+from annotation.services.study_settings import REWRITE_DEFAULTS, form_fields, form_values
 from annotation.services.writing_signals.registry import thresholds_parse
+from core.errors import ApplicationError
 from tasks.models import Corpus, InstanceStatus, StyleComponent
+from tasks.services.parsers import records_read
 
 STATUS_CHOICES = [(InstanceStatus.CANDIDATE, "candidate (not yet annotated)"),
                   (InstanceStatus.VALIDATED, "validated"), ("any", "any status")]
 
 
+KIND_CHOICES = [("ordering", "ordering study (task instances; choose the setup)"),
+                ("likert", "Likert study (rate rewrites on scales)"),
+                ("ranking", "ranking study (order several rewrites of a source)"),
+                ("rewrite", "rewrite study (sources rewritten by the crowd, reviewed)")]
+# The service's keyword → this form's field, where the two differ (an error is shown beside its field).
+FORM_FIELD_OF = {"corpus": "corpora", "component": "components", "status": "instance_status", "kind": "kind",
+                 "items": "items_file", "outputs": "outputs_file", "practice": "practice_file",
+                 "validation_rates": "validation_rates", "rates_from_studies": "rates_from_studies",
+                 "min_length": "rewrite_min_length", "max_length": "rewrite_max_length",
+                 "min_accepted": "qualify_min_accepted", "min_rate": "qualify_min_rate",
+                 "signal_threshold": "signal_thresholds", "rewrite.sources": "sources",
+                 "item_kind": "kind"}
+
+
+def _json_upload(upload: Any, label: str, field: str) -> Any:
+    try:
+        return json.loads(upload.read().decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise ApplicationError(f"{label}: {upload.name} is not UTF-8 text.", field=field) from None
+    except json.JSONDecodeError as exc:
+        raise ApplicationError(f"{label}: {upload.name}: line {exc.lineno}: invalid JSON ({exc.msg}).",
+                               field=field) from None
+
+
+def _json_text(text: str, label: str, field: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ApplicationError(f"{label}: line {exc.lineno}: invalid JSON ({exc.msg}).", field=field) from None
+
+
+def _upload_text(upload: Any, label: str, field: str) -> str:
+    try:
+        return upload.read().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ApplicationError(f"{label}: {upload.name} is not UTF-8 text.", field=field) from None
+
+
 class StudyCreateForm(forms.Form):
+    """Every kind of study, as `create_study` and `POST /api/v1/studies/` create it (annotation.services.study_build);
+    the settings' fields come from their declaration (annotation.services.study_settings.STUDY_SETTINGS). The form
+    only reads what is typed and uploaded; the service checks it and its errors are shown beside their field."""
+
     slug = forms.SlugField(max_length=80, help_text="Part of the participant link: /s/<slug>/.")
-    title = forms.CharField(max_length=200, required=False)
-    kind = forms.ChoiceField(choices=[("ordering", "ordering study (task instances)"),
-                                      ("rewrite", "rewrite study (sources rewritten by the crowd, reviewed)")],
-                             initial="ordering", required=False)
-    setup = forms.ChoiceField(choices=[(k.value, k.label) for k in ORDERING_KINDS], required=False,
+    kind = forms.ChoiceField(choices=KIND_CHOICES, initial="ordering", required=False)
+    setup = forms.ChoiceField(choices=[("", "—"), *((k.value, k.label) for k in ORDERING_KINDS)], required=False,
                               help_text="Ordering studies: quadruples, triples or style-or-content triples.")
     corpora = forms.ModelMultipleChoiceField(queryset=Corpus.objects.order_by("name"), to_field_name="name",
                                              required=False, help_text="Empty: every corpus.")
@@ -28,40 +71,49 @@ class StudyCreateForm(forms.Form):
                                                 to_field_name="name", required=False,
                                                 help_text="Empty: every style component.")
     instance_status = forms.ChoiceField(choices=STATUS_CHOICES, initial=InstanceStatus.CANDIDATE)
-    count = forms.IntegerField(min_value=1, required=False, help_text="Instances drawn at random; empty: all.")
-    seed = forms.IntegerField(initial=0, help_text="The same seed draws the same instances.")
-    annotators_per_item = forms.IntegerField(min_value=1, max_value=50, initial=5, label="Annotators per item (k)")
-    min_correct = forms.IntegerField(min_value=1, required=False, label="Min correct (m)",
-                                     help_text="m of k correct validates an instance; empty: a majority.")
-    items_per_batch = forms.IntegerField(min_value=1, initial=14)
-    screening_per_batch = forms.IntegerField(min_value=0, initial=2, help_text="Screening questions mixed in.")
-    max_batches = forms.IntegerField(min_value=1, initial=5, label="Max batches per participant")
-    time_limit_minutes = forms.IntegerField(min_value=1, initial=30, label="Batch time limit (minutes)")
-    adaptive = forms.BooleanField(required=False, help_text="Stop serving items whose decision cannot change.")
-    completion_code = forms.CharField(max_length=64, required=False, initial=new_study_code,
-                                      help_text="The code finished participants get (Prolific's completion code).")
-    screened_out_code = forms.CharField(
-        max_length=64, required=False, initial=new_study_code,
-        help_text="The code people screened out get: random and independent of the completion code, so that it "
-                  "never earns the full pay (Prolific: a separate completion code with its own action).")
-    redirect_url = forms.URLField(required=False, help_text="Where finished participants go, e.g. Prolific's "
-                                                            "https://app.prolific.com/submissions/complete?cc=…")
-    platform = forms.ChoiceField(choices=EntryPlatform.choices, initial=EntryPlatform.ANY, required=False,
-                                 help_text="Accept only this platform's links and check their parameters.")
-    prolific_study_id = forms.CharField(max_length=64, required=False, label="Prolific study id",
-                                        help_text="The STUDY_ID that Prolific links must carry (24 hex characters).")
-    allow_anonymous = forms.NullBooleanField(required=False, label="Allow anonymous links",
-                                             help_text="Unknown: allowed only when the platform is 'any'.")
-    first_answer_grace_seconds = forms.IntegerField(
-        min_value=1, required=False, label="First-answer grace (seconds)",
-        help_text="A started batch without a first answer gives its items back after this; empty: the default.")
-    max_open_batches = forms.IntegerField(min_value=1, required=False,
-                                          help_text="Batches open at once in the study; empty: no cap.")
-    min_seconds_per_item = forms.FloatField(min_value=0, max_value=3600, required=False,
-                                            help_text="Flag participants faster than this (server-measured).")
-    estimated_minutes = forms.IntegerField(min_value=1, initial=10)
-    target_hourly_pay = forms.DecimalField(min_value=0, initial=9, decimal_places=2,
-                                           help_text="Per hour, in the platform's currency.")
+    count = forms.IntegerField(required=False, help_text="Instances drawn at random; empty: all.")
+    seed = forms.IntegerField(initial=0, required=False, help_text="The same seed draws the same instances.")
+    load_stel_screening = forms.BooleanField(
+        required=False, label="Load STEL's screening questions",
+        help_text="Load STEL's published screening questions first (those missing only). Their answers are public: "
+                  "for demos and pilots; a paid study needs questions of its own.")
+    # Sampling plan (create_study --target-validated, --validation-rate, --rates-from-study)
+    target_validated = forms.IntegerField(required=False, label="Sampling plan: validated instances wanted",
+                                          help_text="Per component (choose the components): sample enough to end "
+                                                    "with this many validated instances at the expected rates.")
+    validation_rates = forms.CharField(required=False, label="Sampling plan: expected validation rates",
+                                       help_text="COMPONENT=RATE, comma-separated, e.g. simplicity=0.68, "
+                                                 "formality=0.88.")
+    rates_from_studies = forms.ModelMultipleChoiceField(
+        queryset=Study.objects.order_by("slug"), to_field_name="slug", required=False,
+        label="Sampling plan: rates measured on", help_text="Earlier, filtered studies to measure the rates on.")
+    practice_file = forms.FileField(required=False, label="Practice items (JSON)",
+                                    help_text="A JSON list of {anchor_1, anchor_2, sentence_1, sentence_2, "
+                                              "correct_answer, explanation}: shown with feedback before the first "
+                                              "batch, never counted.")
+    # Likert and ranking studies (create_study --kind likert|ranking)
+    items_file = forms.FileField(required=False, label="Items (JSONL)",
+                                 help_text="Likert/ranking items, one JSON object a line: id, source, rewrite "
+                                           "(ranking: outputs [{id, text}]).")
+    outputs_file = forms.FileField(required=False, label="System outputs (CSV/TSV/JSONL)",
+                                   help_text="… or system outputs to rate or rank: id, source, rewrite[, system, "
+                                             "source_id], or id, source, one column per system.")
+    outputs_study = forms.ModelChoiceField(queryset=Study.objects.filter(item_kind="rewrite").order_by("slug"),
+                                           to_field_name="slug", required=False, label="Rate a rewrite study",
+                                           help_text="… or the accepted rewrites of this rewrite study.")
+    preset = forms.ChoiceField(choices=[("", "—"), ("gyafc", "GYAFC (Rao & Tetreault 2018)"),
+                                        ("pauli", "Pauli et al. 2025 (Likert only)")], required=False,
+                               label="Rating preset", help_text="Questions, k and instructions of a published study.")
+    questions = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+                                label="Likert questions",
+                                help_text="A preset (mind-the-style-gap, gyafc, pauli) or a JSON list of {name, text, "
+                                          "min, max, labels}; empty: the rating preset's.")
+    eligibility_questions = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+                                            help_text="A JSON list of {name, text, choices, accept}; [] for none; "
+                                                      "empty: the default (native English; none for a rewrite "
+                                                      "study).")
+    rewrite_min_length = forms.IntegerField(required=False, initial=REWRITE_DEFAULTS["min_length"],
+                                            label="Rewrite min length (characters)")
 
     # Rewrite studies (create_study --kind rewrite): README, "Rewrite studies and their review".
     sources = forms.CharField(widget=forms.Textarea(attrs={"rows": 6, "cols": 80}), required=False,
@@ -72,23 +124,21 @@ class StudyCreateForm(forms.Form):
                                   empty_value=None)
     target_style = forms.CharField(max_length=100, required=False, help_text="e.g. formal (built-in examples for "
                                                                              "formal and informal).")
-    rewrite_min_length = forms.IntegerField(required=False, min_value=1, initial=10,
-                                            label="Rewrite min length (characters)")
-    rewrite_max_length = forms.IntegerField(required=False, min_value=1, initial=500,
+    rewrite_max_length = forms.IntegerField(required=False, initial=REWRITE_DEFAULTS["max_length"],
                                             label="Rewrite max length (characters)")
-    copy_threshold = forms.FloatField(required=False, min_value=0, max_value=100, initial=int(COPY_THRESHOLD_DEFAULT),
+    copy_threshold = forms.FloatField(required=False, initial=REWRITE_DEFAULTS["copy_threshold"],
                                       help_text="Refuse a rewrite this similar (rapidfuzz ratio, 0-100) to its source.")
     persona = forms.CharField(required=False, help_text="Persona questions (PASTEL), comma-separated: gender, age, "
                                                         "ethnicity, country, education, political_orientation.")
     filter_questions = forms.BooleanField(required=False, initial=True, label="Drop questions")
     filter_urls = forms.BooleanField(required=False, initial=True, label="Drop sentences with URLs")
-    min_words = forms.IntegerField(required=False, min_value=0, initial=5,
+    min_words = forms.IntegerField(required=False, min_value=0, initial=REWRITE_DEFAULTS["min_words"],
                                    help_text="Drop shorter sources (0: no limit).")
-    max_words = forms.IntegerField(required=False, min_value=0, initial=25,
+    max_words = forms.IntegerField(required=False, min_value=0, initial=REWRITE_DEFAULTS["max_words"],
                                    help_text="Drop longer sources (0: no limit).")
-    qualify_min_accepted = forms.IntegerField(required=False, min_value=0, initial=0,
+    qualify_min_accepted = forms.IntegerField(required=False, initial=REWRITE_DEFAULTS["min_accepted"],
                                               label="Qualification: min accepted rewrites")
-    qualify_min_rate = forms.FloatField(required=False, min_value=0, max_value=1, initial=0,
+    qualify_min_rate = forms.FloatField(required=False, initial=REWRITE_DEFAULTS["min_rate"],
                                         label="Qualification: min acceptance rate (0-1)")
     signal_thresholds = forms.CharField(required=False, label="Writing signal thresholds",
                                         help_text="NAME=VALUE, comma-separated (e.g. mostly_pasted=0.6, "
@@ -97,31 +147,122 @@ class StudyCreateForm(forms.Form):
                                          help_text="Signals whose flag rejects a pending rewrite without a reviewer, "
                                                    "comma-separated; empty (recommended): a person decides.")
 
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        data["kind"] = data.get("kind") or "ordering"
-        if data["kind"] == "ordering" and not data.get("setup") and "setup" not in self.errors:
-            self.add_error("setup", "An ordering study needs a setup.")
-        if data["kind"] == "rewrite":
-            if bool((data.get("sources") or "").strip()) == bool(data.get("sources_corpus")):
-                self.add_error("sources", "Give the sources, or a corpus and its side (one of the two).")
-            elif data.get("sources_corpus") and data.get("side") is None:
-                self.add_error("side", "Choose the side of the corpus the sources are taken from.")
-        k, m = data.get("annotators_per_item"), data.get("min_correct")
-        if k and m and m > k:
-            self.add_error("min_correct", f"Min correct must be at most the annotators per item ({k}).")
-        return data
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        declared = form_fields()
+        order = ["slug", "title", "kind", "setup", "corpora", "components", "instance_status", "count", "seed"]
+        fields = {name: self.fields[name] for name in order if name in self.fields}
+        fields["title"] = declared.pop("title")
+        fields = {name: fields[name] for name in order}
+        fields.update(declared)
+        fields.update({name: field for name, field in self.fields.items() if name not in fields})
+        self.fields = fields
+        for name in ("completion_code", "screened_out_code"):  # shown drawn: two independent random codes
+            self.fields[name].initial = new_study_code
 
-    def rewrite_kwargs(self) -> dict[str, Any]:
-        """rewrite_study_create's arguments (the sources read by the caller from `sources_spec`)."""
+    SECTIONS = (
+        ("The study", ["slug", "title", "kind"]),
+        ("Ordering studies: task instances", ["setup", "corpora", "components", "instance_status", "count", "seed",
+                                              "screening_per_batch", "load_stel_screening", "adaptive",
+                                              "allow_multiple_setups", "min_correct"]),
+        ("Ordering studies: sampling plan", ["target_validated", "validation_rates", "rates_from_studies"]),
+        ("Ordering studies: practice", ["practice_file"]),
+        ("Likert and ranking studies", ["items_file", "outputs_file", "outputs_study", "preset", "questions",
+                                        "rewrite_min_length"]),
+        ("Rewrite studies", ["sources", "sources_corpus", "side", "target_style", "rewrite_max_length",
+                             "copy_threshold", "persona", "filter_questions", "filter_urls", "min_words",
+                             "max_words", "qualify_min_accepted", "qualify_min_rate", "signal_thresholds",
+                             "signal_auto_reject"]),
+    )
+
+    def sections(self) -> list[tuple[str, list[Any]]]:
+        """The fields in the page's sections; every declared setting not placed above is under "Settings"."""
+        placed = {name for _, names in self.SECTIONS for name in names}
+        rest = [name for name in self.fields if name not in placed]
+        return [(title, [self[name] for name in names if name in self.fields])
+                for title, names in (*self.SECTIONS[:1], ("Settings (every kind)", rest), *self.SECTIONS[1:])]
+
+    def error_field(self, exc: ApplicationError) -> str | None:
+        """The form field a service error is about (None: shown above the form)."""
+        name = FORM_FIELD_OF.get(exc.field or "", exc.field)
+        return name if name in self.fields else None
+
+    def build_kwargs(self) -> dict[str, Any]:
+        """study_build's arguments from what is typed and uploaded (files read here, checked by the service)."""
         d = self.cleaned_data
-        common = self.service_kwargs()
-        for key in ("item_kind", "setup", "corpus", "component", "status", "count", "seed", "screening_per_batch",
-                    "adaptive"):
-            common.pop(key)
+        kind = d.get("kind") or "ordering"
+        ordering = kind == "ordering"
+        kwargs: dict[str, Any] = {
+            "slug": d["slug"], "kind": kind, "setup": d.get("setup") or None,
+            "corpus": [c.name for c in d["corpora"]] or None, "component": [c.name for c in d["components"]] or None,
+            "status": d["instance_status"], "count": d["count"], "seed": d["seed"] or 0,
+            **form_values(d),
+        }
+        if d.get("target_validated") is not None:
+            kwargs["target_validated"] = d["target_validated"]
+        if d.get("validation_rates"):
+            kwargs["validation_rates"] = validation_rates_parse(
+                [p for p in d["validation_rates"].split(",") if p.strip()])
+        if d.get("rates_from_studies"):
+            kwargs["rates_from_studies"] = [s.slug for s in d["rates_from_studies"]]
+        if d.get("practice_file"):
+            kwargs["practice"] = _json_upload(d["practice_file"], "Practice items", "practice")
+            if not isinstance(kwargs["practice"], list):
+                raise ApplicationError("Practice items: expected a JSON list of practice items.", field="practice")
+        if d.get("items_file"):
+            upload = d["items_file"]
+            text = _upload_text(upload, "Items", "items")
+            rows = []
+            for number, line in enumerate(text.splitlines(), start=1):
+                if line.strip():
+                    try:
+                        rows.append(json.loads(line))
+                    except json.JSONDecodeError as exc:
+                        raise ApplicationError(f"{upload.name}: line {number}: invalid JSON ({exc.msg}).",
+                                               field="items") from None
+            kwargs["items"] = rows
+        if d.get("outputs_file"):
+            upload = d["outputs_file"]
+            kwargs["outputs"] = records_read(upload.name, _upload_text(upload, "Outputs", "outputs"),
+                                             unknown_type=f"{upload.name}: outputs are read from .csv, .tsv or "
+                                                          ".jsonl files")
+            kwargs["outputs_where"] = upload.name
+        if d.get("outputs_study"):
+            kwargs["outputs_study"] = d["outputs_study"].slug
+        if d.get("preset"):
+            kwargs["preset"] = d["preset"]
+        questions = (d.get("questions") or "").strip()
+        if questions:
+            kwargs["questions"] = (_json_text(questions, "Likert questions", "questions") if questions[0] in "[{"
+                                   else questions)
+        eligibility = (d.get("eligibility_questions") or "").strip()
+        if eligibility:
+            kwargs["eligibility_questions"] = _json_text(eligibility, "Eligibility questions", "eligibility_questions")
+        elif kind == "rewrite":
+            kwargs["eligibility_questions"] = []  # the persona questions only
+        if kind in ("likert", "ranking", "rewrite") and not ordering:
+            kwargs["rewrite_min_length"] = d["rewrite_min_length"] or 10
+        if kind == "rewrite" and not d.get("items_file"):
+            kwargs.pop("rewrite_min_length", None)
+            kwargs["rewrite"] = self.rewrite_spec()
+        return kwargs
+
+    def rewrite_spec(self) -> dict[str, Any]:
+        """study_build's `rewrite`: the sources typed (line numbers as ids unless 'id<TAB>text') or a corpus side."""
+        d = self.cleaned_data
+        sources = None
+        if (d.get("sources") or "").strip():
+            sources = []
+            for n, line in enumerate(d["sources"].splitlines(), start=1):
+                if line.strip():
+                    sid, tab, text = line.partition("\t")
+                    sources.append((sid.strip(), text) if tab else (str(n), line))
+
         def given(name: str) -> Any:
             return d[name] if d.get(name) is not None else self.fields[name].initial
-        return {**common, "target_style": d["target_style"], "min_length": given("rewrite_min_length"),
+
+        return {"sources": sources, "sources_corpus": d["sources_corpus"].name if d.get("sources_corpus") else "",
+                "side": d.get("side"), "target_style": d["target_style"], "min_length": given("rewrite_min_length"),
                 "max_length": given("rewrite_max_length"), "copy_threshold": given("copy_threshold"),
                 "persona": [a.strip() for a in d["persona"].split(",") if a.strip()],
                 "filters": {"questions": d["filter_questions"], "urls": d["filter_urls"],
@@ -129,33 +270,4 @@ class StudyCreateForm(forms.Form):
                 "min_accepted": given("qualify_min_accepted"), "min_rate": given("qualify_min_rate"),
                 "signal_thresholds": thresholds_parse([p for p in (d.get("signal_thresholds") or "").split(",")
                                                        if p.strip()]),
-                "signal_auto_reject": d.get("signal_auto_reject") or "", "eligibility_questions": []}
-
-    def sources_spec(self) -> tuple[list[tuple[str, str]] | None, str, int | None]:
-        """The typed sources as (id, text) (line numbers as ids unless 'id<TAB>text'), or the corpus and side."""
-        d = self.cleaned_data
-        if d["sources_corpus"]:
-            return None, d["sources_corpus"].name, d["side"]
-        rows = []
-        for n, line in enumerate(d["sources"].splitlines(), start=1):
-            if line.strip():
-                sid, tab, text = line.partition("\t")
-                rows.append((sid.strip(), text) if tab else (str(n), line))
-        return rows, "", None
-
-    def service_kwargs(self) -> dict[str, Any]:
-        d = self.cleaned_data
-        return {
-            "slug": d["slug"], "title": d["title"], "item_kind": d["setup"], "setup": d["setup"],
-            "corpus": [c.name for c in d["corpora"]] or None, "component": [c.name for c in d["components"]] or None,
-            "status": None if d["instance_status"] == "any" else d["instance_status"], "count": d["count"],
-            "seed": d["seed"], "annotators_per_item": d["annotators_per_item"], "min_correct": d["min_correct"],
-            "items_per_batch": d["items_per_batch"], "screening_per_batch": d["screening_per_batch"],
-            "max_batches": d["max_batches"], "time_limit_minutes": d["time_limit_minutes"], "adaptive": d["adaptive"],
-            "completion_code": d["completion_code"], "screened_out_code": d["screened_out_code"],
-            "redirect_url": d["redirect_url"], "platform": d["platform"] or EntryPlatform.ANY,
-            "prolific_study_id": d["prolific_study_id"], "allow_anonymous": d["allow_anonymous"],
-            "first_answer_grace_seconds": d["first_answer_grace_seconds"],
-            "max_open_batches": d["max_open_batches"], "min_seconds_per_item": d["min_seconds_per_item"],
-            "estimated_minutes": d["estimated_minutes"], "target_hourly_pay": float(d["target_hourly_pay"]),
-        }
+                "signal_auto_reject": d.get("signal_auto_reject") or ""}

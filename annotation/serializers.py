@@ -4,7 +4,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.models import Participant
-from annotation.models_review import COPY_THRESHOLD_DEFAULT
+from annotation.services.study_settings import REWRITE_DEFAULTS, drf_fields
 
 
 class SessionCreateInput(serializers.Serializer):
@@ -222,8 +222,8 @@ class RewriteFiltersInput(serializers.Serializer):
 
     questions = serializers.BooleanField(default=True)
     urls = serializers.BooleanField(default=True)
-    min_words = serializers.IntegerField(min_value=0, default=5)
-    max_words = serializers.IntegerField(min_value=0, default=25)
+    min_words = serializers.IntegerField(min_value=0, default=REWRITE_DEFAULTS["min_words"])
+    max_words = serializers.IntegerField(min_value=0, default=REWRITE_DEFAULTS["max_words"])
 
 
 class RewriteCreateInput(serializers.Serializer):
@@ -236,82 +236,76 @@ class RewriteCreateInput(serializers.Serializer):
     target_style = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     examples = serializers.ListField(child=serializers.DictField(), required=False, allow_null=True, default=None,
                                      help_text="Worked examples {source, rewrite, note}; empty: the style's defaults.")
-    min_length = serializers.IntegerField(default=10)
-    max_length = serializers.IntegerField(default=500)
-    copy_threshold = serializers.FloatField(default=COPY_THRESHOLD_DEFAULT,
+    min_length = serializers.IntegerField(default=REWRITE_DEFAULTS["min_length"])
+    max_length = serializers.IntegerField(default=REWRITE_DEFAULTS["max_length"])
+    copy_threshold = serializers.FloatField(default=REWRITE_DEFAULTS["copy_threshold"],
                                             help_text="rapidfuzz ratio (0-100) refused as a copy.")
     persona = serializers.ListField(required=False, default=list,
                                     help_text="PASTEL attribute names, or own questions {name, text, choices}.")
     filters = RewriteFiltersInput(required=False, default=None, allow_null=True)
-    qualify_min_accepted = serializers.IntegerField(default=0)
-    qualify_min_rate = serializers.FloatField(default=0.0)
+    qualify_min_accepted = serializers.IntegerField(default=REWRITE_DEFAULTS["min_accepted"])
+    qualify_min_rate = serializers.FloatField(default=REWRITE_DEFAULTS["min_rate"])
     signal_thresholds = serializers.DictField(required=False, default=None, allow_null=True,
                                               help_text='Writing signals\' thresholds {"signal": number or null}.')
     signal_auto_reject = serializers.ListField(child=serializers.CharField(), required=False, default=None,
                                                allow_null=True, help_text="Signals whose flag rejects a pending "
                                                                           "rewrite without a reviewer.")
 
-    def validate(self, data: dict) -> dict:
-        if (data.get("sources") is None) == (not data.get("sources_corpus")):
-            raise serializers.ValidationError({"sources": "give one of sources and sources_corpus (with side)"})
-        if data.get("sources_corpus") and data.get("side") is None:
-            raise serializers.ValidationError({"side": "sources_corpus needs side 1 or 2"})
-        return data
+
+STUDY_KINDS = ["ordering", "quadruple", "triple", "style-or-content", "likert", "ranking", "rewrite"]
 
 
-class StudyCreateInput(serializers.Serializer):
-    """POST /api/v1/studies/: the admin's "Create a study" form (and create_study's options): ordering studies
-    drawn from task instances, or (kind `rewrite`) a reviewed rewrite study over given sources."""
+class StudyCreateBase(serializers.Serializer):
+    """What a study's items are made of (annotation.services.study_build.STUDY_INPUTS); the settings are added
+    from their declaration below (StudyCreateInput)."""
 
     slug = serializers.SlugField(max_length=80)
-    title = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    kind = serializers.ChoiceField(choices=["ordering", "rewrite"], default="ordering")
-    setup = serializers.ChoiceField(choices=["quadruple", "triple", "style-or-content"], required=False)
-    rewrite = RewriteCreateInput(required=False, help_text="kind rewrite: its sources and settings.")
+    kind = serializers.ChoiceField(choices=STUDY_KINDS, default="ordering",
+                                   help_text="`ordering` (with `setup`), a setup, likert, ranking or rewrite.")
+    setup = serializers.ChoiceField(choices=["quadruple", "triple", "style-or-content"], required=False,
+                                    allow_null=True, default=None)
+    rewrite = RewriteCreateInput(required=False, allow_null=True, default=None,
+                                 help_text="kind rewrite: its sources and settings (a reviewed rewrite study).")
     corpora = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     components = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     instance_status = serializers.ChoiceField(choices=["candidate", "validated", "any"], default="candidate")
-    count = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    count = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                     help_text="Instances drawn at random (at least 1); empty: all.")
     seed = serializers.IntegerField(default=0)
-    annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=5)
-    min_correct = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
-    items_per_batch = serializers.IntegerField(min_value=1, default=14)
-    screening_per_batch = serializers.IntegerField(min_value=0, default=2)
-    max_batches = serializers.IntegerField(min_value=1, default=5)
-    time_limit_minutes = serializers.IntegerField(min_value=1, default=30)
-    adaptive = serializers.BooleanField(default=False)
-    completion_code = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
-    redirect_url = serializers.URLField(required=False, allow_blank=True, default="")
-    estimated_minutes = serializers.IntegerField(min_value=1, default=10)
-    target_hourly_pay = serializers.FloatField(min_value=0, default=9.0)
-    eligibility_questions = serializers.ListField(child=serializers.DictField(), required=False, default=None)
-    consent_text = serializers.CharField(required=False, allow_blank=True, default=None)
-    task_description = serializers.CharField(required=False, allow_blank=True, default=None,
-                                             help_text="Empty: composed from the study's components and setup.")
-    screened_out_code = serializers.CharField(required=False, allow_blank=True, max_length=64, default="",
-                                              help_text="Empty: a random code independent of the completion code.")
-    # Who may take part (docs/annotator-api.md): checked by study_create, as for the CLI.
-    platform = serializers.ChoiceField(choices=["any", "prolific", "mturk"], required=False, default="any")
-    prolific_study_id = serializers.CharField(required=False, allow_blank=True, max_length=64, default="")
-    allow_anonymous = serializers.BooleanField(required=False, allow_null=True, default=None,
-                                               help_text="Empty: on for platform `any`, off otherwise.")
-    first_answer_grace_seconds = serializers.IntegerField(required=False, min_value=1, allow_null=True, default=None)
-    max_open_batches = serializers.IntegerField(required=False, min_value=1, allow_null=True, default=None)
-    min_seconds_per_item = serializers.FloatField(required=False, min_value=0, max_value=3600, allow_null=True,
-                                                  default=None)
+    target_validated = serializers.IntegerField(
+        required=False, allow_null=True, default=None,
+        help_text="Sampling plan: validated instances wanted per component (give `components`).")
+    validation_rates = serializers.DictField(child=serializers.FloatField(), required=False, allow_null=True,
+                                             default=None, help_text='Sampling plan: {"simplicity": 0.68, …}.')
+    rates_from_studies = serializers.ListField(child=serializers.CharField(), required=False, default=list,
+                                               help_text="Sampling plan: studies to measure the rates on.")
+    practice = serializers.ListField(child=serializers.DictField(), required=False, allow_null=True, default=None,
+                                     help_text="Practice items {anchor_1, anchor_2, sentence_1, sentence_2, "
+                                               "correct_answer, explanation} (ordering studies).")
+    items = serializers.ListField(child=serializers.JSONField(), required=False, allow_null=True, default=None,
+                                  help_text="Likert/ranking/rewrite items: {id, source, rewrite} (ranking: outputs "
+                                            "[{id, text}]).")
+    outputs = serializers.ListField(child=serializers.JSONField(), required=False, allow_null=True, default=None,
+                                    help_text="System outputs to rate or rank: {id, source, rewrite[, system, "
+                                              "source_id]} or {id, source, <system>: text…}.")
+    outputs_study = serializers.CharField(required=False, allow_blank=True, default="",
+                                          help_text="A rewrite study whose accepted rewrites are rated or ranked.")
+    preset = serializers.ChoiceField(choices=["", "gyafc", "pauli"], required=False, default="",
+                                     help_text="Rating preset: questions, k and instructions of a published study.")
+    questions = serializers.JSONField(required=False, allow_null=True, default=None,
+                                      help_text="Likert questions: a preset name (mind-the-style-gap, gyafc, pauli) "
+                                                "or a list of {name, text, min, max, labels}.")
+    rewrite_min_length = serializers.IntegerField(required=False, default=10,
+                                                  help_text="Likert/ranking/unreviewed rewrite items: least "
+                                                            "characters of a free-text answer.")
+    eligibility_questions = serializers.ListField(child=serializers.JSONField(), required=False, allow_null=True,
+                                                  default=None, help_text="{name, text, choices, accept}; [] for none.")
     open = serializers.BooleanField(default=False, help_text="Open to participants at once (else a draft).")
 
-    def validate(self, data: dict) -> dict:
-        if data["kind"] == "ordering" and not data.get("setup"):
-            raise serializers.ValidationError({"setup": "required for an ordering study"})
-        if data["kind"] == "rewrite" and not data.get("rewrite"):
-            raise serializers.ValidationError({"rewrite": "required for a rewrite study: its sources and settings"})
-        k, m = data["annotators_per_item"], data.get("min_correct")
-        if m is not None and m > k:
-            raise serializers.ValidationError({"min_correct": f"must be at most the annotators per item ({k})"})
-        return data
 
-    def validate_eligibility_questions(self, value: list[dict] | None) -> list[dict] | None:
-        if value is not None and not all(q.get("name") and isinstance(q.get("choices"), list) for q in value):
-            raise serializers.ValidationError("Each eligibility question needs a name and a list of choices.")
-        return value
+StudyCreateInput = type("StudyCreateInput", (StudyCreateBase,), {
+    "__module__": __name__,
+    "__doc__": "POST /api/v1/studies/: a study of any kind, as the admin's \"Create a study\" and create_study "
+               "create it; the settings' fields come from annotation.services.study_settings.STUDY_SETTINGS.",
+    **drf_fields(),
+})

@@ -4,23 +4,32 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.views.decorators.http import require_POST
 
 from core.errors import ApplicationError
 from tasks.forms import ScreeningImportForm
 from tasks.models import ScreeningQuestion, Setup
-from tasks.services.screening import screening_questions_duplicate, screening_questions_import
+from tasks.services.screening import (
+    screening_questions_duplicate,
+    screening_questions_import,
+    screening_questions_load_published,
+)
 
 PUBLIC_WARNING = (
-    "STEL's published screening questions (named stel-…, loaded by `loaddata screening_questions`) and the demo's "
+    "STEL's published screening questions (named stel-…, loaded by the \"Load STEL's screening questions\" button or "
+    "`loaddata screening_questions`) and the demo's "
     "stylecrowd-… questions have public answers: anyone can look them up, so a bot passes them. Use them for demos; "
     "for a real study add private questions here (one by one, or import a TSV in STEL's screening format) and "
     "deactivate the public ones. A study asking for screening questions draws active questions of its own style "
     "components that fit its setup, and cannot be created without enough of them."
 )
+
+PUBLIC_WARNING_SHORT = "Their answers are public: use them for demos and pilots, private questions for a paid study."
 
 
 class ScreeningQuestionForm(forms.ModelForm):
@@ -60,7 +69,22 @@ class ScreeningQuestionAdmin(admin.ModelAdmin):
 
     def get_urls(self):
         return [path("import/", self.admin_site.admin_view(self.import_view), name="tasks_screeningquestion_import"),
+                path("load-published/", self.admin_site.admin_view(require_POST(self.load_published_view)),
+                     name="tasks_screeningquestion_load_published"),
                 *super().get_urls()]
+
+    def load_published_view(self, request: HttpRequest) -> HttpResponse:
+        """"Load STEL's screening questions": what `loaddata screening_questions` loads, missing ones only."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied("You need the permission to add screening questions.")
+        try:
+            result = screening_questions_load_published()
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"Loaded {len(result['created'])} of STEL's published screening questions "
+                                      f"({result['published']} in all). {PUBLIC_WARNING_SHORT}")
+        return HttpResponseRedirect(reverse("admin:tasks_screeningquestion_changelist"))
 
     def import_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_add_permission(request):

@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from annotation.models_review import COPY_THRESHOLD_DEFAULT
-from annotation.services.rewrites import rewrite_study_create, sources_from_corpus, sources_read
+from annotation.services.rewrites import sources_read
+from annotation.services.study_settings import REWRITE_DEFAULTS
 from annotation.services.writing_signals.registry import thresholds_parse
 from core.commands import json_file_read
-from core.errors import ApplicationError
 
 
 def rewrite_arguments_add(parser: Any) -> None:
@@ -19,19 +18,21 @@ def rewrite_arguments_add(parser: Any) -> None:
     group.add_argument("--side", type=int, choices=[1, 2], help="The corpus side the sources are taken from.")
     group.add_argument("--target-style", default="", help="The style to rewrite into, e.g. formal.")
     group.add_argument("--examples", help="JSON list of worked examples {source, rewrite, note}.")
-    group.add_argument("--rewrite-max-length", type=int, default=500)
-    group.add_argument("--copy-threshold", type=float, default=COPY_THRESHOLD_DEFAULT,
+    group.add_argument("--rewrite-max-length", type=int, default=REWRITE_DEFAULTS["max_length"])
+    group.add_argument("--copy-threshold", type=float, default=REWRITE_DEFAULTS["copy_threshold"],
                        help="Refuse a rewrite whose rapidfuzz ratio with its source (0-100) is at least this.")
     group.add_argument("--persona", default="",
                        help="Persona questions asked before writing (PASTEL): attributes comma-separated, 'pastel' for "
                             "all, or a JSON file of own questions [{name, text, choices}].")
     group.add_argument("--filter-questions", action=argparse.BooleanOptionalAction, default=True)
     group.add_argument("--filter-urls", action=argparse.BooleanOptionalAction, default=True)
-    group.add_argument("--min-words", type=int, default=5, help="Drop sources with fewer words (0: no limit).")
-    group.add_argument("--max-words", type=int, default=25, help="Drop sources with more words (0: no limit).")
-    group.add_argument("--qualify-min-accepted", type=int, default=0,
+    group.add_argument("--min-words", type=int, default=REWRITE_DEFAULTS["min_words"],
+                       help="Drop sources with fewer words (0: no limit).")
+    group.add_argument("--max-words", type=int, default=REWRITE_DEFAULTS["max_words"],
+                       help="Drop sources with more words (0: no limit).")
+    group.add_argument("--qualify-min-accepted", type=int, default=REWRITE_DEFAULTS["min_accepted"],
                        help="Admit only writers with at least this many accepted rewrites in earlier studies.")
-    group.add_argument("--qualify-min-rate", type=float, default=0.0,
+    group.add_argument("--qualify-min-rate", type=float, default=REWRITE_DEFAULTS["min_rate"],
                        help="… and at least this acceptance rate (0-1), e.g. 1.0 for GYAFC's experts.")
     group.add_argument("--signal-threshold", action="append", default=[], metavar="NAME=VALUE",
                        help="A writing signal's threshold (off: switched off); repeat for several.")
@@ -39,15 +40,9 @@ def rewrite_arguments_add(parser: Any) -> None:
                        help="Writing signals whose flag rejects a pending rewrite without a reviewer (default: none).")
 
 
-def rewrite_study_from_options(options: dict[str, Any], study_kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    if bool(options["sources"]) == bool(options["sources_corpus"]):
-        raise ApplicationError("give one of --sources FILE and --sources-corpus NAME --side 1|2.")
-    if options["sources_corpus"]:
-        if options["side"] is None:
-            raise ApplicationError("--sources-corpus needs --side 1 or 2.")
-        sources = sources_from_corpus(name=options["sources_corpus"], side=options["side"])
-    else:
-        sources = sources_read(path=options["sources"])
+def rewrite_spec_from_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The `rewrite` argument of study_build from create_study's options (files read here, checked there)."""
+    sources = sources_read(path=options["sources"]) if options["sources"] else None
     examples = None
     if options["examples"]:
         examples = json_file_read(options["examples"], "--examples", expect_list="examples")
@@ -57,13 +52,15 @@ def rewrite_study_from_options(options: dict[str, Any], study_kwargs: dict[str, 
     elif persona == ["pastel"]:
         from annotation.services.rewrites import PERSONA_QUESTIONS
         persona = list(PERSONA_QUESTIONS)
-    filters = {"questions": options["filter_questions"], "urls": options["filter_urls"],
-               "min_words": options["min_words"], "max_words": options["max_words"]}
-    return rewrite_study_create(
-        sources=sources, target_style=options["target_style"], filters=filters, examples=examples,
-        min_length=options["rewrite_min_length"], max_length=options["rewrite_max_length"],
-        copy_threshold=options["copy_threshold"], persona=persona, min_accepted=options["qualify_min_accepted"],
-        min_rate=options["qualify_min_rate"],
-        signal_thresholds=thresholds_parse(options["signal_threshold"], field="signal_threshold"),
-        signal_auto_reject=options["auto_reject"], **study_kwargs,
-    )
+    return {
+        "sources": sources, "sources_corpus": options["sources_corpus"] or "", "side": options["side"],
+        "target_style": options["target_style"], "examples": examples,
+        "filters": {"questions": options["filter_questions"], "urls": options["filter_urls"],
+                    "min_words": options["min_words"], "max_words": options["max_words"]},
+        "min_length": options["rewrite_min_length"], "max_length": options["rewrite_max_length"],
+        "copy_threshold": options["copy_threshold"], "persona": persona,
+        "min_accepted": options["qualify_min_accepted"],
+        "min_rate": options["qualify_min_rate"],
+        "signal_thresholds": thresholds_parse(options["signal_threshold"], field="signal_threshold"),
+        "signal_auto_reject": options["auto_reject"],
+    }

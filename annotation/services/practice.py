@@ -24,20 +24,22 @@ def practice_items_set(*, study: Study, items: Sequence[dict[str, Any]]) -> int:
     a correct_answer among the kind's choices, and optionally an explanation."""
     if study.item_kind not in ORDERING_KINDS:
         raise ApplicationError(f"practice items are for ordering studies (quadruple, triple, style-or-content), not "
-                               f"{study.item_kind}", code="invalid_practice")
+                               f"{study.item_kind}", code="invalid_practice", field="practice")
     choices = CHOICES[study.item_kind]
     rows = []
     for number, item in enumerate(items, start=1):
         if not isinstance(item, dict):
-            raise ApplicationError(f"practice item {number}: expected an object", code="invalid_practice")
+            raise ApplicationError(f"practice item {number}: expected an object", code="invalid_practice",
+                                   field="practice")
         needed = ["anchor_1", "sentence_1", "sentence_2"] + (["anchor_2"] if study.item_kind == ItemKind.QUADRUPLE
                                                               else [])
         missing = [key for key in needed if not str(item.get(key) or "").strip()]
         if missing:
-            raise ApplicationError(f"practice item {number}: missing {', '.join(missing)}", code="invalid_practice")
+            raise ApplicationError(f"practice item {number}: missing {', '.join(missing)}", code="invalid_practice",
+                                   field="practice")
         if item.get("correct_answer") not in choices:
             raise ApplicationError(f"practice item {number}: correct_answer must be one of {', '.join(choices)}, got "
-                                   f"{item.get('correct_answer')!r}", code="invalid_practice")
+                                   f"{item.get('correct_answer')!r}", code="invalid_practice", field="practice")
         rows.append(PracticeItem(study=study, position=number - 1, correct_answer=item["correct_answer"],
                                  explanation=str(item.get("explanation") or ""),
                                  **{key: str(item.get(key) or "").strip() for key in TEXT_FIELDS}))

@@ -47,7 +47,9 @@ def rating_preset_get(*, preset: str, kind: str) -> dict[str, Any]:
     return dict(RATING_PRESETS[preset][kind])
 
 
-def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def rating_records_read(*, path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """The (line, record) pairs of a CSV/TSV/JSONL file of system outputs (empty cells are absent values)."""
+    path = Path(path)
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
@@ -89,11 +91,25 @@ def rating_items_read(*, path: str | Path, kind: str) -> list[dict[str, Any]]:
     if kind not in (ItemKind.LIKERT, ItemKind.RANKING):
         raise ApplicationError(f"Outputs build likert or ranking studies, not {kind}.", code="invalid_kind",
                                field="outputs")
+    return rating_items_build(records=rating_records_read(path=path), kind=kind, where=str(path))
+
+
+def rating_items_build(*, records: list[tuple[int, Any]], kind: str, where: str = "Outputs",
+                       unit: str = "line") -> list[dict[str, Any]]:
+    """`rating_items_read` on records already read: a file's (line, record) pairs, or the API body's rows."""
+    path = where
+    if kind not in (ItemKind.LIKERT, ItemKind.RANKING):
+        raise ApplicationError(f"Outputs build likert or ranking studies, not {kind}.", code="invalid_kind",
+                               field="outputs")
+    if not records:
+        raise ApplicationError(f"{where}: no outputs", code="empty_file", field="outputs")
     groups: dict[str, dict[str, Any]] = {}
     likert: list[dict[str, Any]] = []
     seen_ids: dict[str, int] = {}
-    for number, record in _records(path):
-        where = f"{path}, line {number}"
+    for number, record in records:
+        where = f"{path}, {unit} {number}"
+        if not isinstance(record, dict):
+            raise ApplicationError(f"{where}: expected an object", code="invalid", field="outputs")
         source = str(record.get("source") or "").strip()
         row_id = str(record.get("id") or "").strip()
         if not source or not row_id:
@@ -125,7 +141,7 @@ def rating_items_read(*, path: str | Path, kind: str) -> list[dict[str, Any]]:
     ranking = []
     for key, group in groups.items():
         if len(group["outputs"]) < 2:
-            raise ApplicationError(f"{path}, line {group['line']}: source {key!r} has {len(group['outputs'])} "
+            raise ApplicationError(f"{path}, {unit} {group['line']}: source {key!r} has {len(group['outputs'])} "
                                    f"output(s); a ranking needs at least 2", code="too_few_outputs")
         outputs = [{"id": f"o{i + 1}", "system": system, "text": text}
                    for i, (system, text) in enumerate(group["outputs"].items())]

@@ -185,9 +185,10 @@ def review_autoflag(*, study: Study, language_model: str | None = None, near_dup
 
 
 def review_decide(*, response_id: int, decision: str, reviewer: Any, reason: str = "",
-                  reason_text: str = "") -> RewriteReview:
-    """Accept or reject one pending rewrite. A rejection needs a reason ("other" also a text); it invalidates the
-    rewrite and releases its reservation, which reopens the source's slot for another worker."""
+                  reason_text: str = "", study: Study | None = None) -> RewriteReview:
+    """Accept or reject one pending rewrite (of `study`, when given). A rejection needs a reason ("other" also a
+    text); it invalidates the rewrite and releases its reservation, which reopens the source's slot for another
+    worker."""
     if decision not in DECISIONS:
         raise ApplicationError(f"decision must be one of {DECISIONS}.", details={"decision": [str(decision)[:16]]})
     reason_text = (reason_text or "").strip()[:500]
@@ -198,8 +199,10 @@ def review_decide(*, response_id: int, decision: str, reviewer: Any, reason: str
         if reason == RejectionReason.OTHER and not reason_text:
             raise ApplicationError("reason 'other' needs a text.", details={"reason_text": ["required"]})
     with transaction.atomic():
-        response = (Response.objects.select_for_update(of=("self",)).select_related("study_item", "study")
-                    .filter(pk=response_id, study_item__kind=ItemKind.REWRITE).first())
+        rows = Response.objects.filter(pk=response_id, study_item__kind=ItemKind.REWRITE)
+        if study is not None:
+            rows = rows.filter(study=study)
+        response = rows.select_for_update(of=("self",)).select_related("study_item", "study").first()
         if response is None:
             raise ApplicationError(f"rewrite {response_id} not found.", code="not_found", status=404)
         review, _ = RewriteReview.objects.get_or_create(response=response)

@@ -24,7 +24,7 @@ def validation_rates_measure(*, studies: Sequence[str]) -> dict[str, dict[str, A
     missing = [slug for slug in studies if slug not in found]
     if missing:
         raise ApplicationError(f"Rates from study: no study {', '.join(map(repr, missing))}", code="not_found",
-                               status=404, field="rates_from_study")
+                               status=404, field="rates_from_studies")
     rows = (StudyItem.objects.filter(study__slug__in=studies, instance__isnull=False)
             .values("component__name")
             .annotate(validated=Count("instance", filter=Q(instance__status=InstanceStatus.VALIDATED), distinct=True),
@@ -36,6 +36,22 @@ def validation_rates_measure(*, studies: Sequence[str]) -> dict[str, dict[str, A
             out[row["component__name"]] = {"validated": row["validated"], "rejected": row["rejected"],
                                            "rate": row["validated"] / decided}
     return out
+
+
+def validation_rates_parse(entries: Sequence[str]) -> dict[str, float]:
+    """`COMPONENT=RATE` entries (the command line's repeated option, the admin's comma-separated box) as a dict."""
+    rates: dict[str, float] = {}
+    for entry in entries:
+        name, sep, value = entry.partition("=")
+        try:
+            rate = float(value)
+        except ValueError:
+            rate = None
+        if not sep or not name.strip() or rate is None:
+            raise ApplicationError(f"Validation rate {entry.strip()!r}: expected COMPONENT=RATE, e.g. simplicity=0.68.",
+                                   code="invalid_value", field="validation_rates")
+        rates[name.strip()] = rate
+    return rates
 
 
 def sampling_plan_compute(
@@ -53,7 +69,7 @@ def sampling_plan_compute(
     for name, rate in given.items():
         if not 0 < rate <= 1:
             raise ApplicationError(f"Validation rate {name}={rate}: a rate is in (0, 1]", code="invalid_value",
-                                   field="validation_rate")
+                                   field="validation_rates")
     measured = validation_rates_measure(studies=rates_from_studies) if rates_from_studies else {}
     available_qs = TaskInstance.objects.filter(setup=setup, component__name__in=components)
     if corpus:
@@ -70,7 +86,7 @@ def sampling_plan_compute(
         else:
             raise ApplicationError(f"no validation rate for component {name!r}: give a validation rate "
                                    f"{name}=RATE or a study to take rates from with decided instances of it",
-                                   code="missing_rate", field="validation_rate")
+                                   code="missing_rate", field="validation_rates")
         wanted = math.ceil(target_validated / rate - 1e-9)
         have = int(available.get(name, 0))
         sample = min(wanted, have)

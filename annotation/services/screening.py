@@ -9,10 +9,11 @@ from core.errors import ApplicationError
 from tasks.models import ScreeningQuestion, StyleComponent
 
 HOW_TO_ADD = (
-    "Add some first: `python manage.py loaddata screening_questions` loads STEL's published questions (their answers "
-    "are public: use them for demos only), or add private ones in the admin (/admin/tasks/screeningquestion/, "
-    "where a TSV in STEL's screening format can be imported too); or create the study with 0 screening questions per "
-    "batch."
+    "Add some first: STEL's published questions (their answers are public: use them for demos only) are loaded by "
+    "\"Load STEL's screening questions\" on the admin's screening questions page (/admin/tasks/screeningquestion/) or "
+    "the box of that name on \"Create a study\", or by `python manage.py loaddata screening_questions`; private ones "
+    "are added or imported there (a TSV in STEL's screening format); or create the study with 0 screening questions "
+    "per batch."
 )
 
 

@@ -13,6 +13,7 @@ from annotation.models import HTTP_URL, ORDERING_KINDS, EntryPlatform, ItemKind,
 from annotation.services.descriptions import task_description_compose
 from annotation.services.participation import PROLIFIC_ID
 from annotation.services.screening import screening_require
+from annotation.services.study_settings import study_settings_check
 from core.errors import ApplicationError
 from tasks.models import InstanceStatus, Setup, StyleComponent, TaskInstance
 from tasks.stel.majority import min_correct_default
@@ -122,39 +123,49 @@ def items_read_jsonl(*, path: Path, kind: str) -> list[dict[str, Any]]:
     ranking: outputs [{id, system, text}])."""
     if not path.exists():
         raise ApplicationError(f"Items: file {path} not found.", field="items")
-    rows: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    rows: list[tuple[int, Any]] = []
     for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            rows.append((lineno, json.loads(line)))
         except json.JSONDecodeError as exc:
-            raise ApplicationError(f"{path}: line {lineno}: invalid JSON ({exc.msg}).") from exc
+            raise ApplicationError(f"{path}: line {lineno}: invalid JSON ({exc.msg}).", field="items") from exc
+    return items_check(rows=rows, kind=kind, where=str(path))
+
+
+def items_check(*, rows: list[tuple[int, Any]], kind: str, where: str = "Items",
+                unit: str = "line") -> list[dict[str, Any]]:
+    """The items of a likert, ranking or rewrite study (a file's lines, or the API body's list), each checked:
+    an object with a unique id and a source; likert: a rewrite; ranking: at least 2 outputs with ids and texts."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for number, row in rows:
+        at = f"{where}: {unit} {number}"
         if not isinstance(row, dict):
-            raise ApplicationError(f"{path}: line {lineno}: expected a JSON object.")
-        for field in ("id", "source"):
-            if not str(row.get(field, "")).strip():
-                raise ApplicationError(f"{path}: line {lineno}: missing field '{field}'.")
+            raise ApplicationError(f"{at}: expected a JSON object.", field="items")
+        for name in ("id", "source"):
+            if not str(row.get(name, "")).strip():
+                raise ApplicationError(f"{at}: missing field '{name}'.", field="items")
         if kind == ItemKind.LIKERT and not str(row.get("rewrite", "")).strip():
-            raise ApplicationError(f"{path}: line {lineno}: missing field 'rewrite'.")
+            raise ApplicationError(f"{at}: missing field 'rewrite'.", field="items")
         if kind == ItemKind.RANKING:
             outputs = row.get("outputs")
             if not isinstance(outputs, list) or len(outputs) < 2:
-                raise ApplicationError(f"{path}: line {lineno}: 'outputs' must list at least 2 outputs.")
+                raise ApplicationError(f"{at}: 'outputs' must list at least 2 outputs.", field="items")
             ids = [str(o.get("id", "")) if isinstance(o, dict) else "" for o in outputs]
             if any(not i for i in ids) or len(set(ids)) != len(ids):
-                raise ApplicationError(f"{path}: line {lineno}: every output needs a unique 'id'.")
+                raise ApplicationError(f"{at}: every output needs a unique 'id'.", field="items")
             if any(not str(o.get("text", "")).strip() for o in outputs):
-                raise ApplicationError(f"{path}: line {lineno}: every output needs a 'text'.")
+                raise ApplicationError(f"{at}: every output needs a 'text'.", field="items")
         item_id = str(row["id"])
         if item_id in seen:
-            raise ApplicationError(f"{path}: line {lineno}: duplicate id {item_id!r}.")
+            raise ApplicationError(f"{at}: duplicate id {item_id!r}.", field="items")
         seen.add(item_id)
-        rows.append(row)
-    if not rows:
-        raise ApplicationError(f"{path}: no items.")
-    return rows
+        out.append(row)
+    if not out:
+        raise ApplicationError(f"{where}: no items.", field="items")
+    return out
 
 
 def instances_select(*, setup: str, corpus: list[str] | None = None, component: list[str] | None = None,
@@ -209,12 +220,8 @@ def participation_settings_check(
     if allow_anonymous and platform != EntryPlatform.ANY:
         raise ApplicationError(f"Allow anonymous cannot be used with platform {platform}: a platform study "
                                "takes participants from the platform's links only.", field="allow_anonymous")
-    if first_answer_grace_seconds is not None and first_answer_grace_seconds < 1:
-        raise ApplicationError("First answer grace must be at least 1 second.", field="first_answer_grace_seconds")
-    if max_open_batches is not None and max_open_batches < 1:
-        raise ApplicationError("Max open batches must be at least 1.", field="max_open_batches")
-    if min_seconds_per_item is not None and not 0 <= min_seconds_per_item <= 3600:
-        raise ApplicationError("Min seconds per item must be between 0 and 3600.", field="min_seconds_per_item")
+    study_settings_check({"first_answer_grace_seconds": first_answer_grace_seconds,
+                          "max_open_batches": max_open_batches, "min_seconds_per_item": min_seconds_per_item})
     return {"platform": platform, "prolific_study_id": prolific_study_id.lower(), "allow_anonymous": allow_anonymous,
             "first_answer_grace_seconds": first_answer_grace_seconds, "max_open_batches": max_open_batches,
             "min_seconds_per_item": min_seconds_per_item}
@@ -240,7 +247,7 @@ def study_codes(*, completion_code: str = "", screened_out_code: str = "") -> tu
 def study_create(
     *, slug: str, item_kind: str, title: str = "", setup: str | None = None, corpus: list[str] | None = None,
     component: list[str] | None = None, status: str | None = InstanceStatus.CANDIDATE, count: int | None = None,
-    seed: int = 0, annotators_per_item: int = 5, min_correct: int | None = None, items_per_batch: int = 14,
+    seed: int = 0, annotators_per_item: int | None = None, min_correct: int | None = None, items_per_batch: int = 14,
     screening_per_batch: int = 2, max_batches: int = 5, time_limit_minutes: int = 30, adaptive: bool = False,
     allow_multiple_setups: bool = False, items: list[dict[str, Any]] | None = None,
     questions: list[dict[str, Any]] | None = None, consent_text: str | None = None,
@@ -252,25 +259,48 @@ def study_create(
     min_seconds_per_item: float | None = None, counts_per_component: dict[str, int] | None = None,
     study_status: str = Study.Status.ACTIVE,
 ) -> Study:
+    """Create a study and its items in one transaction; nothing is stored when any check fails.
+
+    What the items are:
+      - `item_kind` quadruple, triple or style-or-content: task instances of that `setup` drawn by `corpus`,
+        `component` and `status` (None: any); `count` of them at random with `seed` (None: all), or
+        `counts_per_component` (a sampling plan, annotation.services.sampling_plan); refused when
+        `screening_per_batch` screening questions cannot be found for its components (services.screening).
+      - likert, ranking, rewrite: `items`, already checked rows (`items_check`); likert needs `questions`.
+    The settings (`title` … `min_seconds_per_item`) are declared once, with their defaults, bounds, labels and
+    help, in `annotation.services.study_settings.STUDY_SETTINGS`; their bounds are checked here, as are the
+    cross-field rules: 1 ≤ m (`min_correct`, default a strict majority) ≤ k (`annotators_per_item`, default 5),
+    codes that differ (`study_codes`), a platform's entry rules (`participation_settings_check`), an http(s)
+    `redirect_url`. `consent_text`, `eligibility_questions` and `task_description` None take the defaults.
+    `study_status` draft keeps it closed until `study_open`. Each error is an ApplicationError whose `field` is the
+    keyword at fault. The doors call `annotation.services.study_build.study_build`, which adds presets, files of
+    outputs, sampling plans, practice items and rewrite studies on top of this.
+    """
     if item_kind not in ItemKind.values:
         raise ApplicationError(f"Kind must be one of {ItemKind.values}, not {item_kind!r}.", field="item_kind")
+    study_settings_check({
+        "title": title, "annotators_per_item": annotators_per_item, "min_correct": min_correct,
+        "items_per_batch": items_per_batch, "screening_per_batch": screening_per_batch, "max_batches": max_batches,
+        "time_limit_minutes": time_limit_minutes, "completion_code": completion_code,
+        "screened_out_code": screened_out_code, "estimated_minutes": estimated_minutes,
+        "target_hourly_pay": target_hourly_pay, "platform": platform, "prolific_study_id": prolific_study_id,
+        "first_answer_grace_seconds": first_answer_grace_seconds, "max_open_batches": max_open_batches,
+        "min_seconds_per_item": min_seconds_per_item,
+    })
+    if count is not None and count < 1:
+        raise ApplicationError(f"Count must be at least 1, not {count}.", field="count")
     redirect_url_check(redirect_url=redirect_url)
     if Study.objects.filter(slug=slug).exists():
         raise ApplicationError(f"A study with slug '{slug}' already exists.", code="conflict", status=409)
+    if annotators_per_item is None:
+        annotators_per_item = 5
     if min_correct is None:
         min_correct = min_correct_default(annotators_per_item)  # a strict majority: 3 of 5, as STEL
     if item_kind not in ORDERING_KINDS:
         min_correct = min(min_correct, annotators_per_item)  # no correct answers: the m-of-k rule does not apply
-    if annotators_per_item < 1:
-        raise ApplicationError("Annotators per item must be at least 1.", field="annotators_per_item")
     if not 1 <= min_correct <= annotators_per_item:
         raise ApplicationError(f"Min correct must be between 1 and annotators per item ({annotators_per_item}), "
                                f"not {min_correct}.", field="min_correct")
-    for value, label, field in ((items_per_batch, "Items per batch", "items_per_batch"),
-                                (max_batches, "Max batches", "max_batches"),
-                                (time_limit_minutes, "Time limit (minutes)", "time_limit_minutes")):
-        if value < 1:
-            raise ApplicationError(f"{label} must be at least 1, not {value}.", field=field)
     participation = participation_settings_check(
         platform=platform, prolific_study_id=prolific_study_id, allow_anonymous=allow_anonymous,
         first_answer_grace_seconds=first_answer_grace_seconds, max_open_batches=max_open_batches,

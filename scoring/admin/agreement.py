@@ -15,6 +15,7 @@ from django.utils.html import format_html
 from annotation.models import Study
 from core.admin import job_kind_label, job_waiting_html
 from core.errors import ApplicationError
+from core.http_cache import revalidated_response
 from core.models import Job
 from core.permissions import admin_permission_required
 from scoring.admin.records import ComputationRecordAdmin, job_message
@@ -112,7 +113,8 @@ class AgreementRunAdmin(ComputationRecordAdmin):
         return [
             path("study/<slug:slug>/", view(self.study_view), name="scoring_agreement_study"),
             path("<int:run_id>/dashboard/", view(self.dashboard_view), name="scoring_agreement_dashboard"),
-            path("<int:run_id>/plot/<str:name>.<str:fmt>", view(self.plot_view), name="scoring_agreement_plot"),
+            path("<int:run_id>/plot/<str:name>.<str:fmt>", self.admin_site.admin_view(self.plot_view, cacheable=True),
+                 name="scoring_agreement_plot"),  # cacheable: revalidated by its ETag, not no-store
             path("<int:run_id>/filter/", view(self.filter_view), name="scoring_agreement_filter"),
             path("<int:run_id>/aggregate/", view(self.aggregate_view), name="scoring_agreement_aggregate"),
             *super().get_urls(),
@@ -176,10 +178,12 @@ class AgreementRunAdmin(ComputationRecordAdmin):
         if not run.is_computed:
             return HttpResponse("not computed yet", status=409, content_type="text/plain")
         try:
-            body = plot_cached(run=run, name=name, fmt=fmt)
+            return revalidated_response(
+                request, key=f"agreement-run-{run.pk}-{run.computed_at.isoformat()}-{name}.{fmt}",
+                modified=run.computed_at, content_type="image/svg+xml" if fmt == "svg" else "image/png",
+                render=lambda: plot_cached(run=run, name=name, fmt=fmt))
         except ApplicationError as exc:
             return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
-        return HttpResponse(body, content_type="image/svg+xml" if fmt == "svg" else "image/png")
 
     def filter_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
         admin_permission_required(request, FilterRun, "add")

@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.http_cache import revalidated_response
 from core.views import job_accepted, job_accepted_schema, job_body
 from scoring.models import MetricEvaluation
 
@@ -99,4 +100,6 @@ class MetricEvaluationPlotView(APIView):
         if not evaluation.is_computed:
             return Response({"error": {"code": "not_computed", "message": "the evaluation has not finished yet"}},
                             status=status.HTTP_409_CONFLICT)
-        return HttpResponse(evaluation_plot_cached(evaluation), content_type="image/png")
+        key = f"metric-evaluation-{evaluation.pk}-{evaluation.computed_at.isoformat()}"
+        return revalidated_response(request, key=key, modified=evaluation.computed_at, content_type="image/png",
+                                    render=lambda: evaluation_plot_cached(evaluation))

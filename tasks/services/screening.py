@@ -101,3 +101,47 @@ def screening_questions_duplicate(*, questions: QuerySet[ScreeningQuestion], pre
                 source=f"copy of {question.name}: edit the texts, then activate"[:200],
             ))
     return copies
+
+
+PUBLISHED_FIXTURE = "screening_questions"  # fixtures/screening_questions.json: STEL's published questions
+
+
+def screening_questions_load_published() -> dict[str, Any]:
+    """Load STEL's published screening questions, the data `loaddata screening_questions` loads, matched by name
+    (never by primary key, so no question of one's own is overwritten); components they need are created, and a
+    component or question that exists is left as it is (a researcher may have switched one off). Idempotent."""
+    import json
+
+    from django.conf import settings
+
+    path = next((d / f"{PUBLISHED_FIXTURE}.json" for d in map(_as_path, settings.FIXTURE_DIRS)
+                 if (d / f"{PUBLISHED_FIXTURE}.json").exists()), None)
+    if path is None:
+        raise ApplicationError(f"STEL's screening questions ({PUBLISHED_FIXTURE}.json) are not in the fixture folders "
+                               f"of this install.", code="not_found", status=404)
+    records = json.loads(path.read_text(encoding="utf-8"))
+    created: list[str] = []
+    with transaction.atomic():
+        for record in records:
+            if record["model"] == "tasks.stylecomponent":
+                StyleComponent.objects.get_or_create(name=record["fields"]["name"], defaults=record["fields"])
+        for record in records:
+            if record["model"] != "tasks.screeningquestion":
+                continue
+            fields = dict(record["fields"])
+            component = StyleComponent.objects.filter(name=fields.pop("component")[0]).first()
+            if component is None:
+                continue  # a component this install does not have: its question cannot be asked
+            _, made = ScreeningQuestion.objects.get_or_create(name=fields.pop("name"),
+                                                              defaults={**fields, "component": component})
+            if made:
+                created.append(record["fields"]["name"])
+    total = ScreeningQuestion.objects.filter(name__in=[r["fields"]["name"] for r in records
+                                                       if r["model"] == "tasks.screeningquestion"]).count()
+    return {"created": created, "published": total}
+
+
+def _as_path(folder: Any) -> Any:
+    from pathlib import Path
+
+    return Path(folder)

@@ -102,7 +102,7 @@ def test_admin_study_create_form_answers_in_plain_words(admin_client, instances)
     response = admin_client.post(reverse("admin:annotation_study_create"), form)
     page = response.content.decode()
     assert response.status_code == 200 and "Screening questions per batch: 2 asked, but only 0" in page
-    errors = response.context["form"].non_field_errors()
+    errors = response.context["form"].errors["screening_per_batch"]  # shown beside the field it is about
     assert errors and all("--" not in error for error in errors), errors
     assert not Study.objects.exists() and not Job.objects.exists()
 

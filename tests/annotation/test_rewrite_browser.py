@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import Group, User
 
 from annotation.models import Participant, Response
 from annotation.models_review import RewriteReview
 from annotation.services.review import review_decide
 from annotation.services.rewrites import rewrite_study_create
+from core.roles import roles_sync
 
 # The browser fixtures (one Chromium per module, screenshots): imported, not a conftest.py.
 from tests.annotation.conftest_browser import *  # noqa: F403
@@ -91,14 +92,16 @@ def test_review_queue_is_keyboard_driven_and_timed(page: Any, live_server: Any, 
         run_participant(slug="queue", pid=f"w{n}",
                         answer_for=lambda item, _, n=n: f"Writer {n} asks politely whether you are available.")
     user = User.objects.create_user("reviewer", password="pw-review-1", is_staff=True)
-    user.user_permissions.add(*Permission.objects.filter(codename__in=["change_rewritereview",
-                                                                        "view_rewritereview"]))
+    roles_sync()  # the reviewer group `create_roles` makes is enough to review
+    user.groups.add(Group.objects.get(name="reviewer"))
     page.goto(f"{live_server.url}/admin/login/?next=/admin/annotation/rewritereview/queue/")
     page.fill("#id_username", "reviewer")
     page.fill("#id_password", "pw-review-1")
     page.click("input[type=submit]")
     page.wait_for_selector(".rq-row.current")
     shots(page, "queue")
+    assert page.locator("h1").count() == 1  # the title once
+    assert not page.locator("#rq-error").is_visible()  # no empty red box before any error
     rows = page.locator(".rq-row")
     assert rows.count() == 4
     ids = [rows.nth(i).get_attribute("data-response") for i in range(4)]

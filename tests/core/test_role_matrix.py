@@ -27,6 +27,7 @@ from annotation.models_practice import PracticeAnswer, PracticeItem
 from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock
 from annotation.models_signals import WritingSignal
 from core.models import Job
+from core.roles import roles_sync
 from platforms.models import (
     BonusPayment,
     BulkBonus,
@@ -55,9 +56,11 @@ PROJECT_APPS = ["tasks", "annotation", "platforms", "scoring", "core"]
 # A door whose credential is a signature (Prolific's webhook deliveries): refused to every role without one.
 SIGNED = "signed"
 SPEND = "platforms.spend_platformstudy"
-ROLES = ["anonymous", "participant", "staff_none", "staff_view", "researcher", "superuser"]
+ROLES = ["anonymous", "participant", "staff_none", "staff_view", "researcher", "reviewer", "superuser"]
+# Staff roles that are a group of core/roles.py (created by `create_roles`): view-only staff is the viewer.
+GROUP_OF = {"staff_view": "viewer", "researcher": "researcher", "reviewer": "reviewer"}
 # `make test-fast` tries every door as view-only staff (the role whose writes went through before this test
-# existed); `make test` tries all six roles (1,386 requests, 40 s on 2 cores).
+# existed); `make test` tries all seven roles (2,297 cases, 63 s on 2 shared cores).
 ROLE_PARAMS = [pytest.param(role, marks=() if role == "staff_view" else pytest.mark.slow) for role in ROLES]
 
 # API: (url name, method) → the permission it needs; None = public (participant endpoints, the schema).
@@ -77,6 +80,8 @@ API_DOORS: dict[tuple[str, str], str | None] = {
     ("study-participants", "get"): "annotation.view_participant",
     ("study-responses", "get"): "annotation.view_response",
     ("study-decisions", "get"): "annotation.view_participant",
+    ("study-reviews", "get"): "annotation.view_rewritereview",
+    ("study-reviews", "post"): "annotation.change_rewritereview",
     ("study-writing-signals", "get"): "annotation.view_writingsignal",
     ("study-writing-signals", "post"): "annotation.add_writingsignal",
     ("agreement-run-list", "post"): "scoring.add_agreementrun",
@@ -126,6 +131,7 @@ ADMIN_VIEWS: dict[str, tuple[str, str]] = {
     "auth_user_password_change": ("get", "auth.change_user"),
     "tasks_corpus_import": ("get", "tasks.add_corpus"),
     "tasks_screeningquestion_import": ("get", "tasks.add_screeningquestion"),
+    "tasks_screeningquestion_load_published": ("post", "tasks.add_screeningquestion"),
     "annotation_study_create": ("get", "annotation.add_study"),
     "annotation_study_preview": ("get", "annotation.view_study"),
     "annotation_study_participant_preview": ("get", "annotation.view_study"),
@@ -309,14 +315,11 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
     AccessAttempt.objects.create(**seen, get_data="", post_data="", failures_since_start=1)
     AccessLog.objects.create(**seen)
     AccessFailureLog.objects.create(**seen)
+    roles_sync()  # the groups `create_roles` makes: the README's recipe, tried here door by door
     for role in ROLES[2:]:
         user = User.objects.create_user(role, password="pw", is_staff=True, is_superuser=role == "superuser")
-        if role == "staff_view":
-            user.user_permissions.add(*_perms(actions=("view",)))
-        elif role == "researcher":
-            group = Group.objects.create(name="researcher")
-            group.permissions.add(*_perms(actions=("view", "add", "change")))
-            user.groups.add(group)
+        if role in GROUP_OF:
+            user.groups.add(Group.objects.get(name=GROUP_OF[role]))
     platform_study = _platform_world(study, participant)
     world = {"study": study, "participant": participant, "batch": batch, "job": job, "run": run,
             "filter_run": filter_run, "export": export, "score_run": score_run, "evaluation": evaluation,

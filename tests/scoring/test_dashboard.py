@@ -124,3 +124,26 @@ def test_plots_are_drawn_once_and_empty_ones_say_why(admin_client, tmp_path, set
     page = admin_client.get(reverse("admin:scoring_agreement_dashboard", args=[empty.pk])).content.decode()
     assert "No correct answers in this study" in page
     assert reverse("admin:scoring_agreement_plot", args=[empty.pk, "votes", "svg"]) not in page
+
+
+def test_plots_are_cached_by_the_browser_and_revalidated(admin_client: Client) -> None:
+    """Not `no-store`: the browser keeps a plot and asks whether it changed (304 without a body) on every view."""
+    run = computed_run()
+    url = reverse("admin:scoring_agreement_plot", args=[run.pk, "votes", "svg"])
+    first = admin_client.get(url)
+    assert first.status_code == 200 and first.content.lstrip().startswith(b"<?xml")
+    assert "no-store" not in first["Cache-Control"] and "private" in first["Cache-Control"]
+    assert first["ETag"].startswith('"') and first["Last-Modified"].endswith("GMT")
+    again = admin_client.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+    assert again.status_code == 304 and again.content == b"" and again["ETag"] == first["ETag"]
+    since = admin_client.get(url, HTTP_IF_MODIFIED_SINCE=first["Last-Modified"])
+    assert since.status_code == 304
+    other = admin_client.get(reverse("admin:scoring_agreement_plot", args=[run.pk, "votes", "png"]),
+                             HTTP_IF_NONE_MATCH=first["ETag"])
+    assert other.status_code == 200 and other["ETag"] != first["ETag"]  # another file, another tag
+    # A recomputed run is another file: the old tag no longer matches.
+    AgreementRun.objects.filter(pk=run.pk).update(computed_at=run.computed_at.replace(year=run.computed_at.year + 1))
+    assert admin_client.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 200
+    # The permission check comes first: no 304 (nor a plot) for someone without it.
+    admin_client.logout()
+    assert admin_client.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 302  # to the login page

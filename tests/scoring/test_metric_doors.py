@@ -49,6 +49,8 @@ def test_admin_start_form_queues_and_change_page_shows_table_and_plot(shared_dat
     first = admin_client.get(plot_url)
     assert first.status_code == 200 and first.content.startswith(b"\x89PNG")
     assert admin_client.get(plot_url).content == first.content
+    assert "no-store" not in first["Cache-Control"] and first["ETag"]
+    assert admin_client.get(plot_url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304  # revalidated, no body
     assert admin_client.get(reverse("admin:scoring_metricevaluation_changelist")).status_code == 200
 
 

@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 from django.db import connection
 
 from annotation.models import Study
 from core.models import Job
+from core.roles import roles_sync
 from scoring.models import BenchmarkExport, FilterRun
 from tasks.models import Corpus, TaskInstance
 from tests.annotation.conftest_browser import *  # noqa: F403
@@ -69,7 +70,10 @@ def test_the_researcher_path_in_the_browser(page: Any, live_server: Any, tmp_pat
     log = tmp_path / "researcher-path.log"
     url = live_server.url
     try:
-        User.objects.create_superuser("researcher", "r@example.org", "pw-researcher-1")
+        # A member of the researcher group `create_roles` makes (README, "Permissions and roles"), not a superuser.
+        roles_sync()
+        User.objects.create_user("researcher", "r@example.org", "pw-researcher-1", is_staff=True).groups.add(
+            Group.objects.get(name="researcher"))
         page.goto(f"{url}/admin/login/")
         page.fill("#id_username", "researcher")
         page.fill("#id_password", "pw-researcher-1")

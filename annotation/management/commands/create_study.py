@@ -1,35 +1,32 @@
 """python manage.py create_study --slug S --setup quadruple [--component formality] [--count 100 --seed 1] …"""
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
 from django.db import transaction
 
-from annotation.management.rewrite_options import rewrite_arguments_add, rewrite_study_from_options
-from annotation.models import ORDERING_KINDS, EntryPlatform, ItemKind
+from annotation.management.rewrite_options import rewrite_arguments_add, rewrite_spec_from_options
+from annotation.models import ORDERING_KINDS, ItemKind
 from annotation.selectors import study_progress
-from annotation.services.practice import practice_items_set
-from annotation.services.rating_presets import (
-    rating_items_from_rewrite_study,
-    rating_items_read,
-    rating_preset_get,
-)
-from annotation.services.sampling_plan import sampling_plan_compute
-from annotation.services.studies import items_read_jsonl, questions_load, study_create
+from annotation.services.rating_presets import rating_records_read
+from annotation.services.sampling_plan import validation_rates_parse
+from annotation.services.studies import QUESTION_PRESETS, items_read_jsonl, questions_load
+from annotation.services.study_build import study_build, study_items_source_check
+from annotation.services.study_settings import REWRITE_DEFAULTS, STUDY_SETTINGS, cli_arguments_add
 from core.commands import JsonCommand, json_file_read
 from core.errors import ApplicationError
 
 
 class Command(JsonCommand):
     help = "Create a study from task instances (ordering kinds) or an items file (likert, ranking, rewrite)."
-    cli_fields = {"item_kind": "kind", "time_limit_minutes": "time_limit", "target_hourly_pay": "hourly_pay",
-                  "signal_thresholds": "signal_threshold", "signal_auto_reject": "auto_reject"}
+    cli_fields = {"item_kind": "kind", "signal_thresholds": "signal_threshold", "signal_auto_reject": "auto_reject",
+                  "validation_rates": "validation_rate", "rates_from_studies": "rates_from_study",
+                  "min_length": "rewrite_min_length", "max_length": "rewrite_max_length",
+                  "min_accepted": "qualify_min_accepted", "min_rate": "qualify_min_rate"}
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--slug", required=True)
-        parser.add_argument("--title", default="")
         parser.add_argument("--kind", choices=ItemKind.values, help="Item kind; defaults to --setup.")
         parser.add_argument("--setup", choices=[k.value for k in ORDERING_KINDS])
         parser.add_argument("--component", action="append", help="Style component name (repeatable).")
@@ -37,39 +34,12 @@ class Command(JsonCommand):
         parser.add_argument("--status", default="candidate", help="Instance status (candidate, validated, any).")
         parser.add_argument("--count", type=int)
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--annotators-per-item", type=int, default=None,
-                            help="k distinct people per item (default: the --preset's, else 5).")
-        parser.add_argument("--min-correct", type=int, help="m of k correct to validate (default: a majority).")
-        parser.add_argument("--items-per-batch", type=int, default=14)
-        parser.add_argument("--screening-per-batch", type=int, default=2)
-        parser.add_argument("--max-batches", type=int, default=5)
-        parser.add_argument("--time-limit", type=int, default=30, help="Batch time limit in minutes.")
-        parser.add_argument("--adaptive", action="store_true", help="Adaptive collection (stop decided items).")
-        parser.add_argument("--allow-multiple-setups", action="store_true")
+        cli_arguments_add(parser)  # the declared study settings (annotation.services.study_settings)
         parser.add_argument("--items", help="JSONL items file for likert/ranking/rewrite studies.")
         parser.add_argument("--questions",
                             help="Likert questions: preset (mind-the-style-gap, gyafc, pauli) or JSON file.")
         parser.add_argument("--eligibility", help="JSON file with eligibility questions ('none' for no questions).")
-        parser.add_argument("--consent-text")
-        parser.add_argument("--task-description")
-        parser.add_argument("--completion-code", default="")
-        parser.add_argument("--screened-out-code", default="")
-        parser.add_argument("--redirect-url", default="",
-                            help="http(s) URL a finished participant is sent to; {code} is replaced by the code")
-        parser.add_argument("--estimated-minutes", type=int, default=10)
-        parser.add_argument("--hourly-pay", type=float, default=9.0)
-        parser.add_argument("--rewrite-min-length", type=int, default=10)
-        parser.add_argument("--platform", choices=EntryPlatform.values, default=EntryPlatform.ANY,
-                            help="Accept only this platform's links and check their parameters (default: any).")
-        parser.add_argument("--prolific-study-id", default="", help="Prolific STUDY_ID that links must carry.")
-        parser.add_argument("--allow-anonymous", action=argparse.BooleanOptionalAction, default=None,
-                            help="Accept links without a platform id (default: only for --platform any).")
-        parser.add_argument("--first-answer-grace", type=int, dest="first_answer_grace_seconds",
-                            help="Seconds a started batch has for its first answer before its items go back "
-                                 "(default: settings.ANNOTATION_FIRST_ANSWER_GRACE_SECONDS).")
-        parser.add_argument("--max-open-batches", type=int, help="Cap on batches open at once (default: none).")
-        parser.add_argument("--min-seconds-per-item", type=float,
-                            help="Flag participants whose median server-measured seconds per item is lower.")
+        parser.add_argument("--rewrite-min-length", type=int, default=REWRITE_DEFAULTS["min_length"])
         parser.add_argument("--practice", metavar="FILE.json",
                             help="Practice items shown with feedback before the first batch (a JSON list of "
                                  "{anchor_1, anchor_2, sentence_1, sentence_2, correct_answer, explanation}); "
@@ -93,36 +63,46 @@ class Command(JsonCommand):
         kind = options["kind"] or options["setup"]
         if not kind:
             raise ApplicationError("give --setup (quadruple, triple, style-or-content) or --kind.")
-        if options["count"] is not None and options["count"] < 1:
-            raise ApplicationError("--count must be at least 1.")
-        plan = self.plan(kind, options) if options["target_validated"] is not None else None
+        study_items_source_check(items=options["items"], outputs=options["outputs"],
+                                 outputs_study=options["outputs_study"])  # before any file is read
         practice = json_file_read(options["practice"], "--practice") if options["practice"] else None
         if practice is not None and not isinstance(practice, list):
             raise ApplicationError(f"{options['practice']}: expected a JSON list of practice items.")
-        if sum(bool(options[key]) for key in ("items", "outputs", "outputs_study")) > 1:
-            raise ApplicationError("give one of --items, --outputs and --outputs-study, not several.")
-        preset = rating_preset_get(preset=options["preset"], kind=kind) if options["preset"] else {}
         items = items_read_jsonl(path=Path(options["items"]), kind=kind) if options["items"] else None
+        outputs = None
         if options["outputs"]:
-            items = rating_items_read(path=options["outputs"], kind=kind)
-        if options["outputs_study"]:
-            items = rating_items_from_rewrite_study(study_slug=options["outputs_study"], kind=kind)
-        questions = questions_load(spec=options["questions"]) if options["questions"] else preset.get("questions")
-        options["annotators_per_item"] = options["annotators_per_item"] or preset.get("annotators_per_item", 5)
-        options["task_description"] = options["task_description"] or preset.get("task_description")
+            outputs = rating_records_read(path=options["outputs"])
+        questions: Any = options["questions"]
+        if questions and questions not in QUESTION_PRESETS:
+            questions = questions_load(spec=questions)
         eligibility = None
         if options["eligibility"] == "none":
             eligibility = []
         elif options["eligibility"]:
             eligibility = json_file_read(options["eligibility"], "--eligibility")
-            if not isinstance(eligibility, list) or not all(
-                isinstance(q, dict) and q.get("name") and q.get("choices") for q in eligibility
-            ):
+            if not isinstance(eligibility, list):
                 raise ApplicationError(f"{options['eligibility']}: expected a list of {{name, text, choices, accept}}.")
+        rewrite = None
         if kind == ItemKind.REWRITE and (options["sources"] or options["sources_corpus"]):
-            return self.create_rewrite(options, eligibility)
+            rewrite = rewrite_spec_from_options(options)
+        settings = {s.name: options[s.name] for s in STUDY_SETTINGS}
+        if kind not in ORDERING_KINDS and rewrite is None:
+            settings["rewrite_min_length"] = options["rewrite_min_length"]
         with transaction.atomic():
-            study = self.create(kind, options, items, questions, eligibility, plan, practice)
+            built = study_build(
+                slug=options["slug"], kind=kind, setup=options["setup"], corpus=options["corpus"],
+                component=options["component"], status=options["status"], count=options["count"],
+                seed=options["seed"], items=items, outputs=outputs, outputs_where=options["outputs"] or "Outputs",
+                outputs_study=options["outputs_study"] or "", preset=options["preset"] or "", questions=questions,
+                eligibility_questions=eligibility, target_validated=options["target_validated"],
+                validation_rates=validation_rates_parse(options["validation_rate"]),
+                rates_from_studies=options["rates_from_study"], practice=practice, rewrite=rewrite, **settings,
+            )
+        study = built.study
+        if built.sources is not None:
+            return {"study": study.slug, "item_kind": study.item_kind, "items": study.items.count(),
+                    "annotators_per_item": study.annotators_per_item, "completion_code": study.completion_code,
+                    "url": f"/s/{study.slug}/", **built.sources}
         leak_warnings = self.audit(study)
         per_component: dict[str, int] = {}
         for name in study.items.values_list("component__name", flat=True):
@@ -136,50 +116,9 @@ class Command(JsonCommand):
             "adaptive": study.adaptive_stopping, "completion_code": study.completion_code,
             "screened_out_code": study.screened_out_code, "platform": study.platform,
             "allow_anonymous": study.allow_anonymous,
-            "selection": study.selection, "url": f"/s/{study.slug}/", "sampling_plan": plan,
+            "selection": study.selection, "url": f"/s/{study.slug}/", "sampling_plan": built.sampling_plan,
             "leak_warnings": leak_warnings, "practice_items": study.practice_items.count(),
         }
-
-    def create_rewrite(self, options: dict[str, Any], eligibility: Any) -> dict[str, Any]:
-        study, summary = rewrite_study_from_options(options, {
-            "slug": options["slug"], "title": options["title"], "annotators_per_item": options["annotators_per_item"],
-            "items_per_batch": options["items_per_batch"], "max_batches": options["max_batches"],
-            "time_limit_minutes": options["time_limit"], "consent_text": options["consent_text"],
-            "eligibility_questions": eligibility, "task_description": options["task_description"],
-            "completion_code": options["completion_code"], "screened_out_code": options["screened_out_code"],
-            "redirect_url": options["redirect_url"], "estimated_minutes": options["estimated_minutes"],
-            "target_hourly_pay": options["hourly_pay"], "platform": options["platform"],
-            "prolific_study_id": options["prolific_study_id"], "allow_anonymous": options["allow_anonymous"],
-        })
-        return {"study": study.slug, "item_kind": study.item_kind, "items": study.items.count(),
-                "annotators_per_item": study.annotators_per_item, "completion_code": study.completion_code,
-                "url": f"/s/{study.slug}/", **summary}
-
-    def create(self, kind: str, options: dict[str, Any], items: Any, questions: Any, eligibility: Any,
-               plan: dict[str, Any] | None, practice: list[Any] | None) -> Any:
-        study = study_create(
-            slug=options["slug"], item_kind=kind, title=options["title"], setup=options["setup"],
-            corpus=options["corpus"], component=options["component"],
-            status=None if options["status"] == "any" else options["status"], count=options["count"],
-            seed=options["seed"], annotators_per_item=options["annotators_per_item"],
-            min_correct=options["min_correct"], items_per_batch=options["items_per_batch"],
-            screening_per_batch=options["screening_per_batch"], max_batches=options["max_batches"],
-            time_limit_minutes=options["time_limit"], adaptive=options["adaptive"],
-            allow_multiple_setups=options["allow_multiple_setups"], items=items, questions=questions,
-            consent_text=options["consent_text"], eligibility_questions=eligibility,
-            task_description=options["task_description"], completion_code=options["completion_code"],
-            screened_out_code=options["screened_out_code"], redirect_url=options["redirect_url"],
-            estimated_minutes=options["estimated_minutes"], target_hourly_pay=options["hourly_pay"],
-            rewrite_min_length=options["rewrite_min_length"], platform=options["platform"],
-            prolific_study_id=options["prolific_study_id"], allow_anonymous=options["allow_anonymous"],
-            first_answer_grace_seconds=options["first_answer_grace_seconds"],
-            max_open_batches=options["max_open_batches"], min_seconds_per_item=options["min_seconds_per_item"],
-            counts_per_component={name: entry["sample"] for name, entry in plan["components"].items()}
-            if plan else None,
-        )
-        if practice is not None:
-            practice_items_set(study=study, items=practice)
-        return study
 
     def audit(self, study: Any) -> list[str]:
         """The leak detector on every corpus the study draws instances from (tasks.services.leaks)."""
@@ -194,19 +133,3 @@ class Command(JsonCommand):
         for warning in warnings:
             self.stderr.write(f"warning: {warning}")
         return warnings
-
-    def plan(self, kind: str, options: dict[str, Any]) -> dict[str, Any]:
-        rates: dict[str, float] = {}
-        for entry in options["validation_rate"]:
-            name, sep, value = entry.partition("=")
-            try:
-                rates[name.strip()] = float(value)
-            except ValueError:
-                raise ApplicationError(f"--validation-rate {entry!r}: expected COMPONENT=RATE") from None
-            if not sep:
-                raise ApplicationError(f"--validation-rate {entry!r}: expected COMPONENT=RATE")
-        return sampling_plan_compute(
-            setup=options["setup"] or kind, components=options["component"] or [],
-            target_validated=options["target_validated"], rates=rates, rates_from_studies=options["rates_from_study"],
-            corpus=options["corpus"], status=None if options["status"] == "any" else options["status"],
-        )

@@ -1,0 +1,248 @@
+"""A study's settings, declared once: name (the service keyword), type, default, bounds, label and help.
+
+Every door is derived from this table: the service checks the bounds (`study_settings_check`, called by
+`study_create`), the API's `StudyCreateInput` and the admin's "Create a study" form build their fields from it
+(`drf_fields`, `form_fields`: the same bounds, with the service's own error message), and `create_study` adds one
+option per setting (`cli_arguments_add`, `--<name>` unless `cli` names the flag). `tests/annotation/
+test_study_settings.py` checks that every door carries every setting with the same default.
+
+Cross-field rules (m ≤ k, codes that differ, a platform's links, enough screening questions) are the service's
+alone; the doors map its `ApplicationError.field` back onto their own field.
+
+Adding a setting: the `Study` field (and its migration), one `StudySetting` row here, and the keyword in
+`study_create` that stores it. The API body, the admin form and the command's option follow from the row; the
+parity test fails until the keyword exists with the declared default.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any
+
+from annotation.models_review import COPY_THRESHOLD_DEFAULT
+from core.errors import ApplicationError
+
+ALL = "all"
+ORDERING = "ordering"  # quadruple, triple, style-or-content: drawn from task instances
+
+
+@dataclass(frozen=True)
+class StudySetting:
+    name: str
+    type: type  # int, float, bool or str
+    default: Any
+    label: str
+    help: str = ""
+    min_value: float | None = None
+    max_value: float | None = None
+    nullable: bool = False  # None is a value of its own ("the default of the platform", "no cap")
+    choices: tuple[str, ...] = ()
+    max_length: int | None = None
+    kinds: str = ALL
+    cli: str = ""  # the command-line flag where it is not --<name with dashes>
+    url: bool = False
+    multiline: bool = False
+
+    @property
+    def flag(self) -> str:
+        return self.cli or "--" + self.name.replace("_", "-")
+
+    def bound_message(self, which: str) -> str:
+        """The one wording of a bound, with `%(show_value)s` for the value given (Django's validator params)."""
+        if which == "min":
+            return f"{self.label} must be at least {_num(self.min_value)}, not %(show_value)s."
+        return f"{self.label} must be at most {_num(self.max_value)}, not %(show_value)s."
+
+
+def _num(value: float | None) -> str:
+    return str(int(value)) if value is not None and float(value).is_integer() else str(value)
+
+
+STUDY_SETTINGS: tuple[StudySetting, ...] = (
+    StudySetting("title", str, "", "Title", "Shown to participants; empty: the slug.", max_length=200),
+    StudySetting("annotators_per_item", int, None, "Annotators per item (k)",
+                 "k distinct people per item; empty: the rating preset's, else 5.", min_value=1, max_value=50,
+                 nullable=True),
+    StudySetting("min_correct", int, None, "Min correct (m)",
+                 "m of k correct validates an instance; empty: a strict majority.", min_value=1, nullable=True),
+    StudySetting("items_per_batch", int, 14, "Items per batch", min_value=1),
+    StudySetting("screening_per_batch", int, 2, "Screening questions per batch",
+                 "Screening questions mixed into each batch (ordering studies).", min_value=0, kinds=ORDERING),
+    StudySetting("max_batches", int, 5, "Max batches per participant", min_value=1),
+    StudySetting("time_limit_minutes", int, 30, "Time limit (minutes)", "A batch's time limit.", min_value=1,
+                 cli="--time-limit"),
+    StudySetting("adaptive", bool, False, "Adaptive collection",
+                 "Stop serving items whose decision cannot change.", kinds=ORDERING),
+    StudySetting("allow_multiple_setups", bool, False, "Allow multiple setups",
+                 "A participant may also take this study's batches after one of another setup.", kinds=ORDERING),
+    StudySetting("completion_code", str, "", "Completion code",
+                 "The code finished participants get (Prolific's completion code); empty: a random one.",
+                 max_length=64),
+    StudySetting("screened_out_code", str, "", "Screened-out code",
+                 "The code people screened out get; empty: a random one, independent of the completion code.",
+                 max_length=64),
+    StudySetting("redirect_url", str, "", "Redirect URL",
+                 "Where finished participants go, e.g. https://app.prolific.com/submissions/complete?cc={code}.",
+                 url=True),
+    StudySetting("estimated_minutes", int, 10, "Estimated minutes", "Minutes a batch is expected to take.",
+                 min_value=1),
+    StudySetting("target_hourly_pay", float, 9.0, "Target hourly pay",
+                 "Per hour, in the platform's currency.", min_value=0, cli="--hourly-pay"),
+    StudySetting("consent_text", str, None, "Consent text", "Empty: the default consent text.", nullable=True,
+                 multiline=True),
+    StudySetting("task_description", str, None, "Task description",
+                 "Empty: composed from the study's components and setup (or the kind's default).", nullable=True,
+                 multiline=True),
+    StudySetting("platform", str, "any", "Platform", "Accept only this platform's links and check their parameters.",
+                 choices=("any", "prolific", "mturk")),
+    StudySetting("prolific_study_id", str, "", "Prolific study id",
+                 "The STUDY_ID that Prolific links must carry (24 hexadecimal characters).", max_length=64),
+    StudySetting("allow_anonymous", bool, None, "Allow anonymous links",
+                 "Empty: allowed only when the platform is 'any'.", nullable=True),
+    StudySetting("first_answer_grace_seconds", int, None, "First-answer grace (seconds)",
+                 "A started batch without a first answer gives its items back after this; empty: the default.",
+                 min_value=1, nullable=True, cli="--first-answer-grace"),
+    StudySetting("max_open_batches", int, None, "Max open batches", "Batches open at once; empty: no cap.",
+                 min_value=1, nullable=True),
+    StudySetting("min_seconds_per_item", float, None, "Min seconds per item",
+                 "Flag participants faster than this (server-measured median).", min_value=0, max_value=3600,
+                 nullable=True),
+)
+SETTINGS_BY_NAME = {setting.name: setting for setting in STUDY_SETTINGS}
+
+
+def study_settings_defaults() -> dict[str, Any]:
+    return {setting.name: setting.default for setting in STUDY_SETTINGS}
+
+
+def study_settings_check(values: dict[str, Any]) -> None:
+    """Each declared bound and choice, with the wording every door shows (the field named in `details.field`)."""
+    for name, value in values.items():
+        setting = SETTINGS_BY_NAME.get(name)
+        if setting is None or value is None:
+            continue
+        if setting.choices and value not in setting.choices:
+            raise ApplicationError(f"{setting.label} must be one of {', '.join(setting.choices)}, not {value!r}.",
+                                   field=name)
+        if setting.min_value is not None and value < setting.min_value:
+            raise ApplicationError(setting.bound_message("min") % {"show_value": value}, field=name)
+        if setting.max_value is not None and value > setting.max_value:
+            raise ApplicationError(setting.bound_message("max") % {"show_value": value}, field=name)
+        if setting.max_length is not None and len(value) > setting.max_length:
+            raise ApplicationError(f"{setting.label} may have at most {setting.max_length} characters.", field=name)
+
+
+# --- the doors, derived ------------------------------------------------------------------------------------------
+
+
+def _bounds(setting: StudySetting) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    messages: dict[str, str] = {}
+    for which in ("min", "max"):
+        bound = getattr(setting, f"{which}_value")
+        if bound is not None:
+            kwargs[f"{which}_value"] = bound
+            messages[f"{which}_value"] = setting.bound_message(which)
+    return {**kwargs, "error_messages": messages} if kwargs else {}
+
+
+def drf_fields() -> dict[str, Any]:
+    """The API body's fields (annotation.serializers.StudyCreateInput)."""
+    from rest_framework import serializers
+
+    fields: dict[str, Any] = {}
+    for s in STUDY_SETTINGS:
+        common: dict[str, Any] = {"required": False, "default": s.default, "help_text": s.help or None,
+                                  "label": s.label}
+        if s.nullable:
+            common["allow_null"] = True
+        if s.choices:
+            field = serializers.ChoiceField(choices=list(s.choices), **common)
+        elif s.type is bool:
+            field = serializers.BooleanField(**common)
+        elif s.type is int:
+            field = serializers.IntegerField(**common, **_bounds(s))
+        elif s.type is float:
+            field = serializers.FloatField(**common, **_bounds(s))
+        elif s.url:
+            field = serializers.URLField(allow_blank=True, **common)
+        else:
+            field = serializers.CharField(allow_blank=True, max_length=s.max_length, **common)
+        fields[s.name] = field
+    return fields
+
+
+def form_fields() -> dict[str, Any]:
+    """The admin form's fields (annotation.forms.StudyCreateForm); an empty box is the default."""
+    from django import forms
+
+    fields: dict[str, Any] = {}
+    for s in STUDY_SETTINGS:
+        common: dict[str, Any] = {"required": False, "label": s.label, "help_text": s.help,
+                                  "initial": s.default}
+        if s.choices:
+            field = forms.ChoiceField(choices=[(c, c) for c in s.choices], **common)
+        elif s.type is bool and s.nullable:
+            field = forms.NullBooleanField(**common)
+        elif s.type is bool:
+            field = forms.BooleanField(**common)
+        elif s.type is int:
+            field = forms.IntegerField(**common, **_bounds(s))
+        elif s.type is float:
+            field = forms.FloatField(**common, **_bounds(s))
+        elif s.url:
+            field = forms.URLField(**common)
+        elif s.multiline:
+            field = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), **common)
+        else:
+            field = forms.CharField(max_length=s.max_length, **common)
+        fields[s.name] = field
+    return fields
+
+
+def form_values(cleaned: dict[str, Any], fields: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The service's keywords from a form's cleaned data: an empty box is the declared default."""
+    values = {}
+    for s in STUDY_SETTINGS:
+        value = cleaned.get(s.name)
+        if value is None or (value == "" and s.type is str):
+            value = s.default
+        values[s.name] = value
+    return values
+
+
+def cli_arguments_add(parser: Any) -> None:
+    """One option per setting (create_study); its dest is the service keyword, so errors name the flag."""
+    for s in STUDY_SETTINGS:
+        kwargs: dict[str, Any] = {"dest": s.name, "default": s.default, "help": s.help or s.label}
+        if s.type is bool and s.nullable:
+            kwargs["action"] = argparse.BooleanOptionalAction
+        elif s.type is bool:
+            kwargs["action"] = "store_true"
+        else:
+            kwargs["type"] = s.type
+            if s.choices:
+                kwargs["choices"] = list(s.choices)
+        parser.add_argument(s.flag, **kwargs)
+
+
+# A reviewed rewrite study's own settings (annotation.services.rewrites.rewrite_study_create's keywords; the API
+# nests them under `rewrite`, the form and the command prefix some). Declared here for their defaults and bounds,
+# which `tests/annotation/test_study_settings.py` checks at every door and on `RewriteSettings`.
+REWRITE = "rewrite"
+REWRITE_SETTINGS: tuple[StudySetting, ...] = (
+    StudySetting("min_length", int, 10, "Rewrite min length (characters)", min_value=1, max_value=5000,
+                 kinds=REWRITE, cli="--rewrite-min-length"),
+    StudySetting("max_length", int, 500, "Rewrite max length (characters)", min_value=1, max_value=5000,
+                 kinds=REWRITE, cli="--rewrite-max-length"),
+    StudySetting("copy_threshold", float, COPY_THRESHOLD_DEFAULT, "Copy threshold",
+                 "Refuse a rewrite this similar (rapidfuzz ratio, 0-100) to its source.", min_value=0,
+                 max_value=100, kinds=REWRITE),
+    StudySetting("min_words", int, 5, "Min words", "Drop shorter sources (0: no limit).", min_value=0, kinds=REWRITE),
+    StudySetting("max_words", int, 25, "Max words", "Drop longer sources (0: no limit).", min_value=0, kinds=REWRITE),
+    StudySetting("min_accepted", int, 0, "Qualification: min accepted rewrites", min_value=0, kinds=REWRITE,
+                 cli="--qualify-min-accepted"),
+    StudySetting("min_rate", float, 0.0, "Qualification: min acceptance rate (0-1)", min_value=0, max_value=1,
+                 kinds=REWRITE, cli="--qualify-min-rate"),
+)
+REWRITE_DEFAULTS = {setting.name: setting.default for setting in REWRITE_SETTINGS}

@@ -1,0 +1,91 @@
+"""The admin site: named StyleCrowd, its apps listed in the order of the pipeline (import corpora and make task
+instances, run studies, publish on a crowd platform, then agreement, filters, exports and scoring; background jobs
+and accounts after), and JSON fields shown indented."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.contrib.admin.apps import AdminConfig
+from django.db import models
+from django.http import HttpRequest
+from django.utils.html import format_html
+
+# App labels in pipeline order; apps not named here (auth, axes) come after them, alphabetically.
+APP_ORDER = ["tasks", "annotation", "platforms", "scoring", "core"]
+# Within an app, the models a newcomer starts from come first (the rest alphabetically).
+MODEL_ORDER = {
+    "tasks": ["Corpus", "ParallelPair", "TaskInstance", "StyleComponent", "ScreeningQuestion"],
+    "annotation": ["Study", "Participant", "Response", "RewriteReview"],
+    "platforms": ["PlatformAccount", "PlatformStudy"],
+    "scoring": ["AgreementRun", "FilterRun", "BenchmarkExport"],
+}
+
+
+def _rank(order: list[str], name: str) -> tuple[int, str]:
+    return (order.index(name) if name in order else len(order), name)
+
+
+class PrettyJSONFormField(forms.JSONField):
+    """A JSON field's box with the value indented, one key a line, sized to it."""
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value
+        return json.dumps(value, ensure_ascii=False, cls=self.encoder, indent=2)
+
+    def widget_attrs(self, widget: forms.Widget) -> dict[str, Any]:
+        return {**super().widget_attrs(widget), "class": "vLargeTextField sc-json", "spellcheck": "false",
+                "style": "font-family: monospace"}
+
+
+class StyleCrowdAdminSite(admin.AdminSite):
+    site_header = "StyleCrowd"
+    site_title = "StyleCrowd"
+    index_title = "StyleCrowd: corpora → studies → crowd platforms → agreement, benchmark and scoring"
+
+    def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, Any]]:
+        apps = super().get_app_list(request, app_label)
+        for app in apps:
+            app["models"].sort(key=lambda m: _rank(MODEL_ORDER.get(app["app_label"], []), m["object_name"]))
+        return sorted(apps, key=lambda a: _rank(APP_ORDER, a["app_label"]))
+
+    def register(self, model_or_iterable: Any, admin_class: Any = None, **options: Any) -> None:
+        """Every ModelAdmin edits JSON fields indented (the project's own `formfield_overrides` still win)."""
+        admin_class = admin_class or admin.ModelAdmin
+        overrides = {models.JSONField: {"form_class": PrettyJSONFormField},
+                     **getattr(admin_class, "formfield_overrides", {})}
+        admin_class = type(admin_class.__name__, (admin_class,), {"formfield_overrides": overrides,
+                                                                   "__module__": admin_class.__module__})
+        super().register(model_or_iterable, admin_class, **options)
+
+
+def json_readonly(value: Any, field: Any, empty_value_display: str) -> Any:
+    """A read-only JSON field on a change page: indented in a <pre>, not one long line."""
+    if isinstance(field, models.JSONField) and value not in (None, "", [], {}):
+        try:
+            return format_html('<pre class="sc-json" style="white-space: pre-wrap; margin: 0">{}</pre>',
+                               json.dumps(value, ensure_ascii=False, cls=field.encoder, indent=2))
+        except TypeError:
+            pass
+    return _display_for_field(value, field, empty_value_display)
+
+
+_display_for_field: Any = None
+
+
+class StyleCrowdAdminConfig(AdminConfig):
+    default_site = "core.admin_site.StyleCrowdAdminSite"
+
+    def ready(self) -> None:
+        super().ready()
+        # The admin's read-only fields render through django.contrib.admin.helpers.display_for_field, which prints
+        # JSON compactly on one line; there is no hook for a field type, so that one name is wrapped here.
+        from django.contrib.admin import helpers
+
+        global _display_for_field
+        if _display_for_field is None:
+            _display_for_field = helpers.display_for_field
+            helpers.display_for_field = json_readonly
