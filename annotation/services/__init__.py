@@ -3,6 +3,10 @@ riskiest ones in tests/annotation/services/ (sessions, answers, engine, particip
 300 lines becomes a package, as `writing_signals` is, split where it already has a section marker.
 
 Studies
+- `study_build`: the one service every door calls to create a study of any kind (ordering, Likert, ranking,
+  rewrite), with its sampling plan and practice items;
+- `study_settings`: every study setting declared once (type, default, bounds, label, CLI flag), the doors derived
+  from it;
 - `studies`: study_create (and study_codes: independent random codes), question presets, item files;
 - `study_setup`: a study before its first participant: preview, the links for the crowd platform, opening it;
 - `descriptions`: the task description of an ordering study, composed from its components and setup;
