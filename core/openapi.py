@@ -62,11 +62,40 @@ class AutoSchema(SpectacularAutoSchema):
 
     def _map_serializer_field(self, field: Any, direction: str, bypass_extensions: bool = False) -> dict[str, Any]:
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
-        if (direction == "request" and isinstance(field, serializers.CharField) and not field.allow_blank
-                and field.trim_whitespace and schema.get("type") == "string" and "pattern" not in schema):
-            # DRF strips the text before the blank check: spaces alone are blank too.
-            schema["pattern"] = r"\S"
+        if direction == "request" and isinstance(schema, dict) and "$ref" not in schema:
+            _as_validated(field, schema)
         return schema
+
+
+def _as_validated(field: serializers.Field, schema: dict[str, Any]) -> None:
+    """What DRF checks beyond drf-spectacular's mapping, in a request body."""
+    if isinstance(field, serializers.SlugField) and "pattern" not in schema:
+        letters = r"[-\w]" if field.allow_unicode else "[-a-zA-Z0-9_]"
+        schema["pattern"] = f"^{letters}{'*' if field.allow_blank else '+'}$"
+    if isinstance(field, serializers.CharField) and schema.get("type") == "string":
+        if "pattern" in schema:
+            # Python's `$` also matches before a final newline; Django's validators use `\Z`.
+            if schema["pattern"].endswith("$") and not schema["pattern"].endswith("\\$"):
+                schema["pattern"] += r"(?!\n)"
+        elif field.allow_blank or not field.trim_whitespace:
+            schema["pattern"] = NO_NUL  # DRF refuses NUL characters in text
+        else:
+            schema["pattern"] = NO_NUL_NOT_BLANK  # and strips spaces before the blank check
+    if isinstance(field, serializers.DecimalField) and schema.get("type") == "string":
+        # drf-spectacular's pattern lets the empty string through; DRF needs a digit.
+        whole = "+" if field.max_digits is None else f"{{1,{field.max_digits - (field.decimal_places or 0)}}}"
+        fraction = "+" if field.decimal_places is None else f"{{1,{field.decimal_places}}}"
+        sign = "" if field.min_value is not None and field.min_value >= 0 else "-?"
+        schema["pattern"] = rf"^{sign}\d{whole}(?:\.\d{fraction})?$"
+    if isinstance(field, (serializers.ListField, serializers.MultipleChoiceField)) and not field.allow_empty:
+        schema.setdefault("minItems", 1)
+    if isinstance(field, serializers.JSONField) and not field.allow_null and not schema.get("type"):
+        schema.setdefault("anyOf", ANY_BUT_NULL)
+
+
+NO_NUL = r"^[^\x00]*$"
+NO_NUL_NOT_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
+ANY_BUT_NULL = [{"type": kind} for kind in ("object", "array", "string", "number", "boolean")]
 
 
 def _is_participant(path: str) -> bool:
@@ -81,7 +110,7 @@ def _researcher_statuses(path: str, method: str, operation: dict[str, Any]) -> l
     """The error statuses a researcher operation can answer, from what it takes."""
     statuses = ["403", "429"]
     takes_input = "requestBody" in operation or any(p.get("in") == "query" for p in operation.get("parameters", []))
-    if takes_input:
+    if takes_input or method in WRITE_METHODS:  # a service refuses with a 400 unless it says otherwise
         statuses.append("400")
     if "{" in path or "requestBody" in operation:
         statuses.append("404")

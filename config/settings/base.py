@@ -167,6 +167,7 @@ SPECTACULAR_SETTINGS = {
         "PlatformCallStateEnum": "platforms.models.CallState",
         "BonusPaymentStateEnum": "platforms.models.BonusPaymentState",
         "DecisionKindEnum": "platforms.models.DecisionKind",
+        "ExportFormatEnum": "scoring.export.formats.FORMAT_CHOICES",
     },
     # Request and response bodies as separate components: what a client sends (required, non-blank) is not what
     # it reads back (read-only fields).
