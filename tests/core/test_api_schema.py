@@ -52,6 +52,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/metric-evaluations/", "unknown_metric", "known metrics"): f"{REGISTRY} (scoring/metrics)",
     ("POST /api/v1/score-runs/", "invalid", "choose a benchmark export or give"):
         f"{TOGETHER}: an export or a benchmark path, at least one",
+    ("POST /api/v1/score-runs/", "path_not_allowed", "outside the data folders"):
+        "a server-side benchmark path must lie in the folders the server's configuration names (STYLECROWD_DATA_DIRS)",
     ("POST /api/v1/model-runs/", "unknown_backend", "unknown back-end"): f"{REGISTRY} (core/model_backends)",
     ("POST /api/v1/studies/", "invalid", "required for an ordering study"):
         f"{TOGETHER}: an ordering study needs its setup",
@@ -96,6 +98,7 @@ def _seed(admin_user) -> None:  # noqa: ANN001
     call_command("create_study", "--slug", "demo", "--setup", "quadruple", "--corpus", "formality-demo",
                  "--count", "6", "--annotators-per-item", "3", "--items-per-batch", "3", "--screening-per-batch", "0",
                  **quiet)
+
 
 def _run(url: str, report: Path, *extra: str, max_examples: int) -> dict:
     command = [str(ST), "--config-file", str(CONFIG), "run", f"{url}/api/schema/", "--checks", "all",
