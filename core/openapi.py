@@ -41,6 +41,8 @@ RESEARCHER_ERRORS = {
            "on).",
     "429": "Too many failed sign-ins from this address (Basic auth): `Retry-After` says when to try again.",
 }
+# An operation with a credential of its own (a webhook's signature) refuses it with this 403.
+OWN_CREDENTIAL_REFUSED = "The request's own credential (its signature) does not hold."
 # The participant flow's answers (annotation/api.py documents them per operation; these fill the gaps).
 PARTICIPANT_ERRORS = {
     "400": "Invalid body or answer: the message names the field.",
@@ -106,9 +108,15 @@ def _error(description: str) -> dict[str, Any]:
     return {"description": description, "content": {JSON: {"schema": ERROR_REF}}}
 
 
+def _signs_in(operation: dict[str, Any]) -> bool:
+    """Whether the operation takes the staff's sign-in (session or Basic auth), not a credential of its own (a
+    webhook's signature)."""
+    return any(scheme for scheme in operation.get("security", []))
+
+
 def _researcher_statuses(path: str, method: str, operation: dict[str, Any]) -> list[str]:
     """The error statuses a researcher operation can answer, from what it takes."""
-    statuses = ["403", "429"]
+    statuses = ["403", "429"] if _signs_in(operation) else ["403"]
     takes_input = "requestBody" in operation or any(p.get("in") == "query" for p in operation.get("parameters", []))
     if takes_input or method in WRITE_METHODS:  # a service refuses with a 400 unless it says otherwise
         statuses.append("400")
@@ -129,11 +137,13 @@ def _document_errors(path: str, method: str, operation: dict[str, Any], particip
         return
     for code in ("410",):  # the participant flow's state, never a researcher answer
         responses.pop(code, None)
+    signs_in = _signs_in(operation)
     for code in _researcher_statuses(path, method, operation):
-        if code == "403" or code not in responses:
-            responses[code] = _error(RESEARCHER_ERRORS[code])
+        description = OWN_CREDENTIAL_REFUSED if code == "403" and not signs_in else RESEARCHER_ERRORS[code]
+        if (code == "403" and signs_in) or code not in responses:
+            responses[code] = _error(description)
         elif not responses[code].get("description"):
-            responses[code]["description"] = RESEARCHER_ERRORS[code]
+            responses[code]["description"] = description
     for code, response in responses.items():
         if code.startswith(("4", "5")):
             response["content"] = {JSON: {"schema": ERROR_REF}}
