@@ -7,11 +7,11 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from rest_framework import exceptions
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from core.errors import ApplicationError
+from core.parsers import StrictJSONParser
 
 
 def _flatten(detail: Any) -> str:
@@ -31,7 +31,7 @@ FIXED_MESSAGES: dict[type, str] = {
 MAX_JSON_DEPTH = 32
 
 
-class ParticipantJSONParser(JSONParser):
+class ParticipantJSONParser(StrictJSONParser):
     """JSON bodies of the participant endpoints: too deep a nesting is a 400 (json's recursion would be a 500)."""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:

@@ -4,11 +4,12 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.parsers import StrictJSONParser
 from core.views import JobAcceptedSchema, job_accepted
 from tasks.models import Corpus, StyleComponent, TaskInstance
 from tasks.serializers import (
@@ -77,7 +78,7 @@ class CorpusListView(APIView):
 
 class CorpusDetailView(APIView):
     permission_model = Corpus
-    parser_classes = [JSONParser]
+    parser_classes = [StrictJSONParser]
 
     @extend_schema(responses=CorpusSerializer)
     def get(self, request: Request, pk: int) -> Response:
@@ -98,7 +99,7 @@ class CorpusGenerateView(APIView):
     # the same rule as the admin's "Generate instances" action on corpora
     permission_model = Corpus
     permission_actions = {"POST": "change"}
-    parser_classes = [JSONParser]
+    parser_classes = [StrictJSONParser]
 
     @extend_schema(request=InstancesGenerateInput, responses={202: JobAcceptedSchema})
     def post(self, request: Request, pk: int) -> Response:

@@ -134,14 +134,17 @@ STYLECROWD_UPLOAD_MAX_MB = int(env_str("STYLECROWD_UPLOAD_MAX_MB", "100") or 100
 STYLECROWD_HUB_TIMEOUT_SECONDS = float(env_str("STYLECROWD_HUB_TIMEOUT_SECONDS", "60") or 60)  # each dataset-hub call
 
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.openapi.AutoSchema",  # request bodies and pagination as validated
     "EXCEPTION_HANDLER": "core.api.exception_handler",
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "core.authentication.LockoutBasicAuthentication",  # DRF's Basic auth + the login throttling below
     ],
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.ModelPermission"],  # model permissions, as in the admin
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # JSON first: a JSON object's values are held to their documented types (core.parsers.StrictJSONParser).
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.StrictJSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.LimitOffsetPagination",  # ?limit / ?offset checked, not replaced
     "PAGE_SIZE": 100,
 }
 
@@ -164,9 +167,12 @@ SPECTACULAR_SETTINGS = {
         "PlatformCallStateEnum": "platforms.models.CallState",
         "BonusPaymentStateEnum": "platforms.models.BonusPaymentState",
         "DecisionKindEnum": "platforms.models.DecisionKind",
+        "ExportFormatEnum": "scoring.export.formats.FORMAT_CHOICES",
     },
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
-                             "core.openapi.researcher_errors_and_tags"],
+    # Request and response bodies as separate components: what a client sends (required, non-blank) is not what
+    # it reads back (read-only fields).
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "core.openapi.errors_and_tags"],
 }
 
 # Login throttling (django-axes): after AXES_FAILURE_LIMIT failed logins from one address, the admin login and the

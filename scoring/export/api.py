@@ -5,7 +5,6 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -17,6 +16,7 @@ from scoring.export.formats import FORMAT_CHOICES
 from scoring.export.jobs import export_downloads, export_file, export_start
 from scoring.export.selection import STATUSES
 from scoring.models import BenchmarkExport
+from tasks.models import Setup
 
 
 class ExportInput(serializers.Serializer):
@@ -33,7 +33,28 @@ class ExportInput(serializers.Serializer):
     study = serializers.SlugField(required=False, allow_blank=True, default="")
     corpus = serializers.CharField(required=False, allow_blank=True, default="")
     component = serializers.CharField(required=False, allow_blank=True, default="")
-    setup = serializers.CharField(required=False, allow_blank=True, default="")
+    setup = serializers.ChoiceField(choices=Setup.choices, required=False, allow_blank=True, default="")
+
+
+class ExportSerializer(serializers.Serializer):
+    """What `_export_body` answers (GET /api/v1/exports/ lists them)."""
+
+    export = serializers.IntegerField()
+    format = serializers.ChoiceField(choices=FORMAT_CHOICES)
+    rows = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    name = serializers.CharField()
+    version = serializers.CharField(help_text="MAJOR.MINOR.PATCH.")
+    changelog = serializers.DictField()
+    ids_only = serializers.BooleanField()
+    licences = serializers.ListField(child=serializers.CharField())
+    files = serializers.ListField(child=serializers.JSONField())
+    params = serializers.DictField()
+    counts = serializers.DictField()
+    study = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    downloads = serializers.DictField(child=serializers.URLField(), help_text="Download links by file (`data`, "
+                                                                              "`card`, `card-md`, `croissant`).")
 
 
 def _export_body(request: Request, export: BenchmarkExport) -> dict[str, Any]:
@@ -51,7 +72,7 @@ def _export_body(request: Request, export: BenchmarkExport) -> dict[str, Any]:
 class ExportListView(APIView):
     permission_model = BenchmarkExport
 
-    @extend_schema(operation_id="export_list", responses={200: OpenApiTypes.OBJECT}, tags=["exports"],
+    @extend_schema(operation_id="export_list", responses={200: ExportSerializer(many=True)}, tags=["exports"],
                    description="The latest 100 benchmark exports with their download links.")
     def get(self, request: Request) -> Response:
         exports = BenchmarkExport.objects.select_related("study")[:100]
@@ -73,7 +94,7 @@ class ExportListView(APIView):
 class ExportDetailView(APIView):
     permission_model = BenchmarkExport
 
-    @extend_schema(operation_id="export_detail", responses={200: OpenApiTypes.OBJECT}, tags=["exports"],
+    @extend_schema(operation_id="export_detail", responses={200: ExportSerializer}, tags=["exports"],
                    description="One export: counts, checksum, and its download links.")
     def get(self, request: Request, pk: int) -> Response:
         return Response(_export_body(request, get_object_or_404(BenchmarkExport.objects.select_related("study"),

@@ -1,0 +1,228 @@
+"""The OpenAPI schema tells the truth: schemathesis (its command line, as a user would run it) against a live server,
+as a superuser and as an anonymous client, bounded to a minute or so on the 2-core CI machine.
+
+Every check schemathesis has runs (server errors, status codes, response bodies, schema-valid requests accepted and
+schema-violating ones refused, …). A failure fails the test unless `ALLOWED` lists it with its reason: a refusal
+that depends on the database's state or on two fields together, which a JSON schema cannot express (docs/api-schema.md
+lists them too). Figures of the run are in docs/api-schema.md.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from tests.gunicorn_server import gunicorn
+from tests.helpers import assert_api_error
+
+REPO = Path(__file__).resolve().parents[2]
+ST = Path(sys.executable).parent / "st"
+CONFIG = Path(__file__).with_name("schemathesis.toml")
+PASSWORD = "schema-check-password"
+
+# Refusals of schema-valid requests that are the documented behaviour: (operation, error code, a fragment of the
+# message) -> the reason. Each is a rule about the database's state or about two fields together, which a JSON
+# schema of each field cannot state; the message names it. A new refusal (another code or message) fails the test.
+STATE = "depends on the database's state, which a schema cannot know"
+TOGETHER = "a rule about two fields together, which a JSON schema of each field cannot state"
+REGISTRY = "a registry filled at start-up, named in the message"
+ALLOWED: dict[tuple[str, str, str], str] = {
+    ("POST /api/v1/components/", "invalid_component", "two different"): f"{TOGETHER}: the labels must differ",
+    ("POST /api/v1/components/", "invalid", "already exists"): f"{STATE}: the name is taken",
+    ("POST /api/v1/corpora/", "no_files", "upload at least one file"): f"{TOGETHER}: each format needs its files",
+    ("POST /api/v1/corpora/", "missing_component", "required for this format"):
+        f"{TOGETHER}: every format but `stel` needs a component",
+    ("POST /api/v1/corpora/", "unknown_licence", "SPDX identifier"): f"{REGISTRY} (core/licences)",
+    ("PATCH /api/v1/corpora/{id}/", "unknown_licence", "SPDX identifier"): f"{REGISTRY} (core/licences)",
+    ("POST /api/v1/corpora/{id}/generate/", "invalid_count", "must be between 1 and the corpus"):
+        f"{STATE}: at most as many instances as the corpus has pairs",
+    ("POST /api/v1/agreement-runs/", "invalid_level", "are nominal"):
+        f"{STATE}: the level must fit the study's answers",
+    ("POST /api/v1/filter-runs/", "seed_required", "give a seed"): f"{TOGETHER}: balancing needs a seed",
+    ("POST /api/v1/exports/", "nothing_to_export", "nothing to export"):
+        f"{STATE}: no task instance matches the selection",
+    ("POST /api/v1/metric-evaluations/", "unknown_metric", "known metrics"): f"{REGISTRY} (scoring/metrics)",
+    ("POST /api/v1/score-runs/", "invalid", "choose a benchmark export or give"):
+        f"{TOGETHER}: an export or a benchmark path, at least one",
+    ("POST /api/v1/score-runs/", "path_not_allowed", "outside the data folders"):
+        "a server-side benchmark path must lie in the folders the server's configuration names (STYLECROWD_DATA_DIRS)",
+    ("POST /api/v1/model-runs/", "unknown_backend", "unknown back-end"): f"{REGISTRY} (core/model_backends)",
+    ("POST /api/v1/studies/", "invalid", "required for an ordering study"):
+        f"{TOGETHER}: an ordering study needs its setup",
+    ("POST /api/v1/studies/", "invalid", "give one of sources and sources_corpus"):
+        f"{TOGETHER}: a rewrite study's sources come from the body or a corpus, exactly one",
+    ("POST /api/v1/studies/", "invalid", "Each eligibility question needs"):
+        f"{TOGETHER}: an eligibility question needs its choices",
+    ("POST /api/v1/platform-accounts/", "invalid", "not both or neither"):
+        f"{TOGETHER}: a token or the name of the variable that holds it, exactly one",
+    ("POST /api/v1/platform-accounts/", "platform_unauthorized", "found no AWS credentials"):
+        f"{STATE}: MTurk needs AWS credentials on the server",
+    ("POST /api/v1/studies/{slug}/platform/publish/", "invalid", "Enter a valid URL"):
+        "Django's URL check (a scheme and a host with a domain) is stricter than the schema's `uri` format",
+    ("POST /api/v1/studies/{slug}/sessions/", "invalid", "is required for platform"):
+        f"{TOGETHER}: a Prolific or MTurk arrival needs its participant id",
+    ("POST /api/v1/studies/{slug}/sessions/", "invalid_link", "unreplaced placeholder"):
+        "a link field still holding a placeholder ({{%PROLIFIC_PID%}}) or a control character: the platform did "
+        "not fill the link, and the participant is told to open it from the platform",
+    ("POST /api/v1/sessions/{token}/eligibility/", "invalid", "Eligibility answers are incomplete"):
+        f"{STATE}: the answers must match the study's own questions",
+    ("POST /api/v1/sessions/{token}/answers/", "invalid", "telemetry: "):
+        "the telemetry block's fields are checked by annotation/services/telemetry.py (docs/annotator-api.md); "
+        "the schema leaves it free-form",
+    ("POST /api/v1/studies/{slug}/writing-signals/", "not_a_rewrite_study", "not rewrites"):
+        f"{STATE}: only a rewrite study has writing signals",
+    ("GET /api/v1/studies/{slug}/writing-signals/", "not_a_rewrite_study", "not rewrites"):
+        f"{STATE}: only a rewrite study has writing signals",
+}
+ALLOWED_CHECKS = {"positive_data_acceptance"}  # only refusals are explained; anything else must not fail at all
+
+
+def _seed(admin_user) -> None:  # noqa: ANN001
+    """A corpus with instances and two studies, so that operations reach past their 404s."""
+    admin_user.set_password(PASSWORD)
+    admin_user.save()
+    quiet = {"stdout": open(os.devnull, "w"), "stderr": open(os.devnull, "w")}  # noqa: SIM115
+    corpora = REPO / "fixtures/corpora"
+    call_command("import_corpus", str(corpora / "formality_informal.txt"), str(corpora / "formality_formal.txt"),
+                 "--name", "formality-demo", "--component", "formality", "--format", "aligned",
+                 "--licence", "GPL-3.0-or-later", "--attribution", "StyleCrowd's authors", **quiet)
+    call_command("generate_instances", "--corpus", "formality-demo", "--setup", "quadruple", "--seed", "1", **quiet)
+    call_command("create_study", "--slug", "demo", "--setup", "quadruple", "--corpus", "formality-demo",
+                 "--count", "6", "--annotators-per-item", "3", "--items-per-batch", "3", "--screening-per-batch", "0",
+                 **quiet)
+
+
+def _run(url: str, report: Path, *extra: str, max_examples: int) -> dict:
+    command = [str(ST), "--config-file", str(CONFIG), "run", f"{url}/api/schema/", "--checks", "all",
+               "--max-examples", str(max_examples),
+               "--seed", "1", "--workers", "2", "--report", "json,ndjson", "--report-dir", str(report),
+               "--no-color", *extra]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=report)
+    summary = json.loads(next(report.glob("json-*.json")).read_text())
+    summary["output"] = completed.stdout[-4000:] + completed.stderr[-2000:]
+    summary["failed_checks"] = list(_failed_checks(next(report.glob("ndjson-*.ndjson"))))
+    return summary
+
+
+def _failed_checks(ndjson: Path):
+    """(operation, check, error code, error message, request, status) of every failed check in schemathesis'
+    event stream; the stateful phase's failures under the operation that failed."""
+    for line in ndjson.read_text().splitlines():
+        event = json.loads(line).get("ScenarioFinished")
+        if not event:
+            continue
+        recorder = event["recorder"]
+        for case_id, checks in recorder.get("checks", {}).items():
+            for check in checks:
+                if check["status"] != "failure":
+                    continue
+                case = (recorder.get("cases", {}).get(case_id) or {}).get("value") or {}
+                operation = f"{case['method']} {case['path']}" if case else recorder["label"]
+                interaction = recorder.get("interactions", {}).get(case_id) or {}
+                response = interaction.get("response") or {}
+                error = _error_of(response)
+                request = interaction.get("request") or {}
+                yield (operation, check["name"], error.get("code", ""), error.get("message", ""),
+                       f"{request.get('method')} {request.get('uri')}", response.get("status_code"))
+
+
+def _error_of(response: dict) -> dict:
+    body = (response.get("content") or {}).get("$base64")
+    try:
+        error = json.loads(base64.b64decode(body)).get("error") if body else None
+    except (ValueError, AttributeError):
+        error = None
+    return error if isinstance(error, dict) else {}
+
+
+def _reason(failure: tuple) -> str | None:
+    operation, check, code, message = failure[:4]
+    if check not in ALLOWED_CHECKS:
+        return None
+    return next((reason for (op, c, fragment), reason in ALLOWED.items()
+                 if op == operation and c == code and fragment in message), None)
+
+
+def _unexplained(summary: dict) -> list[tuple]:
+    return [failure for failure in summary["failed_checks"] if _reason(failure) is None]
+
+
+@pytest.fixture
+def schema_server(transactional_db, admin_user, tmp_path):  # noqa: ANN001
+    """gunicorn as the README runs it (two workers) on the test database: Django's threaded live server would
+    double the run's time on two cores."""
+    _seed(admin_user)
+    # The anonymous run and the ignored_auth check send wrong credentials on purpose: no lock-out here.
+    with gunicorn(settings_module="config.settings.test", env={"DJANGO_LOGIN_FAILURE_LIMIT": "100000"},
+                  log=tmp_path / "gunicorn.log") as base:
+        yield base
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+def test_schemathesis_finds_no_server_error_and_no_mismatch(schema_server, admin_user, artifacts_dir):  # noqa: ANN001
+    reports = artifacts_dir / "schemathesis"
+    superuser = _run(schema_server, _folder(reports, "superuser"), "--auth", f"{admin_user.username}:{PASSWORD}",
+                     max_examples=5)
+    # Anonymous: every researcher operation must refuse, the participant flow must hold; without the coverage
+    # phase (hundreds of boundary cases that a 403 answers before looking at them).
+    anonymous = _run(schema_server, _folder(reports, "anonymous"), "--phases", "fuzzing,stateful", max_examples=3)
+    figures = {name: {"operations": run["operations"]["tested"], "cases": run["test_cases"]["generated"],
+                      "seconds": round(run["running_time"], 1),
+                      "explained": dict(Counter(f"{f[0]} {f[2]}: {_reason(f)}" for f in run["failed_checks"]
+                                                if _reason(f))),
+                      "unexplained": [list(map(str, f)) for f in _unexplained(run)]}
+               for name, run in (("superuser", superuser), ("anonymous", anonymous))}
+    (reports / "figures.json").write_text(json.dumps(figures, indent=1))
+
+    for run in (superuser, anonymous):
+        assert run["operations"]["tested"] == run["operations"]["selected"] >= 60, run["output"]
+        assert run["operations"]["errored"] == 0 and run["test_cases"]["errored"] == 0, run["output"]
+    assert superuser["test_cases"]["generated"] >= 1000, superuser["output"]
+    assert _unexplained(superuser) == [], superuser["output"]
+    assert _unexplained(anonymous) == [], anonymous["output"]
+    assert not any(failure[1] == "not_a_server_error" for failure in superuser["failed_checks"])
+
+
+def _folder(parent: Path, name: str) -> Path:
+    folder = parent / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def test_every_error_answer_is_documented_with_the_one_error_body(api, anonymous_api):  # noqa: ANN001
+    """The schema's error statuses point at `Error`, and the server's errors have that shape (a 400 from strict
+    JSON types, a 400 from the checked pagination, a 403 for a stranger)."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            for code, response in operation["responses"].items():
+                if code.startswith(("4", "5")):
+                    assert response["content"] == {"application/json": {"schema": {
+                        "$ref": "#/components/schemas/Error"}}}, (method, path, code)
+            if path.startswith("/api/v1/ping/"):
+                continue
+            assert "404" in operation["responses"] or "{" not in path, (method, path)
+            if method == "post":
+                assert {"400", "409"} <= set(operation["responses"]), (method, path)
+            if "requestBody" in operation and "sessions" not in path and "hooks" not in path:
+                assert "429" in operation["responses"], (method, path)
+
+    error = assert_api_error(api.get("/api/v1/instances/?offset=abc"), code="invalid", status=400)
+    assert "offset" in error["details"]
+    error = assert_api_error(api.post("/api/v1/components/", {"name": 7, "label_1": "a", "label_2": "b"},
+                                      format="json"), code="invalid", status=400)
+    assert error["details"] == {"name": ["Must be text (a JSON string)."]}
+    assert_api_error(anonymous_api.get("/api/v1/exports/"), code="not_authenticated", status=403)
