@@ -8,8 +8,9 @@ else byte for byte. The wire value cannot change: a constant is the string it re
     python scripts/codemod_error_codes.py           # rewrite; exit 1 if literals of undeclared codes remain
     python scripts/codemod_error_codes.py --check   # change nothing; exit 1 if anything would change
 
-A literal whose code no app declares is left in place and listed: declare it (with its meaning) in the lowest app's
-error_codes.py that raises it, then run this again. The last line is a JSON summary.
+A literal whose code no app declares is left in place and listed ("undeclared"): declare it (with its meaning) in the
+lowest app's error_codes.py that raises it, then run this again. So is one declared in an app above the file's own
+("misplaced": importing it would break the layering): move its declaration down. The last line is a JSON summary.
 """
 from __future__ import annotations
 
@@ -52,8 +53,8 @@ def _insert_at(tree: ast.Module) -> int:
     return last
 
 
-def rewrite(path: Path, sites, scan, declared) -> tuple[str, list[str]]:
-    text = (ROOT / path).read_text(encoding="utf-8")
+def rewrite(path: Path, sites, scan, declared, root: Path = ROOT) -> tuple[str, list[str]]:
+    text = (root / path).read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
     imports: list[str] = []
     aliases: list[str] = []
@@ -80,6 +81,56 @@ def rewrite(path: Path, sites, scan, declared) -> tuple[str, list[str]]:
     return "".join(lines), aliases
 
 
+def codemod(*, root: Path = ROOT, dirs: tuple[str, ...] | None = None, check: bool = False) -> dict:
+    """Rewrite the literals under `root` (the app folders, or `dirs`); the summary that main() prints."""
+    from core import error_catalogue
+
+    dirs = dirs or error_catalogue.SOURCE_DIRS
+    declared = error_catalogue.declarations()
+    sites = error_catalogue.scan(root, dirs)
+    literals, misplaced = [], []
+    for site in error_catalogue.literal_sites(sites):
+        if site.value not in declared:
+            continue
+        home = declared[site.value].module.split(".")[0]
+        app = site.path.parts[0]
+        if app in error_catalogue.APPS and error_catalogue.APPS.index(home) > error_catalogue.APPS.index(app):
+            # importing it would point the layering upward: the declaration moves down to this app (or lower)
+            misplaced.append(f"{site.where()}: {site.value!r} is declared in {home}, above {app}")
+        else:
+            literals.append(site)
+    undeclared = [f"{s.where()}: {s.value!r}" for s in error_catalogue.undeclared(sites)]
+    by_file: dict[Path, list] = defaultdict(list)
+    for site in literals:
+        by_file[site.path].append(site)
+    changed, aliases = [], []
+    for path, file_sites in sorted(by_file.items()):
+        scan = error_catalogue._read(path, root)
+        new_text, file_aliases = rewrite(path, file_sites, scan, declared, root)
+        aliases += file_aliases
+        changed.append(path)
+        if not check:
+            (root / path).write_text(new_text, encoding="utf-8")
+    ruff_ok = True
+    if changed and not check:
+        ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+        if ruff:  # sort and merge the imports added (isort's rules, as `make lint` checks them)
+            result = subprocess.run([ruff, "check", "--fix", "--quiet", "--select", "I001", *map(str, changed)],
+                                    cwd=root, capture_output=True, text=True)
+            ruff_ok = result.returncode == 0
+            if not ruff_ok:
+                print(result.stdout + result.stderr, file=sys.stderr)
+        else:
+            ruff_ok = False
+            print("ruff not found: sort the imports of the changed files (ruff check --fix --select I001)",
+                  file=sys.stderr)
+    for line in undeclared + misplaced:
+        print(f"left as a literal: {line}", file=sys.stderr)
+    return {"ok": not undeclared and not misplaced and ruff_ok and not (check and changed), "check": check,
+            "replaced": len(literals), "files": len(changed), "changed": [str(p) for p in changed],
+            "aliased": aliases, "undeclared": undeclared, "misplaced": misplaced}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything would change")
@@ -88,40 +139,7 @@ def main() -> int:
     import django
 
     django.setup()
-    from core import error_catalogue
-
-    declared = error_catalogue.declarations()
-    sites = error_catalogue.scan()
-    literals = [s for s in error_catalogue.literal_sites(sites) if s.value in declared]
-    undeclared = [f"{s.where()}: {s.value!r}" for s in error_catalogue.undeclared(sites)]
-    by_file: dict[Path, list] = defaultdict(list)
-    for site in literals:
-        by_file[site.path].append(site)
-    changed, aliases = [], []
-    for path, file_sites in sorted(by_file.items()):
-        scan = error_catalogue._read(path, ROOT)
-        new_text, file_aliases = rewrite(path, file_sites, scan, declared)
-        aliases += file_aliases
-        changed.append(path)
-        if not args.check:
-            (ROOT / path).write_text(new_text, encoding="utf-8")
-    ruff_ok = True
-    if changed and not args.check:
-        ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
-        if ruff:  # sort and merge the imports added (isort's rules, as `make lint` checks them)
-            result = subprocess.run([ruff, "check", "--fix", "--quiet", "--select", "I001", *map(str, changed)],
-                                    cwd=ROOT, capture_output=True, text=True)
-            ruff_ok = result.returncode == 0
-            if not ruff_ok:
-                print(result.stdout + result.stderr, file=sys.stderr)
-        else:
-            ruff_ok = False
-            print("ruff not found: sort the imports of the changed files (ruff check --fix --select I001)",
-                  file=sys.stderr)
-    for line in undeclared:
-        print(f"undeclared: {line}", file=sys.stderr)
-    summary = {"ok": not undeclared and ruff_ok and not (args.check and changed), "check": args.check,
-               "replaced": len(literals), "files": len(changed), "aliased": aliases, "undeclared": undeclared}
+    summary = codemod(check=args.check)
     print(json.dumps(summary))
     return 0 if summary["ok"] else 1
 
