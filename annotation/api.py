@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, serializers, throttles
+from annotation.error_codes import NOT_RESERVED
 from annotation.models import ORDERING_KINDS, Participant, Study
 from annotation.models import Response as ResponseRow
 from annotation.services import answers, exports, hot_path, sessions
@@ -24,6 +25,7 @@ from annotation.services.study_build import study_build
 from annotation.services.study_settings import STUDY_SETTINGS
 from annotation.services.study_setup import study_open, study_participant_links
 from core.api import ParticipantJSONParser
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 
 ERRORS = {
@@ -68,7 +70,7 @@ class ParticipantView(APIView):
         super().initial(request, *args, **kwargs)
         token = kwargs.get("token")
         if token is not None and not TOKEN_SHAPE.fullmatch(token):
-            raise ApplicationError("Session not found.", code="not_found", status=404)
+            raise ApplicationError("Session not found.", code=NOT_FOUND, status=404)
 
 
 def _answer_input(data: Any) -> dict[str, Any]:
@@ -82,7 +84,7 @@ def _answer_input(data: Any) -> dict[str, Any]:
             return {"item": item, "answer": data["answer"], "seconds": None if seconds is None else float(seconds)}
     data = _valid(serializers.AnswerInput, data)
     if not ITEM_SHAPE.fullmatch(data["item"]):
-        raise ApplicationError("This item is not reserved for this session.", code="not_reserved", status=404,
+        raise ApplicationError("This item is not reserved for this session.", code=NOT_RESERVED, status=404,
                                details={"item": ["not an item id of this session"]})
     return data
 
@@ -215,7 +217,7 @@ class PingDatabaseView(PingView):
 def _study(slug: str) -> Study:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        raise ApplicationError(f"Study '{slug}' not found.", code="not_found", status=404)
+        raise ApplicationError(f"Study '{slug}' not found.", code=NOT_FOUND, status=404)
     return study
 
 

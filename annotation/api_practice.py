@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from annotation.api import ParticipantView
 from annotation.services.practice import practice_answer, practice_next
+from core.error_codes import INVALID
 from core.errors import ApplicationError
 
 
@@ -24,5 +25,5 @@ class SessionPracticeView(ParticipantView):
         """Answer a practice item (`{"item": "practice-7", "answer": "S1-S2"}`); the reply is the feedback. Practice
         answers are never counted as responses."""
         if not isinstance(request.data, dict):
-            raise ApplicationError("Expected a JSON object with item and answer.", code="invalid")
+            raise ApplicationError("Expected a JSON object with item and answer.", code=INVALID)
         return Response(practice_answer(token=token, item=request.data.get("item"), answer=request.data.get("answer")))

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api import RESEARCHER_ERRORS, _study, _valid
+from annotation.error_codes import NOT_A_REWRITE_STUDY
 from annotation.models import ItemKind
 from annotation.models_review import RejectionReason, RewriteReview
 from annotation.services.review import DECISIONS, QUEUE_ORDERS, review_decide, review_queue
@@ -63,7 +64,7 @@ def _rewrite_study(slug: str) -> Any:
     study = _study(slug)
     if study.item_kind != ItemKind.REWRITE:
         raise ApplicationError(f"Study {slug!r} holds {study.item_kind} items, not rewrites.",
-                               code="not_a_rewrite_study")
+                               code=NOT_A_REWRITE_STUDY)
     return study
 
 

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api import RESEARCHER_ERRORS, _study, _valid
+from annotation.error_codes import NOT_A_REWRITE_STUDY
 from annotation.models import ItemKind
 from annotation.models import Response as ResponseRow
 from annotation.models_signals import WritingSignal
@@ -55,7 +56,7 @@ class WritingSignalsView(APIView):
         study = _study(slug)
         if study.item_kind != ItemKind.REWRITE:
             raise ApplicationError(f"Study {slug!r} holds {study.item_kind} items, not rewrites.",
-                                   code="not_a_rewrite_study")
+                                   code=NOT_A_REWRITE_STUDY)
         rows = list(ResponseRow.objects.filter(study=study, study_item__kind=ItemKind.REWRITE)
                     .order_by("answered_at", "pk").values("pk", "participant__platform", "participant__external_id",
                                                           "study_item__external_id", "telemetry_status", "is_valid",

@@ -10,6 +10,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from core.error_codes import ERROR, INVALID
 from core.errors import ApplicationError
 from core.parsers import StrictJSONParser
 
@@ -78,9 +79,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return None
     fixed = FIXED_MESSAGES.get(type(exc))
     detail = fixed if fixed else getattr(exc, "detail", response.data)
-    code = exc.get_codes() if isinstance(exc, exceptions.APIException) else "error"
+    code = exc.get_codes() if isinstance(exc, exceptions.APIException) else ERROR
     if not isinstance(code, str):
-        code = "invalid"
+        code = INVALID
     body: dict[str, Any] = {"code": code, "message": _flatten(detail)}
     if isinstance(detail, (dict, list)):
         body["details"] = detail

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.error_codes import INVALID
+
 
 class ApplicationError(Exception):
     """A user-facing failure: `message` says what and where; `status` is the HTTP status the API answers.
@@ -13,7 +15,7 @@ class ApplicationError(Exception):
     (core.commands.cli_message), so only the command line shows `--screening-per-batch`.
     """
 
-    def __init__(self, message: str, *, code: str = "invalid", status: int = 400, details: Any = None,
+    def __init__(self, message: str, *, code: str = INVALID, status: int = 400, details: Any = None,
                  headers: dict[str, str] | None = None, field: str | None = None) -> None:
         super().__init__(message)
         self.message = message

@@ -13,6 +13,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 
+from core.error_codes import BAD_REQUEST, LENGTH_REQUIRED, LOGIN_LOCKED, NOT_FOUND, SERVER_ERROR, TOO_LARGE
+
 # The participant JSON API and the /s/<slug>/ entry page: no login, so the first thing anyone on the internet reaches.
 PARTICIPANT_PATH = re.compile(r"^/(?:api/v1/(?:sessions/|studies/[^/]*/sessions/)|s/)")
 API_PATH = re.compile(r"^/api/")
@@ -50,19 +52,19 @@ class ParticipantGuardMiddleware:
         if request.META.get("HTTP_TRANSFER_ENCODING"):
             # A chunked body has no length to check first, and a server that terminates the input (gunicorn) lets
             # Django read it to the end: refused unread. Browsers and HTTP clients send JSON with a Content-Length.
-            return error_response(status=411, code="length_required",
+            return error_response(status=411, code=LENGTH_REQUIRED,
                                   message="Send the body with a Content-Length header (no chunked transfer).")
         raw = request.META.get("CONTENT_LENGTH") or "0"
         try:
             length = int(raw)
         except ValueError:
-            return error_response(status=400, code="bad_request", message="The Content-Length header is not a number.")
+            return error_response(status=400, code=BAD_REQUEST, message="The Content-Length header is not a number.")
         if length < 0:
-            return error_response(status=400, code="bad_request", message="The Content-Length header is negative.")
+            return error_response(status=400, code=BAD_REQUEST, message="The Content-Length header is negative.")
         limit = settings.PARTICIPANT_MAX_BODY_BYTES
         if length > limit:
             return error_response(
-                status=413, code="too_large", message=f"The request body is larger than {limit} bytes.",
+                status=413, code=TOO_LARGE, message=f"The request body is larger than {limit} bytes.",
                 details={"max_bytes": limit},
             )
         return None
@@ -73,19 +75,19 @@ class ParticipantGuardMiddleware:
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if API_PATH.match(request.path_info):
-        return error_response(status=400, code="bad_request", message="The request could not be understood.")
+        return error_response(status=400, code=BAD_REQUEST, message="The request could not be understood.")
     return defaults.bad_request(request, exception)
 
 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if API_PATH.match(request.path_info):
-        return error_response(status=404, code="not_found", message="Not found.")
+        return error_response(status=404, code=NOT_FOUND, message="Not found.")
     return defaults.page_not_found(request, exception)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
     if API_PATH.match(request.path_info):
-        return error_response(status=500, code="server_error",
+        return error_response(status=500, code=SERVER_ERROR,
                               message="The server failed to handle this request; please try again.")
     return defaults.server_error(request)
 
@@ -106,7 +108,7 @@ def login_lockout_response(request: HttpRequest, credentials: Any = None, *args:
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
     message = f"Too many failed login attempts; try again in {minutes} minutes."
     if API_PATH.match(request.path_info):
-        response: HttpResponse = error_response(status=429, code="login_locked", message=message)
+        response: HttpResponse = error_response(status=429, code=LOGIN_LOCKED, message=message)
     else:
         response = HttpResponse(f"<!doctype html><title>Locked</title><h1>Locked</h1><p>{message}</p>", status=429)
     response["Retry-After"] = str(int(settings.AXES_COOLOFF_TIME.total_seconds()))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from core.error_codes import PATH_NOT_ALLOWED
 from core.errors import ApplicationError
 
 
@@ -20,7 +21,7 @@ def data_path_check(path: str | Path, *, label: str = "file") -> str:
     if not any(resolved == folder or folder in resolved.parents for folder in data_dirs()):
         raise ApplicationError(
             f"The {label} '{path}' is outside the data folders this server reads from; put it in one of them "
-            "(STYLECROWD_DATA_DIRS) or upload it.", code="path_not_allowed", status=400,
+            "(STYLECROWD_DATA_DIRS) or upload it.", code=PATH_NOT_ALLOWED, status=400,
             details={"path": str(path)},
         )
     return str(resolved)

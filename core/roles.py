@@ -18,6 +18,7 @@ from django.contrib.auth.models import Group, Permission
 from django.db import transaction
 from django.db.models import Q
 
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 
 PROJECT_APPS = ("tasks", "annotation", "platforms", "scoring", "core")
@@ -53,7 +54,7 @@ def role_permissions(role: Role) -> list[Permission]:
     if len(extras) != len(role.extra):
         found = {f"{p.content_type.app_label}.{p.codename}" for p in extras}
         raise ApplicationError(f"Role {role.name}: no permission {sorted(set(role.extra) - found)} (run migrate "
-                               "first).", code="not_found")
+                               "first).", code=NOT_FOUND)
     return sorted({*wanted, *extras}, key=lambda p: (p.content_type.app_label, p.codename))
 
 

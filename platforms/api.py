@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.serializers import ErrorSerializer
+from core.error_codes import PERMISSION_DENIED
 from core.errors import ApplicationError
 from core.permissions import user_may
 from core.views import JobAcceptedSchema, job_accepted
@@ -48,7 +49,7 @@ def _spend_required(request: Request, what: str) -> None:
     if not user_may(request.user, PlatformStudy, "spend"):
         raise ApplicationError(f"{what} needs the permission to send decisions, pay bonuses and message participants "
                                "(platforms | platform study | Can send decisions, pay bonuses and message "
-                               "participants).", code="permission_denied", status=403)
+                               "participants).", code=PERMISSION_DENIED, status=403)
 
 
 def _jsonable(value: Any) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from core.errors import ApplicationError
+from platforms.error_codes import ENCRYPTION_KEY_INVALID, ENCRYPTION_KEY_MISSING, SECRET_UNDECRYPTABLE
 
 
 def _fernet():  # noqa: ANN202 - cryptography's Fernet, imported where used
@@ -17,12 +18,12 @@ def _fernet():  # noqa: ANN202 - cryptography's Fernet, imported where used
             "Token: storing a platform secret needs STYLECROWD_ENCRYPTION_KEY in the environment (a Fernet key: "
             "python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'), or give "
             "the name of an environment variable that holds the token instead (token_env).",
-            code="encryption_key_missing", field="token")
+            code=ENCRYPTION_KEY_MISSING, field="token")
     try:
         return Fernet(key.encode() if isinstance(key, str) else key)
     except (ValueError, TypeError):
         raise ApplicationError("STYLECROWD_ENCRYPTION_KEY is not a valid Fernet key (32 url-safe base64 bytes).",
-                               code="encryption_key_invalid", status=500) from None
+                               code=ENCRYPTION_KEY_INVALID, status=500) from None
 
 
 def secret_encrypt(value: str) -> str:
@@ -37,4 +38,4 @@ def secret_decrypt(token: str) -> str:
     except InvalidToken:
         raise ApplicationError(
             "A stored platform secret cannot be decrypted with STYLECROWD_ENCRYPTION_KEY (was the key changed?). "
-            "Enter the token again on the account.", code="secret_undecryptable", status=500) from None
+            "Enter the token again on the account.", code=SECRET_UNDECRYPTABLE, status=500) from None

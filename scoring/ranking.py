@@ -12,12 +12,13 @@ import pandas as pd
 from annotation.models import ItemKind, Response, Study
 from core.errors import ApplicationError
 from scoring.agreement.stats.alpha import krippendorff_alpha_of, value_counts_from_long
+from scoring.error_codes import NO_RESPONSES, NOT_A_RANKING_STUDY
 
 
 def ranking_summary(*, study: Study) -> dict[str, Any]:
     if study.item_kind != ItemKind.RANKING:
         raise ApplicationError(f"study {study.slug!r} holds {study.item_kind} items, not rankings",
-                               code="not_a_ranking_study")
+                               code=NOT_A_RANKING_STUDY)
     rows = Response.objects.filter(study=study, is_valid=True, study_item__isnull=False).values_list(
         "study_item_id", "participant_id", "answer", "study_item__payload")
     records = []
@@ -26,7 +27,7 @@ def ranking_summary(*, study: Study) -> dict[str, Any]:
         for rank, output_id in enumerate(json.loads(answer), start=1):
             records.append((item_id, participant_id, f"{item_id}:{output_id}", system_of[str(output_id)], rank))
     if not records:
-        raise ApplicationError(f"study {study.slug!r} has no rankings yet", code="no_responses")
+        raise ApplicationError(f"study {study.slug!r} has no rankings yet", code=NO_RESPONSES)
     frame = pd.DataFrame(records, columns=["item", "participant", "unit", "system", "rank"])
     per_system = frame.groupby("system")["rank"].agg(["mean", "std", "count"]).sort_values("mean")
     systems = [{"system": name, "mean_rank": round(float(row["mean"]), 4),

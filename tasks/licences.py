@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.errors import ApplicationError
+from tasks.error_codes import UNKNOWN_LICENCE
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def licence_resolve(value: str, *, field: str = "licence") -> str:
         raise ApplicationError(
             f"Licence: unknown licence {text!r}; use an SPDX identifier of {', '.join(LICENCES)} "
             f"({GYAFC} for GYAFC, {NOT_REDISTRIBUTABLE} for any licence that forbids copying the text)",
-            code="unknown_licence", field=field)
+            code=UNKNOWN_LICENCE, field=field)
     return canonical
 
 

@@ -13,6 +13,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 from rest_framework.utils.encoders import JSONEncoder
 
+from annotation.error_codes import ANSWER_CONFLICT, NOT_RESERVED
 from annotation.models import (
     ORDERING_KINDS,
     Batch,
@@ -174,7 +175,7 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
     study = batch.study
     participant = batch.participant
     if reservation is None:
-        raise ApplicationError("This item is not reserved for this session.", code="not_reserved",
+        raise ApplicationError("This item is not reserved for this session.", code=NOT_RESERVED,
                                status=404, details={"item": ["not reserved for this session"]})
     rows = validate_answer(study=study, shown=reservation.shown, answer=answer)
     if telemetry is not None and reservation.shown.get("kind") not in FREE_TEXT_KINDS:
@@ -185,7 +186,7 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
         if sorted(existing) == sorted((q, a) for q, a, _ in rows):
             return AnswerResult(False, batch.state, _progress(batch))
         raise ApplicationError("This item was already answered differently; answers cannot be changed.",
-                               code="answer_conflict", status=409)
+                               code=ANSWER_CONFLICT, status=409)
     before = Reservation.objects.filter(batch=batch).aggregate(
         total=Count("id"), done=Count("id", filter=Q(answered_at__isnull=False)), last=Max("answered_at")
     )

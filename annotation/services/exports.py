@@ -12,6 +12,7 @@ from annotation.models import Study
 from annotation.selectors import EXPORT_COLUMNS, participant_recommendations, response_export_rows
 from annotation.services.review import review_recommendations
 from annotation.services.writing_signals.services import signal_recommendations
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from core.spreadsheets import spreadsheet_safe
 
@@ -49,7 +50,7 @@ def responses_serialize(*, study: Study, fmt: str) -> Iterator[str]:
 def responses_export(*, slug: str, fmt: str, out: Path) -> dict[str, Any]:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        raise ApplicationError(f"Study: no study with slug '{slug}'.", code="not_found", status=404, field="study")
+        raise ApplicationError(f"Study: no study with slug '{slug}'.", code=NOT_FOUND, status=404, field="study")
     if fmt not in FORMATS:
         raise ApplicationError(f"Format must be one of {FORMATS}, not {fmt!r}.", field="format")
     if not out.parent.exists():
@@ -143,7 +144,7 @@ def decisions_serialize(*, study: Study, fmt: str = "prolific") -> str:
 def decisions_export(*, slug: str, fmt: str, out: Path) -> dict[str, Any]:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        raise ApplicationError(f"Study: no study with slug '{slug}'.", code="not_found", status=404, field="study")
+        raise ApplicationError(f"Study: no study with slug '{slug}'.", code=NOT_FOUND, status=404, field="study")
     if not out.parent.exists():
         raise ApplicationError(f"Out: directory {out.parent} does not exist.", field="out")
     text = decisions_serialize(study=study, fmt=fmt)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from annotation.error_codes import INVALID_STOP_AFTER, NOT_ADAPTIVE, UNKNOWN_ITEM
 from annotation.models import Study, StudyItem
 from annotation.services.engine import item_refresh_closed
 from core.errors import ApplicationError
@@ -19,17 +20,17 @@ def study_guide_set(*, study: Study, answers: dict[int, str], stop_after: int, s
     """Replace the study's guide answers (item id → answer; items not named get none) and recheck closures."""
     if not study.adaptive_stopping:
         raise ApplicationError(f"Study '{study.slug}' is not adaptive: a guide only stops items early in adaptive "
-                               "studies (create the study with adaptive collection).", code="not_adaptive",
+                               "studies (create the study with adaptive collection).", code=NOT_ADAPTIVE,
                                field="stop_after")
     k = study.annotators_per_item
     if isinstance(stop_after, bool) or not isinstance(stop_after, int) or not 1 <= stop_after <= k:
         raise ApplicationError(f"Stop after: the number of agreeing human answers must be between 1 and the "
-                               f"study's k ({k}); got {stop_after!r}.", code="invalid_stop_after", field="stop_after")
+                               f"study's k ({k}); got {stop_after!r}.", code=INVALID_STOP_AFTER, field="stop_after")
     known = set(StudyItem.objects.filter(study=study, pk__in=list(answers)).values_list("pk", flat=True))
     unknown = sorted(set(answers) - known)
     if unknown:
         raise ApplicationError(f"guide answers name items that are not in study '{study.slug}': {unknown[:5]}",
-                               code="unknown_item")
+                               code=UNKNOWN_ITEM)
     with transaction.atomic():
         Study.objects.filter(pk=study.pk).update(guide_stop_after=stop_after, guide_source=source[:200])
         study.guide_stop_after, study.guide_source = stop_after, source[:200]

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Q
 
+from annotation.error_codes import ALREADY_PARTICIPATED, INVALID_LINK, SESSION_IN_PROGRESS, STUDY_BUSY
 from annotation.models import Batch, EntryPlatform, Participant, Study
 from core.errors import ApplicationError
 
@@ -40,7 +41,7 @@ def accepted_platforms(study: Study) -> list[str]:
 
 
 def _bad_link(field: str, message: str) -> ApplicationError:
-    return ApplicationError(f"{field}: {message}", code="invalid_link", status=400, details={field: [message]})
+    return ApplicationError(f"{field}: {message}", code=INVALID_LINK, status=400, details={field: [message]})
 
 
 def entry_check(*, study: Study, platform: str, participant_id: str, study_ref: str, session_ref: str,
@@ -125,7 +126,7 @@ def open_batches_count(*, study: Study, now: datetime, exclude_pk: int | None = 
 def study_busy() -> ApplicationError:
     return ApplicationError(
         "This study is busy right now: every place is taken. Please try again in a minute.",
-        code="study_busy", status=409, details={"retry_after": STUDY_BUSY_RETRY_SECONDS},
+        code=STUDY_BUSY, status=409, details={"retry_after": STUDY_BUSY_RETRY_SECONDS},
         headers={"Retry-After": str(STUDY_BUSY_RETRY_SECONDS)},
     )
 
@@ -147,7 +148,7 @@ def in_progress_elsewhere(batch: Batch) -> ApplicationError:
         "This study is already in progress in another browser or device. Continue there. If you cannot, wait "
         "until its time limit has passed and open the link again, or return the study on your platform "
         "(Prolific: return your submission; MTurk: return the HIT).",
-        code="session_in_progress", status=409,
+        code=SESSION_IN_PROGRESS, status=409,
         details={"state": batch.state, "available_at": until.isoformat() if until else None},
     )
 
@@ -156,7 +157,7 @@ def already_participated() -> ApplicationError:
     return ApplicationError(
         "You have already taken part in this study from another browser or device. Please continue in that "
         "browser, or contact the researcher through your platform.",
-        code="already_participated", status=409,
+        code=ALREADY_PARTICIPATED, status=409,
     )
 
 

@@ -9,10 +9,12 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from annotation.error_codes import ANSWER_CONFLICT, INVALID_PRACTICE, WRONG_STATE
 from annotation.models import ORDERING_KINDS, Batch, ItemKind, Study
 from annotation.models_practice import PracticeAnswer, PracticeItem
 from annotation.services.display import CHOICES
 from annotation.services.sessions import session_load
+from core.error_codes import INVALID, NOT_FOUND
 from core.errors import ApplicationError
 
 PRACTICE_STATES = (Batch.State.INSTRUCTIONS, Batch.State.ITEMS)
@@ -24,22 +26,22 @@ def practice_items_set(*, study: Study, items: Sequence[dict[str, Any]]) -> int:
     a correct_answer among the kind's choices, and optionally an explanation."""
     if study.item_kind not in ORDERING_KINDS:
         raise ApplicationError(f"practice items are for ordering studies (quadruple, triple, style-or-content), not "
-                               f"{study.item_kind}", code="invalid_practice", field="practice")
+                               f"{study.item_kind}", code=INVALID_PRACTICE, field="practice")
     choices = CHOICES[study.item_kind]
     rows = []
     for number, item in enumerate(items, start=1):
         if not isinstance(item, dict):
-            raise ApplicationError(f"practice item {number}: expected an object", code="invalid_practice",
+            raise ApplicationError(f"practice item {number}: expected an object", code=INVALID_PRACTICE,
                                    field="practice")
         needed = ["anchor_1", "sentence_1", "sentence_2"] + (["anchor_2"] if study.item_kind == ItemKind.QUADRUPLE
                                                               else [])
         missing = [key for key in needed if not str(item.get(key) or "").strip()]
         if missing:
-            raise ApplicationError(f"practice item {number}: missing {', '.join(missing)}", code="invalid_practice",
+            raise ApplicationError(f"practice item {number}: missing {', '.join(missing)}", code=INVALID_PRACTICE,
                                    field="practice")
         if item.get("correct_answer") not in choices:
             raise ApplicationError(f"practice item {number}: correct_answer must be one of {', '.join(choices)}, got "
-                                   f"{item.get('correct_answer')!r}", code="invalid_practice", field="practice")
+                                   f"{item.get('correct_answer')!r}", code=INVALID_PRACTICE, field="practice")
         rows.append(PracticeItem(study=study, position=number - 1, correct_answer=item["correct_answer"],
                                  explanation=str(item.get("explanation") or ""),
                                  **{key: str(item.get(key) or "").strip() for key in TEXT_FIELDS}))
@@ -68,7 +70,7 @@ def practice_preview(*, study: Study) -> list[dict[str, Any]]:
 def _session(token: str) -> Batch:
     batch = session_load(token=token)
     if batch.state not in PRACTICE_STATES:
-        raise ApplicationError(f"Cannot practise in state '{batch.state}'.", code="wrong_state", status=409,
+        raise ApplicationError(f"Cannot practise in state '{batch.state}'.", code=WRONG_STATE, status=409,
                                details={"state": batch.state})
     return batch
 
@@ -94,17 +96,17 @@ def practice_answer(*, token: str, item: Any, answer: Any) -> dict[str, Any]:
     matched = PRACTICE_ID.fullmatch(public_id)  # shape first: junk never reaches a query, nor the reply
     practice = PracticeItem.objects.filter(study=batch.study, pk=int(matched[1])).first() if matched else None
     if practice is None:
-        raise ApplicationError("Practice item not found.", code="not_found", status=404)
+        raise ApplicationError("Practice item not found.", code=NOT_FOUND, status=404)
     choices = CHOICES[batch.study.item_kind]
     if answer not in choices:
-        raise ApplicationError(f"The answer must be one of {', '.join(choices)}.", code="invalid",
+        raise ApplicationError(f"The answer must be one of {', '.join(choices)}.", code=INVALID,
                                details={"answer": [f"one of {', '.join(choices)}"]})
     try:
         with transaction.atomic():
             PracticeAnswer.objects.create(participant=batch.participant, item=practice, answer=answer,
                                           is_correct=answer == practice.correct_answer)
     except IntegrityError:
-        raise ApplicationError("This practice item has been answered already.", code="answer_conflict",
+        raise ApplicationError("This practice item has been answered already.", code=ANSWER_CONFLICT,
                                status=409) from None
     remaining = (PracticeItem.objects.filter(study=batch.study)
                  .exclude(answers__participant=batch.participant).count())

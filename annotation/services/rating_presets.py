@@ -5,9 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from annotation.error_codes import (
+    DUPLICATE_OUTPUT,
+    INVALID_KIND,
+    INVALID_PRESET,
+    MISSING_FIELD,
+    NO_REWRITES,
+    NOT_A_REWRITE_STUDY,
+    TOO_FEW_OUTPUTS,
+)
 from annotation.models import ItemKind
 from annotation.services.studies import QUESTION_PRESETS
+from core.error_codes import INVALID
 from core.errors import ApplicationError
+from tasks.error_codes import DUPLICATE_ID, EMPTY_FILE, EMPTY_TEXT, FILE_NOT_FOUND, INVALID_ENCODING, MISSING_COLUMNS
 from tasks.services.parsers import records_read
 
 GYAFC_RANKING_DESCRIPTION = """\
@@ -39,11 +50,11 @@ META = ("id", "source", "source_id", "reference", "target_style")
 def rating_preset_get(*, preset: str, kind: str) -> dict[str, Any]:
     if preset not in RATING_PRESETS:
         raise ApplicationError(f"Preset must be one of {sorted(RATING_PRESETS)}, not {preset!r}.",
-                               code="invalid_preset", field="preset")
+                               code=INVALID_PRESET, field="preset")
     if kind not in RATING_PRESETS[preset]:
         kinds = sorted(str(k) for k in RATING_PRESETS[preset])
         raise ApplicationError(f"preset {preset!r} has no {kind} form (it has: {', '.join(kinds)}).",
-                               code="invalid_preset")
+                               code=INVALID_PRESET)
     return dict(RATING_PRESETS[preset][kind])
 
 
@@ -53,10 +64,10 @@ def rating_records_read(*, path: str | Path) -> list[tuple[int, dict[str, Any]]]
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
-        raise ApplicationError(f"Outputs: file {path} not found.", code="file_not_found",
+        raise ApplicationError(f"Outputs: file {path} not found.", code=FILE_NOT_FOUND,
                                field="outputs") from None
     except UnicodeDecodeError as exc:
-        raise ApplicationError(f"{path}: not valid UTF-8 ({exc.reason})", code="invalid_encoding") from None
+        raise ApplicationError(f"{path}: not valid UTF-8 ({exc.reason})", code=INVALID_ENCODING) from None
     delimited = path.suffix.lower() in {".csv", ".tsv", ".tab"}  # empty cells are absent values there
     records = [
         (number, {k: v for k, v in record.items() if v not in (None, "")} if delimited else record)
@@ -65,7 +76,7 @@ def rating_records_read(*, path: str | Path) -> list[tuple[int, dict[str, Any]]]
                                      f"'{path.suffix.lower()}'")
     ]
     if not records:
-        raise ApplicationError(f"{path}: no outputs", code="empty_file")
+        raise ApplicationError(f"{path}: no outputs", code=EMPTY_FILE)
     return records
 
 
@@ -78,7 +89,7 @@ def _outputs_of(record: dict[str, Any], where: str) -> dict[str, str]:
     else:
         outputs = {k: v for k, v in record.items() if k not in (*META, "system")}
     if not outputs:
-        raise ApplicationError(f"{where}: no 'rewrite' and no system output columns", code="missing_columns")
+        raise ApplicationError(f"{where}: no 'rewrite' and no system output columns", code=MISSING_COLUMNS)
     return {str(system): str(text).strip() for system, text in outputs.items()}
 
 
@@ -89,7 +100,7 @@ def rating_items_read(*, path: str | Path, kind: str) -> list[dict[str, Any]]:
     source text when absent); wide rows (`id, source`, then one column per system) are one source each."""
     path = Path(path)
     if kind not in (ItemKind.LIKERT, ItemKind.RANKING):
-        raise ApplicationError(f"Outputs build likert or ranking studies, not {kind}.", code="invalid_kind",
+        raise ApplicationError(f"Outputs build likert or ranking studies, not {kind}.", code=INVALID_KIND,
                                field="outputs")
     return rating_items_build(records=rating_records_read(path=path), kind=kind, where=str(path))
 
@@ -99,32 +110,32 @@ def rating_items_build(*, records: list[tuple[int, Any]], kind: str, where: str 
     """`rating_items_read` on records already read: a file's (line, record) pairs, or the API body's rows."""
     path = where
     if kind not in (ItemKind.LIKERT, ItemKind.RANKING):
-        raise ApplicationError(f"Outputs build likert or ranking studies, not {kind}.", code="invalid_kind",
+        raise ApplicationError(f"Outputs build likert or ranking studies, not {kind}.", code=INVALID_KIND,
                                field="outputs")
     if not records:
-        raise ApplicationError(f"{where}: no outputs", code="empty_file", field="outputs")
+        raise ApplicationError(f"{where}: no outputs", code=EMPTY_FILE, field="outputs")
     groups: dict[str, dict[str, Any]] = {}
     likert: list[dict[str, Any]] = []
     seen_ids: dict[str, int] = {}
     for number, record in records:
         where = f"{path}, {unit} {number}"
         if not isinstance(record, dict):
-            raise ApplicationError(f"{where}: expected an object", code="invalid", field="outputs")
+            raise ApplicationError(f"{where}: expected an object", code=INVALID, field="outputs")
         source = str(record.get("source") or "").strip()
         row_id = str(record.get("id") or "").strip()
         if not source or not row_id:
-            raise ApplicationError(f"{where}: missing {'source' if not source else 'id'}", code="missing_field")
+            raise ApplicationError(f"{where}: missing {'source' if not source else 'id'}", code=MISSING_FIELD)
         outputs = _outputs_of(record, where)
         empty = [s or "rewrite" for s, text in outputs.items() if not text]
         if empty:
-            raise ApplicationError(f"{where}: empty output for {', '.join(empty)}", code="empty_text")
+            raise ApplicationError(f"{where}: empty output for {', '.join(empty)}", code=EMPTY_TEXT)
         meta = {k: str(record[k]).strip() for k in ("reference", "target_style") if record.get(k)}
         long_row = "rewrite" in record
         for system, text in outputs.items():
             item_id = row_id if long_row else f"{row_id}:{system}"
             if item_id in seen_ids:
                 raise ApplicationError(f"{where}: duplicate id {item_id!r} (also line {seen_ids[item_id]})",
-                                       code="duplicate_id")
+                                       code=DUPLICATE_ID)
             seen_ids[item_id] = number
             likert.append({"id": item_id, "source": source, "rewrite": text, "system": system, **meta})
         key = str(record.get("source_id") or source) if long_row else row_id
@@ -134,7 +145,7 @@ def rating_items_build(*, records: list[tuple[int, Any]], kind: str, where: str 
             name = system or "rewrite"
             if name in group["outputs"]:
                 raise ApplicationError(f"{where}: system {name!r} twice for source {key!r} (first line "
-                                       f"{group['line']})", code="duplicate_output")
+                                       f"{group['line']})", code=DUPLICATE_OUTPUT)
             group["outputs"][name] = text
     if kind == ItemKind.LIKERT:
         return likert
@@ -142,7 +153,7 @@ def rating_items_build(*, records: list[tuple[int, Any]], kind: str, where: str 
     for key, group in groups.items():
         if len(group["outputs"]) < 2:
             raise ApplicationError(f"{path}, {unit} {group['line']}: source {key!r} has {len(group['outputs'])} "
-                                   f"output(s); a ranking needs at least 2", code="too_few_outputs")
+                                   f"output(s); a ranking needs at least 2", code=TOO_FEW_OUTPUTS)
         outputs = [{"id": f"o{i + 1}", "system": system, "text": text}
                    for i, (system, text) in enumerate(group["outputs"].items())]
         ranking.append({"id": group["id"], "source": group["source"], "outputs": outputs,
@@ -157,17 +168,17 @@ def rating_items_from_rewrite_study(*, study_slug: str, kind: str) -> list[dict[
     from annotation.services.rewrite_corpus import accepted_rewrites
 
     if kind not in (ItemKind.LIKERT, ItemKind.RANKING):
-        raise ApplicationError(f"Outputs study: builds likert or ranking studies, not {kind}.", code="invalid_kind",
+        raise ApplicationError(f"Outputs study: builds likert or ranking studies, not {kind}.", code=INVALID_KIND,
                                field="outputs_study")
     study = Study.objects.filter(slug=study_slug).first()
     if study is None or study.item_kind != ItemKind.REWRITE:
-        raise ApplicationError(f"Outputs study: {study_slug!r} is not a rewrite study", code="not_a_rewrite_study",
+        raise ApplicationError(f"Outputs study: {study_slug!r} is not a rewrite study", code=NOT_A_REWRITE_STUDY,
                                field="outputs_study")
     groups: dict[str, list[Any]] = {}
     for response in accepted_rewrites(study=study):
         groups.setdefault(response.study_item.external_id, []).append(response)
     if not groups:
-        raise ApplicationError(f"Outputs study: {study_slug!r} has no accepted rewrites", code="no_rewrites",
+        raise ApplicationError(f"Outputs study: {study_slug!r} has no accepted rewrites", code=NO_REWRITES,
                                field="outputs_study")
     items: list[dict[str, Any]] = []
     for source_id, responses in groups.items():
@@ -183,5 +194,5 @@ def rating_items_from_rewrite_study(*, study_slug: str, kind: str) -> list[dict[
             items.append({"id": source_id, "outputs": outputs, **meta})
     if not items:
         raise ApplicationError(f"Outputs study: no source of {study_slug!r} has 2 accepted rewrites to rank",
-                               code="too_few_outputs", field="outputs_study")
+                               code=TOO_FEW_OUTPUTS, field="outputs_study")
     return items

@@ -12,10 +12,13 @@ from django.db import transaction
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
+from annotation.error_codes import BLOCKED, NOT_QUALIFIED
 from annotation.models import Batch, ItemKind, Participant, Reservation, Response, Study, TelemetryStatus
 from annotation.models_review import RejectionReason, RewriteReview, RewriteSettings, WorkerBlock
 from annotation.services.engine import reservations_release
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
+from tasks.error_codes import CONFLICT
 
 DECISIONS = ("accept", "reject")
 
@@ -31,7 +34,7 @@ def worker_admission_check(*, study: Study, platform: str, participant_id: str) 
     block = WorkerBlock.objects.filter(platform=platform, external_id=participant_id).first()
     if block is not None:
         raise ApplicationError("You can no longer take part in these rewriting studies: a reviewer blocked your "
-                               "account after repeated rejected rewrites.", code="blocked", status=403,
+                               "account after repeated rejected rewrites.", code=BLOCKED, status=403,
                                details={"participant": ["blocked"]})
     if study.item_kind != ItemKind.REWRITE:
         return
@@ -42,7 +45,7 @@ def worker_admission_check(*, study: Study, platform: str, participant_id: str) 
         if stats["accepted"] < rule[0] or stats["rate"] < rule[1]:
             raise ApplicationError(
                 f"This study is open to writers with at least {rule[0]} accepted rewrites and an acceptance rate of "
-                f"at least {rule[1]:.0%} in earlier studies.", code="not_qualified", status=403,
+                f"at least {rule[1]:.0%} in earlier studies.", code=NOT_QUALIFIED, status=403,
                 details={"accepted": [str(stats["accepted"])], "rate": [f"{stats['rate']:.3f}"]})
 
 
@@ -204,14 +207,14 @@ def review_decide(*, response_id: int, decision: str, reviewer: Any, reason: str
             rows = rows.filter(study=study)
         response = rows.select_for_update(of=("self",)).select_related("study_item", "study").first()
         if response is None:
-            raise ApplicationError(f"rewrite {response_id} not found.", code="not_found", status=404)
+            raise ApplicationError(f"rewrite {response_id} not found.", code=NOT_FOUND, status=404)
         review, _ = RewriteReview.objects.get_or_create(response=response)
         if review.status != RewriteReview.Status.PENDING:
             raise ApplicationError(f"rewrite {response_id} was already {review.status} by another reviewer.",
-                                   code="conflict", status=409)
+                                   code=CONFLICT, status=409)
         if not response.is_valid:
             raise ApplicationError(f"rewrite {response_id} is no longer valid (its writer was excluded).",
-                                   code="conflict", status=409)
+                                   code=CONFLICT, status=409)
         now = timezone.now()
         review.status = RewriteReview.Status.ACCEPTED if decision == "accept" else RewriteReview.Status.REJECTED
         review.reason = reason if decision == "reject" else ""
@@ -263,7 +266,7 @@ def reviews_decide_pending(*, study: Study, auto: bool, min_overlap: float = AUT
 def worker_block(*, platform: str, external_id: str, reason: str, blocked_by: Any) -> dict[str, Any]:
     """Block a person (every study): later sessions are refused, their pending rewrites flagged for review."""
     if not Participant.objects.filter(platform=platform, external_id=external_id).exists():
-        raise ApplicationError(f"no worker {platform}:{external_id}.", code="not_found", status=404)
+        raise ApplicationError(f"no worker {platform}:{external_id}.", code=NOT_FOUND, status=404)
     with transaction.atomic():
         WorkerBlock.objects.get_or_create(platform=platform, external_id=external_id,
                                           defaults={"reason": reason[:500], "blocked_by": blocked_by})

@@ -11,6 +11,18 @@ from typing import Any
 
 from django.db import transaction
 
+from annotation.error_codes import (
+    INVALID_REFERENCES,
+    INVALID_SIDE,
+    INVALID_SPLIT_BY,
+    INVALID_SPLITS,
+    NO_PAIRS,
+    NO_REWRITES,
+    NOT_A_REWRITE_STUDY,
+    SIGNALS_NOT_COMPUTED,
+    UNKNOWN_STUDY,
+    UNKNOWN_TARGET_STYLE,
+)
 from annotation.models import ItemKind, Response, Study
 from annotation.models_review import RewriteReview, RewriteSettings
 from annotation.models_signals import WritingSignal
@@ -71,7 +83,7 @@ def _rewrite_pairs(*, study: Study, by_source: dict[str, list[Response]], labels
         if side is None:
             raise ApplicationError(f"item {source_id!r}: target style {target!r} is neither {component.label_1!r} "
                                    f"nor {component.label_2!r} of component {component.name!r}; give the rewrite side",
-                                   code="unknown_target_style", field="rewrite_side")
+                                   code=UNKNOWN_TARGET_STYLE, field="rewrite_side")
         source_text = item.payload.get("source", "")
         for n, response in enumerate(kept, start=1):
             texts = (source_text, response.answer) if side == 2 else (response.answer, source_text)
@@ -87,7 +99,7 @@ def _persona_pairs(*, study: Study, by_source: dict[str, list[Response]], split_
                    split_of: dict[str, str], references: str) -> list[PairRow]:
     attribute = split_by.removeprefix("persona.")
     if not split_by.startswith("persona.") or not attribute:
-        raise ApplicationError(f"Split by must be persona.ATTRIBUTE, not {split_by!r}", code="invalid_split_by",
+        raise ApplicationError(f"Split by must be persona.ATTRIBUTE, not {split_by!r}", code=INVALID_SPLIT_BY,
                                field="split_by")
     pairs: list[PairRow] = []
     for source_id, group in by_source.items():
@@ -140,7 +152,7 @@ def splits_parse(*, text: str) -> tuple[float, float, float]:
         parts = ()
     if len(parts) != 3 or any(p < 0 for p in parts) or abs(sum(parts) - 1) > 1e-6:
         raise ApplicationError(f"Splits must be three non-negative fractions for train,tune,test that sum to 1, "
-                               f"not {text!r}", code="invalid_splits", field="splits")
+                               f"not {text!r}", code=INVALID_SPLITS, field="splits")
     return parts  # type: ignore[return-value]
 
 
@@ -172,21 +184,21 @@ def corpus_build_from_rewrites(
     signals flagged; the corpus records how many, and per signal what the review did with the flagged ones."""
     study = Study.objects.filter(slug=study_slug).first()
     if study is None:
-        raise ApplicationError(f"study {study_slug!r} does not exist", code="unknown_study", status=404)
+        raise ApplicationError(f"study {study_slug!r} does not exist", code=UNKNOWN_STUDY, status=404)
     if study.item_kind != ItemKind.REWRITE:
         raise ApplicationError(f"study {study_slug!r} holds {study.item_kind} items, not rewrites",
-                               code="not_a_rewrite_study")
+                               code=NOT_A_REWRITE_STUDY)
     if references not in ("all", "first"):
-        raise ApplicationError(f"References must be all or first, not {references!r}", code="invalid_references",
+        raise ApplicationError(f"References must be all or first, not {references!r}", code=INVALID_REFERENCES,
                                field="references")
     if rewrite_side not in (None, 1, 2):
-        raise ApplicationError("Rewrite side must be 1 or 2", code="invalid_side", field="rewrite_side")
+        raise ApplicationError("Rewrite side must be 1 or 2", code=INVALID_SIDE, field="rewrite_side")
     fractions = splits_parse(text=splits)
     style = component_get(name=component)
     excluded_signals = exclusion_parse(text=exclude_flagged)
     rewrites = accepted_rewrites(study=study)
     if not rewrites:
-        raise ApplicationError(f"study {study_slug!r} has no accepted rewrites", code="no_rewrites")
+        raise ApplicationError(f"study {study_slug!r} has no accepted rewrites", code=NO_REWRITES)
     excluded: set[int] = set()
     if excluded_signals is not None:
         measured = set(WritingSignal.objects.filter(response__study=study).values_list("response_id", flat=True))
@@ -194,12 +206,12 @@ def corpus_build_from_rewrites(
         if unmeasured:
             raise ApplicationError(f"{len(unmeasured)} accepted rewrite(s) of study {study_slug!r} have no writing "
                                    "signals yet: measure them first (writing_signals --study, or the review queue's "
-                                   "button)", code="signals_not_computed", field="exclude_flagged")
+                                   "button)", code=SIGNALS_NOT_COMPUTED, field="exclude_flagged")
         excluded = flagged_response_ids(study=study, signals=excluded_signals) & {r.pk for r in rewrites}
         rewrites = [r for r in rewrites if r.pk not in excluded]
         if not rewrites:
             raise ApplicationError(f"every accepted rewrite of study {study_slug!r} is flagged by "
-                                   f"{', '.join(excluded_signals)}", code="no_rewrites", field="exclude_flagged")
+                                   f"{', '.join(excluded_signals)}", code=NO_REWRITES, field="exclude_flagged")
     by_source: dict[str, list[Response]] = defaultdict(list)
     for response in rewrites:
         by_source[response.study_item.external_id].append(response)
@@ -210,7 +222,7 @@ def corpus_build_from_rewrites(
                                split_of=split_of, references=references)
         if not pairs:
             raise ApplicationError(f"no source has rewrites by writers with {split_by} = {style.label_1!r} and "
-                                   f"{style.label_2!r}", code="no_pairs")
+                                   f"{style.label_2!r}", code=NO_PAIRS)
     else:
         pairs = _rewrite_pairs(study=study, by_source=by_source, labels=labels, split_of=split_of,
                                references=references, rewrite_side=rewrite_side, component=style)

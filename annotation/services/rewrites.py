@@ -14,6 +14,7 @@ from rapidfuzz import fuzz
 from annotation.models import ItemKind, Participant, Study
 from annotation.models_review import COPY_THRESHOLD_DEFAULT, RewriteSettings
 from annotation.services.studies import DEFAULT_ELIGIBILITY, study_create
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from tasks.services.parsers import read_text, records_read
 
@@ -82,7 +83,7 @@ def sources_from_corpus(*, name: str, side: int) -> list[tuple[str, str]]:
         raise ApplicationError(f"Side must be 1 or 2, not {side!r}.", field="side")
     corpus = Corpus.objects.filter(name=name).first()
     if corpus is None:
-        raise ApplicationError(f"Sources corpus: no corpus named {name!r}.", code="not_found", status=404,
+        raise ApplicationError(f"Sources corpus: no corpus named {name!r}.", code=NOT_FOUND, status=404,
                                field="sources_corpus")
     field = f"text_{side}"
     rows = [(str(source_id or pk), text) for pk, source_id, text in

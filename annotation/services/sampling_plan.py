@@ -13,8 +13,11 @@ from typing import Any
 
 from django.db.models import Count, Q
 
+from annotation.error_codes import MISSING_RATE
 from annotation.models import Study, StudyItem
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
+from tasks.error_codes import INVALID_VALUE
 from tasks.models import InstanceStatus, TaskInstance
 
 
@@ -23,7 +26,7 @@ def validation_rates_measure(*, studies: Sequence[str]) -> dict[str, dict[str, A
     found = set(Study.objects.filter(slug__in=studies).values_list("slug", flat=True))
     missing = [slug for slug in studies if slug not in found]
     if missing:
-        raise ApplicationError(f"Rates from study: no study {', '.join(map(repr, missing))}", code="not_found",
+        raise ApplicationError(f"Rates from study: no study {', '.join(map(repr, missing))}", code=NOT_FOUND,
                                status=404, field="rates_from_studies")
     rows = (StudyItem.objects.filter(study__slug__in=studies, instance__isnull=False)
             .values("component__name")
@@ -49,7 +52,7 @@ def validation_rates_parse(entries: Sequence[str]) -> dict[str, float]:
             rate = None
         if not sep or not name.strip() or rate is None:
             raise ApplicationError(f"Validation rate {entry.strip()!r}: expected COMPONENT=RATE, e.g. simplicity=0.68.",
-                                   code="invalid_value", field="validation_rates")
+                                   code=INVALID_VALUE, field="validation_rates")
         rates[name.strip()] = rate
     return rates
 
@@ -61,14 +64,14 @@ def sampling_plan_compute(
     """{component: {rate, rate_source, sample, available, expected_validated}}; `sample` is ceil(target / rate),
     capped at the instances available (a shortfall is reported, not hidden)."""
     if target_validated < 1:
-        raise ApplicationError("Target validated must be at least 1", code="invalid_value", field="target_validated")
+        raise ApplicationError("Target validated must be at least 1", code=INVALID_VALUE, field="target_validated")
     if not components:
-        raise ApplicationError("a sampling plan needs the components (one or more)", code="invalid_value",
+        raise ApplicationError("a sampling plan needs the components (one or more)", code=INVALID_VALUE,
                                field="component")
     given = dict(rates or {})
     for name, rate in given.items():
         if not 0 < rate <= 1:
-            raise ApplicationError(f"Validation rate {name}={rate}: a rate is in (0, 1]", code="invalid_value",
+            raise ApplicationError(f"Validation rate {name}={rate}: a rate is in (0, 1]", code=INVALID_VALUE,
                                    field="validation_rates")
     measured = validation_rates_measure(studies=rates_from_studies) if rates_from_studies else {}
     available_qs = TaskInstance.objects.filter(setup=setup, component__name__in=components)
@@ -86,7 +89,7 @@ def sampling_plan_compute(
         else:
             raise ApplicationError(f"no validation rate for component {name!r}: give a validation rate "
                                    f"{name}=RATE or a study to take rates from with decided instances of it",
-                                   code="missing_rate", field="validation_rates")
+                                   code=MISSING_RATE, field="validation_rates")
         wanted = math.ceil(target_validated / rate - 1e-9)
         have = int(available.get(name, 0))
         sample = min(wanted, have)

@@ -10,6 +10,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotation.error_codes import EXPIRED, NO_WORK_AVAILABLE, SCREENED_OUT, WRONG_STATE
 from annotation.models import Batch, Participant, Reservation, Study
 from annotation.selectors import batch_code
 from annotation.services import participation
@@ -21,6 +22,7 @@ from annotation.services.engine import (
 )
 from annotation.services.review import worker_admission_check
 from annotation.services.rewrites import persona_store
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 
 PLATFORMS = {Participant.Platform.PROLIFIC, Participant.Platform.MTURK, Participant.Platform.ANONYMOUS}
@@ -28,17 +30,17 @@ FINISHED_STATES = (Batch.State.COMPLETED, Batch.State.SCREENED_OUT, Batch.State.
 
 
 def _not_found(what: str) -> ApplicationError:
-    return ApplicationError(f"{what} not found.", code="not_found", status=404)
+    return ApplicationError(f"{what} not found.", code=NOT_FOUND, status=404)
 
 
 def _wrong_state(batch: Batch, action: str) -> ApplicationError:
     return ApplicationError(
-        f"Cannot {action} in state '{batch.state}'.", code="wrong_state", status=409, details={"state": batch.state}
+        f"Cannot {action} in state '{batch.state}'.", code=WRONG_STATE, status=409, details={"state": batch.state}
     )
 
 
 def _expired() -> ApplicationError:
-    return ApplicationError("The time limit of this batch has passed.", code="expired", status=410)
+    return ApplicationError("The time limit of this batch has passed.", code=EXPIRED, status=410)
 
 
 # --- loading a session ---------------------------------------------------------------------------------
@@ -150,7 +152,7 @@ def _session_create_once(*, study: Study, participant_id: str, platform: str, st
             n_batches = 0
         else:
             if participant.screened_out:
-                raise ApplicationError("You are not eligible for this study.", code="screened_out", status=403)
+                raise ApplicationError("You are not eligible for this study.", code=SCREENED_OUT, status=403)
             owned = bool(proofs) and Batch.objects.filter(participant=participant, token__in=proofs).exists()
             open_batch = Batch.objects.select_for_update().filter(
                 participant=participant, state__in=Batch.OPEN_STATES
@@ -183,12 +185,12 @@ def _session_create_once(*, study: Study, participant_id: str, platform: str, st
         if n_batches >= study.max_batches_per_participant:
             raise ApplicationError(
                 f"You have completed the maximum of {study.max_batches_per_participant} batches of this study.",
-                code="no_work_available", status=409,
+                code=NO_WORK_AVAILABLE, status=409,
             )
         # Excluded participants are told the same as when the study is full: never reveal a screening failure.
         if participant.excluded or not study_has_work_for(study=study, participant=participant):
             raise ApplicationError("There are no more items available for you in this study.",
-                                   code="no_work_available", status=409)
+                                   code=NO_WORK_AVAILABLE, status=409)
         participation.check_room(study=study, now=now)
         batch = Batch.objects.create(
             study=study, participant=participant, number=n_batches + 1, token=secrets.token_urlsafe(32),
@@ -348,7 +350,7 @@ def session_start(*, token: str) -> Batch:
                 participation.check_room(study=study, now=timezone.now(), exclude_pk=batch.pk, started_only=True)
             if batch.participant.excluded or not batch_reserve(batch=batch):
                 raise ApplicationError("There are no more items available for you in this study.",
-                                       code="no_work_available", status=409)
+                                       code=NO_WORK_AVAILABLE, status=409)
             batch.state = Batch.State.ITEMS
             batch.save(update_fields=["state", "n_items", "started_at", "expires_at"])
             batch.started_now = True  # its progress is known without a query: nothing answered yet

@@ -15,6 +15,7 @@ from annotation.services.participation import PROLIFIC_ID
 from annotation.services.screening import screening_require
 from annotation.services.study_settings import study_settings_check
 from core.errors import ApplicationError
+from tasks.error_codes import CONFLICT
 from tasks.models import InstanceStatus, Setup, StyleComponent, TaskInstance
 from tasks.stel.majority import min_correct_default
 
@@ -291,7 +292,7 @@ def study_create(
         raise ApplicationError(f"Count must be at least 1, not {count}.", field="count")
     redirect_url_check(redirect_url=redirect_url)
     if Study.objects.filter(slug=slug).exists():
-        raise ApplicationError(f"A study with slug '{slug}' already exists.", code="conflict", status=409)
+        raise ApplicationError(f"A study with slug '{slug}' already exists.", code=CONFLICT, status=409)
     if annotators_per_item is None:
         annotators_per_item = 5
     if min_correct is None:

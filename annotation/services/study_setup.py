@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
+from annotation.error_codes import NO_ITEMS, PLATFORM_MISMATCH
 from annotation.models import Study
 from annotation.services.display import public_item, redirect_with_code, shown_for_item
 from annotation.services.participation import accepted_platforms
@@ -21,7 +22,7 @@ def study_open(*, study: Study) -> Study:
         locked = Study.objects.select_for_update().get(pk=study.pk)
         if not locked.items.exists():
             raise ApplicationError(f"Study '{locked.slug}' has no items: it cannot be opened to participants.",
-                                   code="no_items", status=409)
+                                   code=NO_ITEMS, status=409)
         if locked.status != Study.Status.ACTIVE:
             locked.status = Study.Status.ACTIVE
             locked.save(update_fields=["status"])
@@ -55,7 +56,7 @@ def study_preview(*, study: Study, platform: str) -> dict[str, Any]:
     if platform not in accepted_platforms(study):
         accepted = ", ".join(accepted_platforms(study))
         raise ApplicationError(f"Study '{study.slug}' does not take {platform} links (it takes {accepted}).",
-                               code="platform_mismatch", status=404, field="platform")
+                               code=PLATFORM_MISMATCH, status=404, field="platform")
     from annotation.services.practice import practice_preview
 
     codes = {"completed": study.completion_code, "screened_out": study.screened_out_code}
@@ -81,7 +82,7 @@ def study_platform_link(*, study: Study, platform: str, prolific_study_id: str =
         locked = Study.objects.select_for_update().get(pk=study.pk)
         if locked.platform not in ("any", platform):
             raise ApplicationError(f"Study '{locked.slug}' takes {locked.platform} links only; it cannot run on "
-                                   f"{platform}.", code="platform_mismatch", status=409, field="platform")
+                                   f"{platform}.", code=PLATFORM_MISMATCH, status=409, field="platform")
         locked.platform = platform
         locked.allow_anonymous = False
         if prolific_study_id:

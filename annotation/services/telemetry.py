@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from annotation.models import ItemKind, TelemetryStatus
+from core.error_codes import INVALID
 from core.errors import ApplicationError
 
 # Item kinds whose answer is text the participant writes: the ones writing telemetry is recorded for.
@@ -56,7 +57,7 @@ FOCUS_FIELDS = {"at_ms": "duration", "ms": "duration", "next_insert_chars": "cou
 
 
 def _bad(field: str, message: str) -> ApplicationError:
-    return ApplicationError(f"telemetry: {field} {message}", code="invalid", status=400,
+    return ApplicationError(f"telemetry: {field} {message}", code=INVALID, status=400,
                             details={"telemetry": [f"{field}: {message}"]})
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from core.error_codes import UNKNOWN_BACKEND
 from core.errors import ApplicationError
 
 
@@ -114,7 +115,7 @@ def backend_create(name: str, **options: Any) -> ModelBackend:
     factory = BACKENDS.get(name)
     if factory is None:
         raise ApplicationError(f"Back-end: unknown back-end {name!r} (one of: {', '.join(sorted(BACKENDS))}).",
-                               code="unknown_backend", field="backend")
+                               code=UNKNOWN_BACKEND, field="backend")
     return factory(**options)
 
 

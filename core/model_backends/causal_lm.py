@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from core.error_codes import EMPTY_CHOICE, INVALID_DEVICE, INVALID_MODEL_DIR, MISSING_MODEL_DIR, NOT_CAUSAL_LM
 from core.errors import ApplicationError
 from core.model_backends import ChoiceQuestion, ModelReply, ReplyStatus, register
 
@@ -25,29 +26,29 @@ def model_dir_check(model_dir: str) -> Path:
     path = Path(str(model_dir or "")).expanduser()
     if not str(model_dir or "").strip():
         raise ApplicationError("Model directory: give the directory of a local causal language model.",
-                               code="missing_model_dir", field="model_dir")
+                               code=MISSING_MODEL_DIR, field="model_dir")
     if not path.is_dir():
-        raise ApplicationError(f"Model directory: {path} is not a directory.", code="invalid_model_dir",
+        raise ApplicationError(f"Model directory: {path} is not a directory.", code=INVALID_MODEL_DIR,
                                field="model_dir")
     config_file = path / "config.json"
     if not config_file.is_file():
         raise ApplicationError(f"Model directory: {path} has no config.json (save the model with save_pretrained).",
-                               code="invalid_model_dir", field="model_dir")
+                               code=INVALID_MODEL_DIR, field="model_dir")
     try:
         config = json.loads(config_file.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApplicationError(f"Model directory: {config_file} is not valid JSON ({exc}).",
-                               code="invalid_model_dir", field="model_dir") from None
+                               code=INVALID_MODEL_DIR, field="model_dir") from None
     architectures = [str(a) for a in (config.get("architectures") or [])]
     if not any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures) and not _causal_type(config):
         found = ", ".join(architectures) or config.get("model_type") or "no architecture"
         raise ApplicationError(f"Model directory: {path} is not a causal language model ({found}); model "
                                "annotators need one that continues text (e.g. *ForCausalLM).",
-                               code="not_causal_lm", field="model_dir")
+                               code=NOT_CAUSAL_LM, field="model_dir")
     if not any((path / name).is_file() for name in ("tokenizer.json", "tokenizer_config.json", "vocab.json",
                                                     "tokenizer.model")):
         raise ApplicationError(f"Model directory: {path} has no tokenizer files (save the tokenizer beside the "
-                               "model).", code="invalid_model_dir", field="model_dir")
+                               "model).", code=INVALID_MODEL_DIR, field="model_dir")
     return path.resolve()
 
 
@@ -64,7 +65,7 @@ DEVICES = ("auto", "cpu", "cuda")
 def device_check(device: str | None) -> str:
     device = device or "auto"
     if device not in DEVICES:
-        raise ApplicationError(f"Device: must be auto, cpu or cuda, not {device!r}.", code="invalid_device",
+        raise ApplicationError(f"Device: must be auto, cpu or cuda, not {device!r}.", code=INVALID_DEVICE,
                                field="device")
     return device
 
@@ -78,7 +79,7 @@ def device_resolve(device: str) -> str:
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
         raise ApplicationError("Device: cuda was asked for but this worker has no CUDA device.",
-                               code="invalid_device", field="device")
+                               code=INVALID_DEVICE, field="device")
     return device
 
 
@@ -120,7 +121,7 @@ class CausalLMBackend:
                 self._loaded = _load(str(self.path), self.device)
             except Exception as exc:  # transformers raises many kinds (OSError, ValueError, KeyError)
                 raise ApplicationError(f"Model directory: {self.path} could not be loaded as a causal language "
-                                       f"model ({type(exc).__name__}: {str(exc)[:200]}).", code="not_causal_lm",
+                                       f"model ({type(exc).__name__}: {str(exc)[:200]}).", code=NOT_CAUSAL_LM,
                                        field="model_dir") from None
         return self._loaded
 
@@ -132,7 +133,7 @@ class CausalLMBackend:
         prompt_ids = list(tokenizer(question.prompt, add_special_tokens=True)["input_ids"])
         choice_ids = [list(tokenizer(" " + text, add_special_tokens=False)["input_ids"]) for text in question.texts()]
         if any(not ids for ids in choice_ids):
-            raise ApplicationError("a choice's text has no tokens for this tokenizer", code="empty_choice")
+            raise ApplicationError("a choice's text has no tokens for this tokenizer", code=EMPTY_CHOICE)
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
         rows = [prompt_ids + ids for ids in choice_ids]
         width = max(len(row) for row in rows)

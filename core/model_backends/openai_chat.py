@@ -25,6 +25,18 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from core.error_codes import (
+    INVALID_BASE_URL,
+    MISSING_MODEL,
+    MODEL_ENDPOINT_AUTH,
+    MODEL_ENDPOINT_ERROR,
+    MODEL_ENDPOINT_RATE_LIMITED,
+    MODEL_ENDPOINT_TIMEOUT,
+    MODEL_ENDPOINT_UNREACHABLE,
+    MODEL_NOT_FOUND,
+    MODEL_REPLY_MALFORMED,
+    MODEL_REQUEST_REFUSED,
+)
 from core.errors import ApplicationError
 from core.model_backends import ChoiceQuestion, ModelReply, ReplyStatus, register
 
@@ -42,7 +54,7 @@ class EndpointError(ApplicationError):
 
 class MalformedReply(ApplicationError):
     def __init__(self, message: str) -> None:
-        super().__init__(message, code="model_reply_malformed", status=502)
+        super().__init__(message, code=MODEL_REPLY_MALFORMED, status=502)
 
 
 @dataclass
@@ -61,7 +73,7 @@ def base_url_check(base_url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ApplicationError(f"Base URL: {base_url!r} is not an http(s) URL such as http://127.0.0.1:8000/v1.",
-                               code="invalid_base_url", field="base_url")
+                               code=INVALID_BASE_URL, field="base_url")
     return url
 
 
@@ -105,19 +117,19 @@ class OpenAIChatClient:
             except httpx.TimeoutException:
                 if last:
                     raise EndpointError(f"Base URL: {url} did not answer within the time-out after {requests} "
-                                        "attempt(s).", code="model_endpoint_timeout", status=504,
+                                        "attempt(s).", code=MODEL_ENDPOINT_TIMEOUT, status=504,
                                         transient=True) from None
                 self._sleep(self._delay(attempt, None))
                 continue
             except httpx.TransportError as exc:
                 if last:
                     raise EndpointError(f"Base URL: cannot reach {url} ({type(exc).__name__}: {exc}) after "
-                                        f"{requests} attempt(s).", code="model_endpoint_unreachable") from None
+                                        f"{requests} attempt(s).", code=MODEL_ENDPOINT_UNREACHABLE) from None
                 self._sleep(self._delay(attempt, None))
                 continue
             if response.status_code in RETRY_STATUSES:
                 if last:
-                    code = "model_endpoint_rate_limited" if response.status_code == 429 else "model_endpoint_error"
+                    code = MODEL_ENDPOINT_RATE_LIMITED if response.status_code == 429 else MODEL_ENDPOINT_ERROR
                     raise EndpointError(f"Base URL: {url} answered HTTP {response.status_code} to each of "
                                         f"{requests} attempt(s): {_error_text(response)}", code=code,
                                         status=429 if response.status_code == 429 else 502, transient=True)
@@ -125,13 +137,13 @@ class OpenAIChatClient:
                 continue
             if response.status_code in (401, 403):
                 raise EndpointError(f"Base URL: {url} refused the credentials (HTTP {response.status_code}); set "
-                                    "OPENAI_API_KEY to the endpoint's key.", code="model_endpoint_auth")
+                                    "OPENAI_API_KEY to the endpoint's key.", code=MODEL_ENDPOINT_AUTH)
             if response.status_code == 404:
                 raise EndpointError(f"Base URL: {url} answered 404: {_error_text(response)} (is the model served "
-                                    "there, and does the URL end in /v1?)", code="model_not_found", status=404)
+                                    "there, and does the URL end in /v1?)", code=MODEL_NOT_FOUND, status=404)
             if response.status_code >= 400:
                 raise EndpointError(f"Base URL: {url} refused the request (HTTP {response.status_code}): "
-                                    f"{_error_text(response)}", code="model_request_refused", status=502)
+                                    f"{_error_text(response)}", code=MODEL_REQUEST_REFUSED, status=502)
             try:
                 data = response.json()
             except ValueError:
@@ -236,7 +248,7 @@ class OpenAIChatBackend:
                  sleep: Callable[[float], None] = time.sleep, **_: Any) -> None:
         if not (model or "").strip():
             raise ApplicationError("Model: name the model the endpoint serves (e.g. the name vLLM was started "
-                                   "with).", code="missing_model", field="model")
+                                   "with).", code=MISSING_MODEL, field="model")
         self.model = model.strip()
         self.structured = bool(structured)
         self.max_tokens = int(max_tokens)
@@ -255,7 +267,7 @@ class OpenAIChatBackend:
         try:
             served = self.client.models()
         except EndpointError as exc:
-            if exc.code == "model_not_found":
+            if exc.code == MODEL_NOT_FOUND:
                 return {"served_models": []}
             raise
         except MalformedReply:

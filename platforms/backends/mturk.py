@@ -14,6 +14,7 @@ from django.conf import settings
 from core.errors import ApplicationError
 from platforms.backends.base import PlannedCall, StudyPlan, SubmissionInfo
 from platforms.clients.mturk import mturk_call, mturk_clients
+from platforms.error_codes import HTTPS_REQUIRED
 from platforms.models import PlatformAccount, PlatformStudy
 
 EXTERNAL_QUESTION = ('<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
@@ -78,7 +79,7 @@ class MTurkBackend:
     def create_call(self, plan: StudyPlan, hit_type_id: str = "") -> PlannedCall:
         if not plan.participant_url.startswith("https://"):
             raise ApplicationError("MTurk shows an ExternalQuestion only from an https:// address; the participant "
-                                   f"link is {plan.participant_url}.", code="https_required", field="base_url")
+                                   f"link is {plan.participant_url}.", code=HTTPS_REQUIRED, field="base_url")
         params = {
             "HITTypeId": hit_type_id, "MaxAssignments": plan.places,
             "LifetimeInSeconds": int(settings.MTURK_HIT_LIFETIME_SECONDS),

@@ -18,6 +18,7 @@ from core.errors import ApplicationError
 from platforms.backends.base import PlannedCall, StudyPlan, SubmissionInfo
 from platforms.clients.prolific import BONUS_SETUP_CHUNK, BULK_APPROVE_CHUNK, ProlificClient
 from platforms.crypto import secret_decrypt
+from platforms.error_codes import TOKEN_MISSING, WORKSPACE_MISSING
 from platforms.models import PlatformAccount, PlatformStudy
 
 URL_PARAMETERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -36,12 +37,12 @@ def account_token(account: PlatformAccount) -> str:
         token = os.environ.get(account.token_env, "")
         if not token:
             raise ApplicationError(f"Account {account.name}: the environment variable {account.token_env} that "
-                                   "should hold its Prolific token is not set.", code="token_missing", field="token")
+                                   "should hold its Prolific token is not set.", code=TOKEN_MISSING, field="token")
         return token
     if account.token_encrypted:
         return secret_decrypt(account.token_encrypted)
     raise ApplicationError(f"Account {account.name}: no Prolific token (set token_env or store a token).",
-                           code="token_missing", field="token")
+                           code=TOKEN_MISSING, field="token")
 
 
 def _when(value: Any) -> datetime | None:
@@ -237,7 +238,7 @@ class ProlificBackend:
             raise ApplicationError(
                 f"Account {self.account.name}: the token's user has {len(spaces)} workspaces; say which one to use "
                 f"(workspace id: {', '.join(str(w.get('id')) for w in spaces[:5]) or 'none'}).",
-                code="workspace_missing", field="workspace_id")
+                code=WORKSPACE_MISSING, field="workspace_id")
         PlatformAccount.objects.filter(pk=self.account.pk).update(workspace_id=str(spaces[0]["id"]))
         self.account.workspace_id = str(spaces[0]["id"])
         return self.account.workspace_id

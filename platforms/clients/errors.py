@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from core.errors import ApplicationError
+from platforms.error_codes import PLATFORM_ERROR
 
 REFUSED, NOT_SENT, UNKNOWN = "refused", "not_sent", "unknown"
 
 
 class PlatformCallError(ApplicationError):
-    def __init__(self, message: str, *, outcome: str, code: str = "platform_error", status: int = 502,
+    def __init__(self, message: str, *, outcome: str, code: str = PLATFORM_ERROR, status: int = 502,
                  platform_status: int | None = None, retry_after: float | None = None,
                  body: Any = None) -> None:
         headers = {"Retry-After": str(int(retry_after))} if retry_after else None

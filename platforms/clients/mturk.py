@@ -10,6 +10,14 @@ from django.conf import settings
 
 from core.errors import ApplicationError
 from platforms.clients.errors import NOT_SENT, REFUSED, UNKNOWN, PlatformCallError
+from platforms.error_codes import (
+    PLATFORM_NO_ANSWER,
+    PLATFORM_RATE_LIMITED,
+    PLATFORM_REFUSED,
+    PLATFORM_SERVER_ERROR,
+    PLATFORM_UNAUTHORIZED,
+    PLATFORM_UNREACHABLE,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +65,7 @@ def mturk_call(client: Any, operation: str, params: dict[str, Any], *, what: str
         response = getattr(client, _snake(operation))(**params)
     except NoCredentialsError:
         raise ApplicationError("MTurk: boto3 found no AWS credentials (environment, ~/.aws/credentials or an "
-                               "instance role); set them for the account's profile.", code="platform_unauthorized"
+                               "instance role); set them for the account's profile.", code=PLATFORM_UNAUTHORIZED
                                ) from None
     except ClientError as exc:
         error = exc.response.get("Error", {})
@@ -66,24 +74,24 @@ def mturk_call(client: Any, operation: str, params: dict[str, Any], *, what: str
         logger.info("mturk %s -> %s %s", operation, status, code)
         if code in THROTTLED:
             raise PlatformCallError(f"MTurk is rate-limiting requests while {what}; nothing was done.",
-                                    outcome=REFUSED, code="platform_rate_limited", status=503,
+                                    outcome=REFUSED, code=PLATFORM_RATE_LIMITED, status=503,
                                     platform_status=status, retry_after=5) from None
         if status >= 500 or code in ("ServiceFault", "InternalFailure", "ServiceUnavailable"):
             raise PlatformCallError(f"MTurk answered {code or status} while {what}; the request may or may not "
-                                    "have been carried out.", outcome=UNKNOWN, code="platform_server_error",
+                                    "have been carried out.", outcome=UNKNOWN, code=PLATFORM_SERVER_ERROR,
                                     platform_status=status) from None
         if code in ("AccessDenied", "UnrecognizedClientException", "InvalidClientTokenId",
                     "SignatureDoesNotMatch"):
             raise PlatformCallError(f"MTurk refused the AWS credentials ({code}) while {what}.", outcome=REFUSED,
-                                    code="platform_unauthorized", status=400, platform_status=status) from None
+                                    code=PLATFORM_UNAUTHORIZED, status=400, platform_status=status) from None
         raise PlatformCallError(f"MTurk refused {what} ({code}): {message}", outcome=REFUSED,
-                                code="platform_refused", status=400, platform_status=status,
+                                code=PLATFORM_REFUSED, status=400, platform_status=status,
                                 body={"code": code, "message": message}) from None
     except (EndpointConnectionError, ConnectTimeoutError) as exc:
         raise PlatformCallError(f"MTurk could not be reached while {what} ({type(exc).__name__}); nothing was sent.",
-                                outcome=NOT_SENT, code="platform_unreachable", status=503) from None
+                                outcome=NOT_SENT, code=PLATFORM_UNREACHABLE, status=503) from None
     except BotoCoreError as exc:  # read timeout, connection closed: after sending
         raise PlatformCallError(f"MTurk did not answer while {what} ({type(exc).__name__}); the request may have "
-                                "been carried out.", outcome=UNKNOWN, code="platform_no_answer", status=504) from None
+                                "been carried out.", outcome=UNKNOWN, code=PLATFORM_NO_ANSWER, status=504) from None
     logger.info("mturk %s -> ok", operation)
     return response

@@ -22,6 +22,18 @@ import httpx
 from django.conf import settings
 
 from platforms.clients.errors import NOT_SENT, REFUSED, UNKNOWN, PlatformCallError
+from platforms.error_codes import (
+    PLATFORM_BAD_LINK,
+    PLATFORM_BAD_PAGINATION,
+    PLATFORM_FORBIDDEN,
+    PLATFORM_NO_ANSWER,
+    PLATFORM_NOT_FOUND,
+    PLATFORM_RATE_LIMITED,
+    PLATFORM_REFUSED,
+    PLATFORM_SERVER_ERROR,
+    PLATFORM_UNAUTHORIZED,
+    PLATFORM_UNREACHABLE,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +112,7 @@ class ProlificClient:
         if urlsplit(url)[:2] != self._origin:
             raise PlatformCallError(f"Prolific: refusing to send the token to {urlsplit(url).netloc} while "
                                     f"{what} (only {self._origin[1]} is the configured API).",
-                                    outcome=NOT_SENT, code="platform_bad_link")
+                                    outcome=NOT_SENT, code=PLATFORM_BAD_LINK)
         attempts = MAX_ATTEMPTS if repeatable else 1
         for attempt in range(1, attempts + 1):
             last = attempt == attempts
@@ -112,7 +124,7 @@ class ProlificClient:
                 if last:
                     raise PlatformCallError(
                         f"Prolific could not be reached while {what} ({type(exc).__name__}); nothing was sent.",
-                        outcome=NOT_SENT, code="platform_unreachable", status=503) from None
+                        outcome=NOT_SENT, code=PLATFORM_UNREACHABLE, status=503) from None
                 self._sleep(self._backoff(attempt))
                 continue
             except httpx.TransportError as exc:  # read/write timeout, reset, protocol error: after sending
@@ -122,7 +134,7 @@ class ProlificClient:
                     raise PlatformCallError(
                         f"Prolific did not answer while {what} ({type(exc).__name__}); the request may have been "
                         "carried out.", outcome=UNKNOWN,
-                        code="platform_no_answer", status=504) from None
+                        code=PLATFORM_NO_ANSWER, status=504) from None
                 self._sleep(self._backoff(attempt))
                 continue
             logger.info("prolific %s %s -> %s", method, urlsplit(url).path, response.status_code)
@@ -131,7 +143,7 @@ class ProlificClient:
                 if last:
                     raise PlatformCallError(
                         f"Prolific is rate-limiting requests (429) while {what}; nothing was done. Try again in "
-                        f"{wait:.0f} s.", outcome=REFUSED, code="platform_rate_limited", status=503,
+                        f"{wait:.0f} s.", outcome=REFUSED, code=PLATFORM_RATE_LIMITED, status=503,
                         platform_status=429, retry_after=wait)
                 self._sleep(wait)
                 continue
@@ -139,24 +151,24 @@ class ProlificClient:
                 if last:
                     raise PlatformCallError(
                         f"Prolific answered {response.status_code} while {what}; the request may or may not have "
-                        "been carried out.", outcome=UNKNOWN, code="platform_server_error",
+                        "been carried out.", outcome=UNKNOWN, code=PLATFORM_SERVER_ERROR,
                         platform_status=response.status_code)
                 self._sleep(self._backoff(attempt))
                 continue
             if response.status_code == 401:
                 raise PlatformCallError(
                     f"Prolific refused the API token (401) while {what}: check the account's token.",
-                    outcome=REFUSED, code="platform_unauthorized", status=400, platform_status=401)
+                    outcome=REFUSED, code=PLATFORM_UNAUTHORIZED, status=400, platform_status=401)
             if response.status_code == 403:
                 raise PlatformCallError(
                     f"Prolific refused {what} (403: the token's user may not do this): {_detail(response)}",
-                    outcome=REFUSED, code="platform_forbidden", status=400, platform_status=403)
+                    outcome=REFUSED, code=PLATFORM_FORBIDDEN, status=400, platform_status=403)
             if response.status_code == 404:
                 raise PlatformCallError(f"Prolific does not know this resource (404) while {what}.",
-                                        outcome=REFUSED, code="platform_not_found", status=404, platform_status=404)
+                                        outcome=REFUSED, code=PLATFORM_NOT_FOUND, status=404, platform_status=404)
             if response.status_code >= 400:
                 raise PlatformCallError(f"Prolific refused {what} ({response.status_code}): {_detail(response)}",
-                                        outcome=REFUSED, code="platform_refused", status=400,
+                                        outcome=REFUSED, code=PLATFORM_REFUSED, status=400,
                                         platform_status=response.status_code, body=_safe_json(response))
             return _safe_json(response)
         raise AssertionError("unreachable")  # pragma: no cover
@@ -196,7 +208,7 @@ class ProlificClient:
             nxt = (links.get("next") or {}).get("href") if isinstance(links.get("next"), dict) else links.get("next")
             if nxt and nxt in seen:
                 raise PlatformCallError(f"Prolific's pagination repeats a page while {what}.", outcome=REFUSED,
-                                        code="platform_bad_pagination")
+                                        code=PLATFORM_BAD_PAGINATION)
             if nxt:
                 seen.add(nxt)
             page, query = nxt, None  # the next link carries its own query

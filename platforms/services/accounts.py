@@ -9,10 +9,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.error_codes import PLATFORM_MISMATCH
 from annotation.models import EntryPlatform, Study
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from platforms.backends import backend_for
 from platforms.crypto import secret_encrypt
+from platforms.error_codes import ACCOUNT_FIXED, EXISTS, INVALID_TOKEN_ENV, NO_ACCOUNT, NOT_ON_PLATFORM, URL_NOT_ALLOWED
 from platforms.models import Platform, PlatformAccount, PlatformStudy
 
 ENV_ACCOUNT = "prolific-env"  # the account PROLIFIC_API_TOKEN stands for
@@ -33,18 +36,18 @@ def account_urls_check(*, platform: str, api_url: str = "", endpoint_url: str = 
         if _origin(api_url) not in allowed:
             raise ApplicationError(f"API URL: {api_url} is not Prolific's API; the token is only ever sent to "
                                    f"{', '.join(sorted(allowed))} (PLATFORM_ALLOWED_API_URLS adds another).",
-                                   code="url_not_allowed", field="api_url")
+                                   code=URL_NOT_ALLOWED, field="api_url")
     if platform == Platform.MTURK and endpoint_url:
         host = urlsplit(endpoint_url).hostname or ""
         allowed = {_origin(u) for u in [settings.MTURK_ENDPOINT_URL, *settings.PLATFORM_ALLOWED_API_URLS] if u}
         if not (host.endswith(".amazonaws.com") and endpoint_url.startswith("https://")) and \
                 _origin(endpoint_url) not in allowed:
             raise ApplicationError(f"Endpoint URL: {endpoint_url} is not an MTurk endpoint (https://….amazonaws.com "
-                                   "or PLATFORM_ALLOWED_API_URLS).", code="url_not_allowed", field="endpoint_url")
+                                   "or PLATFORM_ALLOWED_API_URLS).", code=URL_NOT_ALLOWED, field="endpoint_url")
     if token_env and not TOKEN_ENV.match(token_env):
         raise ApplicationError(f"Token env: {token_env!r} — only an upper-case variable whose name contains PROLIFIC "
                                "is read as a token (so no other secret of the server can be sent).",
-                               code="invalid_token_env", field="token_env")
+                               code=INVALID_TOKEN_ENV, field="token_env")
 
 
 def account_create(
@@ -58,7 +61,7 @@ def account_create(
     if not name.strip():
         raise ApplicationError("Name: must not be empty.", field="name")
     if PlatformAccount.objects.filter(name=name).exists():
-        raise ApplicationError(f"Name: an account named {name!r} exists already.", code="exists", status=409,
+        raise ApplicationError(f"Name: an account named {name!r} exists already.", code=EXISTS, status=409,
                                field="name")
     if platform == Platform.PROLIFIC:
         if bool(token) == bool(token_env):
@@ -145,7 +148,7 @@ def account_default(*, platform: str) -> PlatformAccount | None:
 def account_get(*, name: str) -> PlatformAccount:
     account = PlatformAccount.objects.filter(name=name).first()
     if account is None:
-        raise ApplicationError(f"Account: no platform account named {name!r}.", code="not_found", status=404,
+        raise ApplicationError(f"Account: no platform account named {name!r}.", code=NOT_FOUND, status=404,
                                field="account")
     return account
 
@@ -153,7 +156,7 @@ def account_get(*, name: str) -> PlatformAccount:
 def study_get(*, slug: str) -> Study:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        raise ApplicationError(f"Study: no study with slug '{slug}'.", code="not_found", status=404, field="study")
+        raise ApplicationError(f"Study: no study with slug '{slug}'.", code=NOT_FOUND, status=404, field="study")
     return study
 
 
@@ -162,7 +165,7 @@ def platform_study_get(*, study: Study) -> PlatformStudy:
     if platform_study is None:
         raise ApplicationError(
             f"Study {study.slug} is not on a crowd platform yet: publish it first (platform_publish), or keep "
-            "today's flow (the participant link, the codes and the decisions CSV).", code="not_on_platform",
+            "today's flow (the participant link, the codes and the decisions CSV).", code=NOT_ON_PLATFORM,
             status=409, field="study")
     return platform_study
 
@@ -173,7 +176,7 @@ def platform_study_for(*, study: Study, account: PlatformAccount | None = None) 
     if existing is not None:
         if account is not None and account.pk != existing.account_id:
             raise ApplicationError(f"Account: study {study.slug} runs on account {existing.account.name}; it cannot "
-                                   "move to another account.", code="account_fixed", status=409, field="account")
+                                   "move to another account.", code=ACCOUNT_FIXED, status=409, field="account")
         return existing
     wanted = study.platform if study.platform != EntryPlatform.ANY else None
     if account is None:
@@ -182,11 +185,11 @@ def platform_study_for(*, study: Study, account: PlatformAccount | None = None) 
         raise ApplicationError(
             f"Study {study.slug} has no platform account: create one (platform_account create …, or the admin's "
             "Crowd platforms › Platform accounts), or set PROLIFIC_API_TOKEN. Without one, the study keeps today's "
-            "flow: the participant link, the codes and the decisions CSV.", code="no_account", status=409,
+            "flow: the participant link, the codes and the decisions CSV.", code=NO_ACCOUNT, status=409,
             field="account")
     if wanted and wanted != account.platform:
         raise ApplicationError(f"Account: study {study.slug} takes {wanted} links only; account {account.name} is "
-                               f"on {account.platform}.", code="platform_mismatch", status=409, field="account")
+                               f"on {account.platform}.", code=PLATFORM_MISMATCH, status=409, field="account")
     with transaction.atomic():
         platform_study, _ = PlatformStudy.objects.get_or_create(
             study=study, defaults={"account": account, "platform": account.platform,

@@ -27,11 +27,13 @@ from django.db import transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
+from annotation.error_codes import WRONG_STATE
 from annotation.models import Response
 from annotation.services.rewrite_corpus import accepted_rewrites
 from core.errors import ApplicationError
 from platforms.backends import backend_for
 from platforms.clients.errors import NOT_SENT, UNKNOWN, PlatformCallError
+from platforms.error_codes import BONUS_CAP_EXCEEDED, UNKNOWN_OUTCOME
 from platforms.models import BonusPayment, BonusRule, BulkBonus, PlatformStudy, PlatformSubmission
 from platforms.services.decisions import _recommendations
 from platforms.services.sync import platform_sync
@@ -149,12 +151,12 @@ def _caps_check(platform_study: PlatformStudy, rows: list[dict[str, Any]]) -> No
                 f"Bonus cap per participant ({cap:.2f} {platform_study.currency}) would be exceeded for "
                 f"{len(over)} participant(s): {', '.join(over[:10])}{' …' if len(over) > 10 else ''} "
                 f"(up to {max(per_worker[w] for w in over):.2f}). Nothing was written or sent.",
-                code="bonus_cap_exceeded", field="bonus_cap_per_participant")
+                code=BONUS_CAP_EXCEEDED, field="bonus_cap_per_participant")
     cap = platform_study.bonus_cap_per_study
     if cap is not None and rows and study_total > cap:
         raise ApplicationError(
             f"Bonus cap per study ({cap:.2f} {platform_study.currency}) would be exceeded: the ledger would total "
-            f"{study_total:.2f}. Nothing was written or sent.", code="bonus_cap_exceeded",
+            f"{study_total:.2f}. Nothing was written or sent.", code=BONUS_CAP_EXCEEDED,
             field="bonus_cap_per_study")
 
 
@@ -246,7 +248,7 @@ def bonuses_pay(*, platform_study: PlatformStudy) -> dict[str, Any]:
             f"{unknown.count()} bonus row(s) ({total:.2f} {platform_study.currency}) of study "
             f"{platform_study.study.slug} have an unknown outcome: check them on the platform and resolve them "
             "(admin › Crowd platforms › Bonus ledger, or platform_reconcile) before anything more is paid. Nothing "
-            "was sent.", code="unknown_outcome", status=409)
+            "was sent.", code=UNKNOWN_OUTCOME, status=409)
     backend = backend_for(platform_study.account)
     try:
         if backend.BONUS_MODE == "bulk":
@@ -388,11 +390,11 @@ def bonus_resolve(*, platform_study: PlatformStudy, paid: bool, bulk_id: str = "
             bulk = BulkBonus.objects.select_for_update().filter(platform_study=platform_study).filter(
                 Q(external_id=bulk_id) | Q(pk=_uuid_or_none(bulk_id))).first()
             if bulk is None or bulk.state not in (BulkBonus.State.PAY_UNKNOWN, BulkBonus.State.SETUP_UNKNOWN):
-                raise ApplicationError(f"Bulk bonus {bulk_id}: not one with an unknown outcome.", code="wrong_state",
+                raise ApplicationError(f"Bulk bonus {bulk_id}: not one with an unknown outcome.", code=WRONG_STATE,
                                        status=409, field="bulk")
             if paid and bulk.state == BulkBonus.State.SETUP_UNKNOWN:
                 raise ApplicationError("A set-up whose outcome was unknown was never paid by StyleCrowd: resolve it "
-                                       "as not paid (and do not pay it on Prolific by hand).", code="wrong_state",
+                                       "as not paid (and do not pay it on Prolific by hand).", code=WRONG_STATE,
                                        status=409, field="paid")
             rows = BonusPayment.objects.filter(bulk=bulk, state=BonusPayment.State.UNKNOWN)
             n = rows.count()
@@ -407,10 +409,10 @@ def bonus_resolve(*, platform_study: PlatformStudy, paid: bool, bulk_id: str = "
                                            state=BonusPayment.State.UNKNOWN)
         if rows.filter(bulk__isnull=False).exists():
             raise ApplicationError("These rows belong to a Prolific bulk bonus: resolve the bulk bonus as a whole.",
-                                   code="wrong_state", status=409, field="payments")
+                                   code=WRONG_STATE, status=409, field="payments")
         n = rows.count()
         if n != len(set(payment_ids)):
-            raise ApplicationError("Payments: some rows are not of this study or not unknown.", code="wrong_state",
+            raise ApplicationError("Payments: some rows are not of this study or not unknown.", code=WRONG_STATE,
                                    status=409, field="payments")
         if paid:
             rows.update(state=BonusPayment.State.PAID, paid_at=now, **fields)

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.error_codes import WRONG_STATE
 from annotation.selectors import participant_recommendations
 from annotation.services.exports import decision_reason, rejection_category
 from annotation.services.review import review_recommendations
@@ -19,6 +20,7 @@ from core.errors import ApplicationError
 from platforms.backends import backend_for
 from platforms.backends.base import PlannedCall
 from platforms.clients.errors import UNKNOWN, PlatformCallError
+from platforms.error_codes import CONFIRMATION_REQUIRED, MESSAGE_TOO_LONG, MESSAGE_TOO_SHORT
 from platforms.models import CallState, Decision, PlatformStudy, PlatformSubmission
 from platforms.services.sync import platform_sync
 
@@ -37,11 +39,11 @@ def rejection_message(*, rec: dict[str, Any], override: str = "", limit: int = 1
         message += CONTACT
     if len(message) < MIN_REJECTION_MESSAGE:
         raise ApplicationError(f"Rejection message: {len(message)} characters; a rejection must explain itself in at "
-                               f"least {MIN_REJECTION_MESSAGE} characters.", code="message_too_short",
+                               f"least {MIN_REJECTION_MESSAGE} characters.", code=MESSAGE_TOO_SHORT,
                                field="reject_message")
     if len(message) > limit:
         raise ApplicationError(f"Rejection message: {len(message)} characters; the platform takes at most {limit}.",
-                               code="message_too_long", field="reject_message")
+                               code=MESSAGE_TOO_LONG, field="reject_message")
     return message
 
 
@@ -156,7 +158,7 @@ def platform_decide(
                 raise ApplicationError(
                     f"{counts['reject']} rejection(s) would be sent: rejections need an explicit confirmation "
                     "(command line: --apply is the confirmation; API: \"confirm_rejections\": true; admin: tick the "
-                    "confirmation box).", code="confirmation_required", status=400, field="confirm_rejections")
+                    "confirmation box).", code=CONFIRMATION_REQUIRED, status=400, field="confirm_rejections")
             for p in planned:
                 Decision.objects.update_or_create(
                     submission=p["submission"],
@@ -226,7 +228,7 @@ def decision_resolve(*, decision: Decision, done: bool, note: str = "") -> Decis
     again by a later run: it goes back to pending)."""
     if decision.state != CallState.UNKNOWN:
         raise ApplicationError(f"Decision on {decision.submission.external_id} is {decision.state}, not unknown.",
-                               code="wrong_state", status=409)
+                               code=WRONG_STATE, status=409)
     Decision.objects.filter(pk=decision.pk, state=CallState.UNKNOWN).update(
         state=CallState.CONFIRMED if done else CallState.PENDING, error=note or decision.error)
     decision.refresh_from_db()

@@ -10,6 +10,7 @@ from django.db import transaction
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
+from platforms.error_codes import CONFIRMATION_REQUIRED, NO_ACCOUNT
 from platforms.models import PlatformStudy
 from platforms.services.accounts import account_get, platform_study_get, study_get
 
@@ -55,7 +56,7 @@ def _account_precheck(study: Any, account_name: str) -> None:
         raise ApplicationError(
             f"Study {study.slug} has no platform account: create one (platform_account create …, or the admin's "
             "Crowd platforms › Platform accounts), or set PROLIFIC_API_TOKEN. Without one, the study keeps today's "
-            "flow: the participant link, the codes and the decisions CSV.", code="no_account", status=409,
+            "flow: the participant link, the codes and the decisions CSV.", code=NO_ACCOUNT, status=409,
             field="account")
 
 
@@ -67,7 +68,7 @@ def _rejections_unconfirmed(platform_study: PlatformStudy) -> None:
     plan = platform_decide(platform_study=platform_study, sync=False)
     if plan["reject"]:
         raise ApplicationError(f"{plan['reject']} rejection(s) would be sent: rejections need an explicit "
-                               "confirmation (confirm_rejections).", code="confirmation_required",
+                               "confirmation (confirm_rejections).", code=CONFIRMATION_REQUIRED,
                                field="confirm_rejections")
 
 

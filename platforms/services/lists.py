@@ -11,7 +11,9 @@ from typing import Any
 
 from annotation.models import Participant, WorkerBlock
 from annotation.services.rewrite_corpus import accepted_rewrites
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
+from platforms.error_codes import EMPTY_ALLOW_LIST
 from platforms.models import PlatformAccount, PlatformStudy
 
 
@@ -60,7 +62,7 @@ def allow_list_members(*, platform_study: PlatformStudy) -> set[str]:
         found = list(Study.objects.filter(slug__in=studies))
         missing = sorted(set(studies) - {s.slug for s in found})
         if missing:
-            raise ApplicationError(f"Allow list: no study {', '.join(missing)}.", code="not_found", status=404,
+            raise ApplicationError(f"Allow list: no study {', '.join(missing)}.", code=NOT_FOUND, status=404,
                                    field="allow_list")
         counts: dict[str, int] = {}
         for study in found:
@@ -77,7 +79,7 @@ def allow_list_ensure(*, platform_study: PlatformStudy, backend: Any) -> str:
     members = allow_list_members(platform_study=platform_study)
     if not members:
         raise ApplicationError("Allow list: it holds nobody (no named participant, no accepted writer), so nobody "
-                               "could take part.", code="empty_allow_list", field="allow_list")
+                               "could take part.", code=EMPTY_ALLOW_LIST, field="allow_list")
     if platform_study.allow_list_id:
         backend.list_sync(platform_study.allow_list_id, members)
         return platform_study.allow_list_id

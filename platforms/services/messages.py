@@ -9,9 +9,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from platforms.backends import backend_for
 from platforms.clients.errors import UNKNOWN, PlatformCallError
+from platforms.error_codes import NO_RECIPIENTS
 from platforms.models import CallState, PlatformMessage, PlatformStudy, PlatformSubmission
 
 BODY_MAX = 4096
@@ -23,12 +25,12 @@ def _recipients(platform_study: PlatformStudy, to: list[str] | None) -> list[str
     if not to:
         if not known:
             raise ApplicationError(f"Study {platform_study.study.slug} has no participants on the platform yet "
-                                   "(sync first).", code="no_recipients", status=409, field="to")
+                                   "(sync first).", code=NO_RECIPIENTS, status=409, field="to")
         return known
     unknown = [w for w in to if w not in known]
     if unknown:
         raise ApplicationError(f"To: {', '.join(unknown[:5])} did not take part in this study on the platform.",
-                               code="not_found", status=404, field="to")
+                               code=NOT_FOUND, status=404, field="to")
     return list(dict.fromkeys(to))
 
 

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.error_codes import NO_ITEMS
 from annotation.models import Study
 from annotation.services.study_setup import study_platform_link
 from core.errors import ApplicationError
@@ -22,6 +23,15 @@ from platforms.backends import backend_for
 from platforms.backends.base import StudyPlan
 from platforms.backends.prolific import description_html, prolific_minimum_time
 from platforms.clients.errors import UNKNOWN, PlatformCallError
+from platforms.error_codes import (
+    BASE_URL_MISSING,
+    BUSY,
+    DRAFT_EXISTS,
+    EMPTY_ALLOW_LIST,
+    NO_DRAFT,
+    REWARD_BELOW_MINIMUM,
+    STUDY_NOT_OPEN,
+)
 from platforms.models import Platform, PlatformAccount, PlatformStudy
 from platforms.services.accounts import platform_study_for
 from platforms.services.lists import allow_list_ensure, allow_list_members, block_list_ensure
@@ -58,7 +68,7 @@ def reward_floor_check(*, reward_cents: int, minutes: int, currency: str) -> Non
             f"Reward: {money(Decimal(reward_cents) / 100, currency)} for an estimated {minutes} minutes is "
             f"{money(hourly.quantize(Decimal('0.01')), currency)} an hour, below Prolific's minimum of "
             f"{money(Decimal(floor), currency)} an hour. Raise the study's hourly pay target (target_hourly_pay) or "
-            "lower its estimated minutes.", code="reward_below_minimum", field="target_hourly_pay")
+            "lower its estimated minutes.", code=REWARD_BELOW_MINIMUM, field="target_hourly_pay")
 
 
 def _participant_url(study: Study, base_url: str) -> str:
@@ -66,7 +76,7 @@ def _participant_url(study: Study, base_url: str) -> str:
     if not base.startswith(("http://", "https://")):
         raise ApplicationError("Base URL: the address participants reach this server at is needed for the "
                                "platform's link (set STYLECROWD_PUBLIC_URL, or give a base URL such as "
-                               "https://crowd.example.org).", code="base_url_missing", field="base_url")
+                               "https://crowd.example.org).", code=BASE_URL_MISSING, field="base_url")
     return f"{base}/s/{study.slug}/"
 
 
@@ -107,7 +117,7 @@ def publish_settings_save(*, platform_study: PlatformStudy, devices: list[str] |
         if allow_list and not allow_list_members(platform_study=PlatformStudy(
                 study=platform_study.study, platform=platform_study.platform, allow_list=allow_list)):
             raise ApplicationError("Allow list: it holds nobody (no named participant, no accepted writer), so nobody "
-                                   "could take part.", code="empty_allow_list", field="allow_list")
+                                   "could take part.", code=EMPTY_ALLOW_LIST, field="allow_list")
         changes["allow_list"] = allow_list
     if screen_out_reward_cents is not None:
         if screen_out_reward_cents < 0:
@@ -126,7 +136,7 @@ def publish_settings_save(*, platform_study: PlatformStudy, devices: list[str] |
     frozen = {"devices", "filters", "allow_list", "screen_out_reward_cents", "use_block_list"}
     if platform_study.state != PlatformStudy.State.NONE and frozen & set(changes):
         raise ApplicationError(f"Study {platform_study.study.slug}: its draft exists on the platform; change its "
-                               "devices, filters and lists there.", code="draft_exists", status=409)
+                               "devices, filters and lists there.", code=DRAFT_EXISTS, status=409)
     PlatformStudy.objects.filter(pk=platform_study.pk).update(**changes)
     platform_study.refresh_from_db()
     return platform_study
@@ -137,13 +147,13 @@ def study_plan(*, platform_study: PlatformStudy, base_url: str = "", key: str) -
     study = platform_study.study
     if study.status != Study.Status.ACTIVE:
         raise ApplicationError(f"Study {study.slug} is {study.status}: open it first (it must be active before "
-                               "participants arrive from the platform).", code="study_not_open", status=409)
+                               "participants arrive from the platform).", code=STUDY_NOT_OPEN, status=409)
     if not study.items.exists():
-        raise ApplicationError(f"Study {study.slug} has no items.", code="no_items", status=409)
+        raise ApplicationError(f"Study {study.slug} has no items.", code=NO_ITEMS, status=409)
     currency = platform_study.currency
     reward = reward_cents_for(study)
     if reward < 1:
-        raise ApplicationError("Reward: the study's pay target gives nothing per place.", code="reward_below_minimum",
+        raise ApplicationError("Reward: the study's pay target gives nothing per place.", code=REWARD_BELOW_MINIMUM,
                                field="target_hourly_pay")
     if platform_study.platform == Platform.PROLIFIC:
         reward_floor_check(reward_cents=reward, minutes=study.estimated_minutes, currency=currency)
@@ -236,7 +246,7 @@ def _summary(platform_study: PlatformStudy, steps: list[str]) -> dict[str, Any]:
 def _draft(platform_study: PlatformStudy, backend: Any, *, base_url: str, steps: list[str]) -> None:
     if platform_study.state == PlatformStudy.State.CREATING:
         raise ApplicationError(f"Study {platform_study.study.slug}: its draft is being created by another run.",
-                               code="busy", status=409)
+                               code=BUSY, status=409)
     if platform_study.state == PlatformStudy.State.CREATE_UNKNOWN:
         found = backend.find_created(platform_study.create_key, platform_study) \
             if platform_study.platform == Platform.PROLIFIC else None
@@ -268,7 +278,7 @@ def _draft(platform_study: PlatformStudy, backend: Any, *, base_url: str, steps:
                   to=PlatformStudy.State.CREATING, create_key=key, create_request=call.describe(),
                   places=plan.places, reward_cents=plan.reward_cents, synced_at=timezone.now()):
         raise ApplicationError(f"Study {platform_study.study.slug}: its draft is being created by another run.",
-                               code="busy", status=409)
+                               code=BUSY, status=409)
     try:
         response = backend.send(call)
     except PlatformCallError as exc:
@@ -297,7 +307,7 @@ def _publish(platform_study: PlatformStudy, backend: Any, *, base_url: str, step
         steps.append("already published")
         return
     if state == PlatformStudy.State.PUBLISHING:
-        raise ApplicationError(f"Study {platform_study.study.slug} is being published by another run.", code="busy",
+        raise ApplicationError(f"Study {platform_study.study.slug} is being published by another run.", code=BUSY,
                                status=409)
     if state == PlatformStudy.State.PUBLISH_UNKNOWN:
         if _published_after_unknown(platform_study, backend):
@@ -306,7 +316,7 @@ def _publish(platform_study: PlatformStudy, backend: Any, *, base_url: str, step
         steps.append("the earlier publish did not take effect")
     elif state != PlatformStudy.State.DRAFT:
         raise ApplicationError(f"Study {platform_study.study.slug}: no draft to publish ({state}).",
-                               code="no_draft", status=409)
+                               code=NO_DRAFT, status=409)
     if platform_study.platform == Platform.MTURK:
         plan = study_plan(platform_study=platform_study, base_url=base_url, key=platform_study.create_key)
         call = backend.create_call(plan, hit_type_id=platform_study.hit_type_id)
@@ -314,7 +324,7 @@ def _publish(platform_study: PlatformStudy, backend: Any, *, base_url: str, step
         call = backend.publish_call(platform_study)
     if not _claim(platform_study, frm=[PlatformStudy.State.DRAFT, PlatformStudy.State.PUBLISH_UNKNOWN],
                   to=PlatformStudy.State.PUBLISHING, synced_at=timezone.now()):
-        raise ApplicationError(f"Study {platform_study.study.slug} is being published by another run.", code="busy",
+        raise ApplicationError(f"Study {platform_study.study.slug} is being published by another run.", code=BUSY,
                                status=409)
     try:
         response = backend.send(call)

@@ -15,6 +15,7 @@ from annotation.models import Participant
 from annotation.services.departures import participant_departed
 from platforms.backends import backend_for
 from platforms.backends.base import SubmissionInfo
+from platforms.error_codes import NOT_PUBLISHED
 from platforms.models import CallState, Decision, PlatformStudy, PlatformSubmission
 
 LEFT_REASONS = {
@@ -74,7 +75,7 @@ def platform_sync(*, platform_study: PlatformStudy, progress: Any = None) -> dic
         from core.errors import ApplicationError
 
         raise ApplicationError(f"Study {platform_study.study.slug} has no {platform_study.get_platform_display()} "
-                               "study yet (publish it first).", code="not_published", status=409)
+                               "study yet (publish it first).", code=NOT_PUBLISHED, status=409)
     backend = backend_for(platform_study.account)
     statuses: Counter[str] = Counter()
     unknown_people: list[str] = []

@@ -18,9 +18,11 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.error_codes import INVALID
 from core.errors import ApplicationError
 from platforms.backends import backend_for
 from platforms.crypto import secret_decrypt, secret_encrypt
+from platforms.error_codes import PLATFORM_REFUSED, WEBHOOK_REFUSED
 from platforms.models import PlatformAccount, PlatformStudy, WebhookEvent
 
 EVENT_TYPE = "submission.status.change"
@@ -32,7 +34,7 @@ def webhook_signature(*, secret: str, timestamp: str, body: bytes) -> str:
 
 
 def _refused(message: str) -> ApplicationError:
-    return ApplicationError(message, code="webhook_refused", status=403)
+    return ApplicationError(message, code=WEBHOOK_REFUSED, status=403)
 
 
 def webhook_receive(*, account_name: str, headers: dict[str, str], body: bytes) -> tuple[WebhookEvent, bool]:
@@ -57,9 +59,9 @@ def webhook_receive(*, account_name: str, headers: dict[str, str], body: bytes) 
     try:
         payload = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ApplicationError("Body: not JSON.", code="invalid") from None
+        raise ApplicationError("Body: not JSON.", code=INVALID) from None
     if not isinstance(payload, dict):
-        raise ApplicationError("Body: not a JSON object.", code="invalid")
+        raise ApplicationError("Body: not a JSON object.", code=INVALID)
     event_id = (headers.get("X-Event-ID") or "").strip()[:128] or "sha256:" + hashlib.sha256(body).hexdigest()
     try:
         with transaction.atomic():
@@ -120,7 +122,7 @@ def webhook_setup(*, account: PlatformAccount, target_url: str) -> dict[str, Any
     try:
         secret = backend.client.hook_secret_create(account.workspace_id) or {}
         if not secret.get("value"):
-            raise ApplicationError("Prolific did not return a webhook secret.", code="platform_refused", status=502)
+            raise ApplicationError("Prolific did not return a webhook secret.", code=PLATFORM_REFUSED, status=502)
         PlatformAccount.objects.filter(pk=account.pk).update(
             webhook_secret_encrypted=secret_encrypt(str(secret["value"])))
         subscription, hook_secret = backend.client.hook_subscribe(

@@ -12,10 +12,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annotation.error_codes import NO_ITEMS
 from annotation.models import Study
 from core.errors import ApplicationError
 from scoring.agreement import selectors
 from scoring.agreement.stats.votes import first_k_responses, votes_compute
+from scoring.error_codes import METHOD, NOTHING_TO_AGGREGATE
 
 METHODS = ("dawid-skene", "mace")
 
@@ -29,7 +31,7 @@ def _model(method: str, seed: int) -> Any:
         return DawidSkene(n_iter=100)
     if method == "mace":
         return MACE(n_restarts=3, n_iter=50, random_state=seed)
-    raise ApplicationError(f"unknown aggregation method '{method}' (one of {', '.join(METHODS)})", code="method")
+    raise ApplicationError(f"unknown aggregation method '{method}' (one of {', '.join(METHODS)})", code=METHOD)
 
 
 def _reliability(method: str, model: Any, data: pd.DataFrame) -> dict[str, float]:
@@ -60,7 +62,7 @@ def aggregation_compare(
     scored = per_item[per_item["complete"] & (per_item["correct_answer"] != "")]
     if scored.empty:
         raise ApplicationError(f"study '{study.slug}' has no complete items with a correct answer to aggregate",
-                               code="nothing_to_aggregate")
+                               code=NOTHING_TO_AGGREGATE)
     rows = first_k[first_k["item_id"].isin(scored["item_id"])]
     data = pd.DataFrame({"task": rows["item_id"].to_numpy(), "worker": rows["participant_id"].astype(str).to_numpy(),
                          "label": rows["answer"].astype(str).to_numpy()})
@@ -98,7 +100,7 @@ def aggregation_start(*, run: Any, created_by: str = "") -> Any:
     from scoring.celery_tasks.agreement import aggregation_task
 
     if not run.study.items.exists():
-        raise ApplicationError(f"Study '{run.study.slug}' has no items to aggregate.", code="no_items")
+        raise ApplicationError(f"Study '{run.study.slug}' has no items to aggregate.", code=NO_ITEMS)
     params = {"study": run.study.slug, "agreement_run": run.pk}
     job = job_create(kind="crowd_aggregation", params=params, created_by=created_by)
     job_enqueue(job=job, task=aggregation_task)

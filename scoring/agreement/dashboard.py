@@ -12,6 +12,7 @@ import numpy as np
 
 from core.errors import ApplicationError
 from core.file_cache import cached_bytes
+from scoring.error_codes import INVALID_FORMAT, UNKNOWN_PLOT
 
 Figure = Any
 
@@ -164,9 +165,9 @@ def plots_prerender(*, run: Any) -> None:
 def plot_render(*, result: dict[str, Any], name: str, fmt: str = "svg") -> bytes:
     """One dashboard plot as SVG or PNG bytes."""
     if name not in PLOTS:
-        raise ApplicationError(f"unknown plot '{name}' (one of {', '.join(PLOTS)})", code="unknown_plot", status=404)
+        raise ApplicationError(f"unknown plot '{name}' (one of {', '.join(PLOTS)})", code=UNKNOWN_PLOT, status=404)
     if fmt not in ("svg", "png"):
-        raise ApplicationError(f"plot format '{fmt}' must be svg or png", code="invalid_format", status=400)
+        raise ApplicationError(f"plot format '{fmt}' must be svg or png", code=INVALID_FORMAT, status=400)
     fig = PLOTS[name][1](result)
     try:
         fig.tight_layout()

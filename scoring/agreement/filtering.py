@@ -19,7 +19,9 @@ from core.jobs import job_create, job_enqueue
 from core.models import Job
 from scoring.agreement.runs import json_safe
 from scoring.agreement.stats.summary import agreement_compute
+from scoring.error_codes import INVALID_RULE, NOTHING_TO_FILTER, SEED_REQUIRED
 from scoring.models import FilterRun
+from tasks.error_codes import UNKNOWN_COMPONENT
 from tasks.models import InstanceStatus, TaskInstance
 from tasks.stel.majority import m_of_k_validated, stel_surplus_correct
 
@@ -96,14 +98,14 @@ def filter_rule_check(*, study: Study, min_correct: int | None, balance: bool, s
     m = int(min_correct or study.min_correct)
     if not 1 <= m <= k:
         raise ApplicationError(f"Min correct must be between 1 and the study's annotators per item ({k}); got {m}.",
-                               code="invalid_rule", details={"field": "min_correct"})
+                               code=INVALID_RULE, details={"field": "min_correct"})
     if balance and seed is None:
         raise ApplicationError("Balancing removes instances at random: give a seed so it can be reproduced.",
-                               code="seed_required", details={"field": "seed"})
+                               code=SEED_REQUIRED, details={"field": "seed"})
     has_correct = StudyItem.objects.filter(study=study, instance__isnull=False).exclude(correct_answer="").exists()
     if not has_correct:
         raise ApplicationError(f"Study '{study.slug}' has no task instances with a correct answer to filter.",
-                               code="nothing_to_filter")
+                               code=NOTHING_TO_FILTER)
     return m
 
 
@@ -114,7 +116,7 @@ def filter_run_start(*, study: Study, min_correct: int | None = None, balance: b
     from scoring.celery_tasks.agreement import filter_run_task
 
     if surplus not in SURPLUS_RULES:
-        raise ApplicationError(f"Surplus rule must be one of {', '.join(SURPLUS_RULES)}.", code="invalid_rule",
+        raise ApplicationError(f"Surplus rule must be one of {', '.join(SURPLUS_RULES)}.", code=INVALID_RULE,
                                details={"field": "surplus"})
     balance = balance or bool(balance_groups)
     filter_rule_check(study=study, min_correct=min_correct, balance=balance, seed=seed)
@@ -147,7 +149,7 @@ def instances_filter(
             return done
     k = study.annotators_per_item
     if surplus not in SURPLUS_RULES:
-        raise ApplicationError(f"surplus rule {surplus!r}: one of {', '.join(SURPLUS_RULES)}", code="invalid_rule")
+        raise ApplicationError(f"surplus rule {surplus!r}: one of {', '.join(SURPLUS_RULES)}", code=INVALID_RULE)
     balance = balance or bool(balance_groups)
     m = filter_rule_check(study=study, min_correct=min_correct, balance=balance, seed=seed)
     summary, per_item = agreement_compute(study=study, m=m, seed=seed or 0, resamples=FILTER_RESAMPLES,
@@ -155,7 +157,7 @@ def instances_filter(
     items = per_item[(per_item["instance_id"] >= 0) & (per_item["correct_answer"] != "")]
     if items.empty:
         raise ApplicationError(f"Study '{study.slug}' has no task instances with a correct answer to filter.",
-                               code="nothing_to_filter")
+                               code=NOTHING_TO_FILTER)
     statuses = dict(TaskInstance.objects.filter(pk__in=[int(i) for i in items["instance_id"]])
                     .values_list("pk", "status"))
     items = items.assign(status_before=items["instance_id"].map(statuses))
@@ -167,7 +169,7 @@ def instances_filter(
         unknown = sorted({name for group in balance_groups for name in group} - known)
         if unknown:
             raise ApplicationError(f"Balance groups: component(s) {', '.join(unknown)} that the study does "
-                                   f"not have (it has: {', '.join(sorted(known))})", code="unknown_component",
+                                   f"not have (it has: {', '.join(sorted(known))})", code=UNKNOWN_COMPONENT,
                                    field="balance_groups")
     decided = items[items["decision"].isin(["validated", "rejected"])]
     validated = decided[decided["decision"] == "validated"]

@@ -20,6 +20,18 @@ from annotation.models import ItemKind, Participant, Response, Study, StudyItem
 from core.errors import ApplicationError
 from scoring.agreement.stats.alpha import LEVELS
 from scoring.agreement.stats.scales import scale_parse
+from scoring.error_codes import (
+    BAD_ENCODING,
+    BAD_ROWS,
+    CORRECT_MISMATCH,
+    DUPLICATE_RESPONSE,
+    INVALID_LEVEL,
+    INVALID_QUESTION,
+    SCALE_MISMATCH,
+    STUDY_KIND_MISMATCH,
+    STUDY_NOT_IMPORTED,
+)
+from tasks.error_codes import EMPTY_FILE, FILE_NOT_FOUND, MISSING_COLUMNS
 from tasks.stel.majority import min_correct_default
 
 REQUIRED = ("item", "annotator", "value")
@@ -58,10 +70,10 @@ def _read_rows(*, path: Path, question: str, numeric: bool, domain: list) -> lis
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
-        raise ApplicationError(f"{path}: file not found", code="file_not_found") from None
+        raise ApplicationError(f"{path}: file not found", code=FILE_NOT_FOUND) from None
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise ApplicationError(f"{path}:{line}: not valid UTF-8 ({exc.reason})", code="bad_encoding") from None
+        raise ApplicationError(f"{path}:{line}: not valid UTF-8 ({exc.reason})", code=BAD_ENCODING) from None
     dialect = "excel-tab" if path.suffix.lower() in {".tsv", ".tab"} else "excel"
     reader = csv.DictReader(io.StringIO(text, newline=""), dialect=dialect)
     header = [h.strip() for h in (reader.fieldnames or [])]
@@ -69,7 +81,7 @@ def _read_rows(*, path: Path, question: str, numeric: bool, domain: list) -> lis
     if missing:
         have = ", ".join(header) or "none"
         raise ApplicationError(f"{path}:1: missing column(s) {', '.join(missing)} (have: {have})",
-                               code="missing_columns")
+                               code=MISSING_COLUMNS)
     reader.fieldnames = header
     rows: list[Row] = []
     errors: list[str] = []
@@ -114,9 +126,9 @@ def _read_rows(*, path: Path, question: str, numeric: bool, domain: list) -> lis
         shown = errors[:MAX_REPORTED]
         more = f" (and {len(errors) - MAX_REPORTED} more)" if len(errors) > MAX_REPORTED else ""
         raise ApplicationError(f"{len(errors)} bad row(s); nothing was imported:\n" + "\n".join(shown) + more,
-                               code="bad_rows", details={"errors": errors[:200]})
+                               code=BAD_ROWS, details={"errors": errors[:200]})
     if not rows:
-        raise ApplicationError(f"{path}: no annotations found", code="empty_file")
+        raise ApplicationError(f"{path}: no annotations found", code=EMPTY_FILE)
     return rows
 
 
@@ -145,12 +157,12 @@ def annotations_import(
     """Create (or extend an imported) study with the file's items, annotators and responses."""
     numeric, domain = scale_parse(scale)
     if level and level not in LEVELS:
-        raise ApplicationError(f"level '{level}' must be one of {', '.join(LEVELS)}", code="invalid_level")
+        raise ApplicationError(f"level '{level}' must be one of {', '.join(LEVELS)}", code=INVALID_LEVEL)
     level = level or ("ordinal" if numeric else "nominal")
     if not numeric and level != "nominal":
-        raise ApplicationError(f"a categorical scale ({scale}) can only be nominal, not {level}", code="invalid_level")
+        raise ApplicationError(f"a categorical scale ({scale}) can only be nominal, not {level}", code=INVALID_LEVEL)
     if not question.strip():
-        raise ApplicationError("Question must not be empty", code="invalid_question", field="question")
+        raise ApplicationError("Question must not be empty", code=INVALID_QUESTION, field="question")
     rows = _read_rows(path=Path(path), question=question.strip(), numeric=numeric, domain=domain)
 
     kind = _item_kind(numeric, domain)
@@ -170,10 +182,10 @@ def annotations_import(
     )
     if not created and study.origin != Study.Origin.IMPORTED:
         raise ApplicationError(f"study '{study_slug}' collects annotations on the platform; import into a new slug",
-                               code="study_not_imported", status=409)
+                               code=STUDY_NOT_IMPORTED, status=409)
     if not created and study.item_kind != kind:
         raise ApplicationError(f"study '{study_slug}' holds {study.item_kind} items, this scale makes {kind} items",
-                               code="study_kind_mismatch", status=409)
+                               code=STUDY_KIND_MISMATCH, status=409)
     questions = [q for q in (study.questions or []) if isinstance(q, dict)]
     for name in question_names:
         existing = next((q for q in questions if q.get("name") == name), None)
@@ -183,7 +195,7 @@ def annotations_import(
             key: spec_base.get(key) for key in ("min", "max", "categories")
         }:
             raise ApplicationError(f"question '{name}' of study '{study_slug}' has another scale already",
-                                   code="scale_mismatch", status=409)
+                                   code=SCALE_MISMATCH, status=409)
     study.questions = questions
     if not created and k > study.annotators_per_item:
         study.annotators_per_item = k
@@ -197,7 +209,7 @@ def annotations_import(
             item = items[row.item]
             if row.correct and item.correct_answer and item.correct_answer != row.correct:
                 raise ApplicationError(f"{path}:{row.line}: item '{row.item}' already has correct "
-                                       f"'{item.correct_answer}'", code="correct_mismatch")
+                                       f"'{item.correct_answer}'", code=CORRECT_MISMATCH)
             continue
         item = StudyItem(study=study, external_id=row.item, position=position, kind=kind,
                          payload={"item_text": row.item_text} if row.item_text else {}, correct_answer=row.correct)
@@ -224,7 +236,7 @@ def annotations_import(
         person = people[row.annotator]
         if (person.pk, item.pk, row.question) in existing:
             raise ApplicationError(f"{path}:{row.line}: annotator '{row.annotator}' already rated item '{row.item}' "
-                                   f"({row.question}) in study '{study_slug}'", code="duplicate_response")
+                                   f"({row.question}) in study '{study_slug}'", code=DUPLICATE_RESPONSE)
         correct = item.correct_answer
         responses.append(Response(
             study=study, participant=person, study_item=item, question=row.question, answer=row.answer,

@@ -11,10 +11,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.error_codes import NO_ITEMS
 from annotation.models import Study
 from core.commands import json_default
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
+from scoring.error_codes import INVALID_RESAMPLES
 from scoring.models import AgreementRun
 
 from .stats.bootstrap import DEFAULT_RESAMPLES
@@ -45,10 +47,10 @@ def agreement_run_start(
     """A new run with its Job row; with `enqueue` it is sent to a Celery worker once the transaction commits."""
     if not study.items.exists():
         raise ApplicationError(f"Study '{study.slug}' has no items yet: there is nothing to compute agreement on.",
-                               code="no_items")
+                               code=NO_ITEMS)
     study_scale(study=study, question=question, level=level)  # refuse bad parameters before queueing anything
     if resamples < 0:
-        raise ApplicationError("resamples must be zero or positive", code="invalid_resamples")
+        raise ApplicationError("resamples must be zero or positive", code=INVALID_RESAMPLES)
     params = {"k": k or study.annotators_per_item, "m": m or study.min_correct, "seed": seed, "resamples": resamples}
     with transaction.atomic():
         job = job_create(kind=JOB_KIND, params={"study": study.slug, **params}, created_by=created_by)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from django.db import connection
 
+from annotation.error_codes import UNKNOWN_STUDY
 from annotation.models import Study
 from core.errors import ApplicationError
 
@@ -27,7 +28,7 @@ def study_get(*, slug: str) -> Study:
     try:
         return Study.objects.get(slug=slug)
     except Study.DoesNotExist:
-        raise ApplicationError(f"study '{slug}' does not exist", code="unknown_study", status=404) from None
+        raise ApplicationError(f"study '{slug}' does not exist", code=UNKNOWN_STUDY, status=404) from None
 
 
 def _psycopg_cursor() -> Any:

@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from core.error_codes import MODEL_NOT_FOUND
 from core.errors import ApplicationError
 from scoring.content_errors.editors import ContentEdit
+from scoring.error_codes import MISSING_DEPENDENCY, MODEL_NOT_LOADABLE
 
 PROMPTS = {
     "substitution": "Change one number, name, date or noun so that the meaning is wrong.",
@@ -36,18 +38,18 @@ class ModelEditor:
     def __init__(self, *, path: str, max_new_tokens: int = 40) -> None:
         model_dir = Path(path)
         if not model_dir.is_dir():
-            raise ApplicationError(f"Model: {path} is not a directory with a saved model.", code="model_not_found",
+            raise ApplicationError(f"Model: {path} is not a directory with a saved model.", code=MODEL_NOT_FOUND,
                                    field="model")
         try:
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - the models group is installed in tests
             raise ApplicationError("Model: needs transformers (pip install '.[models]').", field="model",
-                                   code="missing_dependency") from exc
+                                   code=MISSING_DEPENDENCY) from exc
         try:
             self.tokenizer: Any = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
             self.model: Any = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True)
         except (OSError, ValueError) as exc:
-            raise ApplicationError(f"Model: {path} could not be loaded ({exc}).", code="model_not_loadable",
+            raise ApplicationError(f"Model: {path} could not be loaded ({exc}).", code=MODEL_NOT_LOADABLE,
                                    field="model") from exc
         self.model.eval()
         self.name = f"model:{model_dir.name}"

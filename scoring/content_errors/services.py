@@ -13,7 +13,9 @@ from annotation.services.studies import QUESTION_PRESETS, study_create
 from core.errors import ApplicationError
 from scoring.content_errors.editors import ERROR_TYPES, ContentEdit, content_error_make
 from scoring.content_errors.pairs import RewritePair
+from scoring.error_codes import INVALID_DECISION, INVALID_ERROR_TYPE, NOTHING_ACCEPTED
 from scoring.models import ContentError, ContentErrorSet
+from tasks.error_codes import CONFLICT
 
 Editor = Callable[[str, str, int], ContentEdit | None]
 
@@ -29,7 +31,7 @@ def content_errors_generate(*, pairs: Sequence[RewritePair], error_types: Sequen
     bad = [t for t in error_types if t not in ERROR_TYPES]
     if bad or not error_types:
         raise ApplicationError(f"error types must be among {', '.join(ERROR_TYPES)}; got {', '.join(bad) or 'none'}",
-                               code="invalid_error_type")
+                               code=INVALID_ERROR_TYPE)
     made: list[dict[str, Any]] = []
     skipped: Counter[str] = Counter()
     for index, pair in enumerate(pairs):
@@ -54,7 +56,7 @@ def content_error_set_build(*, name: str, pairs: Sequence[RewritePair], source: 
     """Generate one error of each asked type per pair (rule-based, or by the local model at `model_path`) and store
     them pending review. Pairs an editor finds nothing to change in are counted as skipped."""
     if ContentErrorSet.objects.filter(name=name).exists():
-        raise ApplicationError(f"a content-error set named {name!r} already exists", code="conflict", status=409)
+        raise ApplicationError(f"a content-error set named {name!r} already exists", code=CONFLICT, status=409)
     editor: Editor = _rules
     if model_path:
         from scoring.content_errors.generative import ModelEditor
@@ -85,7 +87,7 @@ def content_errors_review(*, error_ids: Sequence[int], decision: str, reviewer: 
     """Accept or reject generated errors (the researcher's review before raters see them); returns how many."""
     if decision not in (ContentError.Review.ACCEPTED, ContentError.Review.REJECTED, ContentError.Review.PENDING):
         raise ApplicationError(f"decision must be accepted, rejected or pending, not {decision!r}",
-                               code="invalid_decision")
+                               code=INVALID_DECISION)
     with transaction.atomic():
         return ContentError.objects.filter(pk__in=list(error_ids)).update(
             review=decision, reviewed_by=reviewer, reviewed_at=timezone.now())
@@ -99,11 +101,11 @@ def content_error_study_create(*, error_set: ContentErrorSet, slug: str, annotat
         error_set = ContentErrorSet.objects.select_for_update().get(pk=error_set.pk)
         if error_set.study_id is not None:
             raise ApplicationError(f"set {error_set.name!r} already has the study {error_set.study.slug!r}",
-                                   code="conflict", status=409)
+                                   code=CONFLICT, status=409)
         accepted = list(error_set.errors.filter(review=ContentError.Review.ACCEPTED).order_by("pk"))
         if not accepted:
             raise ApplicationError(f"set {error_set.name!r} has no accepted errors: review them first",
-                                   code="nothing_accepted")
+                                   code=NOTHING_ACCEPTED)
         items: list[dict[str, Any]] = []
         good_seen: set[str] = set()
         for error in accepted:

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from core.errors import ApplicationError
+from scoring.error_codes import INVALID_FORMAT
 from tasks.stel import tsv as stel_tsv
 
 STEL_COLUMNS = stel_tsv.COLUMNS  # the format is defined once, in tasks.stel.tsv
@@ -193,7 +194,7 @@ FORMAT_CHOICES = [(spec.name, spec.label) for spec in EXPORT_FORMATS.values()]
 def format_get(name: str) -> ExportFormat:
     spec = EXPORT_FORMATS.get(name)
     if spec is None:
-        raise ApplicationError(f"Format must be one of {', '.join(FORMATS)}, not '{name}'.", code="invalid_format",
+        raise ApplicationError(f"Format must be one of {', '.join(FORMATS)}, not '{name}'.", code=INVALID_FORMAT,
                                field="format")
     return spec
 

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from core.errors import ApplicationError
+from scoring.error_codes import INVALID_OUT
 from scoring.export.formats import file_facts, row_columns, write_parquet
 from scoring.export.selection import SPLIT_RANK
 
@@ -86,11 +87,11 @@ def hub_folder_check(out: Path) -> None:
     """The folder may be new, empty, or one an earlier hub export wrote (it is replaced whole); anything else is
     refused, so that no stray file is published with the benchmark."""
     if out.exists() and not out.is_dir():
-        raise ApplicationError(f"Out: {out} is a file; the hub format writes a folder", code="invalid_out",
+        raise ApplicationError(f"Out: {out} is a file; the hub format writes a folder", code=INVALID_OUT,
                                field="out")
     if out.is_dir() and any(out.iterdir()) and not (out / HUB_MARKER).is_file():
         raise ApplicationError(f"Out: {out} is a folder with other files in it; give a new or empty folder (or one "
-                               "an earlier hub export wrote)", code="invalid_out", field="out")
+                               "an earlier hub export wrote)", code=INVALID_OUT, field="out")
 
 
 def hub_folder_replace(staging: Path, out: Path) -> None:

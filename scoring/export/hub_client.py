@@ -16,6 +16,14 @@ from typing import Any
 from django.conf import settings
 
 from core.errors import ApplicationError
+from scoring.error_codes import (
+    HUB_ERROR,
+    HUB_OUTCOME_UNKNOWN,
+    HUB_RATE_LIMITED,
+    HUB_UNAUTHORIZED,
+    HUB_UNREACHABLE,
+    MISSING_TOKEN,
+)
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 TOKEN_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
@@ -40,7 +48,7 @@ def hub_token() -> str:
     token = next((os.environ[name].strip() for name in TOKEN_VARIABLES if os.environ.get(name, "").strip()), "")
     if not token:
         raise ApplicationError("No Hugging Face token: set HF_TOKEN in the environment (a token with write access to "
-                               "the repository's owner) and run again; nothing was uploaded.", code="missing_token",
+                               "the repository's owner) and run again; nothing was uploaded.", code=MISSING_TOKEN,
                                status=400)
     return token
 
@@ -80,12 +88,12 @@ def _http_error(exc: Exception, *, during: str) -> ApplicationError:
     status = getattr(response, "status_code", None)
     if status in (401, 403):
         return ApplicationError(f"The hub refused the token while {during} (HTTP {status}): it needs write access to "
-                                "the repository's owner.", code="hub_unauthorized", status=403)
+                                "the repository's owner.", code=HUB_UNAUTHORIZED, status=403)
     if status == 429:
         return ApplicationError(f"The hub is rate-limiting ({during}, HTTP 429): try again later.",
-                                code="hub_rate_limited", status=503)
+                                code=HUB_RATE_LIMITED, status=503)
     message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return ApplicationError(f"The hub answered an error while {during}: {message}", code="hub_error", status=502)
+    return ApplicationError(f"The hub answered an error while {during}: {message}", code=HUB_ERROR, status=502)
 
 
 def hub_upload_folder(*, folder: Path, repo: str, token: str, private: bool, message: str) -> HubCommit:
@@ -108,7 +116,7 @@ def _upload(*, api: Any, folder: Path, repo: str, private: bool, message: str) -
         raise _http_error(exc, during=f"creating {repo}") from exc
     except (httpx2.TimeoutException, httpx2.NetworkError) as exc:
         raise ApplicationError(f"The hub did not answer while creating {repo} ({type(exc).__name__}); nothing was "
-                               "uploaded. Try again later.", code="hub_unreachable", status=503) from exc
+                               "uploaded. Try again later.", code=HUB_UNREACHABLE, status=503) from exc
     try:
         commit = api.upload_folder(folder_path=str(folder), repo_id=repo, repo_type="dataset",
                                    commit_message=message)
@@ -117,6 +125,6 @@ def _upload(*, api: Any, folder: Path, repo: str, private: bool, message: str) -
     except (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
         raise HubOutcomeUnknown(
             f"The hub did not answer while uploading to {repo} ({type(exc).__name__}): the commit may or may not have "
-            "been made. Look at the repository before publishing again.", code="hub_outcome_unknown",
+            "been made. Look at the repository before publishing again.", code=HUB_OUTCOME_UNKNOWN,
             status=504) from exc
     return HubCommit(url=str(commit.commit_url), oid=str(commit.oid), repo_url=str(repo_url))

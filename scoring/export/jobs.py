@@ -14,6 +14,7 @@ from django.http import FileResponse
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue
 from core.models import Job
+from scoring.error_codes import FILE_MISSING, INVALID_FILE, NOT_COMPUTED
 from scoring.export.formats import EXPORT_FORMATS, card_paths, croissant_path
 from scoring.export.selection import Selection
 from scoring.export.services import benchmark_export, export_check, export_selection_check
@@ -66,7 +67,7 @@ def export_file(*, export: BenchmarkExport, which: str) -> FileResponse:
     """The export's data file (a hub folder: as a zip), its dataset card (JSON or Markdown) or its Croissant."""
     allowed = export_downloads(export)
     if which not in allowed:
-        raise ApplicationError(f"Download one of {', '.join(allowed)}, not '{which}'.", code="invalid_file")
+        raise ApplicationError(f"Download one of {', '.join(allowed)}, not '{which}'.", code=INVALID_FILE)
     folder = EXPORT_FORMATS[export.format].folder
     data = Path(export.path)
     if which == "zip":
@@ -80,7 +81,7 @@ def export_file(*, export: BenchmarkExport, which: str) -> FileResponse:
 def folder_zip_download(*, folder: Path, what: str) -> FileResponse:
     """The folder as one zip (files in sorted order under the folder's name), built in a temporary file."""
     if not folder.is_dir():
-        raise ApplicationError(f"The {what} is no longer on the server.", code="file_missing", status=410)
+        raise ApplicationError(f"The {what} is no longer on the server.", code=FILE_MISSING, status=410)
     handle = tempfile.TemporaryFile()
     with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -91,12 +92,12 @@ def folder_zip_download(*, folder: Path, what: str) -> FileResponse:
 
 def file_download(*, path: Path, what: str) -> FileResponse:
     if not path.is_file():
-        raise ApplicationError(f"The {what} is no longer on the server.", code="file_missing", status=410)
+        raise ApplicationError(f"The {what} is no longer on the server.", code=FILE_MISSING, status=410)
     return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
 
 
 def predictions_download(*, run: Any) -> FileResponse:
     """A score run's per-instance predictions (TSV), once computed."""
     if not run.predictions_path:
-        raise ApplicationError(f"Score run #{run.pk} has no predictions yet.", code="not_computed", status=409)
+        raise ApplicationError(f"Score run #{run.pk} has no predictions yet.", code=NOT_COMPUTED, status=409)
     return file_download(path=Path(run.predictions_path), what=f"score run #{run.pk}'s predictions file")

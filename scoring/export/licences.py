@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.errors import ApplicationError
+from scoring.error_codes import NOT_REDISTRIBUTABLE
 from tasks.licences import licence_get
 from tasks.models import Corpus
 
@@ -30,7 +31,7 @@ def export_licences(*, corpora: list[Corpus], ids_only: bool) -> list[dict[str, 
             f"Licence: this export would publish text from {names}, whose licence does not allow redistribution. "
             "Export the ids-only form instead (ids only): instance ids, labels and votes with the recipe to rebuild "
             "the texts from one's own copy of the corpus, as STEL did for GYAFC; or leave that corpus out of the "
-            "selection.", code="not_redistributable", field="ids_only",
+            "selection.", code=NOT_REDISTRIBUTABLE, field="ids_only",
             details={"corpora": [f["corpus"] for f in blocked], "licences": [f["licence"] for f in blocked]})
     return facts
 

@@ -9,6 +9,14 @@ from pathlib import Path
 from django.utils import timezone
 
 from core.errors import ApplicationError
+from scoring.error_codes import (
+    EXPORT_CHANGED,
+    INVALID_HUB,
+    INVALID_REPO,
+    LICENCE_NOT_RECORDED,
+    NOT_A_HUB_EXPORT,
+    NOT_REDISTRIBUTABLE,
+)
 from scoring.export.hub_client import HubOutcomeUnknown, hub_endpoint, hub_token, hub_upload_folder
 from scoring.models import BenchmarkExport, BenchmarkPublication
 from tasks.licences import licence_get
@@ -21,27 +29,27 @@ def publication_check(*, export: BenchmarkExport, hub: str, repo: str) -> Path:
     """What must hold before anything leaves the server: a hub folder, intact, with every licence recorded and
     redistributable (or ids only)."""
     if hub not in HUBS:
-        raise ApplicationError(f"To: one of {', '.join(HUBS)}, not '{hub}'", code="invalid_hub", field="hub")
+        raise ApplicationError(f"To: one of {', '.join(HUBS)}, not '{hub}'", code=INVALID_HUB, field="hub")
     if not REPO.match(repo or ""):
         raise ApplicationError(f"Repo: '{repo}' must be ORG/NAME (letters, digits, '.', '_', '-')",
-                               code="invalid_repo", field="repo")
+                               code=INVALID_REPO, field="repo")
     if export.format != BenchmarkExport.Format.HUB:
         raise ApplicationError(f"Export #{export.pk} is {export.get_format_display()}; publish a hub export "
-                               "(export_benchmark --format hub)", code="not_a_hub_export", field="export")
+                               "(export_benchmark --format hub)", code=NOT_A_HUB_EXPORT, field="export")
     folder = Path(export.path)
     for entry in export.files:
         path = folder / entry["path"]
         if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
             raise ApplicationError(f"Export #{export.pk}: {entry['path']} is missing or changed since the export "
-                                   "(sha256); export again", code="export_changed", status=409)
+                                   "(sha256); export again", code=EXPORT_CHANGED, status=409)
     unrecorded = [i for i, licence in enumerate(export.licences) if not licence]
     if unrecorded:
         raise ApplicationError(f"Export #{export.pk} has text from a corpus without a recorded licence: record it "
                                "(admin, API or import_corpus --licence) and export again before publishing",
-                               code="licence_not_recorded", field="export")
+                               code=LICENCE_NOT_RECORDED, field="export")
     if not export.ids_only and any(licence_get(i) and not licence_get(i).redistributable for i in export.licences):
         raise ApplicationError("Licence: this export holds text that may not be redistributed",
-                               code="not_redistributable", field="export")
+                               code=NOT_REDISTRIBUTABLE, field="export")
     return folder
 
 

@@ -15,6 +15,14 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from core.errors import ApplicationError
+from scoring.error_codes import (
+    FILE_MISSING,
+    INVALID_FILE,
+    INVALID_FORMAT,
+    INVALID_OUT,
+    REBUILD_MISMATCH,
+    UNKNOWN_CORPUS,
+)
 from scoring.export.formats import EXPORT_FORMATS, FILE_FORMATS, IDS_FIELDS, text_digest
 from tasks.models import Corpus, ParallelPair, Setup, TaskInstance
 
@@ -24,7 +32,7 @@ SHOWN = 5  # rows named in an error message
 def ids_rows_read(path: Path) -> list[dict[str, Any]]:
     """The rows of an ids-only JSONL or Parquet file (an export's `ids_only` form)."""
     if not path.is_file():
-        raise ApplicationError(f"{path}: file not found", code="file_missing", status=404)
+        raise ApplicationError(f"{path}: file not found", code=FILE_MISSING, status=404)
     if path.suffix == ".parquet":
         rows = pq.read_table(path).to_pylist()
     else:
@@ -40,7 +48,7 @@ def ids_rows_read(path: Path) -> list[dict[str, Any]]:
     missing = [name for name in IDS_FIELDS if rows and name not in rows[0]]
     if not rows or missing:
         raise ApplicationError(f"{path}: not an ids-only export (missing {', '.join(missing) or 'rows'})",
-                               code="invalid_file")
+                               code=INVALID_FILE)
     return rows
 
 
@@ -68,10 +76,10 @@ def benchmark_rebuild(*, ids_path: Path, out: Path, fmt: str = "stel-tsv",
     spec = EXPORT_FORMATS.get(fmt)
     if spec is None or spec.folder:
         raise ApplicationError(f"Format must be {', '.join(FILE_FORMATS[:-1])} or {FILE_FORMATS[-1]}, not '{fmt}'",
-                               code="invalid_format", field="format")
+                               code=INVALID_FORMAT, field="format")
     out = Path(out).resolve()
     if out.is_dir():
-        raise ApplicationError(f"Out: {out} is a directory; give a file name", code="invalid_out", field="out")
+        raise ApplicationError(f"Out: {out} is a directory; give a file name", code=INVALID_OUT, field="out")
     rows = ids_rows_read(Path(ids_path))
     corpus_map = corpus_map or {}
     names = sorted({corpus_map.get(r["corpus"], r["corpus"]) for r in rows})
@@ -80,7 +88,7 @@ def benchmark_rebuild(*, ids_path: Path, out: Path, fmt: str = "stel-tsv",
     if absent:
         raise ApplicationError(
             f"Corpus: {', '.join(absent)} not imported here; import your copy as the card's recipe says (or map "
-            "the name: OLD=NEW)", code="unknown_corpus", field="corpus_map")
+            "the name: OLD=NEW)", code=UNKNOWN_CORPUS, field="corpus_map")
     pairs = {name: {p.source_id: p for p in ParallelPair.objects.filter(corpus=corpus)}
              for name, corpus in corpora.items()}
     stel_ids = {name: {i.stel_id: i for i in TaskInstance.objects.filter(corpus=corpus)}
@@ -113,7 +121,7 @@ def benchmark_rebuild(*, ids_path: Path, out: Path, fmt: str = "stel-tsv",
             parts.append(f"{len(differ)} row(s) whose rebuilt texts differ from the exported ones (text_sha256; e.g. "
                          f"{', '.join(differ[:SHOWN])}): a different version of the corpus, or imported with other "
                          "options than the recipe's")
-        raise ApplicationError("Nothing written: " + "; ".join(parts), code="rebuild_mismatch",
+        raise ApplicationError("Nothing written: " + "; ".join(parts), code=REBUILD_MISMATCH,
                                details={"missing": missing[:100], "differ": differ[:100]})
     frame = pd.DataFrame.from_records(records)
     frame["votes_text"] = ["" if v < 0 else str(v) for v in frame["votes"]]

@@ -13,6 +13,8 @@ from annotation.models import Study, StudyItem
 from core.errors import ApplicationError
 from scoring.agreement import selectors
 from scoring.agreement.stats.votes import first_k_responses, instance_votes
+from scoring.error_codes import INVALID_SETUP, NOTHING_TO_EXPORT, UNKNOWN_CORPUS
+from tasks.error_codes import INVALID_STATUS, UNKNOWN_COMPONENT
 from tasks.models import Corpus, Setup, StyleComponent, TaskInstance
 
 STATUSES = ("candidate", "validated", "rejected", "all")
@@ -58,16 +60,16 @@ def selection_check(selection: Selection) -> Study | None:
     """The selection's study; unknown names and values are refused in plain words."""
     if selection.status not in STATUSES:
         raise ApplicationError(f"Status must be one of {', '.join(STATUSES)}, not '{selection.status}'.",
-                               code="invalid_status", field="status")
+                               code=INVALID_STATUS, field="status")
     if selection.corpus and not Corpus.objects.filter(name=selection.corpus).exists():
-        raise ApplicationError(f"corpus '{selection.corpus}' does not exist", code="unknown_corpus", status=404,
+        raise ApplicationError(f"corpus '{selection.corpus}' does not exist", code=UNKNOWN_CORPUS, status=404,
                                field="corpus")
     if selection.component and not StyleComponent.objects.filter(name=selection.component).exists():
-        raise ApplicationError(f"style component '{selection.component}' does not exist", code="unknown_component",
+        raise ApplicationError(f"style component '{selection.component}' does not exist", code=UNKNOWN_COMPONENT,
                                field="component")
     if selection.setup and selection.setup not in Setup.values:
         raise ApplicationError(f"setup '{selection.setup}' must be one of {', '.join(Setup.values)}",
-                               code="invalid_setup", field="setup")
+                               code=INVALID_SETUP, field="setup")
     return selectors.study_get(slug=selection.study) if selection.study else None
 
 
@@ -128,7 +130,7 @@ def benchmark_frame(*, selection: Selection, study: Study | None) -> tuple[pd.Da
     the key that versions compare (`corpus/id`). Nothing to export is an error."""
     frame = instances_frame(selection=selection, study=study)
     if frame.empty:
-        raise ApplicationError("no task instances match the export's filters", code="nothing_to_export", status=404)
+        raise ApplicationError("no task instances match the export's filters", code=NOTHING_TO_EXPORT, status=404)
     votes, vote_studies = annotated_votes(instance_ids=frame["instance_id"].astype(int).tolist(), study=study)
     annotated = frame["instance_id"].map(votes)
     published = frame["published_votes"].astype("Float64")

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ApplicationError
+from scoring.error_codes import INVALID_FORMAT, INVALID_OUT, NOTHING_TO_EXPORT
 from scoring.export.card import CardContext, card_build, card_markdown
 from scoring.export.croissant import croissant_build
 from scoring.export.formats import (
@@ -34,6 +35,7 @@ from scoring.export.licences import export_licences, hub_licence_ids
 from scoring.export.selection import Selection, benchmark_frame, instances_frame, selection_check
 from scoring.export.versions import manifest_of, version_next
 from scoring.models import BenchmarkExport, FilterRun
+from tasks.error_codes import INVALID_NAME
 from tasks.models import Corpus
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,149}$")
@@ -48,7 +50,7 @@ def _out_check(spec: ExportFormat, out: Path) -> None:
     if spec.folder:
         hub_folder_check(out)
     elif out.is_dir():
-        raise ApplicationError(f"Out: {out} is a directory; give a file name", code="invalid_out", field="out")
+        raise ApplicationError(f"Out: {out} is a directory; give a file name", code=INVALID_OUT, field="out")
 
 
 def _latest_filter(*, studies: list[Any]) -> FilterRun | None:
@@ -69,11 +71,11 @@ def export_check(*, fmt: str, selection: Selection, name: str, ids_only: bool) -
     study = selection_check(selection)
     if ids_only and not spec.ids_only:
         raise ApplicationError(f"Ids only: the {spec.label} format holds the texts; the ids-only form is written as "
-                               "jsonl, parquet or hub", code="invalid_format", field="ids_only")
+                               "jsonl, parquet or hub", code=INVALID_FORMAT, field="ids_only")
     name = name.strip() or selection.default_name()
     if not NAME.match(name):
         raise ApplicationError(f"Name: '{name}' must be 1–150 letters, digits, '.', '_' or '-', starting with a "
-                               "letter or digit", code="invalid_name", field="name")
+                               "letter or digit", code=INVALID_NAME, field="name")
     return spec, study, name
 
 
@@ -82,7 +84,7 @@ def export_selection_check(*, selection: Selection, study: Any, ids_only: bool) 
     frame = instances_frame(selection=selection, study=study)
     if frame.empty:
         raise ApplicationError("No task instances match this selection: nothing to export.",
-                               code="nothing_to_export")
+                               code=NOTHING_TO_EXPORT)
     corpora = list(Corpus.objects.filter(pk__in=[int(i) for i in frame["corpus_id"].unique()]).order_by("name"))
     export_licences(corpora=corpora, ids_only=ids_only)
 

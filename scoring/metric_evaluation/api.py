@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from core.http_cache import revalidated_response
 from core.views import job_accepted, job_accepted_schema, job_body
+from scoring.error_codes import NOT_COMPUTED
 from scoring.models import MetricEvaluation
 
 from .base import metric_names
@@ -98,7 +99,7 @@ class MetricEvaluationPlotView(APIView):
         """The evaluation's plot (PNG), drawn once and kept as a file; 409 until computed."""
         evaluation = get_object_or_404(_evaluations(), pk=pk)
         if not evaluation.is_computed:
-            return Response({"error": {"code": "not_computed", "message": "the evaluation has not finished yet"}},
+            return Response({"error": {"code": NOT_COMPUTED, "message": "the evaluation has not finished yet"}},
                             status=status.HTTP_409_CONFLICT)
         key = f"metric-evaluation-{evaluation.pk}-{evaluation.computed_at.isoformat()}"
         return revalidated_response(request, key=key, modified=evaluation.computed_at, content_type="image/png",

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from core.errors import ApplicationError
+from scoring.error_codes import BAD_DEVICE, BAD_MODEL_PATH, MISSING_MODEL_PATH, NO_METRICS, UNKNOWN_METRIC
 
 # Models load from local directories only; this also stops libraries that call the hub implicitly
 # (bert-score, sentence-transformers) from trying the network when a path is mistyped.
@@ -73,13 +74,13 @@ def check_model_path(metric: str, options: dict[str, Any], default: Path | None 
     if not raw:
         raise ApplicationError(
             f"metric {metric!r} needs a local model directory: give its model path (a directory on the server)",
-            code="missing_model_path", field=MODEL_FIELDS.get(metric, "model_path"),
+            code=MISSING_MODEL_PATH, field=MODEL_FIELDS.get(metric, "model_path"),
         )
     path = Path(raw).expanduser()
     if not path.is_dir() or not (path / "config.json").is_file():
         raise ApplicationError(
             f"metric {metric!r}: model path {str(path)!r} is not a local model directory with a config.json",
-            code="bad_model_path", field=MODEL_FIELDS.get(metric, "model_path"),
+            code=BAD_MODEL_PATH, field=MODEL_FIELDS.get(metric, "model_path"),
         )
     options["model_path"] = str(path.resolve())
     return options
@@ -92,9 +93,9 @@ def resolve_device(requested: str | None) -> str:
     if requested == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if requested not in {"cpu", "cuda"}:
-        raise ApplicationError(f"device must be auto, cpu or cuda, not {requested!r}", code="bad_device")
+        raise ApplicationError(f"device must be auto, cpu or cuda, not {requested!r}", code=BAD_DEVICE)
     if requested == "cuda" and not torch.cuda.is_available():
-        raise ApplicationError("device cuda was requested but no CUDA GPU is available", code="bad_device")
+        raise ApplicationError("device cuda was requested but no CUDA GPU is available", code=BAD_DEVICE)
     return requested
 
 
@@ -140,12 +141,12 @@ def metrics_resolve(names: list[str]) -> list[Metric]:
 
     cleaned = [name.strip() for name in names if name.strip()]
     if not cleaned:
-        raise ApplicationError(f"no metrics given; choose from {', '.join(sorted(REGISTRY))}", code="no_metrics")
+        raise ApplicationError(f"no metrics given; choose from {', '.join(sorted(REGISTRY))}", code=NO_METRICS)
     unknown = [name for name in cleaned if name not in REGISTRY]
     if unknown:
         raise ApplicationError(
             f"unknown metric(s) {', '.join(unknown)}; known metrics: {', '.join(sorted(REGISTRY))}",
-            code="unknown_metric",
+            code=UNKNOWN_METRIC,
         )
     return [REGISTRY[name]() for name in dict.fromkeys(cleaned)]
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 from annotation.models import ItemKind, Participant, Response, StudyItem
 from annotation.services.studies import QUESTION_PRESETS, items_read_jsonl, study_create
 from core.errors import ApplicationError
+from tasks.error_codes import FILE_NOT_FOUND
 
 DEMO_DIR = Path(settings.BASE_DIR) / "scoring" / "demo"
 DEMO_ITEMS = DEMO_DIR / "likert_demo_items.jsonl"
@@ -23,7 +24,7 @@ QUESTIONS = QUESTION_PRESETS["mind-the-style-gap"]
 
 def _read_ratings(path: Path, *, item_ids: set[str], questions: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     if not path.exists():
-        raise ApplicationError(f"Ratings: file {path} not found", code="file_not_found", field="ratings")
+        raise ApplicationError(f"Ratings: file {path} not found", code=FILE_NOT_FOUND, field="ratings")
     rows = []
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import ApplicationError
+from scoring.error_codes import BAD_OPTION
 
 from .base import (
     Metric,
@@ -144,11 +145,11 @@ class LogprobMetric(Metric):
         if set(templates) != set(TEMPLATES):
             raise ApplicationError(
                 f"logprob templates must be exactly {', '.join(TEMPLATES)}; got {', '.join(sorted(templates))}",
-                code="bad_option",
+                code=BAD_OPTION,
             )
         for key, text in templates.items():
             if "{source}" not in text:
-                raise ApplicationError(f"logprob template {key!r} lacks the {{source}} placeholder", code="bad_option")
+                raise ApplicationError(f"logprob template {key!r} lacks the {{source}} placeholder", code=BAD_OPTION)
         options["templates"] = templates
         return options
 

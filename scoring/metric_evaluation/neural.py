@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import ApplicationError
+from scoring.error_codes import BAD_MODEL, BAD_OPTION
 
 from .base import (
     Metric,
@@ -34,7 +35,7 @@ def _common_options(metric: str, options: dict[str, Any], default: Path | None) 
     options["device"] = resolve_device(options.get("device"))
     batch_size = int(options.get("batch_size") or 32)
     if batch_size < 1:
-        raise ApplicationError(f"metric {metric!r}: batch_size must be at least 1", code="bad_option")
+        raise ApplicationError(f"metric {metric!r}: batch_size must be at least 1", code=BAD_OPTION)
     options["batch_size"] = batch_size
     return options
 
@@ -139,7 +140,7 @@ def entailment_index(label2id: dict[str, int]) -> int:
             return int(index)
     raise ApplicationError(
         f"NLI model has no 'entailment' label in config.label2id (labels: {', '.join(label2id)})",
-        code="bad_model",
+        code=BAD_MODEL,
     )
 
 

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from django.db.models import Avg, Count
 
 from annotation.models import ItemKind, Response, Study, StudyItem
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
+from scoring.error_codes import BAD_ITEM, NO_RATINGS, NOT_LIKERT, UNKNOWN_QUESTION
 
 from .base import MetricItem
 
@@ -22,11 +24,11 @@ class RatedItem:
 def likert_study_get(*, slug: str) -> Study:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        raise ApplicationError(f"study {slug!r} does not exist", code="not_found", status=404)
+        raise ApplicationError(f"study {slug!r} does not exist", code=NOT_FOUND, status=404)
     if study.item_kind != ItemKind.LIKERT:
         raise ApplicationError(
             f"study {slug!r} is a {study.item_kind} study; metric meta-evaluation needs a likert study",
-            code="not_likert",
+            code=NOT_LIKERT,
         )
     return study
 
@@ -43,7 +45,7 @@ def rated_items_select(*, study: Study, question: str) -> list[RatedItem]:
     if question not in names:
         raise ApplicationError(
             f"study {study.slug!r} has no question {question!r}; its questions: {', '.join(names) or 'none'}",
-            code="unknown_question",
+            code=UNKNOWN_QUESTION,
         )
     means = {
         row["study_item_id"]: (row["mean"], row["n"])
@@ -54,7 +56,7 @@ def rated_items_select(*, study: Study, question: str) -> list[RatedItem]:
     }
     if not means:
         raise ApplicationError(
-            f"study {study.slug!r} has no valid ratings for question {question!r}", code="no_ratings"
+            f"study {study.slug!r} has no valid ratings for question {question!r}", code=NO_RATINGS
         )
     rated: list[RatedItem] = []
     for row in StudyItem.objects.filter(pk__in=list(means)).order_by("position", "pk").values(
@@ -65,7 +67,7 @@ def rated_items_select(*, study: Study, question: str) -> list[RatedItem]:
             if not isinstance(payload.get(field), str) or not payload[field].strip():
                 raise ApplicationError(
                     f"study {study.slug!r}, item {row['external_id']!r}: payload field {field!r} is missing or empty",
-                    code="bad_item",
+                    code=BAD_ITEM,
                 )
         reference = payload.get("reference")
         mean, n = means[row["pk"]]

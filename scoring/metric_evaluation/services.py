@@ -17,6 +17,7 @@ from django.utils import timezone
 from annotation.models import Study
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, job_progress
+from scoring.error_codes import BAD_OPTION
 from scoring.model_cache.services import model_cache_used
 
 from .base import Metric, metrics_resolve
@@ -62,7 +63,7 @@ def metric_evaluation_prepare(
 ) -> EvaluationRequest:
     """Check everything that can be checked before any model is loaded; raise ApplicationError otherwise."""
     if by not in ("", "style"):
-        raise ApplicationError(f"By must be 'style' (or empty), not {by!r}", code="bad_option", field="by")
+        raise ApplicationError(f"By must be 'style' (or empty), not {by!r}", code=BAD_OPTION, field="by")
     metrics = metrics_resolve(metric_names)
     study = likert_study_get(slug=study_slug)
     items = rated_items_select(study=study, question=question)

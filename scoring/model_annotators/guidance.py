@@ -7,6 +7,7 @@ from typing import Any
 
 from annotation.services.guidance import study_guide_set
 from core.errors import ApplicationError
+from scoring.error_codes import NOT_COMPUTED
 from scoring.models import ModelRun
 
 from .selectors import item_verdicts, model_answers_frame
@@ -17,7 +18,7 @@ def model_guidance_apply(*, run: ModelRun, stop_after: int | None = None) -> dic
     is how many first human answers must agree with the guide to stop an item."""
     if not run.is_computed:
         raise ApplicationError(f"Model run #{run.pk} has not finished: a guide needs the model's answers in every "
-                               "order.", code="not_computed", status=409)
+                               "order.", code=NOT_COMPUTED, status=409)
     study = run.study
     if stop_after is None:
         stop_after = max(1, study.min_correct - 1)

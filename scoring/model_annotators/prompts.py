@@ -21,6 +21,7 @@ from annotation.services.answers import validate_answer
 from annotation.services.display import public_item, public_questions, shown_for_item, swap_answer
 from core.errors import ApplicationError
 from core.model_backends import ChoiceQuestion
+from scoring.error_codes import TOO_MANY_OUTPUTS, UNSUPPORTED_KIND
 
 # The question under each kind of item, as the participant's page words it (annotation/static/annotation/items.js;
 # tests/scoring/test_model_prompts.py checks the two agree).
@@ -53,7 +54,7 @@ def study_kind_check(study: Study) -> None:
     if study.item_kind not in KINDS:
         raise ApplicationError(f"Study '{study.slug}' is a {study.item_kind} study: model annotators answer "
                                "quadruple, triple, style-or-content, Likert and ranking items.",
-                               code="unsupported_kind", field="study")
+                               code=UNSUPPORTED_KIND, field="study")
 
 
 def instructions(study: Study) -> str:
@@ -149,7 +150,7 @@ def _ranking_asks(study: Study, item: StudyItem, text: str) -> Iterator[Ask]:
         if len(outputs) > MAX_RANKED_OUTPUTS:
             raise ApplicationError(f"Item {item.external_id} ranks {len(outputs)} outputs; model annotators rank "
                                    f"at most {MAX_RANKED_OUTPUTS} (one answer per order of them).",
-                                   code="too_many_outputs", field="study")
+                                   code=TOO_MANY_OUTPUTS, field="study")
         labels = {f"T{n}": output["id"] for n, output in enumerate(outputs, start=1)}
         body = (f"Original: {shown['texts']['source']}\n\n" if shown["texts"].get("source") else "") + "\n".join(
             f"T{n}: {output['text']}" for n, output in enumerate(outputs, start=1))
@@ -175,7 +176,7 @@ def item_asks(*, study: Study, item: StudyItem, text: str | None = None) -> list
     if kind == ItemKind.RANKING:
         return list(_ranking_asks(study, item, text))
     raise ApplicationError(f"Item {item.external_id}: model annotators do not answer {kind} items.",
-                           code="unsupported_kind")
+                           code=UNSUPPORTED_KIND)
 
 
 def study_asks(*, study: Study, items: list[StudyItem] | None = None) -> list[Ask]:

@@ -19,11 +19,13 @@ from django.db import transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
+from annotation.error_codes import INVALID_OPTION, NO_ITEMS
 from annotation.models import Study, StudyItem
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, job_progress
 from core.model_backends import ModelBackend, ModelReply, ReplyStatus, backend_create, cache_key
 from core.paths import data_path_check
+from scoring.error_codes import FINISHED
 from scoring.models import ModelAnswer, ModelReplyCache, ModelRun
 
 from .prompts import Ask, study_asks, study_kind_check
@@ -43,9 +45,9 @@ def _number(name: str, label: str, value: Any, *, integer: bool = True) -> Any:
     try:
         number = int(value) if integer else float(value)
     except (TypeError, ValueError):
-        raise ApplicationError(f"{label}: {value!r} is not a number.", code="invalid_option", field=name) from None
+        raise ApplicationError(f"{label}: {value!r} is not a number.", code=INVALID_OPTION, field=name) from None
     if isinstance(value, bool) or not low <= number <= high:
-        raise ApplicationError(f"{label}: must be between {low} and {high}, not {value!r}.", code="invalid_option",
+        raise ApplicationError(f"{label}: must be between {low} and {high}, not {value!r}.", code=INVALID_OPTION,
                                field=name)
     return number
 
@@ -66,14 +68,14 @@ def _options(*, backend: str, concurrency: int, timeout: float, max_retries: int
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise ApplicationError(f"{label}: {value!r} is not a number.", code="invalid_option", field=name) from None
+            raise ApplicationError(f"{label}: {value!r} is not a number.", code=INVALID_OPTION, field=name) from None
         if not number >= 0:
-            raise ApplicationError(f"{label}: must be 0 or more, not {value!r}.", code="invalid_option", field=name)
+            raise ApplicationError(f"{label}: must be 0 or more, not {value!r}.", code=INVALID_OPTION, field=name)
         options[name] = number
     if limit is not None:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ApplicationError(f"Limit: the number of items must be 1 or more, not {limit!r}.",
-                                   code="invalid_option", field="limit")
+                                   code=INVALID_OPTION, field="limit")
         options["limit"] = limit
     return options
 
@@ -102,7 +104,7 @@ def model_run_start(
     study_kind_check(study)
     if not StudyItem.objects.filter(study=study).exists():
         raise ApplicationError(f"Study '{study.slug}' has no items: there is nothing for a model to annotate.",
-                               code="no_items", field="study")
+                               code=NO_ITEMS, field="study")
     options = _options(backend=backend, concurrency=concurrency, timeout=timeout, max_retries=max_retries,
                        backoff=backoff, structured=structured, max_tokens=max_tokens, device=device,
                        price_input=price_input, price_output=price_output, limit=limit, api_key_env=api_key_env)
@@ -141,7 +143,7 @@ def model_run_start(
 def model_run_stop(*, run: ModelRun) -> ModelRun:
     """The stop button: no new question is sent; the answers in are kept, and the run ends as stopped."""
     if run.is_computed:
-        raise ApplicationError(f"Model run #{run.pk} has finished already.", code="finished", status=409)
+        raise ApplicationError(f"Model run #{run.pk} has finished already.", code=FINISHED, status=409)
     ModelRun.objects.filter(pk=run.pk).update(stop_requested=True)
     run.refresh_from_db()
     return run

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import ApplicationError
+from tasks.error_codes import FILE_NOT_FOUND
 from tasks.stel.tsv import stel_tsv_parse
 
 
@@ -34,7 +35,7 @@ def benchmark_read(path: Path | str, *, seen: dict[str, str] | None = None) -> l
     `seen`: the IDs of the files read before (a set of files), each with where it appeared."""
     path = Path(path)
     if not path.is_file():
-        raise ApplicationError(f"benchmark file {path} does not exist", code="file_not_found")
+        raise ApplicationError(f"benchmark file {path} does not exist", code=FILE_NOT_FOUND)
     try:
         data = path.read_bytes()
     except OSError as exc:

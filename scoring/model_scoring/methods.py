@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.utils.module_loading import import_string
 
 from core.errors import ApplicationError
+from scoring.error_codes import UNKNOWN_METHOD
 
 from .base import SimilarityMethod
 from .neural import HfMeanSimilarity, NspSimilarity, SentenceTransformerSimilarity
@@ -77,12 +78,12 @@ def method_create(spec: str, *, device: str = "auto") -> SimilarityMethod:
         try:
             cls = import_string(prefix)
         except ImportError as exc:
-            raise ApplicationError(f"method '{spec}': cannot import {prefix}: {exc}", code="unknown_method") from exc
+            raise ApplicationError(f"method '{spec}': cannot import {prefix}: {exc}", code=UNKNOWN_METHOD) from exc
         if not (isinstance(cls, type) and issubclass(cls, SimilarityMethod)):
             raise ApplicationError(f"method '{spec}': {prefix} is not a subclass of "
-                                   "scoring.model_scoring.base.SimilarityMethod", code="unknown_method")
+                                   "scoring.model_scoring.base.SimilarityMethod", code=UNKNOWN_METHOD)
         method = cls(device=device, argument=argument or None)
         method.name = spec
         return method
     known = ", ".join([*SIMPLE_METHODS, *(f"{p}:<model path>" for p in MODEL_METHODS), "<dotted.path.Class>"])
-    raise ApplicationError(f"unknown method '{spec}'; known methods: {known}", code="unknown_method")
+    raise ApplicationError(f"unknown method '{spec}'; known methods: {known}", code=UNKNOWN_METHOD)

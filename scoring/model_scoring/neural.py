@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from core.error_codes import MODEL_NOT_FOUND
 from core.errors import ApplicationError
+from scoring.error_codes import NO_CUDA
 
 from .base import Progress, SimilarityMethod, _no_progress
 from .simple import distinct_index, rowwise_cosine
@@ -48,10 +50,10 @@ def model_path_resolve(spec: str, argument: str | None) -> Path:
     path = packaged_minilm_path() if argument in MODEL_ALIASES else Path(argument).expanduser()
     if not path.is_dir():
         raise ApplicationError(f"method '{spec}': model directory {path} does not exist (models load from a local "
-                               "path only)", code="model_not_found")
+                               "path only)", code=MODEL_NOT_FOUND)
     if not (path / "config.json").is_file():
         raise ApplicationError(f"method '{spec}': {path} has no config.json, so it is not a Hugging Face model "
-                               "directory", code="model_not_found")
+                               "directory", code=MODEL_NOT_FOUND)
     return path
 
 
@@ -66,7 +68,7 @@ def device_resolve(device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
-        raise ApplicationError("Device cuda was asked for but torch sees no CUDA device", code="no_cuda",
+        raise ApplicationError("Device cuda was asked for but torch sees no CUDA device", code=NO_CUDA,
                                field="device")
     return device
 

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, job_progress
 from core.paths import data_path_check
@@ -36,7 +37,7 @@ def _export_path(export_id: int) -> str:
 
     export = BenchmarkExport.objects.filter(pk=export_id).first()
     if export is None:
-        raise ApplicationError(f"benchmark export #{export_id} does not exist", status=404, code="not_found")
+        raise ApplicationError(f"benchmark export #{export_id} does not exist", status=404, code=NOT_FOUND)
     if export.format != BenchmarkExport.Format.STEL_TSV:
         raise ApplicationError(f"benchmark export #{export_id} is {export.format}; score_stel reads STEL TSV "
                                "exports only")

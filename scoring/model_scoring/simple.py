@@ -22,6 +22,7 @@ from rapidfuzz.distance import Levenshtein
 from scipy import sparse
 
 from core.errors import ApplicationError
+from scoring.error_codes import POS_UNAVAILABLE as POS_UNAVAILABLE_CODE
 
 from .base import Progress, SimilarityMethod, _no_progress
 
@@ -251,7 +252,7 @@ def nltk_pos_tagger() -> Callable[[str], list[str]]:
 
         tagger = PerceptronTagger(lang="eng")
     except (ImportError, LookupError, OSError) as exc:
-        raise ApplicationError(POS_UNAVAILABLE, code="pos_unavailable") from exc
+        raise ApplicationError(POS_UNAVAILABLE, code=POS_UNAVAILABLE_CODE) from exc
     tokenizer = TreebankWordTokenizer()  # rule-based: needs no downloaded data, unlike nltk.word_tokenize
 
     def tag(sentence: str) -> list[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ApplicationError
+from tasks.error_codes import NOTHING_TO_STORE
 from tasks.models import Corpus
 from tasks.services.contraction_rules import APOSTROPHES, RULES_VERSION, STEL_CONTRACTIONS, convert
 from tasks.services.imports import PairRow, component_get, corpus_store, read_text
@@ -114,7 +115,7 @@ def contraction_corpus_build(
         ))
     if not pairs:
         raise ApplicationError(
-            f"{path}: no sentence could be converted ({len(lines)} lines; {dict(skipped)})", code="nothing_to_store"
+            f"{path}: no sentence could be converted ({len(lines)} lines; {dict(skipped)})", code=NOTHING_TO_STORE
         )
     corpus = corpus_store(
         name=name, component=component, import_format=Corpus.Format.BUILT, pairs=pairs,

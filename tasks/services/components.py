@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 from core.errors import ApplicationError
+from tasks.error_codes import COMPONENT_EXISTS, INVALID_COMPONENT
 from tasks.models import StyleComponent
 
 _SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
@@ -27,15 +28,15 @@ def component_build(*, name: str, label_1: str, label_2: str, kind: str, descrip
     name, label_1, label_2 = name.strip(), label_1.strip(), label_2.strip()
     if not name or not _SLUG.match(name) or len(name) > 64:
         raise ApplicationError(f"component name {name!r}: use 1–64 letters, digits, '-' or '_' (STEL's style type)",
-                               code="invalid_component")
+                               code=INVALID_COMPONENT)
     if not label_1 or not label_2 or label_1 == label_2 or max(len(label_1), len(label_2)) > 64:
         raise ApplicationError(f"component {name!r}: two different, non-empty labels of at most 64 characters are "
-                               f"needed (got {label_1!r} and {label_2!r})", code="invalid_component")
+                               f"needed (got {label_1!r} and {label_2!r})", code=INVALID_COMPONENT)
     if kind not in StyleComponent.Kind.values:
         raise ApplicationError(f"component kind {kind!r}: one of {', '.join(StyleComponent.Kind.values)}",
-                               code="invalid_component")
+                               code=INVALID_COMPONENT)
     if StyleComponent.objects.filter(name=name).exists():
-        raise ApplicationError(f"component {name!r} exists already", code="component_exists", status=409)
+        raise ApplicationError(f"component {name!r} exists already", code=COMPONENT_EXISTS, status=409)
     return StyleComponent(name=name, label_1=label_1, label_2=label_2, kind=kind, description=description.strip())
 
 
@@ -45,7 +46,7 @@ def component_save(*, component: StyleComponent) -> StyleComponent:
         with transaction.atomic():
             component.save()
     except IntegrityError:
-        raise ApplicationError(f"component {component.name!r} exists already", code="component_exists",
+        raise ApplicationError(f"component {component.name!r} exists already", code=COMPONENT_EXISTS,
                                status=409) from None
     return component
 

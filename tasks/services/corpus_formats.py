@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ApplicationError
+from tasks.error_codes import UNKNOWN_FORMAT
 from tasks.licences import STEL_ATTRIBUTION, STEL_LICENCE, TURKCORPUS_ATTRIBUTION, TURKCORPUS_LICENCE
 from tasks.services.parsers import PairRow, parse_aligned, parse_pairs
 
@@ -42,5 +43,5 @@ FORMATS = tuple(CORPUS_FORMATS)
 def corpus_format_get(name: str) -> CorpusFormat:
     spec = CORPUS_FORMATS.get(name)
     if spec is None:
-        raise ApplicationError(f"unknown format {name!r} (one of: {', '.join(FORMATS)})", code="unknown_format")
+        raise ApplicationError(f"unknown format {name!r} (one of: {', '.join(FORMATS)})", code=UNKNOWN_FORMAT)
     return spec

@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
 
 from core.errors import ApplicationError
+from tasks.error_codes import CONFLICT, INSTANCES_EXIST, INSTANCES_IN_USE, INVALID_COUNT, TOO_FEW_PAIRS, UNKNOWN_SETUP
 from tasks.models import Corpus, GenerationRun, Order, ParallelPair, Setup, StyleComponent, TaskInstance
 from tasks.services.pair_test import PAIR_TEST_REASONS, STEL_MIN_EDIT_DISTANCE, pair_test
 
@@ -37,10 +38,10 @@ def draws_make(*, n_pairs: int, seed: int, count: int | None) -> Draws:
     """The random part of generation, independent of the setup."""
     if n_pairs < 2:
         raise ApplicationError(f"a corpus needs at least 2 pairs to generate instances; it has {n_pairs}",
-                               code="too_few_pairs")
+                               code=TOO_FEW_PAIRS)
     if count is not None and not 1 <= count <= n_pairs:
         raise ApplicationError(f"Count must be between 1 and the number of pairs ({n_pairs}); got {count}",
-                               code="invalid_count", field="count")
+                               code=INVALID_COUNT, field="count")
     rng = np.random.default_rng(seed)
     if count is None:
         anchors = np.arange(n_pairs)
@@ -126,7 +127,7 @@ def _from_stel(*, corpus: Corpus, setup: str, seed: int, count: int | None,
 
     if setup != Setup.STYLE_OR_CONTENT:
         raise ApplicationError(f"corpus '{corpus.name}' holds imported STEL instances, not pairs: only "
-                               f"style-or-content instances can be generated from it", code="too_few_pairs")
+                               f"style-or-content instances can be generated from it", code=TOO_FEW_PAIRS)
     run = GenerationRun.objects.create(corpus=corpus, setup=setup, seed=seed, count=count,
                                        params={"version": GENERATION_VERSION, "rng": "numpy.default_rng",
                                                "from": "imported STEL quadruples"})
@@ -146,7 +147,7 @@ def instances_generate(
 ) -> GenerationRun:
     """Generate `setup` instances for `corpus` (STEL §4.1) and store them with one bulk insert per batch."""
     if setup not in Setup.values:
-        raise ApplicationError(f"unknown setup {setup!r} (one of: {', '.join(Setup.values)})", code="unknown_setup")
+        raise ApplicationError(f"unknown setup {setup!r} (one of: {', '.join(Setup.values)})", code=UNKNOWN_SETUP)
     with transaction.atomic():
         Corpus.objects.select_for_update().filter(pk=corpus.pk).first()
         previous = TaskInstance.objects.filter(corpus=corpus, setup=setup)
@@ -154,7 +155,7 @@ def instances_generate(
             if not replace:
                 raise ApplicationError(
                     f"corpus '{corpus.name}' has {setup} instances already; choose Replace to generate them anew",
-                    code="instances_exist", status=409, field="replace",
+                    code=INSTANCES_EXIST, status=409, field="replace",
                 )
             try:
                 GenerationRun.objects.filter(corpus=corpus, setup=setup).delete()
@@ -162,7 +163,7 @@ def instances_generate(
             except ProtectedError:
                 raise ApplicationError(
                     f"corpus '{corpus.name}' has {setup} instances used in a study; they cannot be replaced",
-                    code="instances_in_use", status=409,
+                    code=INSTANCES_IN_USE, status=409,
                 ) from None
         if corpus.import_format == Corpus.Format.STEL:
             return _from_stel(corpus=corpus, setup=setup, seed=seed, count=count, progress=progress)
@@ -187,7 +188,7 @@ def instances_generate(
                 if progress:
                     progress(min(start + INSERT_BATCH, total), total)
         except IntegrityError as exc:  # e.g. an imported STEL instance with the same ID in this corpus
-            raise ApplicationError(f"could not store instances: {exc}", code="conflict", status=409) from None
+            raise ApplicationError(f"could not store instances: {exc}", code=CONFLICT, status=409) from None
         run.n_instances = total
         run.save(update_fields=["n_instances"])
     return run

@@ -10,6 +10,21 @@ from typing import Any
 from django.db import transaction
 
 from core.errors import ApplicationError
+from tasks.error_codes import (
+    COMPONENT_MISMATCH,
+    CORPUS_EXISTS,
+    DUPLICATE_ID,
+    EMPTY_FILE,
+    EMPTY_TEXT,
+    INVALID_LANGUAGE,
+    INVALID_NAME,
+    INVALID_VALUE,
+    MISSING_COMPONENT,
+    MIXED_COMPONENTS,
+    NO_FILES,
+    UNKNOWN_COMPONENT,
+    UNKNOWN_NORMALIZER,
+)
 from tasks.licences import (
     GYAFC,
     GYAFC_ATTRIBUTION,
@@ -42,7 +57,7 @@ def component_get(*, name: str) -> StyleComponent:
         return StyleComponent.objects.get(name=name)
     except StyleComponent.DoesNotExist:
         known = ", ".join(StyleComponent.objects.values_list("name", flat=True))
-        raise ApplicationError(f"unknown style component '{name}' (known: {known})", code="unknown_component") from None
+        raise ApplicationError(f"unknown style component '{name}' (known: {known})", code=UNKNOWN_COMPONENT) from None
 
 
 @transaction.atomic
@@ -65,23 +80,23 @@ def corpus_store(
     """Create corpus `name` with `pairs` in one transaction; refuse an existing name unless `replace`."""
     licence = licence_resolve(licence)
     if not name.strip():
-        raise ApplicationError("corpus name must not be empty", code="invalid_name")
+        raise ApplicationError("corpus name must not be empty", code=INVALID_NAME)
     existing = Corpus.objects.select_for_update().filter(name=name).first()
     if existing is not None:
         if not replace:
             raise ApplicationError(
-                f"corpus '{name}' exists already; choose Replace to overwrite it", code="corpus_exists", status=409,
+                f"corpus '{name}' exists already; choose Replace to overwrite it", code=CORPUS_EXISTS, status=409,
                 field="replace",
             )
         existing.delete()
     seen: dict[str, int] = {}
     for index, pair in enumerate(pairs):
         if not pair.text_1.strip() or not pair.text_2.strip():
-            raise ApplicationError(f"pair {pair.source_id!r} has an empty text", code="empty_text")
+            raise ApplicationError(f"pair {pair.source_id!r} has an empty text", code=EMPTY_TEXT)
         if pair.source_id in seen:
             raise ApplicationError(
                 f"duplicate id {pair.source_id!r} (pairs {seen[pair.source_id] + 1} and {index + 1})",
-                code="duplicate_id",
+                code=DUPLICATE_ID,
             )
         seen[pair.source_id] = index
     corpus = Corpus.objects.create(
@@ -117,7 +132,7 @@ def corpus_licence_update(*, corpus: Corpus, licence: str | None = None, attribu
         changed.append("attribution")
     if language is not None:
         if not language.strip():
-            raise ApplicationError("Language: give a BCP-47 tag such as en", code="invalid_language", field="language")
+            raise ApplicationError("Language: give a BCP-47 tag such as en", code=INVALID_LANGUAGE, field="language")
         corpus.language = language.strip()
         changed.append("language")
     if changed:
@@ -151,19 +166,19 @@ def corpus_store_stel(
     """Store published STEL instances as task instances of a corpus without pairs."""
     style_types = sorted({row.style_type for row in rows})
     if not rows:
-        raise ApplicationError(f"{', '.join(map(str, paths))}: no instances found", code="empty_file")
+        raise ApplicationError(f"{', '.join(map(str, paths))}: no instances found", code=EMPTY_FILE)
     if component is None:
         if len(style_types) != 1:
             raise ApplicationError(
                 f"the files mix style types {style_types}; import each style type as its own corpus",
-                code="mixed_components",
+                code=MIXED_COMPONENTS,
             )
         component = component_get(name=style_types[0])
     for row in rows:
         if row.style_type != component.name:
             raise ApplicationError(
                 f"line {row.line}: style type {row.style_type!r} differs from the component {component.name!r}",
-                code="component_mismatch", field="component",
+                code=COMPONENT_MISMATCH, field="component",
             )
     corpus = corpus_store(
         name=name, component=component, import_format=Corpus.Format.STEL, pairs=[],
@@ -234,12 +249,12 @@ def corpus_import(
     licence, attribution = import_licence(import_format=import_format, paths=paths, licence=licence,
                                           attribution=attribution)
     if not paths:
-        raise ApplicationError("no input files given", code="no_files")
+        raise ApplicationError("no input files given", code=NO_FILES)
     if min_edit_distance is not None and min_edit_distance < 0:
-        raise ApplicationError("Min edit distance must be 0 or more", code="invalid_value", field="min_edit_distance")
+        raise ApplicationError("Min edit distance must be 0 or more", code=INVALID_VALUE, field="min_edit_distance")
     if normalizer not in NORMALIZERS:
         raise ApplicationError(
-            f"unknown normalizer {normalizer!r} (one of: {', '.join(NORMALIZERS)})", code="unknown_normalizer"
+            f"unknown normalizer {normalizer!r} (one of: {', '.join(NORMALIZERS)})", code=UNKNOWN_NORMALIZER
         )
     if detokenize is None:
         detokenize = import_format in DETOKENIZE_BY_DEFAULT
@@ -261,7 +276,7 @@ def corpus_import(
                         "instances": corpus.n_instances, "pairs": 0, "skipped": 0, "texts_changed": changed,
                         "licence": corpus.licence, **text_params}
     if not component:
-        raise ApplicationError("Component is required for this format", code="missing_component", field="component")
+        raise ApplicationError("Component is required for this format", code=MISSING_COMPONENT, field="component")
     comp = _component_resolve(component, create_component, [])
     if min_edit_distance is None:
         min_edit_distance = default_min_edit_distance(comp)

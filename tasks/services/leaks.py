@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import ApplicationError
+from tasks.error_codes import INVALID_VALUE, NO_INSTANCES, UNKNOWN_SETUP
 from tasks.models import Corpus, Order, Setup, TaskInstance
 from tasks.services.generation import _min_edit_distance  # the threshold generation tested the corpus with
 from tasks.services.normalization import has_tokenization_artefact
@@ -133,10 +134,10 @@ def instances_audit(
     (divided by the number of features: Bonferroni), and an accuracy on decided instances of at least
     `min_accuracy_decided`."""
     if setup is not None and setup not in Setup.values:
-        raise ApplicationError(f"unknown setup {setup!r} (one of: {', '.join(Setup.values)})", code="unknown_setup")
+        raise ApplicationError(f"unknown setup {setup!r} (one of: {', '.join(Setup.values)})", code=UNKNOWN_SETUP)
     if not 0 < alpha < 1 or not 0.5 < min_accuracy_decided <= 1 or min_decided < 1:
         raise ApplicationError("alpha must be in (0, 1), min_accuracy_decided in (0.5, 1], min_decided ≥ 1",
-                               code="invalid_value")
+                               code=INVALID_VALUE)
     queryset = TaskInstance.objects.filter(corpus=corpus)
     if setup:
         queryset = queryset.filter(setup=setup)
@@ -145,7 +146,7 @@ def instances_audit(
     rows = [(a1, a2, s1, s2, 1 if order == Order.S1_S2 else 2) for _, _, a1, a2, s1, s2, order in stored]
     if not rows:
         raise ApplicationError(f"corpus '{corpus.name}' has no{' ' + setup if setup else ''} instances to audit; "
-                               "generate instances first", code="no_instances")
+                               "generate instances first", code=NO_INSTANCES)
     report = rows_audit(rows=rows, component=corpus.component.name, setup=setup, alpha=alpha,
                         min_accuracy_decided=min_accuracy_decided, min_decided=min_decided, style_markers=style_markers)
     artefacts = artefact_only_pairs(stored, min_edit_distance=_min_edit_distance(corpus))
@@ -188,7 +189,7 @@ def rows_audit(
     unknown = sorted(set(markers) - {feature.name for feature in FEATURES})
     if unknown:
         raise ApplicationError(f"unknown feature(s) {', '.join(unknown)} (known: "
-                               f"{', '.join(f.name for f in FEATURES)})", code="invalid_value")
+                               f"{', '.join(f.name for f in FEATURES)})", code=INVALID_VALUE)
     features = [feature_audit(instances=rows, feature=feature, alpha=threshold,
                               min_accuracy_decided=min_accuracy_decided, min_decided=min_decided,
                               style_marker=feature.name in markers)

@@ -18,6 +18,7 @@ from typing import Any
 from django.db import transaction
 
 from core.errors import ApplicationError
+from tasks.error_codes import INVALID_STATUS, NOTHING_TO_STORE, PATH_TOO_LONG, UNCHANGED, UNTRANSLATED
 from tasks.models import Corpus, NumberSubstitutionCandidate
 from tasks.services.builders import text_lines_read
 from tasks.services.imports import PairRow, component_get, corpus_store
@@ -179,7 +180,7 @@ def nsubs_candidates_load(*, scan: NsubsScan) -> tuple[int, int]:
     """
     source_file = str(scan.path.resolve())
     if len(source_file) > 500:
-        raise ApplicationError(f"{source_file}: path longer than 500 characters", code="path_too_long")
+        raise ApplicationError(f"{source_file}: path longer than 500 characters", code=PATH_TOO_LONG)
     existing = set(
         NumberSubstitutionCandidate.objects.filter(source_file=source_file).values_list("line_number", flat=True)
     )
@@ -198,7 +199,7 @@ def nsubs_candidates_load(*, scan: NsubsScan) -> tuple[int, int]:
 def nsubs_candidates_set_status(*, ids: Iterable[int], status: str) -> int:
     """Accept or reject candidates; accepting needs a translation that differs from the text."""
     if status not in NumberSubstitutionCandidate.Status.values:
-        raise ApplicationError(f"unknown status {status!r}", code="invalid_status")
+        raise ApplicationError(f"unknown status {status!r}", code=INVALID_STATUS)
     candidates = NumberSubstitutionCandidate.objects.select_for_update().filter(pk__in=list(ids))
     if status == NumberSubstitutionCandidate.Status.ACCEPTED:
         _check_translated(candidates)
@@ -209,12 +210,12 @@ def _check_translated(candidates: Iterable[NumberSubstitutionCandidate]) -> None
     untranslated = [c for c in candidates if not c.translation.strip()]
     if untranslated:
         where = ", ".join(f"#{c.pk} ({c.source_file} line {c.line_number})" for c in untranslated[:10])
-        raise ApplicationError(f"{len(untranslated)} candidate(s) have no translation: {where}", code="untranslated")
+        raise ApplicationError(f"{len(untranslated)} candidate(s) have no translation: {where}", code=UNTRANSLATED)
     unchanged = [c for c in candidates if c.translation.strip() == c.text.strip()]
     if unchanged:
         where = ", ".join(f"#{c.pk} ({c.source_file} line {c.line_number})" for c in unchanged[:10])
         raise ApplicationError(
-            f"{len(unchanged)} candidate(s) have a translation equal to the text: {where}", code="unchanged"
+            f"{len(unchanged)} candidate(s) have a translation equal to the text: {where}", code=UNCHANGED
         )
 
 
@@ -228,7 +229,7 @@ def nsubs_corpus_build(*, name: str, ids: Iterable[int] | None = None, replace: 
         queryset = queryset.filter(pk__in=list(ids))
     candidates = list(queryset.order_by("source_file", "line_number"))
     if not candidates:
-        raise ApplicationError("no accepted candidates to build a corpus from", code="nothing_to_store")
+        raise ApplicationError("no accepted candidates to build a corpus from", code=NOTHING_TO_STORE)
     _check_translated(candidates)
     files = sorted({c.source_file for c in candidates})
     pairs = [

@@ -16,6 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ApplicationError
+from tasks.error_codes import (
+    DUPLICATE_ID,
+    EMPTY_ID,
+    EMPTY_TEXT,
+    FILE_NOT_FOUND,
+    INVALID_ENCODING,
+    INVALID_JSON,
+    MALFORMED_ROW,
+    MISSING_COLUMNS,
+    NOT_A_FILE,
+    UNEQUAL_LINE_COUNTS,
+    UNKNOWN_FILE_TYPE,
+    WRONG_FILE_COUNT,
+)
 from tasks.services.pair_test import PAIR_TEST_REASONS, pair_test
 from tasks.stel import tsv as stel_tsv
 
@@ -46,16 +60,16 @@ def read_text(path: str | Path) -> str:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise ApplicationError(f"{path}: file not found", code="file_not_found") from None
+        raise ApplicationError(f"{path}: file not found", code=FILE_NOT_FOUND) from None
     except IsADirectoryError:
-        raise ApplicationError(f"{path}: is a directory, not a file", code="not_a_file") from None
+        raise ApplicationError(f"{path}: is a directory, not a file", code=NOT_A_FILE) from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ApplicationError(
             f"{path}, line {line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
-            code="invalid_encoding",
+            code=INVALID_ENCODING,
         ) from None
 
 
@@ -70,19 +84,19 @@ def parse_aligned(paths: Sequence[str | Path]) -> tuple[list[PairRow], dict[str,
     """Two files, line i of the first (style 1) parallel to line i of the second (style 2)."""
     if len(paths) != 2:
         raise ApplicationError(
-            f"format 'aligned' needs exactly two files (style 1, style 2); got {len(paths)}", code="wrong_file_count"
+            f"format 'aligned' needs exactly two files (style 1, style 2); got {len(paths)}", code=WRONG_FILE_COUNT
         )
     first, second = (_lines(read_text(p)) for p in paths)
     if len(first) != len(second):
         raise ApplicationError(
             f"{paths[0]} has {len(first)} lines but {paths[1]} has {len(second)}: aligned files need equal line counts",
-            code="unequal_line_counts",
+            code=UNEQUAL_LINE_COUNTS,
         )
     rows = []
     for number, (text_1, text_2) in enumerate(zip(first, second, strict=True), start=1):
         for path, text in ((paths[0], text_1), (paths[1], text_2)):
             if not text.strip():
-                raise ApplicationError(f"{path}, line {number}: empty text", code="empty_text")
+                raise ApplicationError(f"{path}, line {number}: empty text", code=EMPTY_TEXT)
         rows.append(PairRow(source_id=str(number), text_1=text_1.strip(), text_2=text_2.strip()))
     return rows, {"lines": len(rows)}
 
@@ -117,13 +131,13 @@ def parse_turkcorpus(
                 raise ApplicationError(
                     f"{path}, line {number}: expected {TURKCORPUS_COLUMNS} tab-separated columns (id, complex, "
                     f"turk_0 … turk_7); found {len(cells)}",
-                    code="missing_columns",
+                    code=MISSING_COLUMNS,
                 )
             stats["rows_read"] += 1
             row_index, index = index, index + 1
             row_id = cells[0].strip()
             if not row_id:
-                raise ApplicationError(f"{path}, line {number}: empty id", code="empty_id")
+                raise ApplicationError(f"{path}, line {number}: empty id", code=EMPTY_ID)
             complex_raw = cells[1].strip()
             complex_text = normalize(complex_raw) if normalize else complex_raw
             reason, draws = "empty", 0
@@ -194,12 +208,12 @@ def parse_pairs(paths: Sequence[str | Path]) -> tuple[list[PairRow], dict[str, A
             where = f"{path}, line {number}"
             text_a, text_b = (str(record.get(key) or "").strip() for key in ("text_a", "text_b"))
             if not text_a or not text_b:
-                raise ApplicationError(f"{where}: empty {'text_a' if not text_a else 'text_b'}", code="empty_text")
+                raise ApplicationError(f"{where}: empty {'text_a' if not text_a else 'text_b'}", code=EMPTY_TEXT)
             raw_id = record.get("id")
             source_id = prefix + (str(raw_id).strip() if raw_id not in (None, "") else str(number))
             if source_id in origin:
                 raise ApplicationError(
-                    f"{where}: duplicate id {source_id!r} (first seen at {origin[source_id]})", code="duplicate_id"
+                    f"{where}: duplicate id {source_id!r} (first seen at {origin[source_id]})", code=DUPLICATE_ID
                 )
             origin[source_id] = where
             rows.append(PairRow(source_id=source_id, text_1=text_a, text_2=text_b))
@@ -217,7 +231,7 @@ def records_read(path: str | Path, text: str, *, required: Sequence[str] = (),
     if suffix in {".csv", ".tsv", ".tab"}:
         return _delimited_records(path, text, "," if suffix == ".csv" else "\t", required)
     raise ApplicationError(unknown_type or f"{path}: reads .csv, .tsv or .jsonl files, not '{suffix}'",
-                           code="unknown_file_type")
+                           code=UNKNOWN_FILE_TYPE)
 
 
 def _jsonl_records(path: str | Path, text: str, required: Sequence[str]) -> list[tuple[int, dict[str, Any]]]:
@@ -228,13 +242,13 @@ def _jsonl_records(path: str | Path, text: str, required: Sequence[str]) -> list
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ApplicationError(f"{path}, line {number}: invalid JSON ({exc.msg})", code="invalid_json") from None
+            raise ApplicationError(f"{path}, line {number}: invalid JSON ({exc.msg})", code=INVALID_JSON) from None
         if not isinstance(record, dict):
-            raise ApplicationError(f"{path}, line {number}: expected a JSON object", code="invalid_json")
+            raise ApplicationError(f"{path}, line {number}: expected a JSON object", code=INVALID_JSON)
         missing = [key for key in required if key not in record]
         if missing:
             raise ApplicationError(
-                f"{path}, line {number}: missing field(s) {', '.join(missing)}", code="missing_columns"
+                f"{path}, line {number}: missing field(s) {', '.join(missing)}", code=MISSING_COLUMNS
             )
         records.append((number, record))
     return records
@@ -248,14 +262,14 @@ def _delimited_records(path: str | Path, text: str, delimiter: str,
     if missing:
         raise ApplicationError(
             f"{path}, line 1: missing column(s) {', '.join(missing)} (found: {', '.join(header) or 'no header'})",
-            code="missing_columns",
+            code=MISSING_COLUMNS,
         )
     reader.fieldnames = header
     records = []
     for record in reader:
         if None in record:
             raise ApplicationError(
-                f"{path}, line {reader.line_num}: more fields than the header has", code="malformed_row"
+                f"{path}, line {reader.line_num}: more fields than the header has", code=MALFORMED_ROW
             )
         records.append((reader.line_num, record))
     return records

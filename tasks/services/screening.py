@@ -16,6 +16,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from tasks.models import Order, ScreeningQuestion, Setup, StyleComponent
 from tasks.stel.tsv import SCREENING_HEADER
@@ -118,7 +119,7 @@ def screening_questions_load_published() -> dict[str, Any]:
                  if (d / f"{PUBLISHED_FIXTURE}.json").exists()), None)
     if path is None:
         raise ApplicationError(f"STEL's screening questions ({PUBLISHED_FIXTURE}.json) are not in the fixture folders "
-                               f"of this install.", code="not_found", status=404)
+                               f"of this install.", code=NOT_FOUND, status=404)
     records = json.loads(path.read_text(encoding="utf-8"))
     created: list[str] = []
     with transaction.atomic():

@@ -13,6 +13,7 @@ import numpy as np
 from django.db import IntegrityError, transaction
 
 from core.errors import ApplicationError
+from tasks.error_codes import CONFLICT, INVALID_COUNT, TOO_FEW_PAIRS
 from tasks.models import Corpus, GenerationRun, Order, Setup, TaskInstance
 
 INSERT_BATCH = 5000
@@ -27,10 +28,10 @@ def style_or_content_from_stel(
                    .order_by("position"))
     if not sources:
         raise ApplicationError(f"corpus '{corpus.name}' has no imported quadruples to build style-or-content "
-                               "instances from (triples lack the paraphrase A2)", code="too_few_pairs")
+                               "instances from (triples lack the paraphrase A2)", code=TOO_FEW_PAIRS)
     if count is not None and not 1 <= count <= len(sources):
         raise ApplicationError(f"Count must be between 1 and the number of quadruples ({len(sources)}); got {count}",
-                               code="invalid_count", field="count")
+                               code=INVALID_COUNT, field="count")
     rng = np.random.default_rng(seed)
     chosen = np.arange(len(sources)) if count is None else np.sort(rng.choice(len(sources), size=count,
                                                                               replace=False))
@@ -59,5 +60,5 @@ def style_or_content_from_stel(
                 if progress:
                     progress(min(start + INSERT_BATCH, len(instances)), len(instances))
     except IntegrityError as exc:
-        raise ApplicationError(f"could not store instances: {exc}", code="conflict", status=409) from None
+        raise ApplicationError(f"could not store instances: {exc}", code=CONFLICT, status=409) from None
     return len(instances)

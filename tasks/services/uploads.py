@@ -14,6 +14,19 @@ from django.db import transaction
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
+from tasks.error_codes import (
+    ALIGNED_FILES_BY_ROLE,
+    CORPUS_EXISTS,
+    INSTANCES_EXIST,
+    INVALID_COUNT,
+    INVALID_NAME,
+    MISSING_COMPONENT,
+    NO_FILES,
+    UNKNOWN_FORMAT,
+    UNKNOWN_SETUP,
+    UPLOAD_TOO_LARGE,
+    WRONG_FILE_FIELD,
+)
 from tasks.licences import licence_resolve
 from tasks.models import Corpus
 from tasks.services.corpus_formats import CORPUS_FORMATS, FORMATS
@@ -28,7 +41,7 @@ def upload_size_check(*, files: list[UploadedFile]) -> None:
         raise ApplicationError(
             f"files: {total / 1024 / 1024:.1f} MB uploaded; one import takes at most "
             f"{settings.STYLECROWD_UPLOAD_MAX_MB} MB (STYLECROWD_UPLOAD_MAX_MB). Split the corpus or import it with "
-            "the import_corpus command.", code="upload_too_large", status=413)
+            "the import_corpus command.", code=UPLOAD_TOO_LARGE, status=413)
 
 
 def upload_files_by_role(
@@ -42,11 +55,11 @@ def upload_files_by_role(
     if spec is not None and spec.files_by_role:
         if files or not (style_1_file and style_2_file):
             raise ApplicationError("aligned: upload the style-1 file and the style-2 file in their own fields "
-                                   "(style_1_file, style_2_file), one file each", code="aligned_files_by_role")
+                                   "(style_1_file, style_2_file), one file each", code=ALIGNED_FILES_BY_ROLE)
         return [style_1_file, style_2_file]
     if style_1_file or style_2_file:
         raise ApplicationError(f"{import_format}: the style-1/style-2 file fields are for the aligned format; "
-                               "upload this format's files as files", code="wrong_file_field")
+                               "upload this format's files as files", code=WRONG_FILE_FIELD)
     return files
 
 
@@ -58,20 +71,20 @@ def corpus_import_start(
     """Validate what can be checked up front, save the files and queue the import."""
     if import_format not in FORMATS:
         raise ApplicationError(f"format: unknown format {import_format!r} (one of: {', '.join(FORMATS)})",
-                               code="unknown_format")
+                               code=UNKNOWN_FORMAT)
     licence = licence_resolve(licence)
     if not files:
-        raise ApplicationError("files: upload at least one file", code="no_files")
+        raise ApplicationError("files: upload at least one file", code=NO_FILES)
     upload_size_check(files=files)
     if component:
         component_get(name=component)
     elif CORPUS_FORMATS[import_format].rows != "instances":  # a STEL file names its own component
-        raise ApplicationError("component: required for this format", code="missing_component")
+        raise ApplicationError("component: required for this format", code=MISSING_COMPONENT)
     if not name.strip():
-        raise ApplicationError("name: must not be empty", code="invalid_name")
+        raise ApplicationError("name: must not be empty", code=INVALID_NAME)
     if Corpus.objects.filter(name=name).exists() and not replace:
         raise ApplicationError(f"name: corpus '{name}' exists already; set replace to overwrite it",
-                               code="corpus_exists", status=409)
+                               code=CORPUS_EXISTS, status=409)
     upload_dir = Path(settings.MEDIA_ROOT) / "uploads" / uuid.uuid4().hex
     upload_dir.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -107,14 +120,14 @@ def instances_generate_start(
     # What the generation would refuse in the worker, refused here in plain words (no job row is left).
     if setup not in Setup.values:
         raise ApplicationError(f"setup: must be one of {', '.join(Setup.values)}, not '{setup}'",
-                               code="unknown_setup")
+                               code=UNKNOWN_SETUP)
     n_pairs = corpus.pairs.count()
     if count is not None and not 1 <= count <= n_pairs:
         raise ApplicationError(f"count: must be between 1 and the corpus's {n_pairs} pairs; got {count}",
-                               code="invalid_count")
+                               code=INVALID_COUNT)
     if not replace and TaskInstance.objects.filter(corpus=corpus, setup=setup).exists():
         raise ApplicationError(f"corpus '{corpus.name}' has {setup} instances already; tick Replace (API: "
-                               '"replace": true) to generate them anew', code="instances_exist", status=409)
+                               '"replace": true) to generate them anew', code=INSTANCES_EXIST, status=409)
     with transaction.atomic():
         job = job_create(kind="instances_generate", created_by=created_by, params={
             "corpus_id": corpus.pk, "corpus": corpus.name, "setup": setup, "seed": seed, "count": count,

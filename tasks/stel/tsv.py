@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ApplicationError
+from tasks.error_codes import DUPLICATE_ID, EMPTY_FILE, EMPTY_TEXT, INVALID_VALUE, MALFORMED_ROW, MISSING_COLUMNS
 
 ANCHOR_1 = "Anchor 1"
 ANCHOR_2 = "Anchor 2"
@@ -70,9 +71,9 @@ def stel_tsv_parse(
     try:
         header = next(reader, None)
     except csv.Error as exc:
-        raise ApplicationError(f"{where(1)}: cannot read the header: {exc}", code="malformed_row") from exc
+        raise ApplicationError(f"{where(1)}: cannot read the header: {exc}", code=MALFORMED_ROW) from exc
     if not header:
-        raise ApplicationError(f"{empty}: the file is empty (expected a STEL header line)", code="empty_file")
+        raise ApplicationError(f"{empty}: the file is empty (expected a STEL header line)", code=EMPTY_FILE)
     missing = [column for column in required if column not in header]
     if missing:
         optional = [column for column in COLUMNS if column not in required]
@@ -80,7 +81,7 @@ def stel_tsv_parse(
             f"{where(1)}: missing column(s) {', '.join(repr(c) for c in missing)}: not a STEL TSV, which needs "
             f"{', '.join(repr(c) for c in required)}"
             + (f" (and optionally {', '.join(repr(c) for c in optional)})" if optional else ""),
-            code="missing_columns",
+            code=MISSING_COLUMNS,
         )
     index = {column: header.index(column) for column in COLUMNS if column in header}
     records: list[StelRecord] = []
@@ -92,10 +93,10 @@ def stel_tsv_parse(
                 continue
             if len(cells) != len(header):
                 raise ApplicationError(f"{where(line)}: {len(cells)} fields, expected {len(header)} (the header's)",
-                                       code="malformed_row")
+                                       code=MALFORMED_ROW)
             records.append(_record({column: cells[i] for column, i in index.items()}, line, where(line), seen))
     except csv.Error as exc:
-        raise ApplicationError(f"{where(line + 1)}: not a readable TSV line: {exc}", code="malformed_row") from exc
+        raise ApplicationError(f"{where(line + 1)}: not a readable TSV line: {exc}", code=MALFORMED_ROW) from exc
     return records
 
 
@@ -105,24 +106,24 @@ def _record(row: dict[str, str], line: int, where: str, seen: dict[str, str]) ->
 
     for column in NON_EMPTY:
         if not cell(column).strip():
-            raise ApplicationError(f"{where}: column {column!r} is empty", code="empty_text")
+            raise ApplicationError(f"{where}: column {column!r} is empty", code=EMPTY_TEXT)
     raw_correct = cell(CORRECT).strip()
     try:
         correct = float(raw_correct)  # pandas may have written 1.0
     except ValueError:
         correct = -1.0
     if correct not in CORRECT_VALUES:
-        raise ApplicationError(f"{where}: {CORRECT!r} must be 1 or 2, not {raw_correct!r}", code="invalid_value")
+        raise ApplicationError(f"{where}: {CORRECT!r} must be 1 or 2, not {raw_correct!r}", code=INVALID_VALUE)
     raw_votes = cell(VOTES).strip()
     try:
         votes = int(float(raw_votes)) if raw_votes else None
     except ValueError:
         raise ApplicationError(f"{where}: {VOTES!r} must be a number or empty, not {raw_votes!r}",
-                               code="invalid_value") from None
+                               code=INVALID_VALUE) from None
     stel_id = cell(ID)
     if stel_id in seen:
         raise ApplicationError(f"{where}: duplicate ID {stel_id!r} (it already appeared at {seen[stel_id]})",
-                               code="duplicate_id")
+                               code=DUPLICATE_ID)
     seen[stel_id] = where
     return StelRecord(
         line=line, anchor_1=cell(ANCHOR_1), anchor_2=cell(ANCHOR_2), alternative_1=cell(ALTERNATIVE_1),

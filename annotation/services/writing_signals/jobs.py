@@ -9,11 +9,13 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
+from annotation.error_codes import NOT_A_REWRITE_STUDY
 from annotation.models import ItemKind, Response, Study
 from annotation.models_review import RewriteSettings
 from annotation.models_signals import WritingSignal
 from annotation.services.writing_signals.registry import auto_reject_validate, thresholds_validate
 from annotation.services.writing_signals.services import NEAR_DUPLICATE_METHODS
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
@@ -22,10 +24,10 @@ from core.models import Job
 def rewrite_study_get(slug: str) -> Study:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        raise ApplicationError(f"Study: no study with slug {slug!r}.", code="not_found", status=404, field="study")
+        raise ApplicationError(f"Study: no study with slug {slug!r}.", code=NOT_FOUND, status=404, field="study")
     if study.item_kind != ItemKind.REWRITE:
         raise ApplicationError(f"Study {slug!r} holds {study.item_kind} items, not rewrites.",
-                               code="not_a_rewrite_study", field="study")
+                               code=NOT_A_REWRITE_STUDY, field="study")
     return study
 
 

@@ -22,8 +22,10 @@ from typing import Any
 
 import httpx
 
+from annotation.error_codes import INVALID_OPTION, MISSING_REWRITE_MODEL_URL
 from annotation.models import Study
 from annotation.services.writing_signals.measures import NoModelRewrite
+from core.error_codes import MISSING_MODEL, MODEL_ENDPOINT_AUTH, MODEL_NOT_FOUND
 from core.errors import ApplicationError
 from core.model_backends.openai_chat import EndpointError, MalformedReply, OpenAIChatClient, base_url_check
 
@@ -61,7 +63,7 @@ class RewriteModel:
 def _as_door_error(exc: ApplicationError, endpoint: RewriteModel) -> ApplicationError:
     """An endpoint failure in the doors' words: the option it comes from, and the key's variable when refused."""
     message = exc.message.removeprefix("Base URL: ")
-    if exc.code == "model_endpoint_auth":
+    if exc.code == MODEL_ENDPOINT_AUTH:
         unset = "" if os.environ.get(endpoint.api_key_env) else f" ({endpoint.api_key_env} is not set here)"
         message = (f"{endpoint.base_url} refused the credentials: set the environment variable "
                    f"{endpoint.api_key_env} to the endpoint's key{unset}, or name the variable that holds it.")
@@ -78,11 +80,11 @@ def rewrite_model_options(*, base_url: str | None, model: str | None, api_key_en
     if not base_url:
         if model:
             raise ApplicationError("Rewrite model URL: give the URL of the endpoint that serves the rewrite "
-                                   "model, such as http://127.0.0.1:8000/v1.", code="missing_rewrite_model_url",
+                                   "model, such as http://127.0.0.1:8000/v1.", code=MISSING_REWRITE_MODEL_URL,
                                    field="rewrite_model_url")
         if api_key_env:
             raise ApplicationError("API key env: only used with a rewrite model URL.",
-                                   code="invalid_option", field="api_key_env")
+                                   code=INVALID_OPTION, field="api_key_env")
         return None
     try:
         base_url = base_url_check(base_url)
@@ -91,17 +93,17 @@ def rewrite_model_options(*, base_url: str | None, model: str | None, api_key_en
                                field="rewrite_model_url") from None
     if not model:
         raise ApplicationError("Rewrite model: name the model the endpoint serves (e.g. the name vLLM was started "
-                               "with).", code="missing_model", field="rewrite_model")
+                               "with).", code=MISSING_MODEL, field="rewrite_model")
     if len(model) > 200:
-        raise ApplicationError("Rewrite model: a model name has at most 200 characters.", code="invalid_option",
+        raise ApplicationError("Rewrite model: a model name has at most 200 characters.", code=INVALID_OPTION,
                                field="rewrite_model")
     # The value is never echoed back: a key pasted here by mistake must not reach a message, a log or a row.
     if api_key_env and not ENV_NAME.fullmatch(api_key_env):
         raise ApplicationError("API key env: give the name of the environment variable that holds the key (such as "
-                               "OPENAI_API_KEY), never the key itself.", code="invalid_option", field="api_key_env")
+                               "OPENAI_API_KEY), never the key itself.", code=INVALID_OPTION, field="api_key_env")
     if api_key_env and api_key_env != API_KEY_ENV_DEFAULT and api_key_env not in os.environ:
         raise ApplicationError("API key env: no environment variable of that name is set here; set it (for the "
-                               "server and the worker alike) or give another name.", code="invalid_option",
+                               "server and the worker alike) or give another name.", code=INVALID_OPTION,
                                field="api_key_env")
     endpoint = RewriteModel(base_url=base_url, model=model, api_key_env=api_key_env or API_KEY_ENV_DEFAULT)
     if check:
@@ -110,7 +112,7 @@ def rewrite_model_options(*, base_url: str | None, model: str | None, api_key_en
         try:
             client.models()
         except EndpointError as exc:
-            if exc.code != "model_not_found":
+            if exc.code != MODEL_NOT_FOUND:
                 raise _as_door_error(exc, endpoint) from None
         except MalformedReply:
             pass  # it answered; whether it serves chat completions shows on the first rewrite

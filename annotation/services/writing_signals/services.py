@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.error_codes import NOT_A_REWRITE_STUDY
 from annotation.models import ItemKind, Response, Study, TelemetryStatus
 from annotation.models_review import RewriteSettings
 from annotation.models_signals import Signal, WritingSignal
@@ -62,7 +63,7 @@ def writing_signals_compute(
     them those signals' earlier rows are kept."""
     if study.item_kind != ItemKind.REWRITE:
         raise ApplicationError(f"study {study.slug!r} holds {study.item_kind} items, not rewrites.",
-                               code="not_a_rewrite_study", field="study")
+                               code=NOT_A_REWRITE_STUDY, field="study")
     if near_duplicate_method not in NEAR_DUPLICATE_METHODS:
         raise ApplicationError(f"Near-duplicate method must be one of {NEAR_DUPLICATE_METHODS}, not "
                                f"{near_duplicate_method!r}.", field="near_duplicate_method")

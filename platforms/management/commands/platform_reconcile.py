@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from platforms.management.commands._study_command import PlatformStudyCommand
 from platforms.models import BonusPayment, BulkBonus, CallState, Decision
@@ -48,7 +49,7 @@ class Command(PlatformStudyCommand):
         if o["decision"]:
             decision = Decision.objects.filter(platform_study=ps, submission__external_id=o["decision"]).first()
             if decision is None:
-                raise ApplicationError(f"--decision: no decision on {o['decision']}.", code="not_found", status=404)
+                raise ApplicationError(f"--decision: no decision on {o['decision']}.", code=NOT_FOUND, status=404)
             decision = decision_resolve(decision=decision, done=o["paid"], note=o["note"])
             return {"decision": o["decision"], "state": decision.state}
         if not (o["bulk"] or o["payment"]):

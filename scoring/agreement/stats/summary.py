@@ -10,6 +10,8 @@ import pandas as pd
 from annotation.models import Study
 from core.errors import ApplicationError
 from scoring.agreement import selectors
+from scoring.error_codes import INVALID_RULE
+from tasks.error_codes import UNKNOWN_COMPONENT
 
 from .accuracy import majority_accuracy, votes_distribution
 from .alpha import alpha_counts, krippendorff_alpha_of
@@ -45,14 +47,14 @@ def agreement_compute(
     k = int(k or study.annotators_per_item)
     m = int(m or study.min_correct)
     if not 1 <= m <= k:
-        raise ApplicationError(f"min correct ({m}) must be between 1 and k ({k})", code="invalid_rule")
+        raise ApplicationError(f"min correct ({m}) must be between 1 and k ({k})", code=INVALID_RULE)
     responses = selectors.responses_frame(study_id=study.pk, question=scale.question or None)
     items = selectors.items_frame(study_id=study.pk)
     if component:
         items = items[items["component"] == component]
         if items.empty:
             raise ApplicationError(f"study '{study.slug}' has no items of component '{component}'",
-                                   code="unknown_component")
+                                   code=UNKNOWN_COMPONENT)
         responses = responses[responses["is_screening"] | responses["item_id"].isin(items["item_id"])]
     clock.lap("read")
     first_k = first_k_responses(responses=responses, k=k)

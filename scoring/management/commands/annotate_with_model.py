@@ -8,8 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from core.commands import JsonCommand
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from scoring.agreement.selectors import study_get
+from scoring.error_codes import MISSING_STUDY
 from scoring.model_annotators.guidance import model_guidance_apply
 from scoring.model_annotators.runs import model_run_compute, model_run_start, model_run_stop, model_run_summary
 from scoring.models import ModelRun
@@ -58,10 +60,10 @@ class Command(JsonCommand):
         if options["stop"] is not None:
             run = ModelRun.objects.select_related("study").filter(pk=options["stop"]).first()
             if run is None:
-                raise ApplicationError(f"Model run #{options['stop']} does not exist.", code="not_found", status=404)
+                raise ApplicationError(f"Model run #{options['stop']} does not exist.", code=NOT_FOUND, status=404)
             return model_run_summary(model_run_stop(run=run))
         if not options["study"]:
-            raise ApplicationError("Study: name the study (--study SLUG).", code="missing_study")
+            raise ApplicationError("Study: name the study (--study SLUG).", code=MISSING_STUDY)
         study = study_get(slug=options["study"])
         run = model_run_start(
             study=study, backend=options["backend"], model=options["model"], base_url=options["base_url"],

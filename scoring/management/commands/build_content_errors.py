@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from core.commands import JsonCommand
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from scoring.content_errors.editors import ERROR_TYPES
 from scoring.content_errors.pairs import pairs_from_corpus, pairs_read
 from scoring.content_errors.services import content_error_set_build, content_error_study_create
+from scoring.error_codes import INVALID_ARGUMENTS
 from scoring.models import ContentErrorSet
 
 
@@ -32,13 +34,13 @@ class Command(JsonCommand):
         if options["study"]:
             error_set = ContentErrorSet.objects.filter(name=options["name"]).first()
             if error_set is None:
-                raise ApplicationError(f"content-error set {options['name']!r} not found", code="not_found")
+                raise ApplicationError(f"content-error set {options['name']!r} not found", code=NOT_FOUND)
             study = content_error_study_create(error_set=error_set, slug=options["study"],
                                                annotators_per_item=options["annotators_per_item"])
             return {"set": error_set.name, "study": study.slug, "items": study.items.count(),
                     "questions": [q["name"] for q in study.questions]}
         if bool(options["pairs"]) == bool(options["corpus"]):
-            raise ApplicationError("give exactly one of --pairs FILE or --corpus NAME", code="invalid_arguments")
+            raise ApplicationError("give exactly one of --pairs FILE or --corpus NAME", code=INVALID_ARGUMENTS)
         if options["pairs"]:
             pairs, source = pairs_read(path=options["pairs"]), options["pairs"]
         else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.commands import JsonCommand
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from scoring.export.publishing import HUBS, benchmark_publish
 from scoring.models import BenchmarkExport
@@ -29,7 +30,7 @@ class Command(JsonCommand):
         if export is None:
             which = f"#{options['export']}" if options["export"] else "of the hub format"
             raise ApplicationError(f"No export {which}: write one with export_benchmark --format hub",
-                                   code="not_found", status=404, field="export")
+                                   code=NOT_FOUND, status=404, field="export")
         publication = benchmark_publish(export=export, hub=options["hub"], repo=options["repo"],
                                         private=options["private"], created_by="cli")
         return {"ok": True, "publication": publication.pk, "export": export.pk, "name": export.name,

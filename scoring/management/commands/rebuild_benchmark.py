@@ -8,6 +8,7 @@ from core.commands import JsonCommand
 from core.errors import ApplicationError
 from scoring.export.formats import FILE_FORMATS
 from scoring.export.rebuild import benchmark_rebuild
+from tasks.error_codes import INVALID_VALUE
 
 
 class Command(JsonCommand):
@@ -27,7 +28,7 @@ class Command(JsonCommand):
         for item in options["corpus"]:
             old, sep, new = item.partition("=")
             if not sep or not old.strip() or not new.strip():
-                raise ApplicationError(f"--corpus takes OLD=NEW, not {item!r}", code="invalid_value")
+                raise ApplicationError(f"--corpus takes OLD=NEW, not {item!r}", code=INVALID_VALUE)
             mapping[old.strip()] = new.strip()
         summary = benchmark_rebuild(ids_path=Path(options["ids_file"]), out=Path(options["out"]),
                                     fmt=options["format"], corpus_map=mapping)

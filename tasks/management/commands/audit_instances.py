@@ -7,7 +7,9 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from core.commands import JsonCommand
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
+from tasks.error_codes import LEAK_DETECTED
 from tasks.models import Corpus, Setup
 from tasks.services.leaks import instances_audit
 
@@ -31,7 +33,7 @@ class Command(JsonCommand):
     def run(self, **options: Any) -> dict[str, Any]:
         corpus = Corpus.objects.select_related("component").filter(name=options["corpus"]).first()
         if corpus is None:
-            raise ApplicationError(f"no corpus named {options['corpus']!r}", code="not_found", status=404)
+            raise ApplicationError(f"no corpus named {options['corpus']!r}", code=NOT_FOUND, status=404)
         given = options["style_marker"]
         markers = None if given is None else frozenset(m for m in given if m != "none")
         report = instances_audit(corpus=corpus, setup=options["setup"], alpha=options["alpha"],
@@ -41,5 +43,5 @@ class Command(JsonCommand):
         for note in report["notes"]:
             self.stderr.write(f"note: {note}")
         if report["leaks"] and options["fail_on_leak"]:
-            raise ApplicationError("; ".join(report["warnings"]), code="leak_detected")
+            raise ApplicationError("; ".join(report["warnings"]), code=LEAK_DETECTED)
         return report

@@ -9,6 +9,7 @@ from django.core.management.base import CommandParser
 
 from core.commands import JsonCommand
 from core.errors import ApplicationError
+from tasks.error_codes import CANNOT_WRITE
 from tasks.services.number_substitutions import nsubs_candidates_load, nsubs_candidates_write_tsv, nsubs_file_scan
 
 
@@ -33,7 +34,7 @@ class Command(JsonCommand):
                 with Path(out).open("w", encoding="utf-8", newline="") as handle:
                     nsubs_candidates_write_tsv(scan=scan, out=handle)
             except OSError as exc:
-                raise ApplicationError(f"{out}: cannot write ({exc.strerror})", code="cannot_write") from None
+                raise ApplicationError(f"{out}: cannot write ({exc.strerror})", code=CANNOT_WRITE) from None
         else:
             nsubs_candidates_write_tsv(scan=scan, out=self.stdout if self.stdout else sys.stdout)
         summary = scan.summary()

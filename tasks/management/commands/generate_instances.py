@@ -3,6 +3,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from core.commands import JsonCommand
+from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from tasks.models import Corpus, Setup
 from tasks.services.generation import instances_generate
@@ -21,7 +22,7 @@ class Command(JsonCommand):
     def run(self, **options: Any) -> dict[str, Any]:
         corpus = Corpus.objects.select_related("component").filter(name=options["corpus"]).first()
         if corpus is None:
-            raise ApplicationError(f"no corpus named {options['corpus']!r}", code="not_found", status=404)
+            raise ApplicationError(f"no corpus named {options['corpus']!r}", code=NOT_FOUND, status=404)
         with self.progress_bar(f"generating {options['setup']} instances") as progress:
             run = instances_generate(corpus=corpus, setup=options["setup"], seed=options["seed"],
                                      count=options["count"], replace=options["replace"], progress=progress)

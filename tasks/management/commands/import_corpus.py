@@ -5,6 +5,7 @@ from django.core.management.base import CommandParser
 
 from core.commands import JsonCommand
 from core.errors import ApplicationError
+from tasks.error_codes import INVALID_COMPONENT
 from tasks.models import StyleComponent
 from tasks.services.components import ComponentSpec
 from tasks.services.imports import FORMATS, corpus_import
@@ -55,7 +56,7 @@ class Command(JsonCommand):
             parts = tuple(part.strip() for part in labels.split(",")) if labels else None
             if parts is not None and len(parts) != 2:
                 raise ApplicationError(f"--component-labels needs two names separated by a comma, got {labels!r}",
-                                       code="invalid_component")
+                                       code=INVALID_COMPONENT)
             spec = ComponentSpec(description=options["component_description"], labels=parts,
                                  kind=options["component_kind"])
         with self.progress_bar("storing pairs") as progress:
