@@ -4,7 +4,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.models import Participant
-from annotation.services.study_settings import REWRITE_DEFAULTS, drf_fields
+from annotation.services.study_settings import REWRITE_BY_NAME, drf_field, drf_fields
 
 
 class SessionCreateInput(serializers.Serializer):
@@ -222,29 +222,32 @@ class RewriteFiltersInput(serializers.Serializer):
 
     questions = serializers.BooleanField(default=True)
     urls = serializers.BooleanField(default=True)
-    min_words = serializers.IntegerField(min_value=0, default=REWRITE_DEFAULTS["min_words"])
-    max_words = serializers.IntegerField(min_value=0, default=REWRITE_DEFAULTS["max_words"])
+    min_words = drf_field(REWRITE_BY_NAME["min_words"])
+    max_words = drf_field(REWRITE_BY_NAME["max_words"])
 
 
 class RewriteCreateInput(serializers.Serializer):
     """The rewrite part of POST /api/v1/studies/ with kind `rewrite`: create_study --kind rewrite's options."""
 
-    sources = RewriteSourceInput(many=True, required=False, default=None, allow_null=True,
-                                 help_text="The sources as [{id, text}]; or sources_corpus and side.")
+    # A ListField, not RewriteSourceInput(many=True): DRF hands `allow_null` to the child of `many=True` too, so
+    # `[null]` passed validation and failed later (a 500). The list may be null; a source in it may not.
+    sources = serializers.ListField(child=RewriteSourceInput(), required=False, default=None, allow_null=True,
+                                    help_text="The sources as [{id, text}]; or sources_corpus and side.")
     sources_corpus = serializers.CharField(required=False, allow_blank=True, default="")
     side = serializers.IntegerField(required=False, allow_null=True, default=None)
     target_style = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     examples = serializers.ListField(child=serializers.DictField(), required=False, allow_null=True, default=None,
                                      help_text="Worked examples {source, rewrite, note}; empty: the style's defaults.")
-    min_length = serializers.IntegerField(default=REWRITE_DEFAULTS["min_length"])
-    max_length = serializers.IntegerField(default=REWRITE_DEFAULTS["max_length"])
-    copy_threshold = serializers.FloatField(default=REWRITE_DEFAULTS["copy_threshold"],
-                                            help_text="rapidfuzz ratio (0-100) refused as a copy.")
+    # The declared rewrite settings' fields (annotation.services.study_settings.REWRITE_SETTINGS): their defaults
+    # and bounds, so the schema states the bounds the service checks.
+    min_length = drf_field(REWRITE_BY_NAME["min_length"])
+    max_length = drf_field(REWRITE_BY_NAME["max_length"])
+    copy_threshold = drf_field(REWRITE_BY_NAME["copy_threshold"])
     persona = serializers.ListField(required=False, default=list,
                                     help_text="PASTEL attribute names, or own questions {name, text, choices}.")
     filters = RewriteFiltersInput(required=False, default=None, allow_null=True)
-    qualify_min_accepted = serializers.IntegerField(default=REWRITE_DEFAULTS["min_accepted"])
-    qualify_min_rate = serializers.FloatField(default=REWRITE_DEFAULTS["min_rate"])
+    qualify_min_accepted = drf_field(REWRITE_BY_NAME["min_accepted"])
+    qualify_min_rate = drf_field(REWRITE_BY_NAME["min_rate"])
     signal_thresholds = serializers.DictField(required=False, default=None, allow_null=True,
                                               help_text='Writing signals\' thresholds {"signal": number or null}.')
     signal_auto_reject = serializers.ListField(child=serializers.CharField(), required=False, default=None,

@@ -148,28 +148,28 @@ def _bounds(setting: StudySetting) -> dict[str, Any]:
 
 def drf_fields() -> dict[str, Any]:
     """The API body's fields (annotation.serializers.StudyCreateInput)."""
+    return {s.name: drf_field(s) for s in STUDY_SETTINGS}
+
+
+def drf_field(s: StudySetting) -> Any:
+    """One setting's API field, with its declared default and bounds (so the OpenAPI schema states them too)."""
     from rest_framework import serializers
 
-    fields: dict[str, Any] = {}
-    for s in STUDY_SETTINGS:
-        common: dict[str, Any] = {"required": False, "default": s.default, "help_text": s.help or None,
-                                  "label": s.label}
-        if s.nullable:
-            common["allow_null"] = True
-        if s.choices:
-            field = serializers.ChoiceField(choices=list(s.choices), **common)
-        elif s.type is bool:
-            field = serializers.BooleanField(**common)
-        elif s.type is int:
-            field = serializers.IntegerField(**common, **_bounds(s))
-        elif s.type is float:
-            field = serializers.FloatField(**common, **_bounds(s))
-        elif s.url:
-            field = serializers.URLField(allow_blank=True, **common)
-        else:
-            field = serializers.CharField(allow_blank=True, max_length=s.max_length, **common)
-        fields[s.name] = field
-    return fields
+    common: dict[str, Any] = {"required": False, "default": s.default, "help_text": s.help or None,
+                              "label": s.label}
+    if s.nullable:
+        common["allow_null"] = True
+    if s.choices:
+        return serializers.ChoiceField(choices=list(s.choices), **common)
+    if s.type is bool:
+        return serializers.BooleanField(**common)
+    if s.type is int:
+        return serializers.IntegerField(**common, **_bounds(s))
+    if s.type is float:
+        return serializers.FloatField(**common, **_bounds(s))
+    if s.url:
+        return serializers.URLField(allow_blank=True, **common)
+    return serializers.CharField(allow_blank=True, max_length=s.max_length, **common)
 
 
 def form_fields() -> dict[str, Any]:
@@ -246,3 +246,4 @@ REWRITE_SETTINGS: tuple[StudySetting, ...] = (
                  kinds=REWRITE, cli="--qualify-min-rate"),
 )
 REWRITE_DEFAULTS = {setting.name: setting.default for setting in REWRITE_SETTINGS}
+REWRITE_BY_NAME = {setting.name: setting for setting in REWRITE_SETTINGS}

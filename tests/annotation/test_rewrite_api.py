@@ -89,6 +89,7 @@ def test_api_rewrite_study_from_a_corpus_side_and_opened() -> None:
 
 @pytest.mark.parametrize(("change", "status", "field"), [
     ({"sources": None}, 400, "sources"),
+    ({"sources": [None, None]}, 400, "sources"),  # a null source: once a 500 (schemathesis found it)
     ({"sources": SOURCES + [{"id": "a", "text": "a repeated id with enough words here"}]}, 400, "sources"),
     ({"copy_threshold": 150}, 400, "copy_threshold"),
     ({"min_length": 300, "max_length": 200}, 400, "rewrite_min_length"),

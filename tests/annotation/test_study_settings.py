@@ -121,6 +121,8 @@ def test_a_rewrite_setting_has_one_default_at_every_door(setting) -> None:
     else:
         api = api_fields[api_name]
     assert api.default == setting.default, "the API's default differs"
+    assert (getattr(api, "min_value", None), getattr(api, "max_value", None)) == (
+        setting.min_value, setting.max_value), "the API's bounds differ (the schema states them)"
     form = StudyCreateForm().fields[REWRITE_FORM.get(setting.name, setting.name)]
     assert form.initial == setting.default, "the form's initial value differs"
     cli = next(a for a in cli_actions().values() if setting.flag in a.option_strings)

@@ -38,6 +38,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/components/", "invalid_component", "two different"): f"{TOGETHER}: the labels must differ",
     ("POST /api/v1/components/", "invalid", "already exists"): f"{STATE}: the name is taken",
     ("POST /api/v1/corpora/", "no_files", "upload at least one file"): f"{TOGETHER}: each format needs its files",
+    ("POST /api/v1/corpora/", "aligned_files_by_role", "in their own fields"):
+        f"{TOGETHER}: an aligned corpus takes its two files by role (style_1_file and style_2_file), not `files`",
     ("POST /api/v1/corpora/", "missing_component", "required for this format"):
         f"{TOGETHER}: every format but `stel` needs a component",
     ("POST /api/v1/corpora/", "unknown_licence", "SPDX identifier"): f"{REGISTRY} (core/licences)",
@@ -55,11 +57,11 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/score-runs/", "path_not_allowed", "outside the data folders"):
         "a server-side benchmark path must lie in the folders the server's configuration names (STYLECROWD_DATA_DIRS)",
     ("POST /api/v1/model-runs/", "unknown_backend", "unknown back-end"): f"{REGISTRY} (core/model_backends)",
-    ("POST /api/v1/studies/", "invalid", "required for an ordering study"):
+    ("POST /api/v1/studies/", "invalid", "An ordering study needs a setup"):
         f"{TOGETHER}: an ordering study needs its setup",
-    ("POST /api/v1/studies/", "invalid", "give one of sources and sources_corpus"):
+    ("POST /api/v1/studies/", "invalid", "or a corpus and its side (one of the two)"):
         f"{TOGETHER}: a rewrite study's sources come from the body or a corpus, exactly one",
-    ("POST /api/v1/studies/", "invalid", "Each eligibility question needs"):
+    ("POST /api/v1/studies/", "invalid", "each needs a name and a list of choices"):
         f"{TOGETHER}: an eligibility question needs its choices",
     ("POST /api/v1/platform-accounts/", "invalid", "not both or neither"):
         f"{TOGETHER}: a token or the name of the variable that holds it, exactly one",
@@ -81,6 +83,10 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         f"{STATE}: only a rewrite study has writing signals",
     ("GET /api/v1/studies/{slug}/writing-signals/", "not_a_rewrite_study", "not rewrites"):
         f"{STATE}: only a rewrite study has writing signals",
+    ("GET /api/v1/studies/{slug}/reviews/", "not_a_rewrite_study", "not rewrites"):
+        f"{STATE}: only a rewrite study has a review queue",
+    ("POST /api/v1/studies/{slug}/reviews/", "not_a_rewrite_study", "not rewrites"):
+        f"{STATE}: only a rewrite study's rewrites are reviewed",
 }
 ALLOWED_CHECKS = {"positive_data_acceptance"}  # only refusals are explained; anything else must not fail at all
 
