@@ -234,7 +234,10 @@ class RewriteCreateInput(serializers.Serializer):
     sources = serializers.ListField(child=RewriteSourceInput(), required=False, default=None, allow_null=True,
                                     help_text="The sources as [{id, text}]; or sources_corpus and side.")
     sources_corpus = serializers.CharField(required=False, allow_blank=True, default="")
-    side = serializers.IntegerField(required=False, allow_null=True, default=None)
+    side = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=2,
+                                    error_messages={"min_value": "Side must be 1 or 2.",
+                                                    "max_value": "Side must be 1 or 2."},
+                                    help_text="With sources_corpus: the corpus side the sources come from (1 or 2).")
     target_style = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     examples = serializers.ListField(child=serializers.DictField(), required=False, allow_null=True, default=None,
                                      help_text="Worked examples {source, rewrite, note}; empty: the style's defaults.")

@@ -96,6 +96,7 @@ def test_api_rewrite_study_from_a_corpus_side_and_opened() -> None:
     ({"persona": ["shoe size"]}, 400, "persona"),
     ({"sources": None, "sources_corpus": "nope", "side": 1}, 404, "sources_corpus"),
     ({"sources": None, "sources_corpus": "nope"}, 400, "side"),
+    ({"sources": None, "sources_corpus": "nope", "side": 3}, 400, "side"),  # the schema states 1-2 too
     ({"examples": [{"source": "only a source"}]}, 400, "examples"),
     ({"sources": [{"id": "q", "text": "is this a question?"}]}, 400, None),
 ])
