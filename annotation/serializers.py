@@ -301,9 +301,9 @@ class StudyCreateBase(serializers.Serializer):
     questions = serializers.JSONField(required=False, allow_null=True, default=None,
                                       help_text="Likert questions: a preset name (mind-the-style-gap, gyafc, pauli) "
                                                 "or a list of {name, text, min, max, labels}.")
-    rewrite_min_length = serializers.IntegerField(required=False, default=10,
-                                                  help_text="Likert/ranking/unreviewed rewrite items: least "
-                                                            "characters of a free-text answer.")
+    rewrite_min_length = drf_field(REWRITE_BY_NAME["min_length"],
+                                   help_text="Likert/ranking/unreviewed rewrite items: least characters of a "
+                                             "free-text answer.")
     eligibility_questions = serializers.ListField(child=serializers.JSONField(), required=False, allow_null=True,
                                                   default=None, help_text="{name, text, choices, accept}; [] for none.")
     open = serializers.BooleanField(default=False, help_text="Open to participants at once (else a draft).")

@@ -13,7 +13,7 @@ from annotation.models import HTTP_URL, ORDERING_KINDS, EntryPlatform, ItemKind,
 from annotation.services.descriptions import task_description_compose
 from annotation.services.participation import PROLIFIC_ID
 from annotation.services.screening import screening_require
-from annotation.services.study_settings import study_settings_check
+from annotation.services.study_settings import REWRITE_BY_NAME, study_setting_check, study_settings_check
 from core.errors import ApplicationError
 from tasks.error_codes import CONFLICT
 from tasks.models import InstanceStatus, Setup, StyleComponent, TaskInstance
@@ -288,6 +288,8 @@ def study_create(
         "first_answer_grace_seconds": first_answer_grace_seconds, "max_open_batches": max_open_batches,
         "min_seconds_per_item": min_seconds_per_item,
     })
+    # A free-text answer's least characters: the rewrite setting's bounds (the column would refuse a negative one).
+    study_setting_check(REWRITE_BY_NAME["min_length"], rewrite_min_length, field="rewrite_min_length")
     if count is not None and count < 1:
         raise ApplicationError(f"Count must be at least 1, not {count}.", field="count")
     redirect_url_check(redirect_url=redirect_url)

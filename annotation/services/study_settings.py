@@ -119,17 +119,23 @@ def study_settings_check(values: dict[str, Any]) -> None:
     """Each declared bound and choice, with the wording every door shows (the field named in `details.field`)."""
     for name, value in values.items():
         setting = SETTINGS_BY_NAME.get(name)
-        if setting is None or value is None:
-            continue
-        if setting.choices and value not in setting.choices:
-            raise ApplicationError(f"{setting.label} must be one of {', '.join(setting.choices)}, not {value!r}.",
-                                   field=name)
-        if setting.min_value is not None and value < setting.min_value:
-            raise ApplicationError(setting.bound_message("min") % {"show_value": value}, field=name)
-        if setting.max_value is not None and value > setting.max_value:
-            raise ApplicationError(setting.bound_message("max") % {"show_value": value}, field=name)
-        if setting.max_length is not None and len(value) > setting.max_length:
-            raise ApplicationError(f"{setting.label} may have at most {setting.max_length} characters.", field=name)
+        if setting is not None:
+            study_setting_check(setting, value, field=name)
+
+
+def study_setting_check(setting: StudySetting, value: Any, *, field: str) -> None:
+    """One setting's bounds and choices (None passes: the default), the error naming `field`."""
+    if value is None:
+        return
+    if setting.choices and value not in setting.choices:
+        raise ApplicationError(f"{setting.label} must be one of {', '.join(setting.choices)}, not {value!r}.",
+                               field=field)
+    if setting.min_value is not None and value < setting.min_value:
+        raise ApplicationError(setting.bound_message("min") % {"show_value": value}, field=field)
+    if setting.max_value is not None and value > setting.max_value:
+        raise ApplicationError(setting.bound_message("max") % {"show_value": value}, field=field)
+    if setting.max_length is not None and len(value) > setting.max_length:
+        raise ApplicationError(f"{setting.label} may have at most {setting.max_length} characters.", field=field)
 
 
 # --- the doors, derived ------------------------------------------------------------------------------------------
@@ -151,12 +157,12 @@ def drf_fields() -> dict[str, Any]:
     return {s.name: drf_field(s) for s in STUDY_SETTINGS}
 
 
-def drf_field(s: StudySetting) -> Any:
+def drf_field(s: StudySetting, **overrides: Any) -> Any:
     """One setting's API field, with its declared default and bounds (so the OpenAPI schema states them too)."""
     from rest_framework import serializers
 
     common: dict[str, Any] = {"required": False, "default": s.default, "help_text": s.help or None,
-                              "label": s.label}
+                              "label": s.label, **overrides}
     if s.nullable:
         common["allow_null"] = True
     if s.choices:

@@ -129,3 +129,30 @@ def test_a_rewrite_setting_has_one_default_at_every_door(setting) -> None:
     assert cli.default == setting.default, "create_study's default differs"
     if setting.name in REWRITE_MODEL:
         assert RewriteSettings._meta.get_field(REWRITE_MODEL[setting.name]).default == setting.default
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("value", [-3, 0, 40000])
+def test_a_free_text_answers_least_characters_is_bounded_at_the_service_and_the_api(value: int) -> None:
+    """`rewrite_min_length` (Likert/ranking/unreviewed rewrite items) has the rewrite setting's bounds (1-5000): the
+    service refuses it naming the field (it reached the column before, a 500 for -3 and 40000), and the API body
+    states the same bounds in the same words, so the schema tells them."""
+    from django.contrib.auth.models import User
+    from rest_framework.test import APIClient
+
+    from annotation.models import Study
+
+    setting = next(s for s in REWRITE_SETTINGS if s.name == "min_length")
+    which = "min" if value < setting.min_value else "max"
+    message = setting.bound_message(which) % {"show_value": value}
+    items = [{"id": "a", "source": "gonna be late", "rewrite": "I will be late."}]
+    with pytest.raises(ApplicationError) as refused:
+        study_build(slug="short", kind="likert", preset="gyafc", items=items, rewrite_min_length=value)
+    assert (refused.value.field, refused.value.message) == ("rewrite_min_length", message)
+    api = APIClient()
+    api.force_authenticate(User.objects.create_superuser("boss", password="pw"))
+    response = api.post("/api/v1/studies/", {"slug": "short", "kind": "likert", "preset": "gyafc", "items": items,
+                                             "rewrite_min_length": value}, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["details"]["rewrite_min_length"] == [message]
+    assert not Study.objects.filter(slug="short").exists()
