@@ -16,7 +16,8 @@ from annotation.api import RESEARCHER_ERRORS, _study, _valid
 from annotation.error_codes import NOT_A_REWRITE_STUDY
 from annotation.models import ItemKind
 from annotation.models_review import RejectionReason, RewriteReview
-from annotation.services.review import DECISIONS, QUEUE_ORDERS, review_decide, review_queue
+from annotation.services.review import DECISIONS, QUEUE_FILTERS, QUEUE_ORDERS, review_decide, review_queue
+from annotation.services.writing_signals.registry import SPECS
 from core.errors import ApplicationError
 
 
@@ -75,11 +76,14 @@ class StudyReviewsView(APIView):
     @extend_schema(
         operation_id="study_review_queue", tags=["studies"],
         parameters=[
-            OpenApiParameter("show", str, required=False,
+            # The values review_queue_check accepts, stated (the signals' registry is fixed at import).
+            OpenApiParameter("show", str, required=False, enum=[*sorted(QUEUE_FILTERS), *sorted(SPECS)],
                              description="flagged, unflagged, no_telemetry, inconsistent, or a signal's name"),
             OpenApiParameter("order", str, required=False,
+                             enum=[*QUEUE_ORDERS, *(f"signal:{name}" for name in sorted(SPECS))],
                              description=f"{', '.join(QUEUE_ORDERS)} (default oldest), or signal:NAME"),
-            OpenApiParameter("limit", int, required=False, description="at most this many rows (1-1000, default 200)"),
+            OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": 1000}, required=False,
+                             description="at most this many rows (1-1000, default 200)"),
         ],
         responses={200: ReviewQueueRowSerializer(many=True), **RESEARCHER_ERRORS},
         description="The study's pending rewrites (no decision yet) with their writing signals, in the admin "

@@ -253,6 +253,28 @@ def test_rewrite_review_queue_and_decisions_through_the_api(api) -> None:
     assert api.get("/api/v1/studies/rw/reviews/?limit=0").status_code == 400
 
 
+def test_the_review_queues_schema_states_the_values_it_accepts(api) -> None:
+    """`show`, `order` and `limit` of GET /api/v1/studies/{slug}/reviews/: every value the OpenAPI schema lists is
+    served, and a value outside it (or its bounds) is a 400 naming the parameter."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    _rewrite_study_with_accepted_rewrites(api)
+    operation = SchemaGenerator().get_schema(request=None, public=True)["paths"][
+        "/api/v1/studies/{slug}/reviews/"]["get"]
+    schemas = {p["name"]: p["schema"] for p in operation["parameters"] if p["in"] == "query"}
+    assert "flagged" in schemas["show"]["enum"] and "signal:typing_speed" in schemas["order"]["enum"]
+    for name in ("show", "order"):
+        for value in schemas[name]["enum"]:
+            response = api.get("/api/v1/studies/rw/reviews/", {name: value})
+            assert response.status_code == 200, (name, value, response.content)
+        refused = api.get("/api/v1/studies/rw/reviews/", {name: "signal:nonsense"})
+        assert refused.status_code == 400 and name in refused.json()["error"]["details"], refused.content
+    bounds = schemas["limit"]
+    assert (bounds["minimum"], bounds["maximum"]) == (1, 1000)
+    for limit, served in ((1, 200), (1000, 200), (0, 400), (1001, 400)):
+        assert api.get("/api/v1/studies/rw/reviews/", {"limit": limit}).status_code == served, limit
+
+
 def test_the_create_page_shows_every_field_once_in_its_section(admin_client) -> None:
     from annotation.forms import StudyCreateForm
 
