@@ -1,3 +1,5 @@
+from typing import Any
+
 from rest_framework import serializers
 
 from tasks.licences import licence_get
@@ -36,6 +38,15 @@ class CorpusLicenceInput(serializers.Serializer):
     language = serializers.CharField(required=False, max_length=35)
 
 
+class FormNullIntegerField(serializers.IntegerField):
+    """A nullable integer of a form body (CorpusImportInput reads `request.POST`, all text): the text `null` is null,
+    as DRF's BooleanField already reads it for `detokenize`. A form has no other way to say it, and the schema
+    documents the field as nullable; absent is the default."""
+
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        return super().validate_empty_values(None if data == "null" and self.allow_null else data)
+
+
 class CorpusImportInput(serializers.Serializer):
     name = serializers.CharField(max_length=128)
     component = serializers.CharField(required=False, allow_blank=True)
@@ -47,7 +58,7 @@ class CorpusImportInput(serializers.Serializer):
     style_2_file = serializers.FileField(required=False, allow_null=True, default=None,
                                          help_text="aligned: the file in style 2, line i parallel to style 1's.")
     seed = serializers.IntegerField(default=0)
-    min_edit_distance = serializers.IntegerField(
+    min_edit_distance = FormNullIntegerField(
         required=False, allow_null=True, default=None, min_value=0,
         help_text="Pair test threshold; empty: STEL's 4 for a dimension, 0 for a characteristic.",
     )

@@ -40,6 +40,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/corpora/", "no_files", "upload at least one file"): f"{TOGETHER}: each format needs its files",
     ("POST /api/v1/corpora/", "aligned_files_by_role", "in their own fields"):
         f"{TOGETHER}: an aligned corpus takes its two files by role (style_1_file and style_2_file), not `files`",
+    ("POST /api/v1/corpora/", "wrong_file_field", "are for the aligned format"):
+        f"{TOGETHER}: the style-1/style-2 file fields are the aligned format's; every other format takes `files`",
     ("POST /api/v1/corpora/", "missing_component", "required for this format"):
         f"{TOGETHER}: every format but `stel` needs a component",
     ("POST /api/v1/corpora/", "unknown_licence", "SPDX identifier"): f"{REGISTRY} (core/licences)",
@@ -83,6 +85,9 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         f"{STATE}: only a rewrite study has writing signals",
     ("GET /api/v1/studies/{slug}/writing-signals/", "not_a_rewrite_study", "not rewrites"):
         f"{STATE}: only a rewrite study has writing signals",
+    ("POST /api/v1/studies/{slug}/writing-signals/", "path_not_allowed", "outside the data folders"):
+        "a server-side model directory (embedding_model) must lie in the folders the server's configuration names "
+        "(STYLECROWD_DATA_DIRS)",
     ("GET /api/v1/studies/{slug}/reviews/", "not_a_rewrite_study", "not rewrites"):
         f"{STATE}: only a rewrite study has a review queue",
     ("POST /api/v1/studies/{slug}/reviews/", "not_a_rewrite_study", "not rewrites"):
@@ -104,6 +109,10 @@ def _seed(admin_user) -> None:  # noqa: ANN001
     call_command("create_study", "--slug", "demo", "--setup", "quadruple", "--corpus", "formality-demo",
                  "--count", "6", "--annotators-per-item", "3", "--items-per-batch", "3", "--screening-per-batch", "0",
                  **quiet)
+    # A reviewed rewrite study, so that its review queue and writing signals answer more than "not rewrites".
+    call_command("create_study", "--slug", "demo-rw", "--kind", "rewrite", "--sources-corpus", "formality-demo",
+                 "--side", "1", "--target-style", "formal", "--annotators-per-item", "2", "--items-per-batch", "3",
+                 "--eligibility", "none", **quiet)
 
 
 def _run(url: str, report: Path, *extra: str, max_examples: int) -> dict:
