@@ -83,7 +83,7 @@ def test_platform_settings_are_checked_when_the_study_is_created():
         ({"platform": "any", "prolific_study_id": STUDY_ID}, "Prolific study id", "prolific_study_id"),
         ({"platform": "prolific", "prolific_study_id": "abc"}, "Prolific study id", "prolific_study_id"),
         ({"platform": "facebook"}, "Platform", "platform"),
-        ({"first_answer_grace_seconds": 0}, "First answer grace", "first_answer_grace_seconds"),
+        ({"first_answer_grace_seconds": 0}, "First-answer grace", "first_answer_grace_seconds"),
         ({"max_open_batches": 0}, "Max open batches", "max_open_batches"),
         ({"min_seconds_per_item": -1}, "Min seconds per item", "min_seconds_per_item"),
     ]

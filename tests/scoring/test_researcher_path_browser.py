@@ -151,7 +151,10 @@ def test_the_researcher_path_in_the_browser(page: Any, live_server: Any, tmp_pat
         page.click("input[type=submit]")
         job = wait_for_job("benchmark_export", log=log)
         export = BenchmarkExport.objects.get(pk=job.result["export"])
-        # the job's page (where the form led) reloads itself when the job is done and links to the export
+        # the form leads back to the dashboard, whose message links the job; the job's page links to the export
+        page.wait_for_selector("ul.messagelist")
+        assert "/admin/scoring/agreementrun/" in page.url and page.url.endswith("/dashboard/")
+        page.click(f"ul.messagelist a[href$='/admin/core/job/{job.pk}/change/']")
         made = page.wait_for_selector(f"a[href$='/scoring/benchmarkexport/{export.pk}/change/']", timeout=60_000)
         assert f"/admin/core/job/{job.pk}/change/" in page.url
         made.click()
