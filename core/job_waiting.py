@@ -48,8 +48,12 @@ def workers_serving(queue: str) -> int | None:
     from celery import current_app
 
     try:
-        replies = current_app.control.inspect(timeout=float(_setting("STYLECROWD_JOB_INSPECT_TIMEOUT", 1.0)))
-        active = replies.active_queues() or {}
+        # Its own broker connection, closed after the answer: a pooled one would go back to kombu's pool with the
+        # reply consumer's BRPOP outstanding.
+        with current_app.connection_for_write() as connection:
+            replies = current_app.control.inspect(
+                timeout=float(_setting("STYLECROWD_JOB_INSPECT_TIMEOUT", 1.0)), connection=connection)
+            active = replies.active_queues() or {}
     except Exception as exc:  # noqa: BLE001 - a broker that does not answer: say so in words, not a 500
         logger.warning("could not ask the workers which queues they serve: %s", exc)
         return None

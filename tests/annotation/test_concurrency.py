@@ -193,13 +193,59 @@ def _process_participant(args: tuple[str, str]) -> int:
         connections.close_all()
 
 
-def test_processes_race_for_the_last_slots():
-    import multiprocessing
+def _in_forked_processes(fn, arguments: list, *, timeout: float = 180.0) -> list:  # noqa: ANN001
+    """`fn(argument)` in one forked process per argument, all at once; their results, in order. Plain `os.fork`
+    rather than multiprocessing: multiprocessing runs kombu's after-fork cleanup in each child, which closes the
+    parent's pooled broker connections and can wait for ever on a reply the parent already read."""
+    import os
+    import pickle
+    import select
+    import time
 
+    children = []
+    for argument in arguments:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: run, send the result back, and leave without running the parent's teardown
+            os.close(read_end)
+            try:
+                payload = pickle.dumps(("ok", fn(argument)))
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the test
+                payload = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(payload)
+            os._exit(0)
+        os.close(write_end)
+        children.append((pid, read_end))
+    deadline = time.monotonic() + timeout
+    results = []
+    for pid, read_end in children:
+        chunks = []
+        with os.fdopen(read_end, "rb") as pipe:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([pipe], [], [], left)[0]:
+                    for other, _ in children:
+                        try:
+                            os.kill(other, 9)
+                        except ProcessLookupError:
+                            pass
+                    raise AssertionError(f"a forked participant did not finish within {timeout} s")
+                chunk = os.read(pipe.fileno(), 65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        os.waitpid(pid, 0)
+        status, value = pickle.loads(b"".join(chunks))
+        assert status == "ok", value
+        results.append(value)
+    return results
+
+
+def test_processes_race_for_the_last_slots():
     study = make_study(n_instances=3, per_batch=3, k=2)
     connections.close_all()
-    with multiprocessing.get_context("fork").Pool(6) as pool:
-        stored = pool.map(_process_participant, [(study.slug, f"proc-{i}") for i in range(6)])
+    stored = _in_forked_processes(_process_participant, [(study.slug, f"proc-{i}") for i in range(6)])
     assert sum(stored) == 3 * 2  # six processes, six slots: every slot once, no more
     per_item = Counter(Response.objects.filter(study=study, is_valid=True).values_list("study_item_id", flat=True))
     assert sorted(per_item.values()) == [2, 2, 2]

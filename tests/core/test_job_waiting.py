@@ -154,3 +154,34 @@ def test_the_readme_worker_serves_every_queue_a_one_machine_install_needs(broker
     for run in (lexical, model):
         job = Job.objects.get(pk=run.job_id)
         assert job.status == Job.Status.DONE, (job.error, output[-2000:])
+
+
+def _child_exits() -> None:
+    return None
+
+
+def test_asking_the_workers_leaves_no_broker_connection_a_forked_process_would_hang_on(broker, settings):
+    """The question goes over its own broker connection, closed after the answer: a connection left in kombu's pool
+    in the middle of a BRPOP made every process forked afterwards (multiprocessing runs kombu's after-fork cleanup)
+    wait for ever for that BRPOP's reply."""
+    import multiprocessing
+
+    from django.core.cache import cache
+
+    from core.job_waiting import workers_serving
+
+    cache.delete("job-waiting:workers:gpu")
+    settings.STYLECROWD_JOB_INSPECT_TIMEOUT = 0.5
+    assert workers_serving("gpu") == 0  # no worker runs in this test
+    from celery import current_app
+
+    with current_app.producer_or_acquire() as producer:  # what queueing a job does next with kombu's pool
+        producer.publish({"probe": True}, routing_key="default", exchange="", retry=False)
+    broker.delete("default")
+    child = multiprocessing.get_context("fork").Process(target=_child_exits)
+    child.start()
+    child.join(timeout=20)
+    hung = child.is_alive()
+    if hung:
+        child.kill()
+    assert not hung and child.exitcode == 0
