@@ -56,6 +56,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/metric-evaluations/", "unknown_metric", "known metrics"): f"{REGISTRY} (scoring/metrics)",
     ("POST /api/v1/score-runs/", "invalid", "choose a benchmark export or give"):
         f"{TOGETHER}: an export or a benchmark path, at least one",
+    ("POST /api/v1/score-runs/", "invalid", "compare needs two or more of the methods"):
+        f"{TOGETHER}: `compare` names methods of `methods`, two or more",
     ("POST /api/v1/score-runs/", "path_not_allowed", "outside the data folders"):
         "a server-side benchmark path must lie in the folders the server's configuration names (STYLECROWD_DATA_DIRS)",
     ("POST /api/v1/model-runs/", "unknown_backend", "unknown back-end"): f"{REGISTRY} (core/model_backends)",
@@ -88,6 +90,9 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/studies/{slug}/writing-signals/", "path_not_allowed", "outside the data folders"):
         "a server-side model directory (embedding_model) must lie in the folders the server's configuration names "
         "(STYLECROWD_DATA_DIRS)",
+    ("POST /api/v1/studies/{slug}/writing-signals/", "invalid", "is not a local model directory"):
+        "a language model is a model directory on the server (with its config.json), which only the server's disk "
+        "can tell",
     ("GET /api/v1/studies/{slug}/reviews/", "not_a_rewrite_study", "not rewrites"):
         f"{STATE}: only a rewrite study has a review queue",
     ("POST /api/v1/studies/{slug}/reviews/", "not_a_rewrite_study", "not rewrites"):
