@@ -80,6 +80,25 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[n
         yield order[start:start + batch_size]
 
 
+def encode_in_length_order(lengths: Sequence[int], batch_size: int, embed_batch: Any, *,
+                           progress: Progress) -> np.ndarray:
+    """One float32 row per input, in input order: `embed_batch(indices)` (a float32 array, one row per index) on
+    batches of similar length, without gradients, with the progress bar moved after each batch."""
+    import torch
+
+    out: np.ndarray | None = None
+    done = 0
+    with torch.inference_mode():
+        for batch in length_sorted_batches(lengths, batch_size):
+            vectors = embed_batch(batch)
+            if out is None:
+                out = np.zeros((len(lengths), vectors.shape[1]), dtype=np.float32)
+            out[batch] = vectors
+            done += len(batch)
+            progress(done, len(lengths))
+    return out if out is not None else np.zeros((0, 1), dtype=np.float32)
+
+
 class _LocalModelMethod(SimilarityMethod):
     prefix = ""
     needs_model = True
@@ -145,29 +164,22 @@ class HfMeanSimilarity(_EmbeddingMethod):
 
     def encode(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
         """One embedding per sentence (float32 rows, in input order)."""
-        import torch
 
         self._load()
         encoded = self._tokenizer(list(sentences), truncation=True, max_length=self._max_length())
-        ids = encoded["input_ids"]
-        out: np.ndarray | None = None
-        done = 0
-        with torch.inference_mode():
-            for batch in length_sorted_batches([len(x) for x in ids], self.batch_size):
-                features = self._tokenizer.pad({k: [encoded[k][i] for i in batch] for k in encoded.keys()},
-                                               return_tensors="pt")
-                features = {k: v.to(self.device) for k, v in features.items()}
-                hidden = self._model(**features).last_hidden_state
-                mask = features["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                # Sum in float32: half-precision sums over long sentences lose digits.
-                pooled = (hidden.float() * mask.float()).sum(dim=1) / mask.float().sum(dim=1).clamp(min=1.0)
-                pooled_np = pooled.cpu().numpy()
-                if out is None:
-                    out = np.zeros((len(sentences), pooled_np.shape[1]), dtype=np.float32)
-                out[batch] = pooled_np
-                done += len(batch)
-                progress(done, len(sentences))
-        return out if out is not None else np.zeros((0, 1), dtype=np.float32)
+
+        def embed(batch: np.ndarray) -> np.ndarray:
+            features = self._tokenizer.pad({k: [encoded[k][i] for i in batch] for k in encoded.keys()},
+                                           return_tensors="pt")
+            features = {k: v.to(self.device) for k, v in features.items()}
+            hidden = self._model(**features).last_hidden_state
+            mask = features["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            # Sum in float32: half-precision sums over long sentences lose digits.
+            pooled = (hidden.float() * mask.float()).sum(dim=1) / mask.float().sum(dim=1).clamp(min=1.0)
+            return pooled.cpu().numpy()
+
+        return encode_in_length_order([len(x) for x in encoded["input_ids"]], self.batch_size, embed,
+                                      progress=progress)
 
 
 class SentenceTransformerSimilarity(_EmbeddingMethod):
@@ -186,7 +198,6 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
     def encode(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
         """One embedding per sentence (float32 rows, in input order): the model's own modules (transformer,
         pooling, normalization…) on batches of similar token length, so padding is minimal."""
-        import torch
 
         self._load()
         model = self._model
@@ -195,19 +206,13 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
         lengths = [len(ids) for ids in model.tokenizer(list(sentences), truncation=True,
                                                        max_length=model.max_seq_length)["input_ids"]]
         preprocess = getattr(model, "preprocess", None) or model.tokenize  # `tokenize` before sentence-transformers 6
-        out: np.ndarray | None = None
-        done = 0
-        with torch.inference_mode():
-            for batch in length_sorted_batches(lengths, self.batch_size):
-                features = preprocess([sentences[i] for i in batch])
-                features = {k: v.to(self.device) if hasattr(v, "to") else v for k, v in features.items()}
-                vectors = model(features)["sentence_embedding"].float().cpu().numpy()
-                if out is None:
-                    out = np.zeros((len(sentences), vectors.shape[1]), dtype=np.float32)
-                out[batch] = vectors
-                done += len(batch)
-                progress(done, len(sentences))
-        return out if out is not None else np.zeros((0, 1), dtype=np.float32)
+
+        def embed(batch: np.ndarray) -> np.ndarray:
+            features = preprocess([sentences[i] for i in batch])
+            features = {k: v.to(self.device) if hasattr(v, "to") else v for k, v in features.items()}
+            return model(features)["sentence_embedding"].float().cpu().numpy()
+
+        return encode_in_length_order(lengths, self.batch_size, embed, progress=progress)
 
     def _encode_plain(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
         """sentence-transformers' own `encode` (a model with a default prompt, or not a plain text model)."""
