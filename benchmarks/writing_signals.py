@@ -137,9 +137,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from annotation.models import Response, Study
-    from annotation.models_review import RewriteSettings
-    from annotation.models_signals import WritingSignal
+    from annotation.models import Response, RewriteSettings, Study, WritingSignal
     from annotation.services.writing_signals.registry import SPECS
     from annotation.services.writing_signals.services import writing_signals_compute
 

@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("tasks.urls")),
-    path("api/v1/", include("annotation.api_urls")),
+    path("api/v1/", include("annotation.api.urls")),
     path("api/v1/", include("platforms.urls")),
     path("api/v1/", include("scoring.urls")),
     path("api/v1/jobs/", include("core.urls")),

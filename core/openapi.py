@@ -43,7 +43,7 @@ RESEARCHER_ERRORS = {
 }
 # An operation with a credential of its own (a webhook's signature) refuses it with this 403.
 OWN_CREDENTIAL_REFUSED = "The request's own credential (its signature) does not hold."
-# The participant flow's answers (annotation/api.py documents them per operation; these fill the gaps).
+# The participant flow's answers (annotation/api/sessions.py documents them per operation; these fill the gaps).
 PARTICIPANT_ERRORS = {
     "400": "Invalid body or answer: the message names the field.",
     "404": "Unknown session token or study, or an item not reserved for this session.",

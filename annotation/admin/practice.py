@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from annotation.models_practice import PracticeAnswer, PracticeItem
+from annotation.models import PracticeAnswer, PracticeItem
 
 
 @admin.register(PracticeItem)

@@ -14,9 +14,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
-from annotation.models import Study
-from annotation.models_review import RejectionReason, RewriteReview, RewriteSettings, WorkerBlock
-from annotation.models_signals import WritingSignal
+from annotation.models import RejectionReason, RewriteReview, RewriteSettings, Study, WorkerBlock, WritingSignal
 from annotation.services.review import (
     QUEUE_FILTERS,
     review_decide,

@@ -12,8 +12,8 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
-from annotation.admin_rewrite_corpus import RewriteCorpusAdminMixin
-from annotation.admin_study_setup import StudySetupAdminMixin
+from annotation.admin.rewrite_corpus import RewriteCorpusAdminMixin
+from annotation.admin.study_setup import StudySetupAdminMixin
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
 from annotation.selectors import study_progress
 from annotation.services.answers import participant_exclude
@@ -273,8 +273,6 @@ class ResponseAdmin(admin.ModelAdmin):
     list_filter = ["study", "is_screening", "is_valid", "is_correct", "telemetry_status"]
     search_fields = ["participant__external_id", "study_item__external_id"]
     raw_id_fields = ["participant", "study_item", "batch", "reservation"]
-
-from annotation import admin_practice  # noqa: E402,F401  (practice items)
 
 
 def _study_link(slug: object) -> tuple[str, str] | None:

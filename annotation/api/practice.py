@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.api import ParticipantView
+from annotation.api.sessions import ParticipantView
 from annotation.services.practice import practice_answer, practice_next
 from core.error_codes import INVALID
 from core.errors import ApplicationError

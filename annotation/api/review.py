@@ -12,10 +12,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api import RESEARCHER_ERRORS, _study, _valid
+from annotation.api.sessions import _valid
+from annotation.api.studies import RESEARCHER_ERRORS, _study
 from annotation.error_codes import NOT_A_REWRITE_STUDY
-from annotation.models import ItemKind
-from annotation.models_review import RejectionReason, RewriteReview
+from annotation.models import ItemKind, RejectionReason, RewriteReview
 from annotation.services.review import DECISIONS, QUEUE_FILTERS, QUEUE_ORDERS, review_decide, review_queue
 from annotation.services.writing_signals.registry import SPECS
 from core.errors import ApplicationError

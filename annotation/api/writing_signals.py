@@ -11,11 +11,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api import RESEARCHER_ERRORS, _study, _valid
+from annotation.api.sessions import _valid
+from annotation.api.studies import RESEARCHER_ERRORS, _study
 from annotation.error_codes import NOT_A_REWRITE_STUDY
-from annotation.models import ItemKind
+from annotation.models import ItemKind, WritingSignal
 from annotation.models import Response as ResponseRow
-from annotation.models_signals import WritingSignal
 from annotation.services.writing_signals.jobs import writing_signals_start
 from annotation.services.writing_signals.services import signals_of
 from core.errors import ApplicationError

@@ -1,5 +1,5 @@
 """Rewrite studies and their review: a rewrite study's settings, reviewers' decisions on rewrites, and blocked
-workers. Kept apart from `models.py`; the services are `annotation/services/rewrites.py` and `review.py`."""
+workers. The services are `annotation/services/rewrites.py` and `review.py`."""
 from __future__ import annotations
 
 from django.conf import settings

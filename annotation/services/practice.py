@@ -10,8 +10,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from annotation.error_codes import ANSWER_CONFLICT, INVALID_PRACTICE, WRONG_STATE
-from annotation.models import ORDERING_KINDS, Batch, ItemKind, Study
-from annotation.models_practice import PracticeAnswer, PracticeItem
+from annotation.models import ORDERING_KINDS, Batch, ItemKind, PracticeAnswer, PracticeItem, Study
 from annotation.services.display import CHOICES
 from annotation.services.sessions import session_load
 from core.error_codes import INVALID, NOT_FOUND

@@ -13,8 +13,19 @@ from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
 from annotation.error_codes import BLOCKED, NOT_QUALIFIED
-from annotation.models import Batch, ItemKind, Participant, Reservation, Response, Study, TelemetryStatus
-from annotation.models_review import RejectionReason, RewriteReview, RewriteSettings, WorkerBlock
+from annotation.models import (
+    Batch,
+    ItemKind,
+    Participant,
+    RejectionReason,
+    Reservation,
+    Response,
+    RewriteReview,
+    RewriteSettings,
+    Study,
+    TelemetryStatus,
+    WorkerBlock,
+)
 from annotation.services.engine import reservations_release
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
@@ -111,7 +122,7 @@ def review_queue(*, study: Study | None = None, limit: int = 200, show: str = ""
     flagged by a signal (or by any, or none), without telemetry, or with inconsistent telemetry; `order` puts the
     most flagged first, or a signal's most suspicious scores first; by default the rewrites of blocked writers
     come first, then the oldest."""
-    from annotation.models_signals import WritingSignal
+    from annotation.models import WritingSignal
     from annotation.services.writing_signals.registry import SPECS
     from annotation.services.writing_signals.services import signals_of
 
@@ -163,7 +174,7 @@ def review_autoflag(*, study: Study, language_model: str | None = None, near_dup
     rewrite flagged by a signal in `RewriteSettings.signal_auto_reject` is rejected as "other", the evidence as
     the note the writer is shown, through `review_decide` (its slot reopens). Without a rule nothing is rejected:
     signals are evidence for a reviewer, not a verdict."""
-    from annotation.models_signals import WritingSignal
+    from annotation.models import WritingSignal
     from annotation.services.writing_signals.services import writing_signals_compute
 
     summary = writing_signals_compute(study=study, language_model=language_model,

@@ -23,9 +23,7 @@ from annotation.error_codes import (
     UNKNOWN_STUDY,
     UNKNOWN_TARGET_STYLE,
 )
-from annotation.models import ItemKind, Response, Study
-from annotation.models_review import RewriteReview, RewriteSettings
-from annotation.models_signals import WritingSignal
+from annotation.models import ItemKind, Response, RewriteReview, RewriteSettings, Study, WritingSignal
 from annotation.services.writing_signals.registry import SPECS, auto_reject_validate
 from annotation.services.writing_signals.services import flagged_response_ids, study_signal_summary
 from core.errors import ApplicationError

@@ -11,8 +11,7 @@ from typing import Any
 from django.db import transaction
 from rapidfuzz import fuzz
 
-from annotation.models import ItemKind, Participant, Study
-from annotation.models_review import COPY_THRESHOLD_DEFAULT, RewriteSettings
+from annotation.models import COPY_THRESHOLD_DEFAULT, ItemKind, Participant, RewriteSettings, Study
 from annotation.services.studies import DEFAULT_ELIGIBILITY, study_create
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError

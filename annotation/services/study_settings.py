@@ -19,7 +19,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.models_review import COPY_THRESHOLD_DEFAULT
+from annotation.models import COPY_THRESHOLD_DEFAULT
 from core.errors import ApplicationError
 
 ALL = "all"

@@ -13,8 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from annotation.models import Batch, ItemKind, Participant, Reservation, Response, Study
-from annotation.models_practice import PracticeAnswer
+from annotation.models import Batch, ItemKind, Participant, PracticeAnswer, Reservation, Response, Study
 from annotation.services.participation import accepted_platforms, entry_check
 from annotation.services.practice import practice_items_set
 from annotation.services.rewrites import rewrite_study_create

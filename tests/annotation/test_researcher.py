@@ -257,7 +257,7 @@ def test_openapi_schema_of_the_annotation_api_is_valid():
     from drf_spectacular.validation import validate_schema
 
     GENERATOR_STATS.reset()
-    generator = SchemaGenerator(patterns=[path("api/v1/", include("annotation.api_urls"))])
+    generator = SchemaGenerator(patterns=[path("api/v1/", include("annotation.api.urls"))])
     schema = generator.get_schema(request=None, public=True)
     validate_schema(schema)
     assert not GENERATOR_STATS  # no warnings or errors for our views

@@ -11,8 +11,7 @@ from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from annotation.models import Study
-from annotation.models_review import RewriteSettings
+from annotation.models import RewriteSettings, Study
 from tests import factories as f
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import Group, User
 
-from annotation.models import Participant, Response
-from annotation.models_review import RewriteReview
+from annotation.models import Participant, Response, RewriteReview
 from annotation.services.review import review_decide
 from annotation.services.rewrites import rewrite_study_create
 from core.roles import roles_sync

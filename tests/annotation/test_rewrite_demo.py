@@ -11,8 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.models import Participant, Response, Study
-from annotation.models_review import RewriteReview
+from annotation.models import Participant, Response, RewriteReview, Study
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.slow]
 

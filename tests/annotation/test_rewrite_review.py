@@ -18,8 +18,7 @@ from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.models import Response, Study
-from annotation.models_review import RewriteReview
+from annotation.models import Response, RewriteReview, Study
 from annotation.services.exports import decisions_serialize
 from annotation.services.review import worker_rates
 from scoring.export.services import benchmark_export

@@ -11,8 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from annotation.models import Participant, Study
-from annotation.models_review import RewriteSettings
+from annotation.models import Participant, RewriteSettings, Study
 from annotation.services.rewrites import sources_filter
 from tests.annotation.helpers import Participant as Person
 from tests.annotation.helpers import serving_path  # noqa: F401 - a fixture

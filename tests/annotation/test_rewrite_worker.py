@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.models import Response, Study
-from annotation.models_review import RewriteReview
+from annotation.models import Response, RewriteReview, Study
 from core.models import Job
 from scoring.export.jobs import export_start
 from scoring.models import BenchmarkExport

@@ -15,8 +15,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Participant, Study
-from annotation.models_review import RewriteReview
+from annotation.models import Participant, RewriteReview, Study
 from tasks.models import ScreeningQuestion
 from tests.factories import CorpusFactory, TaskInstanceFactory, component
 

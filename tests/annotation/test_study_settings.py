@@ -106,7 +106,7 @@ REWRITE_MODEL = {"max_length": "max_length", "copy_threshold": "copy_threshold",
 
 @pytest.mark.parametrize("setting", REWRITE_SETTINGS, ids=lambda s: s.name)
 def test_a_rewrite_setting_has_one_default_at_every_door(setting) -> None:
-    from annotation.models_review import RewriteSettings
+    from annotation.models import RewriteSettings
     from annotation.serializers import RewriteCreateInput
     from annotation.services.rewrites import DEFAULT_FILTERS, rewrite_study_create
 

@@ -15,9 +15,7 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.models import Reservation, Response, Study
-from annotation.models_review import RewriteReview, RewriteSettings
-from annotation.models_signals import WritingSignal
+from annotation.models import Reservation, Response, RewriteReview, RewriteSettings, Study, WritingSignal
 from annotation.services.exports import decisions_serialize
 from annotation.services.review import review_autoflag, review_decide, review_queue
 from annotation.services.rewrite_corpus import corpus_build_from_rewrites

@@ -19,9 +19,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.celery_tasks import writing_signals_task
-from annotation.models import Response, Study
-from annotation.models_review import RewriteSettings
-from annotation.models_signals import WritingSignal
+from annotation.models import Response, RewriteSettings, Study, WritingSignal
 from annotation.services.writing_signals.model_rewrite import (
     EndpointRewriter,
     RewriteModel,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.models_signals import WritingSignal
+from annotation.models import WritingSignal
 from core.models import Job
 from tests.annotation.test_writing_signals_endpoint import SECRET, crowd_and_model, rewrite_of, superuser_api
 from tests.scoring.fake_openai import FakeOpenAI

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.models import Study
-from annotation.models_signals import WritingSignal
+from annotation.models import Study, WritingSignal
 from annotation.services.writing_signals.language_model import llm_statistics
 from annotation.services.writing_signals.services import writing_signals_compute
 from core.errors import ApplicationError

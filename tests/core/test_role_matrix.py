@@ -22,10 +22,16 @@ from django.test import Client, RequestFactory, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
-from annotation.models import Batch, Response
-from annotation.models_practice import PracticeAnswer, PracticeItem
-from annotation.models_review import RewriteReview, RewriteSettings, WorkerBlock
-from annotation.models_signals import WritingSignal
+from annotation.models import (
+    Batch,
+    PracticeAnswer,
+    PracticeItem,
+    Response,
+    RewriteReview,
+    RewriteSettings,
+    WorkerBlock,
+    WritingSignal,
+)
 from core.models import Job
 from core.roles import roles_sync
 from platforms.models import (

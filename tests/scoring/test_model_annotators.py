@@ -75,7 +75,7 @@ def test_cli_oracle_answers_every_order_and_rerun_costs_nothing():
 
 
 def test_prompt_is_the_study_instructions_and_the_item_as_shown_in_that_order():
-    from annotation.models_practice import PracticeItem
+    from annotation.models import PracticeItem
 
     study, items = f.annotated_study(answers=[["S2-S1"]])
     study.task_description = "Match the sentences to the anchors by style.\n\nKeys: press 1 for S1-S2."

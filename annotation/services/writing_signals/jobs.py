@@ -10,9 +10,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotation.error_codes import NOT_A_REWRITE_STUDY
-from annotation.models import ItemKind, Response, Study
-from annotation.models_review import RewriteSettings
-from annotation.models_signals import WritingSignal
+from annotation.models import ItemKind, Response, RewriteSettings, Study, WritingSignal
 from annotation.services.writing_signals.registry import auto_reject_validate, thresholds_validate
 from annotation.services.writing_signals.services import NEAR_DUPLICATE_METHODS
 from core.error_codes import NOT_FOUND

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.models_signals import Signal
+from annotation.models import Signal
 from core.errors import ApplicationError
 
 

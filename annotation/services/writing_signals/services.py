@@ -20,9 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.error_codes import NOT_A_REWRITE_STUDY
-from annotation.models import ItemKind, Response, Study, TelemetryStatus
-from annotation.models_review import RewriteSettings
-from annotation.models_signals import Signal, WritingSignal
+from annotation.models import ItemKind, Response, RewriteSettings, Signal, Study, TelemetryStatus, WritingSignal
 from annotation.services.writing_signals import measures
 from annotation.services.writing_signals.registry import SPECS, thresholds_resolve
 from core.errors import ApplicationError
@@ -203,7 +201,7 @@ def signals_of(*, response_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
 def study_signal_summary(*, study: Study, excluded: set[int] | None = None) -> dict[str, Any]:
     """How many rewrites each signal flagged and what was done with them (the review's decision; `excluded`: the
     response ids left out of a corpus), and the telemetry statuses: for the dataset card."""
-    from annotation.models_review import RewriteReview
+    from annotation.models import RewriteReview
 
     rewrites = Response.objects.filter(study=study, study_item__kind=ItemKind.REWRITE)
     statuses = defaultdict(int)

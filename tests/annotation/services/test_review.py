@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from annotation.models import Reservation, Response, Study
-from annotation.models_review import RejectionReason, RewriteReview
+from annotation.models import RejectionReason, Reservation, Response, RewriteReview, Study
 from annotation.services.review import (
     AUTO_REVIEW_MIN_OVERLAP,
     review_decide,
