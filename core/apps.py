@@ -20,6 +20,11 @@ class StyleCrowdAdminConfig(admin_apps.AdminConfig):
     default_site = "core.admin.site.StyleCrowdAdminSite"
 
     def ready(self) -> None:
+        # The site's class lives in the core.admin package, whose import registers core's admins. Imported first, the
+        # site is set up inside that import; left to autodiscover, another app's first registration would set the site
+        # up, import the package halfway through, and its registrations would land on a second site that is dropped.
+        import core.admin  # noqa: F401
+
         super().ready()
         from core.admin.site import json_readonly_install
 
