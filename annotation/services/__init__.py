@@ -16,7 +16,9 @@ Studies
 
 Participants
 - `participation`: who may take part (a link's platform parameters), room per arrival, ownership of a session;
-- `sessions`: session_create/consent (and decline)/eligibility/start/next;
+- `session_lookup`: session_load (expiring an overdue batch on the way), the locked read, the session errors;
+- `session_creation`: session_create (a participant's arrival: a new batch, or the one resumed);
+- `sessions`: session_consent (and decline)/eligibility/start/next;
 - `answers`: validate_answer, answer_submit, participant_exclude;
 - `engine`: batch_reserve (serving order: `fill`, then a random key), reservations_release(_expired), adaptive
   closing (the m-of-k rule of tasks.stel.majority);

@@ -341,7 +341,7 @@ def reservations_release_expired(*, now: datetime | None = None) -> dict[str, in
     holders were released. Idempotent; the engine does not need it to run (expired reservations never count as
     holders, and a reserver recounts what it locks), it tidies up, moves sessions to `expired` and keeps released
     slots near the front of the serving order."""
-    from annotation.services.sessions import batch_expire  # local: sessions imports this module
+    from annotation.services.session_lookup import batch_expire  # local: session_lookup imports this module
 
     now = now or timezone.now()
     expired_batches = 0

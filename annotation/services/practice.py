@@ -13,7 +13,7 @@ from annotation.error_codes import ANSWER_CONFLICT, INVALID_PRACTICE, WRONG_STAT
 from annotation.models import ORDERING_KINDS, Batch, ItemKind, Study
 from annotation.models_practice import PracticeAnswer, PracticeItem
 from annotation.services.display import CHOICES
-from annotation.services.sessions import session_load
+from annotation.services.session_lookup import session_load
 from core.error_codes import INVALID, NOT_FOUND
 from core.errors import ApplicationError
 
