@@ -20,8 +20,8 @@ Participants
 - `session_creation`: session_create (a participant's arrival: a new batch, or the one resumed);
 - `sessions`: session_consent (and decline)/eligibility/start/next;
 - `answers`: validate_answer, answer_submit, participant_exclude;
-- `engine`: batch_reserve (serving order: `fill`, then a random key), reservations_release(_expired), adaptive
-  closing (the m-of-k rule of tasks.stel.majority);
+- `engine`: batch_reserve (serving order: `fill`, then a random key), reservations_release(_expired);
+- `adaptive`: adaptive closing (the m-of-k rule of tasks.stel.majority, a guide's agreement), what it saved;
 - `hot_path`: `next` and `answers` as one prepared PostgreSQL statement each (the general path is in `sessions`);
 - `display`: what a participant is shown, and mapping displayed answers back to canonical ones;
 - `practice`: practice items with feedback before the first batch;

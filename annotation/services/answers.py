@@ -26,8 +26,9 @@ from annotation.models import (
     TelemetryStatus,
 )
 from annotation.services import hot_path
+from annotation.services.adaptive import item_refresh_closed
 from annotation.services.display import canonical_answer
-from annotation.services.engine import first_answer_extend, item_refresh_closed, reservations_release
+from annotation.services.engine import first_answer_extend, reservations_release
 from annotation.services.rewrites import rewrite_check
 from annotation.services.session_lookup import _expired, _lock_batch, _not_found, _wrong_state, session_load
 from annotation.services.sessions import session_next_body
