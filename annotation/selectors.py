@@ -127,7 +127,7 @@ def study_progress(*, study: Study) -> dict[str, Any]:
     responses = Response.objects.filter(study=study)
     participants = Participant.objects.filter(study=study)
     pay = study_pay(study=study)
-    from annotation.services.engine import study_adaptive_savings
+    from annotation.services.adaptive import study_adaptive_savings
 
     return {
         "slug": study.slug,

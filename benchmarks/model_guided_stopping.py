@@ -2,9 +2,9 @@
 
 - fixed k = 5: every item gets 5 answers; validated when at least m = 3 are correct (STEL's rule);
 - plain adaptive stopping: an item stops once its 3-of-5 decision can no longer change
-  (`annotation.services.engine.item_decision_final`);
+  (`annotation.services.adaptive.item_decision_final`);
 - adaptive stopping with a model guide: also stops once the first h human answers all equal the model's answer,
-  where the model answered the same in every order (`annotation.services.engine.guide_agrees`); items where it was
+  where the model answered the same in every order (`annotation.services.adaptive.guide_agrees`); items where it was
   order-sensitive, or where it disagrees with those first answers, keep the plain rule (and the full k it needs).
   Such an item is decided on its h unanimous human answers (`scoring.agreement.stats.votes.decide`).
 
@@ -67,7 +67,7 @@ def fleiss_check(votes: np.ndarray, component: np.ndarray) -> dict[str, float]:
 
 def simulate(votes: np.ndarray, *, model: tuple, h: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """One replication: per item, annotations used and decision under each arm."""
-    from annotation.services.engine import guide_agrees, item_decision_final
+    from annotation.services.adaptive import guide_agrees, item_decision_final
 
     p = votes / K
     n = len(votes)

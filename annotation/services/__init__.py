@@ -16,10 +16,12 @@ Studies
 
 Participants
 - `participation`: who may take part (a link's platform parameters), room per arrival, ownership of a session;
-- `sessions`: session_create/consent (and decline)/eligibility/start/next;
+- `session_lookup`: session_load (expiring an overdue batch on the way), the locked read, the session errors;
+- `session_creation`: session_create (a participant's arrival: a new batch, or the one resumed);
+- `sessions`: session_consent (and decline)/eligibility/start/next;
 - `answers`: validate_answer, answer_submit, participant_exclude;
-- `engine`: batch_reserve (serving order: `fill`, then a random key), reservations_release(_expired), adaptive
-  closing (the m-of-k rule of tasks.stel.majority);
+- `engine`: batch_reserve (serving order: `fill`, then a random key), reservations_release(_expired);
+- `adaptive`: adaptive closing (the m-of-k rule of tasks.stel.majority, a guide's agreement), what it saved;
 - `hot_path`: `next` and `answers` as one prepared PostgreSQL statement each (the general path is in `sessions`);
 - `display`: what a participant is shown, and mapping displayed answers back to canonical ones;
 - `practice`: practice items with feedback before the first batch;

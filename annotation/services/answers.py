@@ -26,17 +26,12 @@ from annotation.models import (
     TelemetryStatus,
 )
 from annotation.services import hot_path
+from annotation.services.adaptive import item_refresh_closed
 from annotation.services.display import canonical_answer
-from annotation.services.engine import first_answer_extend, item_refresh_closed, reservations_release
+from annotation.services.engine import first_answer_extend, reservations_release
 from annotation.services.rewrites import rewrite_check
-from annotation.services.sessions import (
-    _expired,
-    _lock_batch,
-    _not_found,
-    _wrong_state,
-    session_load,
-    session_next_body,
-)
+from annotation.services.session_lookup import _expired, _lock_batch, _not_found, _wrong_state, session_load
+from annotation.services.sessions import session_next_body
 from annotation.services.telemetry import FREE_TEXT_KINDS, telemetry_check, telemetry_parse
 from core.errors import ApplicationError
 

@@ -1,4 +1,5 @@
-"""The assignment engine: reserving items for a batch, releasing expired reservations, adaptive closing.
+"""The assignment engine: reserving items for a batch, releasing expired reservations (adaptive closing is in
+`adaptive`).
 
 Invariant: an item never has more than k valid responses. Each valid response belongs to a reservation that holds
 one of the item's slots 1…k; a slot is held while its reservation is not released, and the partial unique index
@@ -21,15 +22,14 @@ import time
 from datetime import datetime
 
 from django.db import connection, transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotation.models import ORDERING_KINDS, Batch, Participant, Reservation, Response, Study, StudyItem
+from annotation.models import ORDERING_KINDS, Batch, Participant, Reservation, Study, StudyItem
 from annotation.services.display import public_item, shown_for_item, shown_for_screening
 from annotation.services.participation import batch_deadline, first_answer_deadline
 from annotation.services.screening import study_screening_pool
 from tasks.models import ScreeningQuestion
-from tasks.stel.majority import m_of_k_final
 
 LOCK_WAIT_SECONDS = 5.0  # how long a reserver waits for items other reservers hold locked
 
@@ -341,7 +341,7 @@ def reservations_release_expired(*, now: datetime | None = None) -> dict[str, in
     holders were released. Idempotent; the engine does not need it to run (expired reservations never count as
     holders, and a reserver recounts what it locks), it tidies up, moves sessions to `expired` and keeps released
     slots near the front of the serving order."""
-    from annotation.services.sessions import batch_expire  # local: sessions imports this module
+    from annotation.services.session_lookup import batch_expire  # local: session_lookup imports this module
 
     now = now or timezone.now()
     expired_batches = 0
@@ -355,54 +355,3 @@ def reservations_release_expired(*, now: datetime | None = None) -> dict[str, in
     )
     refreshed = study_items_refresh_fill()
     return {"expired_batches": expired_batches, "released_reservations": released, "items_recounted": refreshed}
-
-
-# --- adaptive collection ---------------------------------------------------------------------------------
-
-
-def item_decision_final(*, correct: int, wrong: int, k: int, m: int) -> bool:
-    """True when no further answers can change the m-of-k decision (validated already, or out of reach)."""
-    return bool(m_of_k_final(correct, wrong, k, m))
-
-
-def guide_agrees(*, first_answers: list[str], guide_answer: str, stop_after: int | None) -> bool:
-    """The guided stop: the item's first `stop_after` valid human answers (in time order) are all the guide's
-    answer. A guide that was order-sensitive or gave no answer has no guide answer, and never stops an item."""
-    return bool(stop_after and guide_answer and len(first_answers) >= stop_after
-                and all(answer == guide_answer for answer in first_answers[:stop_after]))
-
-
-def item_refresh_closed(*, item: StudyItem) -> bool:
-    """Recompute `is_closed` from the item's valid responses (adaptive studies only); returns the new value.
-
-    Closed when the m-of-k decision can no longer change, or, where the study has a guide, when the first
-    `guide_stop_after` valid answers all equal the item's guide answer."""
-    study = item.study
-    if not study.adaptive_stopping or not item.correct_answer:
-        closed = False
-    else:
-        valid = Response.objects.filter(study_item=item, is_valid=True)
-        counts = valid.aggregate(
-            correct=Count("id", filter=Q(is_correct=True)), wrong=Count("id", filter=Q(is_correct=False))
-        )
-        closed = item_decision_final(correct=counts["correct"], wrong=counts["wrong"],
-                                     k=study.annotators_per_item, m=study.min_correct)
-        if not closed and study.guide_stop_after and item.guide_answer:
-            first = list(valid.order_by("answered_at", "id").values_list("answer", flat=True)[:study.guide_stop_after])
-            closed = guide_agrees(first_answers=first, guide_answer=item.guide_answer,
-                                  stop_after=study.guide_stop_after)
-    if closed != item.is_closed:
-        StudyItem.objects.filter(pk=item.pk).update(is_closed=closed)
-        item.is_closed = closed
-    return closed
-
-
-def study_adaptive_savings(*, study: Study) -> dict[str, int]:
-    """Annotations adaptive collection saved: k minus the valid responses of every closed item."""
-    closed = StudyItem.objects.filter(study=study, is_closed=True).annotate(
-        n=Count("responses", filter=Q(responses__is_valid=True, responses__is_screening=False))
-    )
-    k = study.annotators_per_item
-    saved = sum(max(k - n, 0) for n in closed.values_list("n", flat=True))
-    return {"closed_items": closed.count(), "annotations_saved": saved}
-

@@ -2,7 +2,7 @@
 `scoring.model_annotators.guidance`, since `annotation` never imports `scoring`).
 
 With a guide, an adaptive study also closes an item once its first `guide_stop_after` valid human answers all equal
-the guide's answer (`engine.guide_agrees`); items where the model was order-sensitive, gave no answer, or
+the guide's answer (`adaptive.guide_agrees`); items where the model was order-sensitive, gave no answer, or
 disagrees with those first answers keep the plain rule (stop once the m-of-k decision is settled, else k answers).
 The guide is never shown to participants and never counted as an answer.
 """
@@ -12,7 +12,7 @@ from django.db import transaction
 
 from annotation.error_codes import INVALID_STOP_AFTER, NOT_ADAPTIVE, UNKNOWN_ITEM
 from annotation.models import Study, StudyItem
-from annotation.services.engine import item_refresh_closed
+from annotation.services.adaptive import item_refresh_closed
 from core.errors import ApplicationError
 
 

@@ -1,225 +1,31 @@
-"""The participant flow: sessions (batches), consent, eligibility and serving items; storing answers is in
-`annotation.services.answers`."""
+"""The participant flow after arrival: consent (and decline), eligibility, start, and serving items. Arrival is in
+`session_creation`, loading a session in `session_lookup`, storing answers in `annotation.services.answers`."""
 from __future__ import annotations
 
-import secrets
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from annotation.error_codes import EXPIRED, NO_WORK_AVAILABLE, SCREENED_OUT, WRONG_STATE
+from annotation.error_codes import NO_WORK_AVAILABLE
 from annotation.models import Batch, Participant, Reservation, Study
 from annotation.selectors import batch_code
 from annotation.services import participation
 from annotation.services.display import finished_payload, public_item
-from annotation.services.engine import (
-    batch_reserve,
-    reservations_release,
-    study_has_work_for,
-)
-from annotation.services.review import worker_admission_check
+from annotation.services.engine import batch_reserve
 from annotation.services.rewrites import persona_store
-from core.error_codes import NOT_FOUND
+
+# annotation/api.py calls every participant step through this module, arrival (sessions.session_create) included.
+from annotation.services.session_creation import session_create  # noqa: F401
+from annotation.services.session_lookup import (
+    _expired,
+    _lock_batch,
+    _not_found,
+    _wrong_state,
+    batch_expire,
+    session_load,
+)
 from core.errors import ApplicationError
-
-PLATFORMS = {Participant.Platform.PROLIFIC, Participant.Platform.MTURK, Participant.Platform.ANONYMOUS}
-FINISHED_STATES = (Batch.State.COMPLETED, Batch.State.SCREENED_OUT, Batch.State.EXPIRED, Batch.State.DECLINED)
-
-
-def _not_found(what: str) -> ApplicationError:
-    return ApplicationError(f"{what} not found.", code=NOT_FOUND, status=404)
-
-
-def _wrong_state(batch: Batch, action: str) -> ApplicationError:
-    return ApplicationError(
-        f"Cannot {action} in state '{batch.state}'.", code=WRONG_STATE, status=409, details={"state": batch.state}
-    )
-
-
-def _expired() -> ApplicationError:
-    return ApplicationError("The time limit of this batch has passed.", code=EXPIRED, status=410)
-
-
-# --- loading a session ---------------------------------------------------------------------------------
-
-
-def batch_expire(*, batch: Batch, now: datetime) -> bool:
-    """Move an overdue batch to `expired` and release its unanswered reservations (caller holds the row lock)."""
-    if batch.state != Batch.State.ITEMS or batch.expires_at is None or batch.expires_at > now:
-        return False
-    reservations_release(Reservation.objects.filter(batch=batch, answered_at__isnull=True, released=False), now=now)
-    Batch.objects.filter(pk=batch.pk).update(state=Batch.State.EXPIRED, finished_at=now)
-    batch.state = Batch.State.EXPIRED
-    batch.finished_at = now
-    return True
-
-
-def _lock_batch(token: str) -> Batch:
-    """The session row, locked for the rest of the transaction (serializes one participant's requests)."""
-    if not token or len(token) > 64:
-        raise _not_found("Session")
-    batch = (
-        Batch.objects.select_for_update(of=("self",))
-        .select_related("study", "participant")
-        .filter(token=token)
-        .first()
-    )
-    if batch is None:
-        raise _not_found("Session")
-    return batch
-
-
-def session_load(*, token: str) -> Batch:
-    """The session (one plain SELECT on the hot path); expired first, under its lock, if its time is up."""
-    if not token or len(token) > 64:
-        raise _not_found("Session")
-    batch = Batch.objects.select_related("study", "participant").filter(token=token).first()
-    if batch is None:
-        raise _not_found("Session")
-    if batch.state == Batch.State.ITEMS and batch.expires_at is not None and batch.expires_at <= timezone.now():
-        with transaction.atomic():
-            batch = _lock_batch(token)
-            batch_expire(batch=batch, now=timezone.now())
-    return batch
-
-
-# --- creating a session --------------------------------------------------------------------------------
-
-
-@dataclass
-class SessionResult:
-    batch: Batch
-    created: bool
-    finished: bool = False  # an ended batch shown again to a new browser: its code or ending, never its token
-
-
-def session_create(
-    *, slug: str, participant_id: str = "", platform: str = Participant.Platform.ANONYMOUS, study_ref: str = "",
-    session_ref: str = "", assignment: str = "", hit: str = "", proofs: tuple[str, ...] = (),
-) -> SessionResult:
-    """Start a participant's batch, or resume it for the client that started it.
-
-    `proofs` are the session tokens the client holds (its resume cookie, a token sent in the body): a participant
-    id alone never hands out a token (see `participation`)."""
-    study = Study.objects.filter(slug=slug, status=Study.Status.ACTIVE, origin=Study.Origin.PLATFORM).first()
-    if study is None:
-        raise _not_found(f"Study '{slug}'")
-    if platform not in PLATFORMS:
-        raise ApplicationError(f"platform must be one of {sorted(PLATFORMS)}.",
-                               details={"platform": [f"must be one of {sorted(PLATFORMS)}"]})
-    participant_id = (participant_id or "").strip()
-    if platform == Participant.Platform.MTURK:
-        assignment = assignment or session_ref
-        hit = hit or study_ref
-    participation.entry_check(study=study, platform=platform, participant_id=participant_id, study_ref=study_ref,
-                              session_ref=session_ref, assignment=assignment, hit=hit)
-    worker_admission_check(study=study, platform=platform, participant_id=participant_id)  # blocked, qualified
-    if not participant_id:
-        if platform != Participant.Platform.ANONYMOUS:
-            raise ApplicationError(f"participant is required for platform '{platform}'.",
-                                   details={"participant": ["This field is required."]})
-        participant_id = f"anon-{secrets.token_hex(8)}"
-    if len(participant_id) > 128:
-        raise ApplicationError("participant is longer than 128 characters.", details={"participant": ["too long"]})
-    proofs = tuple(p for p in proofs if p and len(p) <= 64)
-    for attempt in range(3):
-        try:
-            return _session_create_once(study=study, participant_id=participant_id, platform=platform,
-                                        study_ref=study_ref, session_ref=session_ref, assignment=assignment, hit=hit,
-                                        proofs=proofs)
-        except IntegrityError:
-            # Two first requests of one participant raced (participant_unique / one open batch): the retry finds
-            # the winner's rows and returns its session.
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
-
-
-def _session_create_once(*, study: Study, participant_id: str, platform: str, study_ref: str, session_ref: str,
-                         assignment: str, hit: str, proofs: tuple[str, ...]) -> SessionResult:
-    now = timezone.now()
-    with transaction.atomic():
-        participant = Participant.objects.select_for_update().filter(
-            study=study, platform=platform, external_id=participant_id
-        ).first()
-        if participant is None:
-            # A newcomer: no batches to look at. A concurrent first request of the same person hits the unique
-            # constraint here and the caller's retry finds this row.
-            participant = Participant.objects.create(study=study, platform=platform, external_id=participant_id)
-            n_batches = 0
-        else:
-            if participant.screened_out:
-                raise ApplicationError("You are not eligible for this study.", code=SCREENED_OUT, status=403)
-            owned = bool(proofs) and Batch.objects.filter(participant=participant, token__in=proofs).exists()
-            open_batch = Batch.objects.select_for_update().filter(
-                participant=participant, state__in=Batch.OPEN_STATES
-            ).first()
-            if open_batch is not None:
-                open_batch.study = study
-                open_batch.participant = participant
-                if not batch_expire(batch=open_batch, now=now) and not _abandon_if_stale(open_batch, now=now):
-                    if owned:
-                        return SessionResult(open_batch, False)
-                    raise participation.in_progress_elsewhere(open_batch)
-            last = Batch.objects.filter(participant=participant).order_by("-number").first()
-            declined = last is not None and last.state == Batch.State.DECLINED
-            if owned and declined:
-                last.study, last.participant = study, participant
-                return SessionResult(last, False)  # declining is final: the declined ending again
-            if not owned:
-                shown = _ended_in_platform_session(participant=participant, platform=platform,
-                                                   session_ref=session_ref, assignment=assignment)
-                if shown is not None:
-                    return SessionResult(shown, False, finished=True)
-                field, value = participation.platform_session(platform=platform, session_ref=session_ref,
-                                                              assignment=assignment)
-                # MTurk: a new assignment is a new HIT the worker accepted (unless they declined: that is final).
-                # Anything else needs the first browser.
-                if not (field == "assignment" and not declined
-                        and not Batch.objects.filter(participant=participant, assignment=value).exists()):
-                    raise participation.already_participated()
-            n_batches = Batch.objects.filter(participant=participant).count()
-        if n_batches >= study.max_batches_per_participant:
-            raise ApplicationError(
-                f"You have completed the maximum of {study.max_batches_per_participant} batches of this study.",
-                code=NO_WORK_AVAILABLE, status=409,
-            )
-        # Excluded participants are told the same as when the study is full: never reveal a screening failure.
-        if participant.excluded or not study_has_work_for(study=study, participant=participant):
-            raise ApplicationError("There are no more items available for you in this study.",
-                                   code=NO_WORK_AVAILABLE, status=409)
-        participation.check_room(study=study, now=now)
-        batch = Batch.objects.create(
-            study=study, participant=participant, number=n_batches + 1, token=secrets.token_urlsafe(32),
-            study_ref=study_ref[:128], session_ref=session_ref[:128], assignment=assignment[:128], hit=hit[:128],
-        )
-    return SessionResult(batch, True)
-
-
-def _abandon_if_stale(batch: Batch, *, now: datetime) -> bool:
-    """A batch left before its items started for longer than the batch time limit ends (`expired`), so that
-    the participant can start again elsewhere; it holds no items."""
-    if batch.state == Batch.State.ITEMS or batch.created_at > participation.stale_before(study=batch.study, now=now):
-        return False
-    Batch.objects.filter(pk=batch.pk).update(state=Batch.State.EXPIRED, finished_at=now)
-    batch.state = Batch.State.EXPIRED
-    return True
-
-
-def _ended_in_platform_session(*, participant: Participant, platform: str, session_ref: str,
-                               assignment: str) -> Batch | None:
-    """The completed (or declined) batch of this platform session (same Prolific SESSION_ID / MTurk
-    assignmentId), if any: shown again, without its token, to a new browser of the same link."""
-    field, value = participation.platform_session(platform=platform, session_ref=session_ref, assignment=assignment)
-    if not field:
-        return None
-    return Batch.objects.select_related("study").filter(
-        participant=participant, state__in=(Batch.State.COMPLETED, Batch.State.DECLINED), **{field: value}
-    ).order_by("-number").first()
-
 
 # --- consent, eligibility, start -----------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 
 INSTALLED_APPS = [
-    "core.admin_site.StyleCrowdAdminConfig",  # django.contrib.admin, named StyleCrowd, apps in pipeline order
+    "core.apps.StyleCrowdAdminConfig",  # django.contrib.admin, named StyleCrowd, apps in pipeline order
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -13,18 +13,18 @@
 4. A call whose outcome is unknown (a timeout or reset after sending, a 5xx) marks its rows "unknown" and stops the
    run. Nothing is ever sent again automatically: a person resolves unknown rows (admin › bonus ledger, or
    `platform_reconcile`), and until then no further bonus of that study is paid.
+Paying (2 to 4) is in `bonus_payments`; planning, resolving and the ledger's CSV are here.
 """
 from __future__ import annotations
 
 import csv
 import io
 from collections import defaultdict
-from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Q, Sum
 from django.utils import timezone
 
 from annotation.error_codes import WRONG_STATE
@@ -32,13 +32,12 @@ from annotation.models import Response
 from annotation.services.rewrite_corpus import accepted_rewrites
 from core.errors import ApplicationError
 from platforms.backends import backend_for
-from platforms.clients.errors import NOT_SENT, UNKNOWN, PlatformCallError
-from platforms.error_codes import BONUS_CAP_EXCEEDED, UNKNOWN_OUTCOME
+from platforms.error_codes import BONUS_CAP_EXCEEDED
 from platforms.models import BonusPayment, BonusRule, BulkBonus, PlatformStudy, PlatformSubmission
+from platforms.services.bonus_payments import _by_worker_chunks, bonuses_pay
 from platforms.services.decisions import _recommendations
 from platforms.services.sync import platform_sync
 
-STALE = timedelta(minutes=10)
 COUNTED = (BonusPayment.State.PENDING, BonusPayment.State.CLAIMED, BonusPayment.State.PAID,
            BonusPayment.State.UNKNOWN)  # what a cap counts: owed, being paid, paid, maybe paid
 NOT_BONUSABLE = {"RETURNED", "REJECTED", "TIMED-OUT", "SCREENED OUT", "Rejected"}
@@ -212,168 +211,6 @@ def _dry_calls(platform_study: PlatformStudy, rows: list[dict[str, Any]],
         return calls
     return [backend.bonus_call(worker_id=w, assignment_id=s, amount=a, reason=reason,
                                token="<the ledger row's id>").describe() for w, a, s, reason in lines]
-
-
-def _by_worker_chunks(lines: list[tuple[str, Decimal]], size: int) -> list[list[tuple[str, Decimal]]]:
-    """One CSV line per worker (a worker's rows summed), at most `size` workers per set-up."""
-    totals: dict[str, Decimal] = defaultdict(Decimal)
-    for worker, amount in lines:
-        totals[worker] += amount
-    workers = sorted(totals)
-    return [[(w, totals[w]) for w in workers[i:i + size]] for i in range(0, len(workers), size)]
-
-
-def _stale_to_unknown(platform_study: PlatformStudy) -> None:
-    """Steps left half-done by a runner that died: a set-up or pay call may have gone out, so the outcome is unknown
-    (a set-up alone moves no money, but it is left for a person too)."""
-    cutoff = timezone.now() - STALE
-    for state, to in ((BulkBonus.State.SETTING_UP, BulkBonus.State.SETUP_UNKNOWN),
-                      (BulkBonus.State.PAYING, BulkBonus.State.PAY_UNKNOWN)):
-        for bulk in BulkBonus.objects.filter(platform_study=platform_study, state=state).filter(
-                Q(setup_called_at__lt=cutoff) | Q(pay_called_at__lt=cutoff)):
-            _bulk_finish(bulk, state=to, rows=BonusPayment.State.UNKNOWN,
-                         error="the run sending it stopped before recording Prolific's answer")
-    BonusPayment.objects.filter(platform_study=platform_study, state=BonusPayment.State.CLAIMED, bulk__isnull=True,
-                                sent_at__lt=cutoff).update(
-        state=BonusPayment.State.UNKNOWN, error="the run sending it stopped before recording MTurk's answer")
-
-
-def bonuses_pay(*, platform_study: PlatformStudy) -> dict[str, Any]:
-    """Pay every pending row of the study this runner can claim; stop at the first unknown outcome."""
-    _stale_to_unknown(platform_study)
-    unknown = BonusPayment.objects.filter(platform_study=platform_study, state=BonusPayment.State.UNKNOWN)
-    if unknown.exists():
-        total = unknown.aggregate(total=Sum("amount"))["total"]
-        raise ApplicationError(
-            f"{unknown.count()} bonus row(s) ({total:.2f} {platform_study.currency}) of study "
-            f"{platform_study.study.slug} have an unknown outcome: check them on the platform and resolve them "
-            "(admin › Crowd platforms › Bonus ledger, or platform_reconcile) before anything more is paid. Nothing "
-            "was sent.", code=UNKNOWN_OUTCOME, status=409)
-    backend = backend_for(platform_study.account)
-    try:
-        if backend.BONUS_MODE == "bulk":
-            return _pay_bulk(platform_study, backend)
-        return _pay_each(platform_study, backend)
-    finally:
-        backend.close()
-
-
-def _outcome(platform_study: PlatformStudy) -> dict[str, Any]:
-    counts = {state: {"rows": 0, "amount": Decimal(0)} for state in BonusPayment.State.values}
-    for state, n, total in (BonusPayment.objects.filter(platform_study=platform_study).values_list("state")
-                            .annotate(n=Count("id"), total=Sum("amount"))):
-        counts[state] = {"rows": n, "amount": total}
-    return {"ledger": {state: {"rows": v["rows"], "amount": f"{v['amount']:.2f}"} for state, v in counts.items()
-                       if v["rows"]}}
-
-
-def _bulk_finish(bulk: BulkBonus, *, state: str, rows: str, error: str = "", **fields: Any) -> None:
-    with transaction.atomic():
-        BulkBonus.objects.filter(pk=bulk.pk).update(state=state, error=error, finished_at=timezone.now(), **fields)
-        update: dict[str, Any] = {"state": rows, "error": error}
-        if rows == BonusPayment.State.PAID:
-            update["paid_at"] = timezone.now()
-        if rows == BonusPayment.State.PENDING:
-            update["bulk"] = None
-        BonusPayment.objects.filter(bulk=bulk).update(**update)
-
-
-def _pay_bulk(platform_study: PlatformStudy, backend: Any) -> dict[str, Any]:
-    made = {"calls_made": 0, "set_ups": [], "errors": []}
-    with transaction.atomic():  # claim: rows into set-ups, committed before any call
-        rows = list(BonusPayment.objects.select_for_update(skip_locked=True).filter(
-            platform_study=platform_study, state=BonusPayment.State.PENDING).order_by("worker_id", "created_at"))
-        for chunk in _by_worker_chunks([(r.worker_id, r.amount) for r in rows], backend.BONUS_SETUP_CHUNK):
-            workers = {w for w, _ in chunk}
-            call = backend.bonus_setup_call(platform_study, chunk)
-            bulk = BulkBonus.objects.create(platform_study=platform_study, csv=call.body["csv_bonuses"],
-                                            total=sum((a for _, a in chunk), Decimal(0)),
-                                            currency=platform_study.currency)
-            BonusPayment.objects.filter(pk__in=[r.pk for r in rows if r.worker_id in workers]).update(
-                state=BonusPayment.State.CLAIMED, bulk=bulk, sent_at=timezone.now())
-    # Set-ups claimed by this run, and any earlier set-up left unpaid (set up, never paid).
-    for bulk in BulkBonus.objects.filter(platform_study=platform_study, state__in=[
-            BulkBonus.State.SETTING_UP, BulkBonus.State.SET_UP], pay_called_at__isnull=True).order_by("created_at"):
-        if bulk.state == BulkBonus.State.SETTING_UP:
-            if not BulkBonus.objects.filter(pk=bulk.pk, state=BulkBonus.State.SETTING_UP,
-                                            setup_called_at__isnull=True).update(setup_called_at=timezone.now()):
-                continue  # another runner is setting it up
-            call = backend.bonus_setup_call(platform_study, csv_text=bulk.csv)
-            made["calls_made"] += 1
-            try:
-                response = backend.send(call)
-            except PlatformCallError as exc:
-                made["errors"].append(exc.message)
-                if exc.outcome == UNKNOWN:
-                    _bulk_finish(bulk, state=BulkBonus.State.SETUP_UNKNOWN, rows=BonusPayment.State.UNKNOWN,
-                                 error=exc.message)
-                    return {**made, "stopped": "set-up outcome unknown", **_outcome(platform_study)}
-                rows_to = BonusPayment.State.PENDING if exc.outcome == NOT_SENT else BonusPayment.State.FAILED
-                _bulk_finish(bulk, state=BulkBonus.State.SETUP_FAILED, rows=rows_to, error=exc.message)
-                continue
-            BulkBonus.objects.filter(pk=bulk.pk).update(state=BulkBonus.State.SET_UP, setup_response=response or {},
-                                                        external_id=str((response or {}).get("id") or ""))
-            bulk.refresh_from_db()
-        made["set_ups"].append(bulk.external_id)
-        # At most one pay call per set-up: the step is taken (and committed) before the call, by one runner only.
-        if not BulkBonus.objects.filter(pk=bulk.pk, state=BulkBonus.State.SET_UP, pay_called_at__isnull=True).update(
-                state=BulkBonus.State.PAYING, pay_called_at=timezone.now()):
-            continue
-        made["calls_made"] += 1
-        try:
-            response = backend.send(backend.bonus_pay_call(bulk.external_id))
-        except PlatformCallError as exc:
-            made["errors"].append(exc.message)
-            if exc.outcome == UNKNOWN:
-                _bulk_finish(bulk, state=BulkBonus.State.PAY_UNKNOWN, rows=BonusPayment.State.UNKNOWN,
-                             error=exc.message)
-                return {**made, "stopped": "pay outcome unknown", **_outcome(platform_study)}
-            # Refused or never sent: nothing was paid; the rows wait for a new set-up on the next run.
-            _bulk_finish(bulk, state=BulkBonus.State.PAY_FAILED, rows=BonusPayment.State.PENDING, error=exc.message)
-            continue
-        _bulk_finish(bulk, state=BulkBonus.State.PAID, rows=BonusPayment.State.PAID,
-                     pay_response=response if isinstance(response, dict) else {"body": response})
-    return {**made, "stopped": None, **_outcome(platform_study)}
-
-
-def _pay_each(platform_study: PlatformStudy, backend: Any) -> dict[str, Any]:
-    made = {"calls_made": 0, "errors": []}
-    while True:
-        with transaction.atomic():
-            row = (BonusPayment.objects.select_for_update(skip_locked=True, of=("self",)).select_related("submission")
-                   .filter(platform_study=platform_study, state=BonusPayment.State.PENDING)
-                   .order_by("created_at").first())
-            if row is None:
-                break
-            BonusPayment.objects.filter(pk=row.pk).update(state=BonusPayment.State.CLAIMED, sent_at=timezone.now())
-        if row.submission is None:
-            BonusPayment.objects.filter(pk=row.pk).update(state=BonusPayment.State.FAILED,
-                                                          error="no assignment of this worker to pay the bonus on")
-            continue
-        call = backend.bonus_call(worker_id=row.worker_id, assignment_id=row.submission.external_id, amount=row.amount,
-                                  reason=f"{row.reason} [ref {row.pk}]", token=str(row.pk))
-        made["calls_made"] += 1
-        try:
-            response = backend.send(call)
-        except PlatformCallError as exc:
-            made["errors"].append(exc.message)
-            if exc.outcome == UNKNOWN:
-                BonusPayment.objects.filter(pk=row.pk).update(state=BonusPayment.State.UNKNOWN, error=exc.message)
-                return {**made, "stopped": "outcome unknown", **_outcome(platform_study)}
-            to = BonusPayment.State.PENDING if exc.outcome == NOT_SENT else BonusPayment.State.FAILED
-            BonusPayment.objects.filter(pk=row.pk).update(state=to, error=exc.message)
-            if to == BonusPayment.State.PENDING:
-                return {**made, "stopped": "platform unreachable", **_outcome(platform_study)}
-            continue
-        BonusPayment.objects.filter(pk=row.pk).update(state=BonusPayment.State.PAID, paid_at=timezone.now(),
-                                                      response=_jsonable(response))
-    return {**made, "stopped": None, **_outcome(platform_study)}
-
-
-def _jsonable(response: Any) -> dict[str, Any]:
-    if not isinstance(response, dict):
-        return {"body": str(response)}
-    return {k: v for k, v in response.items() if k != "ResponseMetadata"}
 
 
 # --- resolving unknown outcomes (a person's answer, after checking on the platform) -----------------------------

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from annotation.models import Reservation, Response
 from annotation.selectors import items_over_capacity, reservation_expected_answer
-from annotation.services import answers, sessions
+from annotation.services import answers, session_creation, sessions
 from core.errors import ApplicationError
 from tests.annotation.helpers import make_study, serving_path  # noqa: F401 (fixture)
 
@@ -35,7 +35,7 @@ def _in_thread(fn):
 
 def _open_session(slug: str, pid: str) -> str | None:
     try:
-        batch = sessions.session_create(slug=slug, participant_id=pid, platform="prolific").batch
+        batch = session_creation.session_create(slug=slug, participant_id=pid, platform="prolific").batch
         sessions.session_consent(token=batch.token, agree=True)
         sessions.session_start(token=batch.token)
         return batch.token

@@ -16,7 +16,8 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Batch, Reservation, Response
-from annotation.services.sessions import session_consent, session_create, session_start
+from annotation.services.session_creation import session_create
+from annotation.services.sessions import session_consent, session_start
 from tests.annotation.conftest_browser import *  # noqa: F403
 from tests.annotation.test_browser import (
     COMPLETED,

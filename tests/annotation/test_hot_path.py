@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Batch, Participant, Reservation, Response
 from annotation.selectors import reservation_expected_answer, reservation_is_screening
-from annotation.services import answers, sessions
+from annotation.services import answers, session_creation, sessions
 from annotation.services.display import canonical_answer
 from tests.annotation.helpers import Participant as P
 from tests.annotation.helpers import make_study
@@ -112,7 +112,7 @@ def test_an_exclusion_racing_fast_answers_leaves_no_valid_response():
 
 def _race_exclusion_against_answers(round_: int) -> None:
     study = make_study(n_instances=10, per_batch=10, k=1, slug=f"race-{round_}")
-    token = sessions.session_create(slug=study.slug, participant_id="racer", platform="prolific").batch.token
+    token = session_creation.session_create(slug=study.slug, participant_id="racer", platform="prolific").batch.token
     sessions.session_consent(token=token, agree=True)
     sessions.session_start(token=token)
     items = list(Reservation.objects.filter(batch__token=token).order_by("position"))
@@ -155,7 +155,7 @@ def test_a_fast_answer_waits_for_an_exclusion_in_progress():
     from django.utils import timezone
 
     study = make_study(n_instances=2, per_batch=2, k=1, slug="excl-lock")
-    token = sessions.session_create(slug=study.slug, participant_id="locked", platform="prolific").batch.token
+    token = session_creation.session_create(slug=study.slug, participant_id="locked", platform="prolific").batch.token
     sessions.session_consent(token=token, agree=True)
     sessions.session_start(token=token)
     participant = Participant.objects.get(external_id="locked")

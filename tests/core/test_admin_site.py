@@ -40,3 +40,20 @@ def test_json_fields_are_shown_indented(admin_client) -> None:
     shown = form["eligibility_questions"].value()
     text = form.fields["eligibility_questions"].prepare_value(json.loads(shown) if isinstance(shown, str) else shown)
     assert text.startswith('[\n  {\n    "name": "native_english"') and json.loads(text) == study.eligibility_questions
+
+
+def test_every_app_registers_its_admins_on_the_one_stylecrowd_site() -> None:
+    """The site's class lives in the core.admin package, which registers core's admins on import: set up in the wrong
+    order, those registrations land on a second site that is dropped, and Job and the login attempts vanish."""
+    from axes.models import AccessAttempt
+    from django.contrib import admin
+
+    from core.admin.login_attempts import LoginAttemptAdmin
+    from core.admin.site import StyleCrowdAdminSite
+    from core.models import Job
+    from tasks.models import Corpus, NumberSubstitutionCandidate, ScreeningQuestion
+
+    assert isinstance(admin.site._wrapped, StyleCrowdAdminSite)
+    for model in (Job, AccessAttempt, Corpus, NumberSubstitutionCandidate, ScreeningQuestion):
+        assert admin.site.is_registered(model), model
+    assert isinstance(admin.site._registry[AccessAttempt], LoginAttemptAdmin)

@@ -1,4 +1,4 @@
-"""Job pages written for people (core/admin.py JobAdmin): what the job does and for what, with names and links,
+"""Job pages written for people (core/admin/jobs.py JobAdmin): what the job does and for what, with names and links,
 never raw JSON, Celery ids or the server's folders; filters and exports started from the study's dashboard return
 there with a message that links the job."""
 from __future__ import annotations

@@ -197,7 +197,7 @@ ADMIN_ACTIONS: dict[tuple[str, str], str] = {
     ("scoring.contenterror", "reject"): "scoring.change_contenterror",
     ("scoring.contenterror", "reset"): "scoring.change_contenterror",
     ("scoring.contenterrorset", "create_rating_study"): "scoring.change_contenterrorset",
-    # django-axes' action, given the delete permission it needs (core/admin.py)
+    # django-axes' action, given the delete permission it needs (core/admin/login_attempts.py)
     ("axes.accessattempt", "cleanup_expired_attempts"): "axes.delete_accessattempt",
     ("platforms.bonuspayment", "export_csv"): "platforms.view_bonuspayment",
     ("platforms.bonuspayment", "resolve_paid"): SPEND,

@@ -9,8 +9,8 @@ from rest_framework.test import APIClient
 
 from annotation.models import Participant, StudyItem
 from annotation.selectors import study_progress
+from annotation.services.adaptive import item_decision_final, study_adaptive_savings
 from annotation.services.answers import participant_exclude
-from annotation.services.engine import item_decision_final, study_adaptive_savings
 from tests.annotation.helpers import Participant as P
 from tests.annotation.helpers import make_study
 

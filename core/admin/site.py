@@ -8,7 +8,6 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.contrib.admin.apps import AdminConfig
 from django.db import models
 from django.http import HttpRequest
 from django.utils.html import format_html
@@ -76,16 +75,12 @@ def json_readonly(value: Any, field: Any, empty_value_display: str) -> Any:
 _display_for_field: Any = None
 
 
-class StyleCrowdAdminConfig(AdminConfig):
-    default_site = "core.admin_site.StyleCrowdAdminSite"
+def json_readonly_install() -> None:
+    """The admin's read-only fields render through django.contrib.admin.helpers.display_for_field, which prints JSON
+    compactly on one line; there is no hook for a field type, so that one name is wrapped (once) here."""
+    from django.contrib.admin import helpers
 
-    def ready(self) -> None:
-        super().ready()
-        # The admin's read-only fields render through django.contrib.admin.helpers.display_for_field, which prints
-        # JSON compactly on one line; there is no hook for a field type, so that one name is wrapped here.
-        from django.contrib.admin import helpers
-
-        global _display_for_field
-        if _display_for_field is None:
-            _display_for_field = helpers.display_for_field
-            helpers.display_for_field = json_readonly
+    global _display_for_field
+    if _display_for_field is None:
+        _display_for_field = helpers.display_for_field
+        helpers.display_for_field = json_readonly

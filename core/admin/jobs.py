@@ -1,31 +1,15 @@
+"""Background jobs in the admin: each job's page written for people, and the helpers other apps' admins use to link
+to a job, show one waiting, and register what a job's page shows and links (core imports no app)."""
 from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
 
-from axes.admin import AccessAttemptAdmin
-from axes.models import AccessAttempt
 from django.contrib import admin
 from django.urls import NoReverseMatch, reverse
-from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from core.job_waiting import job_waiting
 from core.models import Job
-
-# django-axes' "Clean up expired attempts" reads the attempt time its login handler sets on a request, which an admin
-# action's request never has (an AttributeError: a 500): the action again, with that time set and the delete
-# permission it needs, since it deletes rows.
-admin.site.unregister(AccessAttempt)
-
-
-@admin.register(AccessAttempt)
-class LoginAttemptAdmin(AccessAttemptAdmin):
-    actions = ["cleanup_expired_attempts"]
-
-    @admin.action(description="Clean up expired attempts", permissions=["delete"])
-    def cleanup_expired_attempts(self, request, queryset):  # noqa: ANN001, ANN201 - axes' signature
-        request.axes_attempt_time = timezone.now()
-        return super().cleanup_expired_attempts(request, queryset)
 
 
 def job_waiting_html(job: Job | None) -> str:

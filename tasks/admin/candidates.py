@@ -1,6 +1,6 @@
 """Admin for reviewing number-substitution candidates: translate them, accept or reject, build a corpus.
 
-Imported from tasks/admin.py. The actions only parse input and call the services in
+Imported from tasks/admin/__init__.py. The actions only parse input and call the services in
 tasks.services.number_substitutions.
 """
 from __future__ import annotations

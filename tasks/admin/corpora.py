@@ -1,4 +1,4 @@
-"""Researchers' door to the tasks app: corpora (with upload), pairs, generation, instances, screening questions."""
+"""Corpora in the admin (with upload), their pairs, generation runs and task instances."""
 from __future__ import annotations
 
 from django import forms
@@ -154,11 +154,8 @@ class TaskInstanceAdmin(admin.ModelAdmin):
     readonly_fields = ["generation_run", "anchor_pair", "sentence_pair", "family", "created_at"]
 
 
-from tasks import admin_candidates, admin_screening  # noqa: F401,E402
-
-
 def _corpus_link(name: object) -> tuple[str, str] | None:
-    """How a job page links the corpus it names (core/admin.py, JOB_LINKS)."""
+    """How a job page links the corpus it names (core/admin/jobs.py, JOB_LINKS)."""
     corpus = Corpus.objects.filter(name=str(name)).only("pk", "name").first()
     return None if corpus is None else (reverse("admin:tasks_corpus_change", args=[corpus.pk]), corpus.name)
 

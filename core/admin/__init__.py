@@ -1,0 +1,18 @@
+"""Core's admin: background jobs and login attempts (one module each), and the site itself (site.py, installed
+through core.apps.StyleCrowdAdminConfig). Other apps' admins import the job helpers from here, the index of what
+core's admin offers them."""
+from core.admin import login_attempts  # noqa: F401 - registers django-axes' attempts with a working action
+from core.admin.jobs import (
+    JOB_LINKS,
+    JOB_PANELS,
+    JobAdmin,
+    job_kind_label,
+    job_link_register,
+    job_message,
+    job_panel_register,
+    job_values_html,
+    job_waiting_html,
+)
+
+__all__ = ["JOB_LINKS", "JOB_PANELS", "JobAdmin", "job_kind_label", "job_link_register", "job_message",
+           "job_panel_register", "job_values_html", "job_waiting_html"]
