@@ -22,7 +22,7 @@ import pytest
 
 from annotation.models import Participant, Response
 from tests.annotation.conftest_browser import TIMEOUT_MS, browser  # noqa: F401 (fixture)
-from tests.annotation.test_browser import (
+from tests.annotation.test_views_browser import (
     COMPLETED,
     answer_ordering_item,
     on_screen,

@@ -19,7 +19,7 @@ from core.errors import ApplicationError
 from core.models import Job
 from scoring.models import BenchmarkExport, MetricEvaluation, ScoreRun
 from tests import factories as f
-from tests.scoring.test_metric_evaluation import _turk_study
+from tests.scoring.metric_evaluation.test_services import _turk_study
 
 pytestmark = pytest.mark.django_db
 
