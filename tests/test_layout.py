@@ -13,17 +13,6 @@ APPS = ("core", "tasks", "annotation", "platforms", "scoring")
 SUFFIX_FILE = re.compile(r"^(models|admin|api)_\w+\.py$")
 MAX_LINES = 400
 
-# Suffix files another change turns into packages; emptied when that change is merged.
-PENDING_SUFFIX_FILES = frozenset({
-    "annotation/admin_practice.py", "annotation/admin_review.py", "annotation/admin_rewrite_corpus.py",
-    "annotation/admin_study_setup.py", "annotation/api_practice.py", "annotation/api_review.py",
-    "annotation/api_signals.py", "annotation/api_urls.py", "annotation/models_practice.py",
-    "annotation/models_review.py", "annotation/models_signals.py",
-})
-# Long modules the same change splits (annotation/models.py becomes a package); emptied with the list above.
-PENDING_LONG_MODULES = frozenset({"annotation/models.py"})
-
-
 def _modules(app: str) -> list[Path]:
     return sorted(p for p in (ROOT / app).rglob("*.py") if "migrations" not in p.relative_to(ROOT).parts)
 
@@ -35,19 +24,14 @@ def _rel(path: Path) -> str:
 @pytest.mark.parametrize("app", APPS)
 def test_an_app_has_no_suffix_modules(app: str) -> None:
     suffix_files = {_rel(p) for p in (ROOT / app).glob("*.py") if SUFFIX_FILE.match(p.name)}
-    assert suffix_files - PENDING_SUFFIX_FILES == set(), "make these modules of a package (admin/, api/, models/)"
+    assert suffix_files == set(), "make these modules of a package (admin/, api/, models/)"
 
 
 @pytest.mark.parametrize("app", APPS)
 def test_no_module_of_an_app_is_longer_than_400_lines(app: str) -> None:
     lengths = {_rel(p): len(p.read_text(encoding="utf-8").splitlines()) for p in _modules(app)}
-    long = {path: n for path, n in lengths.items() if n > MAX_LINES and path not in PENDING_LONG_MODULES}
+    long = {path: n for path, n in lengths.items() if n > MAX_LINES}
     assert long == {}, "split these modules where they already have a seam (a section marker, a group of functions)"
-
-
-def test_the_pending_lists_name_files_that_exist() -> None:
-    """A pending entry whose file is gone is stale: the list shrinks as the files go, and is empty in the end."""
-    assert {p for p in PENDING_SUFFIX_FILES | PENDING_LONG_MODULES if not (ROOT / p).exists()} == set()
 
 
 def test_the_checks_see_the_tree() -> None:

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from annotation import selectors, serializers, throttles
 from annotation.error_codes import NOT_RESERVED
 from annotation.models import Study
-from annotation.services import answers, hot_path, sessions
+from annotation.services import answers, hot_path, session_creation, sessions
 from core.api import ParticipantJSONParser
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
@@ -101,7 +101,7 @@ class SessionCreateView(ParticipantView):
     def post(self, request: Request, slug: str) -> Response:
         data = _valid(serializers.SessionCreateInput, request.data)
         proofs = tuple(t for t in (request.COOKIES.get(RESUME_COOKIE, ""), data["token"]) if t)
-        result = sessions.session_create(
+        result = session_creation.session_create(
             slug=slug, participant_id=data["participant"], platform=data["platform"], study_ref=data["study_ref"],
             session_ref=data["session_ref"], assignment=data["assignment"], hit=data["hit"], proofs=proofs,
         )

@@ -128,6 +128,22 @@ class Study(models.Model):
         null=True, blank=True,
         help_text="A participant whose median server-measured time per item is below this is flagged a speeder.",
     )
+    # Personal data (docs/data-protection.md): what the consent statement promises and retention applies.
+    retention_days = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Days after the study is closed and its payments are settled before raw platform ids become "
+                  "pseudonyms and persona answers and telemetry detail are deleted. Empty: "
+                  "settings.STYLECROWD_RETENTION_DAYS.",
+    )
+    release_annotator_labels = models.BooleanField(
+        default=True,
+        help_text="Publish each valid vote with its annotator's pseudonym (the per-annotator votes table); the "
+                  "consent says so.",
+    )
+    closed_at = models.DateTimeField(null=True, blank=True, help_text="When the study was closed.")
+    retention_applied_at = models.DateTimeField(
+        null=True, blank=True, help_text="When retention replaced raw ids and deleted persona answers and telemetry.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

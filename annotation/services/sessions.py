@@ -15,8 +15,6 @@ from annotation.services.display import finished_payload, public_item
 from annotation.services.engine import batch_reserve
 from annotation.services.rewrites import persona_store
 
-# annotation/api.py calls every participant step through this module, arrival (sessions.session_create) included.
-from annotation.services.session_creation import session_create  # noqa: F401
 from annotation.services.session_lookup import (
     _expired,
     _lock_batch,
