@@ -19,7 +19,9 @@ def can_see_personal_data(user: Any) -> bool:
     return bool(user is not None and getattr(user, "is_active", False) and user.has_perm(PERSONAL_DATA_PERMISSION))
 
 
-def personal_data_access_log(*, user: Any, door: str, what: str, people: int, study_slug: str = "") -> PersonalDataAccess:
+def personal_data_access_log(
+    *, user: Any, door: str, what: str, people: int, study_slug: str = ""
+) -> PersonalDataAccess:
     """Write one row of the access log (a person saw `people` people's personal data through `door`)."""
     account = user if getattr(user, "pk", None) else None
     return PersonalDataAccess.objects.create(
