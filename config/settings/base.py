@@ -306,3 +306,17 @@ PLATFORM_WEBHOOK_TOLERANCE_SECONDS = int(env_str("PLATFORM_WEBHOOK_TOLERANCE_SEC
 PLATFORM_SYNC_SECONDS = float(env_str("PLATFORM_SYNC_SECONDS", "300") or 300)
 CELERY_BEAT_SCHEDULE["platforms-sync-published"] = {"task": "platforms.sync_published",
                                                      "schedule": PLATFORM_SYNC_SECONDS}
+
+# --- Personal data (docs/data-protection.md) ---------------------------------------------------------------------
+# The key of the keyed pseudonyms (HMAC-SHA256) that replace raw platform ids in everything that leaves the
+# database: exports, corpora built from rewrites, cards, API bodies for accounts without the personal-data
+# permission, erasure tombstones. Production refuses to start without it; the demo generates one (local.py).
+STYLECROWD_PSEUDONYM_KEY = env_str("STYLECROWD_PSEUDONYM_KEY", "") or ""
+# Who participants write to for withdrawal and erasure; shown in every consent statement.
+STYLECROWD_PRIVACY_CONTACT = env_str("STYLECROWD_PRIVACY_CONTACT", "the research team (contact address in the "
+                                     "study's description on the recruiting platform)") or ""
+# Days after a study is closed and its platform payments are settled before raw ids become pseudonyms and persona
+# answers and telemetry detail are deleted (a study's retention_days overrides it).
+STYLECROWD_RETENTION_DAYS = int(env_str("STYLECROWD_RETENTION_DAYS", "365") or 365)
+# A combination of persona values held by fewer than this many people is generalised or withheld in a release.
+STYLECROWD_K_ANONYMITY = int(env_str("STYLECROWD_K_ANONYMITY", "5") or 5)

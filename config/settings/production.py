@@ -6,6 +6,11 @@ from django.core.exceptions import ImproperlyConfigured
 
 if not os.environ.get("DJANGO_SECRET_KEY"):
     raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set in production (config.settings.production).")
+# Pseudonyms must be stable across restarts and secret: a key from the environment, never a default.
+if len(os.environ.get("STYLECROWD_PSEUDONYM_KEY", "")) < 32:
+    raise ImproperlyConfigured("STYLECROWD_PSEUDONYM_KEY must be set in production (at least 32 characters, e.g. "
+                               "`python -c 'import secrets; print(secrets.token_hex(32))'`): it keys the pseudonyms "
+                               "that replace platform ids in exports, and erasure tombstones.")
 
 from .base import *  # noqa: E402,F401,F403
 from .base import BASE_DIR, MIDDLEWARE, env_bool, env_list, env_str  # noqa: E402

@@ -35,3 +35,6 @@ if XDIST_WORKER:
     MEDIA_ROOT = MEDIA_ROOT / XDIST_WORKER  # noqa: F405
     if CACHES["default"].get("KEY_PREFIX") is not None:  # noqa: F405
         CACHES["default"]["KEY_PREFIX"] += f"-{XDIST_WORKER}"  # noqa: F405
+
+# A fixed key: pseudonyms in tests are reproducible across processes (servers and workers a test starts).
+STYLECROWD_PSEUDONYM_KEY = os.environ.get("STYLECROWD_PSEUDONYM_KEY") or "test-pseudonym-key-" + "0" * 32
