@@ -14,7 +14,6 @@ from annotation.services import participation
 from annotation.services.display import finished_payload, public_item
 from annotation.services.engine import batch_reserve
 from annotation.services.rewrites import persona_store
-
 from annotation.services.session_lookup import (
     _expired,
     _lock_batch,
