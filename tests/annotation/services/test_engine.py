@@ -1,80 +1,76 @@
-"""annotation.services.engine, adaptive collection: stop serving an item once its m-of-k decision (tasks.stel.majority)
-can no longer change; reopen on exclusion."""
+"""annotation.services.engine: reserving a batch's items (fewest holders first, never more than k holders, one
+family per person), releasing expired reservations, and whether a study has work left for a person."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from django.db import transaction
+from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.models import Participant, StudyItem
-from annotation.selectors import study_progress
-from annotation.services.adaptive import item_decision_final, study_adaptive_savings
-from annotation.services.answers import participant_exclude
+from annotation.models import Batch, Participant, Reservation, StudyItem
+from annotation.services.engine import (
+    batch_reserve,
+    reservations_release_expired,
+    study_has_work_for,
+    study_items_refresh_fill,
+)
 from tests.annotation.helpers import Participant as P
 from tests.annotation.helpers import make_study
 
-
-@given(k=st.integers(1, 9), data=st.data())
-def test_decision_final_exactly_when_no_completion_changes_it(k, data):
-    m = data.draw(st.integers(1, k))
-    correct = data.draw(st.integers(0, k))
-    wrong = data.draw(st.integers(0, k - correct))
-    remaining = k - correct - wrong
-    outcomes = {correct + extra >= m for extra in range(remaining + 1)}  # every way the rest could vote
-    assert item_decision_final(correct=correct, wrong=wrong, k=k, m=m) == (len(outcomes) == 1)
+pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.django_db
-def test_item_closes_after_three_correct_of_five_and_reopens_on_exclusion():
-    study = make_study(n_instances=1, per_batch=1, k=5, m=3, adaptive=True)
-    client = APIClient()
-    players = []
-    for i in range(3):
-        p = P(client, study.slug, f"A{i}")
+def _held(item: StudyItem) -> int:
+    return Reservation.objects.filter(study_item=item, released=False).count()
+
+
+def test_a_consented_batch_reserves_its_items_from_the_least_held_first():
+    study = make_study(n_instances=4, per_batch=2, k=2)
+    first = P(APIClient(), study.slug, "E1")
+    first.start()
+    first.consent()
+    first.client.post(f"/api/v1/sessions/{first.token}/start/", format="json")
+    held_by_first = {r.study_item_id for r in Reservation.objects.filter(batch__participant__external_id="E1")}
+    assert len(held_by_first) == 2
+    second = P(APIClient(), study.slug, "E2")
+    second.start()
+    second.consent()
+    second.client.post(f"/api/v1/sessions/{second.token}/start/", format="json")
+    held_by_second = {r.study_item_id for r in Reservation.objects.filter(batch__participant__external_id="E2")}
+    # Two items nobody holds come before the two the first person holds.
+    assert held_by_second.isdisjoint(held_by_first)
+    assert all(_held(item) == 1 for item in StudyItem.objects.filter(study=study))
+
+
+def test_no_item_ever_gets_more_than_k_holders_and_work_runs_out():
+    study = make_study(n_instances=2, per_batch=2, k=2)
+    for pid in ("K1", "K2"):
+        p = P(APIClient(), study.slug, pid)
         p.start()
         p.consent()
-        p.play(correct=True)
-        players.append(p)
-    item = StudyItem.objects.get(study=study)
-    assert item.is_closed
-    assert study_adaptive_savings(study=study) == {"closed_items": 1, "annotations_saved": 2}
-    r = client.post(f"/api/v1/studies/{study.slug}/sessions/", {"participant": "late", "platform": "prolific"},
-                    format="json")
-    assert r.status_code == 409  # nothing left to serve
-    participant_exclude(participant=Participant.objects.get(external_id="A0"), reason="manual")
-    item.refresh_from_db()
-    assert not item.is_closed  # 2 valid correct answers: the decision is open again
-    p = P(client, study.slug, "late")
+        p.client.post(f"/api/v1/sessions/{p.token}/start/", format="json")
+    assert all(_held(item) == 2 for item in StudyItem.objects.filter(study=study))
+    late = Participant.objects.create(study=study, platform="prolific", external_id="K3")
+    assert study_has_work_for(study=study, participant=late) is False
+    batch = Batch.objects.create(study=study, participant=late, token="t-k3", state=Batch.State.ITEMS, number=1)
+    with transaction.atomic():
+        assert batch_reserve(batch=batch) == 0
+
+
+def test_expired_reservations_are_released_and_the_fill_recounted():
+    study = make_study(n_instances=2, per_batch=2, k=1)
+    p = P(APIClient(), study.slug, "X1")
     p.start()
     p.consent()
-    assert len(p.play(correct=True)) == 1
-    item.refresh_from_db()
-    assert item.is_closed
-    assert study_progress(study=study)["items_closed_early"] == 1
-
-
-@pytest.mark.django_db
-def test_item_closes_when_validation_is_out_of_reach():
-    study = make_study(n_instances=1, per_batch=1, k=5, m=3, adaptive=True)
-    client = APIClient()
-    for i in range(3):
-        p = P(client, study.slug, f"W{i}")
-        p.start()
-        p.consent()
-        p.play(correct=False)
-        if i < 2:
-            assert not StudyItem.objects.get(study=study).is_closed
-    assert StudyItem.objects.get(study=study).is_closed  # 3 wrong of 5: at most 2 correct, never 3
-
-
-@pytest.mark.django_db
-def test_non_adaptive_study_collects_all_k():
-    study = make_study(n_instances=1, per_batch=1, k=4, m=3, adaptive=False)
-    client = APIClient()
-    for i in range(4):
-        p = P(client, study.slug, f"N{i}")
-        p.start()
-        p.consent()
-        assert len(p.play()) == 1
-    assert not StudyItem.objects.get(study=study).is_closed
+    p.client.post(f"/api/v1/sessions/{p.token}/start/", format="json")
+    later = timezone.now() + timedelta(days=1)
+    summary = reservations_release_expired(now=later)
+    assert summary["expired_batches"] == 1  # expiring the batch released its two reservations
+    assert not Reservation.objects.filter(released=False).exists()
+    assert Batch.objects.get(participant__external_id="X1").state == Batch.State.EXPIRED
+    study_items_refresh_fill()
+    assert set(StudyItem.objects.filter(study=study).values_list("fill", flat=True)) == {0}
+    fresh = Participant.objects.create(study=study, platform="prolific", external_id="X2")
+    assert study_has_work_for(study=study, participant=fresh) is True
