@@ -121,6 +121,7 @@ def mentions_sweep(*, external_id: str, replacement: str) -> dict[str, int]:
     changed: dict[str, int] = {}
     for model in swept_models():
         label = model._meta.label
+        rewritten: set[Any] = set()
         for column in text_columns(model):
             alias = f"_erasure_{column.attname}"
             rows = (model._default_manager.annotate(**{alias: Cast(column.attname, models.TextField())})
@@ -129,7 +130,9 @@ def mentions_sweep(*, external_id: str, replacement: str) -> dict[str, int]:
                 new = replace_in(value, pattern, replacement)
                 if new != value:
                     model._default_manager.filter(pk=pk).update(**{column.attname: new})
-                    changed[label] = changed.get(label, 0) + 1
+                    rewritten.add(pk)
+        if rewritten:
+            changed[label] = len(rewritten)
     return changed
 
 
