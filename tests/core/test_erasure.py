@@ -96,7 +96,8 @@ def person_everywhere(media: Path) -> dict[str, object]:
     Job.objects.create(kind="corpus_import", params={"note": f"for {RAW}"}, task_args=[RAW])
     from django.contrib.auth.models import User
 
-    LogEntry.objects.create(user=User.objects.create_user("staff"), content_type=ContentType.objects.get_for_model(Participant), object_id=str(person.pk),
+    LogEntry.objects.create(user=User.objects.create_user("staff"),
+                            content_type=ContentType.objects.get_for_model(Participant), object_id=str(person.pk),
                             object_repr=str(person), action_flag=ADDITION, change_message=f"[{RAW}]")
     PersonalDataAccess.objects.create(door="admin", what=f"participant {RAW}", people=1)
     (media / "exports").mkdir()
