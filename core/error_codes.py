@@ -110,6 +110,10 @@ INVALID_DEVICE = codes.declare("invalid_device", "The device is not auto, cpu or
                                "without a GPU.")
 EMPTY_CHOICE = codes.declare("empty_choice", "A choice's text has no tokens for the model's tokenizer.")
 
+# Erasure on request (core/erasure.py).
+NOTHING_TO_ERASE = codes.declare("nothing_to_erase", "No table and no media file holds data of this platform id: "
+                                 "nothing was erased.")
+
 # Developer checks.
 ERROR_CODES_STALE = codes.declare("error_codes_stale", "manage.py error_codes --check: docs/errors.md is out of date, "
                                   "or a code is a string literal, undeclared, or declared and never raised.")

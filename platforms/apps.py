@@ -11,4 +11,8 @@ class PlatformsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from core.erasure import register_eraser
+        from platforms.services.erasure import platform_worker_erase
+
+        register_eraser(name="platforms", eraser=platform_worker_erase, order=30)
         from platforms import signals  # noqa: F401  (block lists follow WorkerBlock)

@@ -52,6 +52,8 @@ MISSING_TOKEN = codes.declare("missing_token", "No Hugging Face token is set.")
 MODEL_NOT_LOADABLE = codes.declare("model_not_loadable", "The model directory could not be loaded.")
 NO_CUDA = codes.declare("no_cuda", "CUDA was asked for but torch sees no CUDA device.")
 NO_METRICS = codes.declare("no_metrics", "No metrics were given.")
+ERASED_PERSON = codes.declare("erased_person", "The import holds rows of a person who asked for their data to be "
+                              "erased; the rows are named by line and nothing is imported.")
 NO_RATINGS = codes.declare("no_ratings", "The study has no valid ratings for the question.")
 NO_RESPONSES = codes.declare("no_responses", "The study has no rankings yet.")
 NOT_A_HUB_EXPORT = codes.declare("not_a_hub_export", "Only a hub export can be published.")

@@ -1,11 +1,12 @@
 """The JSON API's URLs (mounted at /api/v1/ by config/urls.py): names and paths are public, keep them."""
 from django.urls import path
 
-from annotation.api import practice, review, sessions, studies, writing_signals
+from annotation.api import erasure, practice, review, sessions, studies, writing_signals
 
 urlpatterns = [
     path("ping/", sessions.PingView.as_view(), name="ping"),
     path("ping/db/", sessions.PingDatabaseView.as_view(), name="ping-db"),
+    path("participants/erase/", erasure.ParticipantEraseView.as_view(), name="participant-erase"),
     path("studies/", studies.StudyListView.as_view(), name="study-list"),
     path("studies/<slug:slug>/", studies.StudyDetailView.as_view(), name="study-detail"),
     path("studies/<slug:slug>/open/", studies.StudyOpenView.as_view(), name="study-open"),

@@ -6,6 +6,7 @@ when the platform shows it done. Webhook events go through the same `submission_
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 from django.db import transaction
@@ -17,6 +18,7 @@ from platforms.backends import backend_for
 from platforms.backends.base import SubmissionInfo
 from platforms.error_codes import NOT_PUBLISHED
 from platforms.models import CallState, Decision, PlatformStudy, PlatformSubmission
+from platforms.services.erasure import erased_scrub, erased_worker_id
 
 LEFT_REASONS = {
     "RETURNED": "returned the submission on Prolific (withdrew: not paid, answers not used)",
@@ -25,7 +27,11 @@ LEFT_REASONS = {
 
 
 def submission_apply(*, platform_study: PlatformStudy, info: SubmissionInfo, backend: Any) -> dict[str, Any]:
-    """Store one submission as the platform reports it and act on what changed. Idempotent."""
+    """Store one submission as the platform reports it and act on what changed. Idempotent. A worker who asked
+    for erasure is stored under their person key only (they have no participant any more)."""
+    worker_id = erased_worker_id(platform=platform_study.platform, worker_id=info.worker_id)
+    if worker_id != info.worker_id:
+        info = replace(info, worker_id=worker_id, raw=erased_scrub(platform=platform_study.platform, value=info.raw))
     participant = Participant.objects.filter(study=platform_study.study, platform=platform_study.platform,
                                              external_id=info.worker_id).first()
     with transaction.atomic():

@@ -24,6 +24,7 @@ from platforms.backends import backend_for
 from platforms.crypto import secret_decrypt, secret_encrypt
 from platforms.error_codes import PLATFORM_REFUSED, WEBHOOK_REFUSED
 from platforms.models import PlatformAccount, PlatformStudy, WebhookEvent
+from platforms.services.erasure import erased_scrub
 
 EVENT_TYPE = "submission.status.change"
 
@@ -63,6 +64,8 @@ def webhook_receive(*, account_name: str, headers: dict[str, str], body: bytes) 
     if not isinstance(payload, dict):
         raise ApplicationError("Body: not a JSON object.", code=INVALID)
     event_id = (headers.get("X-Event-ID") or "").strip()[:128] or "sha256:" + hashlib.sha256(body).hexdigest()
+    # A delivery about a person who asked for erasure is kept with their person key in place of the id.
+    payload = erased_scrub(platform=account.platform, value=payload)
     try:
         with transaction.atomic():
             event = WebhookEvent.objects.create(

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import ItemKind, Participant, Response, Study, StudyItem
+from core.erasure import erased_person_keys
 from core.errors import ApplicationError
 from scoring.agreement.stats.alpha import LEVELS
 from scoring.agreement.stats.scales import scale_parse
@@ -25,6 +26,7 @@ from scoring.error_codes import (
     BAD_ROWS,
     CORRECT_MISMATCH,
     DUPLICATE_RESPONSE,
+    ERASED_PERSON,
     INVALID_LEVEL,
     INVALID_QUESTION,
     SCALE_MISMATCH,
@@ -132,6 +134,19 @@ def _read_rows(*, path: Path, question: str, numeric: bool, domain: list) -> lis
     return rows
 
 
+def _refuse_erased(*, path: Any, rows: list[Row]) -> None:
+    """A person who asked for erasure is not brought back by an import: their rows are named by line (and by the
+    person key, so the message itself does not repeat the id) and nothing is imported."""
+    erased = erased_person_keys(external_ids=[row.annotator for row in rows])
+    if not erased:
+        return
+    bad = [f"{path}:{row.line}: annotator {erased[row.annotator]} asked for their data to be erased; remove their "
+           "rows" for row in rows if row.annotator in erased]
+    more = f"\n… and {len(bad) - 10} more" if len(bad) > 10 else ""
+    raise ApplicationError(f"{len(bad)} row(s) of erased people; nothing was imported:\n" + "\n".join(bad[:10]) + more,
+                           code=ERASED_PERSON)
+
+
 def _scale_text(numeric: bool, domain: list) -> str:
     return f"{domain[0]}-{domain[-1]}" if numeric else ",".join(domain)
 
@@ -164,6 +179,7 @@ def annotations_import(
     if not question.strip():
         raise ApplicationError("Question must not be empty", code=INVALID_QUESTION, field="question")
     rows = _read_rows(path=Path(path), question=question.strip(), numeric=numeric, domain=domain)
+    _refuse_erased(path=path, rows=rows)
 
     kind = _item_kind(numeric, domain)
     per_item: dict[tuple[str, str], int] = {}

@@ -107,3 +107,19 @@ def test_bad_scales_and_levels(tmp_path: Path) -> None:
     assert "file not found" in fails("import_annotations", "--study", "x", "--question", "q", "--scale", "1-5",
                                      str(tmp_path / "none.csv"))[0]
     assert not Study.objects.exists()
+
+
+def test_rows_of_a_person_who_asked_for_erasure_are_refused_by_line(tmp_path: Path) -> None:
+    from core.erasure import participant_erase
+    from tests import factories as f
+
+    pid = "5f0c1e2d3b4a5968778a9b0c"
+    f.ParticipantFactory(external_id=pid)
+    participant_erase(platform="prolific", external_id=pid, apply=True)
+    path = tmp_path / "prolific.csv"
+    path.write_text(f"item,annotator,value\ni1,w0,S1-S2\ni1,{pid},S2-S1\ni2,w0,S1-S2\n")
+    message, body = fails("import_annotations", "--study", "ext", "--question", "order", "--scale", "S1-S2,S2-S1",
+                          str(path))
+    assert body["error"]["code"] == "erased_person"
+    assert f"{path}:3:" in message and pid not in message
+    assert not Study.objects.filter(slug="ext").exists()

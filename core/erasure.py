@@ -1,0 +1,303 @@
+"""Erasure on request: one person's data gone from every study, every table and the media folder.
+
+Each app registers an eraser for the tables it owns (in its AppConfig.ready(), from its own `services/erasure.py`),
+so core imports no app. `participant_erase` runs every eraser in one transaction, then a sweep walks the model
+registry and rewrites whatever text or JSON column still mentions the raw id (job parameters, admin log entries,
+webhook payloads, csv text sent to a platform) with the person's key, so the raw id is left nowhere, whichever app
+forgot a column. A dry run is the same work rolled back: its counts are exactly what `--apply` would do.
+
+The person is remembered only by a tombstone (`core.ErasureTombstone`): the keyed hash, the date, the counts and the
+studies touched, never the raw id. Imports, platform syncs and webhooks look it up (`erasure_tombstone_for`), and
+runs computed before an erasure say so (`erasures_after`).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.apps import apps
+from django.conf import settings
+from django.db import models, transaction
+from django.db.models.functions import Cast
+from django.utils import timezone
+
+from core.error_codes import INVALID, NOTHING_TO_ERASE
+from core.errors import ApplicationError
+from core.models import ErasureTombstone
+from core.pseudonyms import is_pseudonym, person_key
+
+logger = logging.getLogger(__name__)
+
+# The platforms a person can ask from; "imported" annotators are names in a researcher's file, not platform ids.
+ERASABLE_PLATFORMS = ("prolific", "mturk", "anonymous")
+# Every platform a person's raw id may be stored under (imports keep the annotator column as the id).
+KNOWN_PLATFORMS = (*ERASABLE_PLATFORMS, "imported")
+
+
+@dataclass(frozen=True)
+class ErasureTarget:
+    """Who is erased. Erasers write as if applying: a dry run rolls their work back."""
+
+    platform: str
+    external_id: str
+    person_key: str
+    now: datetime
+
+
+@dataclass
+class ErasurePart:
+    """What one eraser did: rows per table ("app.Model": n; deleted or pseudonymised) and the studies touched."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    study_ids: set[int] = field(default_factory=set)
+
+
+Eraser = Callable[[ErasureTarget], ErasurePart]
+
+
+@dataclass(frozen=True)
+class RegisteredEraser:
+    name: str
+    eraser: Eraser
+    order: int
+
+
+_ERASERS: dict[str, RegisteredEraser] = {}
+
+
+def register_eraser(*, name: str, eraser: Eraser, order: int = 100) -> None:
+    """Register (or replace, on a second ready()) the eraser of one app's tables; lower `order` runs first."""
+    _ERASERS[name] = RegisteredEraser(name=name, eraser=eraser, order=order)
+
+
+def registered_erasers() -> list[RegisteredEraser]:
+    return sorted(_ERASERS.values(), key=lambda e: (e.order, e.name))
+
+
+# --- the sweep: every text and JSON column of every model ------------------------------------------------------
+
+def id_pattern(external_id: str) -> re.Pattern[str]:
+    """The raw id as a whole token: a short generated id must not match inside a longer word."""
+    return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(external_id) + r"(?![A-Za-z0-9_])")
+
+
+def replace_in(value: Any, pattern: re.Pattern[str], replacement: str) -> Any:
+    if isinstance(value, str):
+        return pattern.sub(replacement, value)
+    if isinstance(value, list):
+        return [replace_in(v, pattern, replacement) for v in value]
+    if isinstance(value, dict):
+        return {replace_in(k, pattern, replacement): replace_in(v, pattern, replacement) for k, v in value.items()}
+    return value
+
+
+def text_columns(model: type[models.Model]) -> list[models.Field]:
+    """The columns of a model that can hold an id as text: char, text and JSON fields."""
+    return [f for f in model._meta.concrete_fields
+            if isinstance(f, models.CharField | models.TextField | models.JSONField) and not f.primary_key]
+
+
+def swept_models() -> Iterable[type[models.Model]]:
+    for model in apps.get_models():
+        meta = model._meta
+        if meta.proxy or not meta.managed or model is ErasureTombstone:
+            continue
+        if text_columns(model):
+            yield model
+
+
+def mentions_sweep(*, external_id: str, replacement: str) -> dict[str, int]:
+    """Rewrite every mention of the raw id left in any text or JSON column with `replacement`; rows per table.
+
+    The database narrows to rows whose text contains the id; Python decides whole-token matches and rewrites
+    strings and JSON (keys included). Portable: the demo's SQLite has no regexp_replace."""
+    pattern = id_pattern(external_id)
+    changed: dict[str, int] = {}
+    for model in swept_models():
+        label = model._meta.label
+        rewritten: set[Any] = set()
+        for column in text_columns(model):
+            alias = f"_erasure_{column.attname}"
+            rows = (model._default_manager.annotate(**{alias: Cast(column.attname, models.TextField())})
+                    .filter(**{f"{alias}__contains": external_id}).values_list("pk", column.attname))
+            for pk, value in rows:
+                new = replace_in(value, pattern, replacement)
+                if new != value:
+                    model._default_manager.filter(pk=pk).update(**{column.attname: new})
+                    rewritten.add(pk)
+        if rewritten:
+            changed[label] = len(rewritten)
+    return changed
+
+
+def media_files_with(external_id: str) -> list[Path]:
+    """Files under MEDIA_ROOT whose name or content holds the raw id."""
+    root = Path(settings.MEDIA_ROOT)
+    if not root.is_dir():
+        return []
+    needle = external_id.encode()
+    found = []
+    for directory, _, names in os.walk(root):
+        for name in names:
+            path = Path(directory) / name
+            try:
+                if external_id in name or needle in path.read_bytes():
+                    found.append(path)
+            except OSError:
+                continue
+    return found
+
+
+def media_files_erase(*, paths: list[Path], external_id: str, replacement: str) -> dict[str, int]:
+    """Text files are rewritten with `replacement`; files that are not UTF-8 text (Parquet, zip) cannot be edited
+    safely and are deleted; a name holding the id is renamed."""
+    rewritten = deleted = 0
+    for path in paths:
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            path.unlink(missing_ok=True)
+            deleted += 1
+            continue
+        path.write_text(text.replace(external_id, replacement), encoding="utf-8")
+        if external_id in path.name:
+            path.rename(path.with_name(path.name.replace(external_id, replacement)))
+        rewritten += 1
+    return {"rewritten": rewritten, "deleted": deleted}
+
+
+# --- the orchestrator ------------------------------------------------------------------------------------------
+
+def _target(*, platform: str, external_id: str) -> ErasureTarget:
+    if platform not in ERASABLE_PLATFORMS:
+        raise ApplicationError(f"Platform: must be one of {', '.join(ERASABLE_PLATFORMS)}, not {platform!r}.",
+                               code=INVALID, field="platform")
+    external_id = (external_id or "").strip()
+    if not external_id:
+        raise ApplicationError("Id: the participant's platform id is required.", code=INVALID, field="external_id")
+    if is_pseudonym(external_id):
+        raise ApplicationError("Id: this is a pseudonym, not a platform id; its raw id is no longer held.",
+                               code=INVALID, field="external_id")
+    return ErasureTarget(platform=platform, external_id=external_id,
+                         person_key=person_key(platform=platform, external_id=external_id), now=timezone.now())
+
+
+def participant_erase(*, platform: str, external_id: str, apply: bool, requested_by: str = "",
+                      reason: str = "") -> dict[str, Any]:
+    """Erase one person's data across every study (`apply`), or say table by table what would go (dry run).
+
+    Raises `nothing_to_erase` (404) when no table and no media file holds the id. The summary and the log carry
+    the person key, never the raw id."""
+    target = _target(platform=platform, external_id=external_id)
+    counts: dict[str, int] = {}
+    study_ids: set[int] = set()
+    with transaction.atomic():
+        for registered in registered_erasers():
+            part = registered.eraser(target)
+            for table, n in part.counts.items():
+                if n:
+                    counts[table] = counts.get(table, 0) + n
+            study_ids |= part.study_ids
+        mentions = mentions_sweep(external_id=target.external_id, replacement=target.person_key)
+        files = media_files_with(target.external_id)
+        if not counts and not mentions and not files:
+            raise ApplicationError(f"No data is held for this {platform} id: nothing was erased.",
+                                   code=NOTHING_TO_ERASE, status=404)
+        summary: dict[str, Any] = {
+            "applied": apply, "platform": platform, "person_key": target.person_key,
+            "tables": dict(sorted(counts.items())), "mentions_replaced": dict(sorted(mentions.items())),
+            "media_files": len(files), "studies": sorted(study_ids),
+        }
+        if apply:
+            tombstone = ErasureTombstone.objects.create(
+                person_key=target.person_key, platform=platform, erased_at=target.now, requested_by=requested_by[:150],
+                reason=reason[:300], counts={**summary["tables"], "mentions": sum(mentions.values()),
+                                             "media_files": len(files)},
+                study_ids=sorted(study_ids))
+            summary["tombstone"] = tombstone.pk
+        else:
+            transaction.set_rollback(True)
+    if apply and files:
+        summary["media"] = media_files_erase(paths=files, external_id=target.external_id,
+                                             replacement=target.person_key)
+    logger.info("participant erasure (%s) of %s person %s: %s rows in %s tables, %s files",
+                "applied" if apply else "dry run", platform, target.person_key, sum(counts.values()),
+                len(counts), len(files))
+    return summary
+
+
+# --- what the erasure leaves: tombstones -------------------------------------------------------------------------
+
+def erasure_tombstone_for(*, platform: str, external_id: str) -> ErasureTombstone | None:
+    """The tombstone of the person with this raw id on this platform, if they asked for erasure."""
+    if not external_id:
+        return None
+    key = person_key(platform=platform, external_id=external_id)
+    return ErasureTombstone.objects.filter(person_key=key).order_by("-erased_at").first()
+
+
+def erased_person_keys(*, external_ids: Iterable[str], platforms: Iterable[str] = KNOWN_PLATFORMS) -> dict[str, str]:
+    """Raw id -> person key, for those of `external_ids` that have a tombstone on any of `platforms`."""
+    keys = {person_key(platform=p, external_id=i): i for i in set(external_ids) if i for p in platforms}
+    found = ErasureTombstone.objects.filter(person_key__in=list(keys)).values_list("person_key", flat=True)
+    return {keys[k]: k for k in found}
+
+
+def erasures_after(*, study_id: int, at: datetime | None) -> int:
+    """How many erasures touched the study after `at` (a run, filter or export made then is "computed before n
+    erasures")."""
+    if at is None:
+        return 0
+    # In Python: JSON containment is PostgreSQL's, and the demo runs on SQLite; tombstones are few.
+    return sum(study_id in (ids or []) for ids in
+               ErasureTombstone.objects.filter(erased_at__gt=at).values_list("study_ids", flat=True))
+
+
+def erasures_of_study(*, study_id: int) -> int:
+    """How many participants' data was erased on request from this study (the dataset card states it)."""
+    return sum(study_id in (ids or []) for ids in ErasureTombstone.objects.values_list("study_ids", flat=True))
+
+
+def computed_before_text(n: int) -> str:
+    return f"computed before {n} erasure{'s' if n != 1 else ''}" if n else ""
+
+
+# --- the background job of the API door -----------------------------------------------------------------------
+
+def participant_erase_start(*, platform: str, external_id: str, apply: bool, requested_by: str = "",
+                            reason: str = "") -> Any:
+    """Check the request (a dry run: an unknown id is a 404 here, with nothing queued), then queue the erasure.
+
+    The raw id is a job parameter only until the job has run: the erasure's own sweep rewrites it in the job row
+    with the person key, and `participant_erase_execute` replaces it in a `finally` when the erasure fails, so no
+    finished job holds it (it is not stored encrypted: the row needs it only for the minutes until a worker runs)."""
+    from core.celery_tasks import participant_erase_task
+    from core.jobs import job_create, job_enqueue
+
+    participant_erase(platform=platform, external_id=external_id, apply=False)
+    with transaction.atomic():
+        job = job_create(kind="participant_erase", created_by=requested_by, params={
+            "platform": platform, "external_id": external_id.strip(), "apply": bool(apply),
+            "reason": reason[:300], "requested_by": requested_by})
+        job_enqueue(job=job, task=participant_erase_task)
+    return job
+
+
+def participant_erase_execute(*, job: Any) -> dict[str, Any]:
+    from core.models import Job
+
+    params = dict(job.params)
+    platform, external_id = params.get("platform", ""), params.get("external_id", "")
+    try:
+        return participant_erase(platform=platform, external_id=external_id, apply=bool(params.get("apply")),
+                                 requested_by=params.get("requested_by", ""), reason=params.get("reason", ""))
+    finally:
+        if external_id and not is_pseudonym(external_id) and platform in ERASABLE_PLATFORMS:
+            Job.objects.filter(pk=job.pk).update(
+                params={**params, "external_id": person_key(platform=platform, external_id=external_id)})

@@ -1,0 +1,67 @@
+"""annotation's eraser (annotation/services/erasure.py): slots of an open study go back and exactly k still holds;
+a study's statistics after erasing a participant equal those of the same study played without them."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from annotation.models import Participant, Reservation, Response, Study
+from annotation.selectors import items_over_capacity
+from annotation.services import session_creation, sessions
+from core.erasure import participant_erase
+from scoring.agreement.stats.summary import agreement_compute
+from tests import factories as f
+from tests.annotation.helpers import make_study
+from tests.annotation.services.test_engine_races import _play
+
+pytestmark = pytest.mark.django_db
+
+
+def _session(slug: str, pid: str) -> str:
+    batch = session_creation.session_create(slug=slug, participant_id=pid, platform="prolific").batch
+    sessions.session_consent(token=batch.token, agree=True)
+    sessions.session_start(token=batch.token)
+    return batch.token
+
+
+def test_erasing_people_with_slots_in_an_open_study_gives_the_slots_back_and_exactly_k_holds():
+    study = make_study(n_instances=2, per_batch=2, k=3)
+    tokens = {f"A{n:012d}": _session(study.slug, f"A{n:012d}") for n in range(3)}
+    assert _play(tokens["A000000000000"]) == 2  # one answered everything
+    sessions.session_next(token=tokens["A000000000001"])  # one holds a live, unanswered reservation
+    # every slot is held: a newcomer finds no work
+    held = Reservation.objects.filter(study_item__study=study, released=False)
+    assert held.count() == 2 * 3
+    for pid in ("A000000000000", "A000000000001"):
+        participant_erase(platform="prolific", external_id=pid, apply=True)
+    assert Reservation.objects.filter(study_item__study=study, released=False).count() == 2 * 1
+    assert not Participant.objects.filter(external_id__in=["A000000000000", "A000000000001"]).exists()
+    assert study.items.filter(fill__gt=1).count() == 0  # the serving order was recounted
+    _play(tokens["A000000000002"])
+    for n in range(3, 8):
+        try:
+            _play(_session(study.slug, f"B{n:012d}"))
+        except Exception:  # noqa: BLE001 (no work left: the study is full again)
+            break
+    per_item = Counter(Response.objects.filter(study=study, is_valid=True).values_list("study_item_id", flat=True))
+    assert sorted(per_item.values()) == [3, 3]
+    assert items_over_capacity(study=study) == []
+
+
+def test_statistics_after_erasing_a_participant_equal_the_study_played_without_them():
+    votes = [["S2-S1", "S1-S2", "S2-S1", "S2-S1"], ["S1-S2", "S1-S2", "S2-S1", "S1-S2"],
+             ["S2-S1", "S2-S1", "S1-S2", "S2-S1"], ["S2-S1", "S1-S2", "S1-S2", "S1-S2"]]
+    with_them, _ = f.annotated_study(answers=votes)
+    Participant.objects.filter(study=with_them, external_id="p1").update(external_id="ERASEME0000000")
+    without = f.annotated_study(answers=[[v for n, v in enumerate(row) if n != 1] for row in votes],
+                                study=f.StudyFactory(item_kind=with_them.item_kind))[0]
+    participant_erase(platform="prolific", external_id="ERASEME0000000", apply=True)
+    after, after_items = agreement_compute(study=Study.objects.get(pk=with_them.pk), resamples=0)
+    expected, expected_items = agreement_compute(study=without, resamples=0)
+    # ids of rows differ between the two studies; every statistic must not
+    drop = {"study", "slug", "computed_at", "participants", "irregular"}
+    assert {k: v for k, v in after.items() if k not in drop} == {k: v for k, v in expected.items() if k not in drop}
+    assert len(after_items) == len(expected_items)
+    assert [p["answers"] for p in after["participants"]] == [p["answers"] for p in expected["participants"]]
+    assert after["irregular"]["n_over_k"] == expected["irregular"]["n_over_k"]
