@@ -5,6 +5,7 @@ someone the platform knows and StyleCrowd does not is reported; a decision whose
 when the platform shows it done. Webhook events go through the same `submission_apply`."""
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
@@ -13,6 +14,7 @@ from django.utils import timezone
 
 from annotation.models import Participant
 from annotation.services.departures import participant_departed
+from core.pseudonyms import is_pseudonym, person_key
 from platforms.backends import backend_for
 from platforms.backends.base import SubmissionInfo
 from platforms.error_codes import NOT_PUBLISHED
@@ -25,7 +27,11 @@ LEFT_REASONS = {
 
 
 def submission_apply(*, platform_study: PlatformStudy, info: SubmissionInfo, backend: Any) -> dict[str, Any]:
-    """Store one submission as the platform reports it and act on what changed. Idempotent."""
+    """Store one submission as the platform reports it and act on what changed. Idempotent. A study past its
+    retention period keeps person keys only: a late report about it stores the worker's key, never the raw id."""
+    if platform_study.study.retention_applied_at is not None and not is_pseudonym(info.worker_id):
+        key = person_key(platform=platform_study.platform, external_id=info.worker_id)
+        info = dataclasses.replace(info, worker_id=key, raw={})
     participant = Participant.objects.filter(study=platform_study.study, platform=platform_study.platform,
                                              external_id=info.worker_id).first()
     with transaction.atomic():
