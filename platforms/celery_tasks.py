@@ -41,3 +41,14 @@ def block_list_sync_task(account_id: int) -> dict:
 
     account = PlatformAccount.objects.filter(pk=account_id).first()
     return block_list_sync(account=account) if account and account.block_list_id else {}
+
+
+@shared_task(acks_late=True, name="platforms.retention_apply")
+def retention_apply_task(job_id: int | None = None) -> dict:
+    """Daily (CELERY_BEAT_SCHEDULE): apply retention to every study whose period has passed, its summary on a
+    status row (a beat delivery makes its own row)."""
+    from platforms.services.retention import retention_apply_execute, retention_apply_start
+
+    if job_id is None:
+        job_id = retention_apply_start(created_by="beat").pk
+    return retention_apply_execute(job_id=job_id)

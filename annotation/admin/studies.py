@@ -77,8 +77,8 @@ class StudyAdmin(StudySetupAdminMixin, RewriteCorpusAdminMixin, admin.ModelAdmin
     # The guide is set from a finished model run (its page's "Stop items early where this model agrees"), never typed.
     readonly_fields = ["live_progress", "participant_links", "recommendations", "created_at", "selection",
                        "guide_stop_after", "guide_source"]
-    actions = ["open_studies", "export_csv", "export_jsonl", "export_decisions_prolific", "export_decisions_mturk",
-               "build_corpus_from_rewrites"]
+    actions = ["open_studies", "close_studies", "export_csv", "export_jsonl", "export_decisions_prolific",
+               "export_decisions_mturk", "build_corpus_from_rewrites"]
     form = StudyChangeForm
     change_form_template = "admin/annotation/study/change_form.html"
     fieldsets = [

@@ -18,7 +18,7 @@ from annotation.forms import StudyCreateForm
 from annotation.models import ORDERING_KINDS, ItemKind, Study
 from annotation.services.participation import accepted_platforms
 from annotation.services.study_build import study_build
-from annotation.services.study_setup import study_open, study_participant_links, study_preview
+from annotation.services.study_setup import study_close, study_open, study_participant_links, study_preview
 from annotation.views import participant_page, timing
 from core.errors import ApplicationError
 from core.permissions import user_may
@@ -172,6 +172,17 @@ class StudySetupAdminMixin:
                 self.message_user(request, exc.message, messages.ERROR)
             else:
                 self.message_user(request, f"Study '{study.slug}' is open.", messages.SUCCESS)
+
+    @admin.action(description="Close study (no new sessions; open sessions end now; retention starts)",
+                  permissions=["change"])
+    def close_studies(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        for study in queryset:
+            result = study_close(study=study)
+            if result["already_closed"]:
+                self.message_user(request, f"Study '{study.slug}' was closed already.", messages.WARNING)
+            else:
+                self.message_user(request, f"Study '{study.slug}' is closed ({result['sessions_ended']} open "
+                                           "session(s) ended).", messages.SUCCESS)
 
     def _links(self, request: HttpRequest, study: Study) -> dict[str, str]:
         return study_participant_links(study=study, base_url=request.build_absolute_uri("/"))

@@ -21,7 +21,7 @@ from annotation.models import Response as ResponseRow
 from annotation.services import exports
 from annotation.services.study_build import study_build
 from annotation.services.study_settings import STUDY_SETTINGS
-from annotation.services.study_setup import study_open, study_participant_links
+from annotation.services.study_setup import study_close, study_open, study_participant_links
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 
@@ -115,6 +115,20 @@ class StudyOpenView(APIView):
                    tags=["studies"], description="Open a draft study to participants (409 while it has no items).")
     def post(self, request: Request, slug: str) -> Response:
         return Response(_study_body(request, study_open(study=_study(slug))))
+
+
+class StudyCloseView(APIView):
+    permission_model = Study
+    permission_actions = {"POST": "change"}
+
+    @extend_schema(operation_id="study_close", request=None, responses={200: OpenApiTypes.OBJECT,
+                                                                        **RESEARCHER_ERRORS},
+                   tags=["studies"], description="Close a study: no new sessions, open sessions end now, and its "
+                                                 "retention period starts. Closing a closed study changes nothing.")
+    def post(self, request: Request, slug: str) -> Response:
+        result = study_close(study=_study(slug))
+        return Response({**_study_body(request, _study(slug)), "closed_at": result["closed_at"],
+                         "already_closed": result["already_closed"], "sessions_ended": result["sessions_ended"]})
 
 
 class StudyDetailView(APIView):

@@ -10,6 +10,7 @@ urlpatterns = [
     path("studies/", studies.StudyListView.as_view(), name="study-list"),
     path("studies/<slug:slug>/", studies.StudyDetailView.as_view(), name="study-detail"),
     path("studies/<slug:slug>/open/", studies.StudyOpenView.as_view(), name="study-open"),
+    path("studies/<slug:slug>/close/", studies.StudyCloseView.as_view(), name="study-close"),
     path("studies/<slug:slug>/participants/", studies.StudyParticipantsView.as_view(), name="study-participants"),
     path("studies/<slug:slug>/decisions/", studies.StudyDecisionsExportView.as_view(), name="study-decisions"),
     path("studies/<slug:slug>/responses/", studies.StudyResponsesExportView.as_view(), name="study-responses"),

@@ -29,6 +29,7 @@ from annotation.models import (
 from annotation.services.engine import reservations_release
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
+from core.pseudonyms import person_key
 from tasks.error_codes import CONFLICT
 
 DECISIONS = ("accept", "reject")
@@ -42,7 +43,9 @@ def worker_admission_check(*, study: Study, platform: str, participant_id: str) 
     """Refuse a blocked worker (any study) and, in a study with a qualification rule, an unqualified one."""
     if not participant_id:
         return
-    block = WorkerBlock.objects.filter(platform=platform, external_id=participant_id).first()
+    # A block outlives retention as the person's key (platforms/services/retention.py).
+    block = WorkerBlock.objects.filter(platform=platform, external_id__in=(
+        participant_id, person_key(platform=platform, external_id=participant_id))).first()
     if block is not None:
         raise ApplicationError("You can no longer take part in these rewriting studies: a reviewer blocked your "
                                "account after repeated rejected rewrites.", code=BLOCKED, status=403,

@@ -1,15 +1,19 @@
 """A study between creation and its first participant: preview its items as a participant sees them, the links to
-give the crowd platform, and opening it (draft → active), which needs items."""
+give the crowd platform, opening it (draft → active), which needs items, and closing it (active → closed), which
+starts the retention clock (platforms/services/retention.py)."""
 from __future__ import annotations
 
 import random
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
-from annotation.error_codes import NO_ITEMS, PLATFORM_MISMATCH
-from annotation.models import Study
+from annotation.error_codes import NO_ITEMS, PLATFORM_MISMATCH, WRONG_STATE
+from annotation.models import Batch, Reservation, Study
 from annotation.services.display import public_item, redirect_with_code, shown_for_item
+from annotation.services.engine import reservations_release
 from annotation.services.participation import accepted_platforms
 from core.errors import ApplicationError
 
@@ -17,16 +21,46 @@ PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSI
 
 
 def study_open(*, study: Study) -> Study:
-    """Open a draft (or closed) study to participants; refused while it has no items."""
+    """Open a draft (or closed) study to participants; refused while it has no items. Opening a closed study again
+    clears `closed_at` (the retention clock starts anew at the next close), and is refused once retention has
+    replaced its participants' ids: new people's raw ids would sit beside pseudonyms nobody can recognise again."""
     with transaction.atomic():
         locked = Study.objects.select_for_update().get(pk=study.pk)
         if not locked.items.exists():
             raise ApplicationError(f"Study '{locked.slug}' has no items: it cannot be opened to participants.",
                                    code=NO_ITEMS, status=409)
+        if locked.retention_applied_at is not None:
+            raise ApplicationError(f"Study '{locked.slug}' is past its retention period (its participants' ids are "
+                                   "pseudonyms now): it cannot be opened again; copy it into a new study instead.",
+                                   code=WRONG_STATE, status=409)
         if locked.status != Study.Status.ACTIVE:
             locked.status = Study.Status.ACTIVE
-            locked.save(update_fields=["status"])
+            locked.closed_at = None
+            locked.save(update_fields=["status", "closed_at"])
     return locked
+
+
+def study_close(*, study: Study, now: datetime | None = None) -> dict[str, Any]:
+    """Close a study: no new sessions (session creation takes active studies only), and every open session ends
+    now (expired, its unanswered reservations released), so no answer arrives after the close. `closed_at` starts
+    the retention period. Closing a closed study changes nothing (its `closed_at` is kept)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        if locked.status == Study.Status.CLOSED and locked.closed_at is not None:
+            return {"study": locked.slug, "status": locked.status, "closed_at": locked.closed_at,
+                    "already_closed": True, "sessions_ended": 0, "reservations_released": 0}
+        locked.status = Study.Status.CLOSED
+        locked.closed_at = now
+        locked.save(update_fields=["status", "closed_at"])
+        open_batches = Batch.objects.select_for_update().filter(study=locked, state__in=Batch.OPEN_STATES)
+        batch_ids = list(open_batches.values_list("pk", flat=True))
+        released = reservations_release(
+            Reservation.objects.filter(batch_id__in=batch_ids, answered_at__isnull=True, released=False), now=now)
+        Batch.objects.filter(pk__in=batch_ids).update(state=Batch.State.EXPIRED, finished_at=now)
+    study.status, study.closed_at = locked.status, locked.closed_at
+    return {"study": locked.slug, "status": locked.status, "closed_at": locked.closed_at, "already_closed": False,
+            "sessions_ended": len(batch_ids), "reservations_released": released}
 
 
 def study_participant_links(*, study: Study, base_url: str) -> dict[str, str]:

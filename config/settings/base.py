@@ -318,5 +318,7 @@ STYLECROWD_PRIVACY_CONTACT = env_str("STYLECROWD_PRIVACY_CONTACT", "the research
 # Days after a study is closed and its platform payments are settled before raw ids become pseudonyms and persona
 # answers and telemetry detail are deleted (a study's retention_days overrides it).
 STYLECROWD_RETENTION_DAYS = int(env_str("STYLECROWD_RETENTION_DAYS", "365") or 365)
+# Retention is applied by beat once a day (platforms/services/retention.py; `retention_apply` from the CLI).
+CELERY_BEAT_SCHEDULE["platforms-retention-apply"] = {"task": "platforms.retention_apply", "schedule": 24 * 3600.0}
 # A combination of persona values held by fewer than this many people is generalised or withheld in a release.
 STYLECROWD_K_ANONYMITY = int(env_str("STYLECROWD_K_ANONYMITY", "5") or 5)

@@ -13,12 +13,16 @@ from annotation.models import Participant, WorkerBlock
 from annotation.services.rewrite_corpus import accepted_rewrites
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
+from core.pseudonyms import is_pseudonym
 from platforms.error_codes import EMPTY_ALLOW_LIST
 from platforms.models import PlatformAccount, PlatformStudy
 
 
 def block_list_members(*, platform: str) -> set[str]:
-    return set(WorkerBlock.objects.filter(platform=platform).values_list("external_id", flat=True))
+    """The raw ids of the blocked workers: a block whose id retention replaced by a person key stays in force at
+    StyleCrowd's door, but the platform cannot be told of it."""
+    return {worker for worker in WorkerBlock.objects.filter(platform=platform).values_list("external_id", flat=True)
+            if not is_pseudonym(worker)}
 
 
 def block_list_ensure(*, account: PlatformAccount, backend: Any) -> str:
@@ -67,7 +71,8 @@ def allow_list_members(*, platform_study: PlatformStudy) -> set[str]:
         counts: dict[str, int] = {}
         for study in found:
             for response in accepted_rewrites(study=study):
-                if response.participant.platform == platform_study.platform:
+                if response.participant.platform == platform_study.platform and not is_pseudonym(
+                        response.participant.external_id):  # a writer past retention cannot be named to the platform
                     worker = response.participant.external_id
                     counts[worker] = counts.get(worker, 0) + 1
         members |= {worker for worker, n in counts.items() if n >= minimum}

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from annotation.models import Participant
 from annotation.services.departures import participant_departed
+from core.pseudonyms import is_pseudonym, person_key
 from platforms.backends import backend_for
 from platforms.backends.base import SubmissionInfo
 from platforms.error_codes import NOT_PUBLISHED
@@ -28,10 +29,14 @@ LEFT_REASONS = {
 
 def submission_apply(*, platform_study: PlatformStudy, info: SubmissionInfo, backend: Any) -> dict[str, Any]:
     """Store one submission as the platform reports it and act on what changed. Idempotent. A worker who asked
-    for erasure is stored under their person key only (they have no participant any more)."""
+    for erasure is stored under their person key only (they have no participant any more); so is every worker of a
+    study past its retention period (a late report stores the key, never the raw id)."""
     worker_id = erased_worker_id(platform=platform_study.platform, worker_id=info.worker_id)
     if worker_id != info.worker_id:
         info = replace(info, worker_id=worker_id, raw=erased_scrub(platform=platform_study.platform, value=info.raw))
+    elif platform_study.study.retention_applied_at is not None and not is_pseudonym(info.worker_id):
+        key = person_key(platform=platform_study.platform, external_id=info.worker_id)
+        info = replace(info, worker_id=key, raw={})
     participant = Participant.objects.filter(study=platform_study.study, platform=platform_study.platform,
                                              external_id=info.worker_id).first()
     with transaction.atomic():

@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Count, Max, Min, Q
 
 from annotation.models import Batch, Participant, Response, Study
+from platforms.services.retention import retention_days
 from scoring.agreement.filtering import filter_run_summary
 from scoring.export.card.context import CardContext
 from scoring.export.card.costs import study_cost_facts
@@ -99,8 +100,9 @@ def _demographics(study: Study) -> dict[str, Any]:
     for persona in Participant.objects.filter(study=study).exclude(persona={}).values_list("persona", flat=True):
         for attribute, value in (persona or {}).items():
             per_attribute[str(attribute)][str(value)] += 1
-    if not per_attribute:
-        return {}
+    if not per_attribute:  # past retention: the k-anonymous counts kept when the answers were deleted
+        return {a: e["values"] for a, e in ((study.selection or {}).get("persona_aggregates") or {}).get(
+            "attributes", {}).items()}
     out: dict[str, Any] = {}
     for attribute, counter in sorted(per_attribute.items()):
         shown = {value: n for value, n in sorted(counter.items()) if n >= MIN_CELL}
@@ -164,6 +166,8 @@ def study_collection_facts(study: Study) -> dict[str, Any]:
         "median_seconds_per_item": round(statistics.median(seconds), 2) if seconds else None,
         "pay": study_cost_facts(study),
         "demographics": _demographics(study),
+        "retention": {"days": retention_days(study=study), "applied_at": study.retention_applied_at.isoformat(
+            timespec="seconds") if study.retention_applied_at else None},
     }
 
 

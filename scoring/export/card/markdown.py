@@ -107,6 +107,8 @@ def collection_markdown(facts: dict[str, Any]) -> list[str]:
                 f"{attribute}: {_counts(values)}" for attribute, values in s["demographics"].items()))
         else:
             lines.append("- Demographics: not collected")
+        lines.append(f"- Retention: {s['retention']['days']} days after the study closed and its payments were settled"
+                     + (f"; applied {s['retention']['applied_at']}" if s["retention"]["applied_at"] else ""))
         lines.append("")
     if facts["filter"]:
         f = facts["filter"]
