@@ -160,14 +160,22 @@ class StudyResponsesExportView(APIView):
 
     @extend_schema(
         operation_id="study_responses_export",
-        parameters=[OpenApiParameter("format", str, enum=["csv", "jsonl"], description="default csv")],
-        responses={(200, "text/csv"): str, (200, "application/x-ndjson"): str},
+        parameters=[OpenApiParameter("format", str, enum=["csv", "jsonl"], description="default csv"),
+                    OpenApiParameter("salt", str, description="release salt: re-keys the participants' pseudonyms"),
+                    OpenApiParameter("raw_ids", bool, description="platform ids instead of pseudonyms: needs the "
+                                                                  "personal-data permission, and is logged")],
+        responses={(200, "text/csv"): str, (200, "application/x-ndjson"): str, **RESEARCHER_ERRORS},
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
-        """Every response of the study, streamed as CSV (formula cells neutralized) or JSON lines."""
+        """Every response of the study, streamed as CSV (formula cells neutralized) or JSON lines; participants are
+        keyed pseudonyms unless `raw_ids=true`."""
         fmt = request.query_params.get("format", "csv")
+        raw_ids = request.query_params.get("raw_ids", "").lower() in ("1", "true", "yes")
         study = _study(slug)
-        chunks = exports.responses_serialize(study=study, fmt=fmt)
+        if raw_ids:
+            exports.responses_raw_ids_check(study=study, user=request.user, door="api", fmt=fmt)
+        chunks = exports.responses_serialize(study=study, fmt=fmt, raw_ids=raw_ids,
+                                             salt=request.query_params.get("salt", ""))
         # Validates the format before the streaming response starts; a study without answers has no chunk at all
         # in JSON lines (an empty body), where CSV still has its header.
         first = next(chunks, "")
@@ -193,7 +201,7 @@ class StudyDecisionsExportView(APIView):
     )
     def get(self, request: Request, slug: str) -> HttpResponse:
         fmt = request.query_params.get("format", "prolific")
-        body = exports.decisions_serialize(study=_study(slug), fmt=fmt)
+        body = exports.decisions_serialize(study=_study(slug), fmt=fmt, user=request.user, door="api")
         response = HttpResponse(body, content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{slug}-decisions-{fmt}.csv"'
         return response

@@ -18,6 +18,7 @@ from annotation.models import ItemKind
 from annotation.services.studies import QUESTION_PRESETS
 from core.error_codes import INVALID
 from core.errors import ApplicationError
+from core.pseudonyms import pseudonym
 from tasks.error_codes import DUPLICATE_ID, EMPTY_FILE, EMPTY_TEXT, FILE_NOT_FOUND, INVALID_ENCODING, MISSING_COLUMNS
 from tasks.services.parsers import records_read
 
@@ -185,7 +186,10 @@ def rating_items_from_rewrite_study(*, study_slug: str, kind: str) -> list[dict[
         payload = responses[0].study_item.payload
         meta = {"source": payload.get("source", ""), "rewrite_study": study.slug,
                 **({"target_style": payload["target_style"]} if payload.get("target_style") else {})}
-        outputs = [{"id": f"o{n}", "system": f"writer:{r.participant.external_id}", "text": r.answer,
+        # The writer as a system: their keyed pseudonym, since items (and what they showed) leave in exports.
+        outputs = [{"id": f"o{n}", "system": "writer:" + pseudonym(platform=r.participant.platform,
+                                                                   external_id=r.participant.external_id),
+                    "text": r.answer,
                     "response": r.pk} for n, r in enumerate(responses, start=1)]
         if kind == ItemKind.LIKERT:
             items.extend({"id": f"{source_id}#{o['id'][1:]}", "rewrite": o["text"], "system": o["system"],

@@ -1,7 +1,11 @@
 """Rewrites become a corpus: the accepted rewrites of a rewrite study as a parallel corpus, one
 pair per (source, accepted rewrite), with the pairs of one source kept together (multi-reference), the writer and
 the review on every pair, and train/tune/test splits drawn by source with a seed. The corpus is an ordinary
-`tasks.Corpus` (format "built"), so `generate_instances` takes it unchanged."""
+`tasks.Corpus` (format "built"), so `generate_instances` takes it unchanged.
+
+A corpus leaves the database (benchmark exports, the card), so a writer is named by their keyed pseudonym
+(core.pseudonyms), never their platform id, and their persona by its k-anonymous form (core.anonymity) over the
+corpus's writers; the persona-split builder reads the answers themselves to choose the pairs."""
 from __future__ import annotations
 
 import random
@@ -26,7 +30,9 @@ from annotation.error_codes import (
 from annotation.models import ItemKind, Response, RewriteReview, RewriteSettings, Study, WritingSignal
 from annotation.services.writing_signals.registry import SPECS, auto_reject_validate
 from annotation.services.writing_signals.services import flagged_response_ids, study_signal_summary
+from core.anonymity import persona_k_anonymize
 from core.errors import ApplicationError
+from core.pseudonyms import pseudonym
 from tasks.models import Corpus, StyleComponent
 from tasks.services.imports import PairRow, component_get, corpus_store
 
@@ -54,9 +60,18 @@ def writer_persona(*, response: Response) -> dict[str, Any]:
     return dict(answers.get("answers", {})) if isinstance(answers, dict) else {}
 
 
-def _writer(response: Response) -> dict[str, Any]:
-    return {"participant": response.participant.external_id, "platform": response.participant.platform,
-            "persona": writer_persona(response=response), "response": response.pk}
+def released_personas(*, rewrites: list[Response]) -> tuple[dict[int, dict[str, str]], dict[str, Any]]:
+    """Per rewrite (response id), the persona of its writer as a corpus may hold it: k-anonymous over the writers of
+    these rewrites (one persona per writer), with the counts of writers generalised and withheld."""
+    per_writer = {r.participant_id: writer_persona(response=r) for r in rewrites}
+    result = persona_k_anonymize(personas=per_writer)
+    return {r.pk: result.released[r.participant_id] for r in rewrites}, result.summary()
+
+
+def _writer(response: Response, personas: dict[int, dict[str, str]]) -> dict[str, Any]:
+    person = response.participant
+    return {"participant": pseudonym(platform=person.platform, external_id=person.external_id),
+            "platform": person.platform, "persona": personas.get(response.pk, {}), "response": response.pk}
 
 
 def _review(response: Response) -> dict[str, Any]:
@@ -70,7 +85,7 @@ def _review(response: Response) -> dict[str, Any]:
 
 def _rewrite_pairs(*, study: Study, by_source: dict[str, list[Response]], labels: dict[str, int],
                    split_of: dict[str, str], references: str, rewrite_side: int | None,
-                   component: StyleComponent) -> list[PairRow]:
+                   component: StyleComponent, personas: dict[int, dict[str, str]]) -> list[PairRow]:
     """(source, rewrite) pairs: the source on one side, each kept rewrite on the side of the items' target style."""
     pairs: list[PairRow] = []
     for source_id, group in by_source.items():
@@ -87,14 +102,14 @@ def _rewrite_pairs(*, study: Study, by_source: dict[str, list[Response]], labels
             texts = (source_text, response.answer) if side == 2 else (response.answer, source_text)
             pairs.append(PairRow(source_id=f"{source_id}#{n}", text_1=texts[0], text_2=texts[1], metadata={
                 "study": study.slug, "group": source_id, "reference": n, "n_references": len(kept),
-                "split": split_of[source_id], "response": response.pk, "writer": _writer(response),
+                "split": split_of[source_id], "response": response.pk, "writer": _writer(response, personas),
                 "review": _review(response),
             }))
     return pairs
 
 
 def _persona_pairs(*, study: Study, by_source: dict[str, list[Response]], split_by: str, labels: dict[str, int],
-                   split_of: dict[str, str], references: str) -> list[PairRow]:
+                   split_of: dict[str, str], references: str, personas: dict[int, dict[str, str]]) -> list[PairRow]:
     attribute = split_by.removeprefix("persona.")
     if not split_by.startswith("persona.") or not attribute:
         raise ApplicationError(f"Split by must be persona.ATTRIBUTE, not {split_by!r}", code=INVALID_SPLIT_BY,
@@ -111,7 +126,7 @@ def _persona_pairs(*, study: Study, by_source: dict[str, list[Response]], split_
             pairs.append(PairRow(source_id=f"{source_id}#{n}", text_1=first.answer, text_2=second.answer, metadata={
                 "study": study.slug, "group": source_id, "reference": n, "n_references": len(matched),
                 "split": split_of[source_id], "source_text": first.study_item.payload.get("source", ""),
-                "split_by": split_by, "writer_1": _writer(first), "writer_2": _writer(second),
+                "split_by": split_by, "writer_1": _writer(first, personas), "writer_2": _writer(second, personas),
                 "review": {"status": "accepted", "rule": "valid responses of writers who were not excluded"},
             }))
     return pairs
@@ -215,15 +230,17 @@ def corpus_build_from_rewrites(
         by_source[response.study_item.external_id].append(response)
     split_of = splits_assign(sources=list(by_source), fractions=fractions, seed=seed)
     labels = {style.label_1: 1, style.label_2: 2}
+    personas, persona_release = released_personas(rewrites=rewrites)
     if split_by:
         pairs = _persona_pairs(study=study, by_source=by_source, split_by=split_by, labels=labels,
-                               split_of=split_of, references=references)
+                               split_of=split_of, references=references, personas=personas)
         if not pairs:
             raise ApplicationError(f"no source has rewrites by writers with {split_by} = {style.label_1!r} and "
                                    f"{style.label_2!r}", code=NO_PAIRS)
     else:
         pairs = _rewrite_pairs(study=study, by_source=by_source, labels=labels, split_of=split_of,
-                               references=references, rewrite_side=rewrite_side, component=style)
+                               references=references, rewrite_side=rewrite_side, component=style,
+                               personas=personas)
     counts = {split: sum(1 for p in pairs if p.metadata["split"] == split) for split in SPLITS}
     sources_per_split = {split: sum(1 for s in split_of.values() if s == split) for split in SPLITS}
     params: dict[str, Any] = {
@@ -234,6 +251,7 @@ def corpus_build_from_rewrites(
         "exclude_flagged": excluded_signals, "excluded_flagged": len(excluded),
         "writing_signals": study_signal_summary(study=study, excluded=excluded),
         "review": _review_summary(study),
+        "writers": {"ids": "keyed pseudonyms", "persona_k_anonymity": persona_release},
         "source_filters": getattr(RewriteSettings.objects.filter(study=study).first(), "filters", {}) or {},
     }
     with transaction.atomic():

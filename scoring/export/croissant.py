@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from scoring.export.annotator_votes import VOTES_FIELDS, VOTES_TABLE
 from scoring.export.formats import FIELDS, STEL_COLUMNS, row_columns
 
 CONFORMS_TO = ["http://mlcommons.org/croissant/1.0", "http://mlcommons.org/croissant/RAI/1.0"]
@@ -34,7 +35,11 @@ def _record_set_id(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", path.rsplit(".", 1)[0]).strip("-") or "records"
 
 
-def _fields(record_set: str, file_id: str, *, fmt: str, ids_only: bool) -> list[dict[str, Any]]:
+def _fields(record_set: str, file_id: str, *, fmt: str, ids_only: bool, table: str = "") -> list[dict[str, Any]]:
+    if table == VOTES_TABLE:
+        return [{"@type": "cr:Field", "@id": f"{record_set}/{name}", "name": name, "description": spec.description,
+                 "dataType": spec.croissant, "source": {"fileObject": {"@id": file_id}, "extract": {"column": name}}}
+                for name, spec in VOTES_FIELDS.items()]
     if fmt == "stel-tsv":
         names = list(STEL_SOURCE)
     else:
@@ -72,11 +77,15 @@ def croissant_build(*, card: dict[str, Any], files: list[dict[str, Any]], encodi
         distribution.append({"@type": "cr:FileObject", "@id": file_id, "name": file_id, "contentUrl": f["path"],
                              "encodingFormat": encoding, "sha256": f["sha256"], "contentSize": f"{f['bytes']} B"})
         record_set = _record_set_id(f["path"])
+        if f.get("table") == VOTES_TABLE:
+            description = (f"{f['rows']} votes: every valid vote on the instances, with its annotator's keyed "
+                           "pseudonym")
+        else:
+            description = f"{f['rows']} instances" + (f" of {f['config']}, split {f['split']}" if f.get("config")
+                                                      else "")
         record_sets.append({
-            "@type": "cr:RecordSet", "@id": record_set, "name": record_set,
-            "description": (f"{f['rows']} instances" + (f" of {f['config']}, split {f['split']}"
-                                                         if f.get("config") else "")),
-            "field": _fields(record_set, file_id, fmt=fmt, ids_only=ids_only)})
+            "@type": "cr:RecordSet", "@id": record_set, "name": record_set, "description": description,
+            "field": _fields(record_set, file_id, fmt=fmt, ids_only=ids_only, table=f.get("table", ""))})
     people = _people(card)
     collection, agreement, licences = card["collection"], card["agreement"], card["licences"]
     first, last = [], []

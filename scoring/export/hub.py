@@ -51,7 +51,8 @@ def hub_configs(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
         configs[0]["default"] = True
         return configs
     splits: dict[str, list[str]] = {}
-    for f in sorted(files, key=lambda f: SPLIT_RANK[f["split"]]):
+    # The per-annotator votes table is a config of its own, never part of the instances' `all`.
+    for f in sorted((f for f in files if not f.get("table")), key=lambda f: SPLIT_RANK[f["split"]]):
         splits.setdefault(f["split"], []).append(f["path"])
     name = ALL_CONFIG if ALL_CONFIG not in by_config else f"{ALL_CONFIG}_components"
     return [{"config_name": name, "default": True,

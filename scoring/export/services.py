@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from core.errors import ApplicationError
 from scoring.error_codes import INVALID_FORMAT, INVALID_OUT, NOTHING_TO_EXPORT
+from scoring.export.annotator_votes import VOTES_TABLE, votes_frame, votes_path, votes_table
 from scoring.export.card import CardContext, card_build, card_markdown
 from scoring.export.croissant import croissant_build
 from scoring.export.formats import (
@@ -24,6 +25,7 @@ from scoring.export.formats import (
     atomic_write,
     card_paths,
     croissant_path,
+    file_facts,
     format_get,
     reproduce_command,
     row_columns,
@@ -101,7 +103,10 @@ def benchmark_export(
     name: str = "",
     ids_only: bool = False,
     created_by: str = "",
+    salt: str = "",
 ) -> BenchmarkExport:
+    """`salt` re-keys the annotators' pseudonyms in the per-annotator votes table (a release that should not be
+    joinable with another on annotators)."""
     selection = Selection(corpus=corpus, component=component, setup=setup, status=status, study=study_slug)
     spec, study, name = export_check(fmt=fmt, selection=selection, name=name, ids_only=ids_only)
     out = Path(out).resolve()
@@ -123,20 +128,54 @@ def benchmark_export(
         export = _write_all(spec=spec, out=out, target=target, frame=frame, selection=selection, study=study,
                             vote_studies=vote_studies, corpora=corpora, licences=licences, name=name,
                             version=version, changelog=changelog, manifest=manifest, ids_only=ids_only,
-                            created_by=created_by)
+                            created_by=created_by, salt=salt)
     finally:
         if spec.folder and target.exists():
             shutil.rmtree(target)
     return export
 
 
+VOTES_FORMATS = ("jsonl", "parquet", "hub")  # STEL's TSV is STEL's format: no table beside it
+
+
+def _votes_write(*, spec: ExportFormat, target: Path, frame: Any, studies: list[Any], salt: str,
+                 files: list[dict[str, Any]]) -> dict[str, Any]:
+    """The per-annotator votes table beside the instances (appended to `files`); what the card says of it."""
+    if spec.name not in VOTES_FORMATS:
+        return {"published": False, "reason": f"the {spec.label} format holds the instances only",
+                "not_published": [s.slug for s in studies]}
+    votes, facts = votes_frame(frame=frame, studies=studies, salt=salt)
+    if not facts["published"]:
+        return {**facts, "reason": "no study of these votes publishes per-annotator labels" if studies
+                else "no study's annotations gave these instances their votes"}
+    path = votes_path(target, fmt=spec.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = votes_table(votes)
+    if spec.name == "jsonl":
+        lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in table.to_pylist())
+        atomic_write(path, lambda tmp: tmp.write_text(lines, encoding="utf-8", newline="\n"))
+    else:
+        import pyarrow.parquet as pq
+
+        atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+    root = target if spec.folder else target.parent
+    extra = {"config": VOTES_TABLE, "split": "train"} if spec.folder else {}
+    files.append(file_facts(path, root=root, rows=len(votes), table=VOTES_TABLE, **extra))
+    return {**facts, "file": files[-1]["path"]}
+
+
 def _write_all(*, spec: ExportFormat, out: Path, target: Path, frame: Any, selection: Selection, study: Any,
                vote_studies: list[Any], corpora: list[Corpus], licences: list[dict[str, Any]], name: str,
                version: str, changelog: dict[str, Any], manifest: dict[str, Any], ids_only: bool,
-               created_by: str) -> BenchmarkExport:
+               created_by: str, salt: str = "") -> BenchmarkExport:
     files = spec.write(frame, target, ids_only)
+    # The card describes the named study even where no instance is complete yet (its collection is still a fact).
+    card_studies = [study] if study is not None else vote_studies
+    votes_facts = _votes_write(spec=spec, target=target, frame=frame, studies=card_studies, salt=salt, files=files)
     digest = folder_digest(files) if spec.folder else files[0]["sha256"]
-    params = {"format": spec.name, **selection.as_params(), "name": name, "ids_only": ids_only}
+    # Whether the pseudonyms were salted, never the salt: with the key it would re-link this release to others.
+    params = {"format": spec.name, **selection.as_params(), "name": name, "ids_only": ids_only,
+              **({"salted": True} if salt else {})}
     counts = {
         "rows": len(frame),
         "per_component": {str(k): int(v) for k, v in frame.groupby("style_type").size().items()},
@@ -150,12 +189,10 @@ def _write_all(*, spec: ExportFormat, out: Path, target: Path, frame: Any, selec
     filter_run = _latest_filter(studies=[study] if study is not None else vote_studies)
     command = reproduce_command(params, out)
     created_at = timezone.now().isoformat(timespec="seconds")
-    # The card describes the named study even where no instance is complete yet (its collection is still a fact).
-    card_studies = [study] if study is not None else vote_studies
     ctx = CardContext(frame=frame, fmt=spec.name, ids_only=ids_only, name=name, version=version,
                       changelog=changelog, params={**params, "created_by": created_by}, studies=card_studies,
                       filter_run=filter_run, corpora=corpora, files=files, command=command, created_at=created_at,
-                      licences=licences)
+                      licences=licences, annotator_votes=votes_facts)
     header = {
         "name": name, "pretty_name": f"{name} (STEL-style benchmark)", "version": version, "file": out.name,
         "format": spec.name, "ids_only": ids_only, "sha256": digest, "created_at": created_at,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scoring.export.card import facts, markdown
+from scoring.export.card.annotators import annotators_facts, annotators_markdown
 from scoring.export.card.context import CardContext
 
 __all__ = ["SECTIONS", "CardContext", "CardSection", "card_build", "card_markdown"]
@@ -30,6 +31,8 @@ SECTIONS: tuple[CardSection, ...] = (
                 markdown.collection_markdown),
     CardSection("instructions", "Instructions, examples, practice items and consent (verbatim)",
                 facts.instructions_facts, markdown.instructions_markdown),
+    CardSection("annotators", "Annotators' data: pseudonyms, per-annotator labels, k-anonymity", annotators_facts,
+                annotators_markdown),
     CardSection("agreement", "Agreement", facts.agreement_facts, markdown.agreement_markdown),
     CardSection("models", "Model annotators (beside the crowd, never counted in it)", facts.models_facts,
                 markdown.models_markdown),

@@ -27,3 +27,4 @@ class CardContext:
     command: str
     created_at: str
     licences: list[dict[str, Any]] = field(default_factory=list)  # scoring.export.licences.export_licences
+    annotator_votes: dict[str, Any] = field(default_factory=dict)  # scoring.export.annotator_votes.votes_frame

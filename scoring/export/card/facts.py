@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections import Counter, defaultdict
+from collections import Counter
 from typing import Any
 
 from django.db.models import Count, Max, Min, Q
@@ -12,6 +12,7 @@ from django.db.models import Count, Max, Min, Q
 from annotation.models import Batch, Participant, Response, Study
 from platforms.services.retention import retention_days
 from scoring.agreement.filtering import filter_run_summary
+from scoring.export.card.annotators import study_personas_released
 from scoring.export.card.context import CardContext
 from scoring.export.card.costs import study_cost_facts
 from scoring.models import AgreementRun, FilterRun
@@ -26,7 +27,6 @@ SETUP_TASKS = {
 }
 AGREEMENT_KEYS = ("fleiss_kappa", "fleiss_kappa_ci", "krippendorff_alpha", "krippendorff_alpha_ci",
                   "majority_accuracy")
-MIN_CELL = 5  # demographic counts below this are pooled, so that no participant can be picked out of a small cell
 
 
 def _counts(values: Any) -> dict[str, int]:
@@ -77,8 +77,9 @@ def composition_facts(ctx: CardContext) -> dict[str, Any]:
                   "published": int((frame["votes_source"] == "published").sum()),
                   "none": int((frame["votes"] < 0).sum()), "distribution": _counts(votes.astype(int))},
         "texts_included": not ctx.ids_only,
-        "personal_information": "The texts are sentences from the source corpora; no annotator's identity or answer "
-                                "is part of the data files (only the number of correct votes per instance).",
+        "personal_information": "The texts are sentences from the source corpora; no annotator's platform id is part "
+                                "of the data files: the instances carry the number of correct votes, and the "
+                                "per-annotator votes table (where published) names annotators by keyed pseudonyms.",
     }
 
 
@@ -95,20 +96,14 @@ def _reason_category(reason: str) -> str:
 
 
 def _demographics(study: Study) -> dict[str, Any]:
-    """Persona answers where the study asked for them (PASTEL), pooled below MIN_CELL; None where none were asked."""
-    per_attribute: dict[str, Counter[str]] = defaultdict(Counter)
-    for persona in Participant.objects.filter(study=study).exclude(persona={}).values_list("persona", flat=True):
-        for attribute, value in (persona or {}).items():
-            per_attribute[str(attribute)][str(value)] += 1
-    if not per_attribute:  # past retention: the k-anonymous counts kept when the answers were deleted
-        return {a: e["values"] for a, e in ((study.selection or {}).get("persona_aggregates") or {}).get(
-            "attributes", {}).items()}
-    out: dict[str, Any] = {}
-    for attribute, counter in sorted(per_attribute.items()):
-        shown = {value: n for value, n in sorted(counter.items()) if n >= MIN_CELL}
-        pooled = sum(n for n in counter.values() if n < MIN_CELL)
-        out[attribute] = {**shown, **({f"other (each fewer than {MIN_CELL})": pooled} if pooled else {})}
-    return out
+    """Persona answers where the study asked for them (PASTEL), as released k-anonymously (core.anonymity: every
+    released combination held by at least k people); past retention, the k-anonymous counts kept when the answers
+    were deleted; {} where none were asked."""
+    released = study_personas_released(study)[0]
+    if released:
+        return released
+    kept = ((study.selection or {}).get("persona_aggregates") or {}).get("attributes", {})
+    return {attribute: entry["values"] for attribute, entry in kept.items()}
 
 
 def study_collection_facts(study: Study) -> dict[str, Any]:

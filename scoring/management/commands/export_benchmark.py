@@ -31,12 +31,15 @@ class Command(JsonCommand):
                             help="Write instance ids, labels and votes without the texts, with the recipe to rebuild "
                                  "them (for corpora whose licence forbids redistribution, such as GYAFC).")
         parser.add_argument("--out", required=True)
+        parser.add_argument("--salt", default="",
+                            help="Release salt for the annotators' pseudonyms in the per-annotator votes table: two "
+                                 "releases join on annotators only if they share it.")
 
     def run(self, **options: Any) -> dict[str, Any]:
         export = benchmark_export(fmt=options["format"], out=Path(options["out"]), corpus=options["corpus"],
                                   component=options["component"], setup=options["setup"], status=options["status"],
                                   study_slug=options["study"], name=options["name"], ids_only=options["ids_only"],
-                                  created_by="cli")
+                                  created_by="cli", salt=options["salt"])
         return {"ok": True, "export": export.pk, "path": export.path, "card": export.card_path,
                 "format": export.format, "name": export.name, "version": export.version,
                 "change": export.changelog.get("summary"), "ids_only": export.ids_only, "licences": export.licences,

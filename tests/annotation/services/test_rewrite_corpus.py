@@ -4,16 +4,19 @@ and generate_instances run on it unchanged."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from io import StringIO
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Permission
 from django.core.management import CommandError, call_command
+from django.test import override_settings
 
 from annotation.models import Participant, Response, Study
 from annotation.services.answers import participant_exclude
 from annotation.services.studies import study_create
+from core.pseudonyms import is_pseudonym, pseudonym
 from tasks.models import Corpus, ParallelPair, TaskInstance
 from tasks.services.generation import instances_generate
 from tests.annotation.helpers import run_participant
@@ -55,6 +58,11 @@ def test_accepted_rewrites_become_a_split_multi_reference_corpus(written_study, 
     assert summary["ok"] and summary["pairs"] == valid.count()
     assert summary["sources_per_split"] == {"train": 6, "tune": 2, "test": 2}
     pairs = list(ParallelPair.objects.filter(corpus__name="rw-corpus"))
+    writers = {pseudonym(platform=p.platform, external_id=p.external_id)
+               for p in Participant.objects.filter(study__slug="rw", external_id__in=("w1", "w2"))}
+    assert len(writers) == 2
+    for pair in pairs:
+        assert not {"w1", "w2", "w3"} & {str(v) for w in ("writer",) for v in pair.metadata[w].values()}
     assert {p.metadata["response"] for p in pairs} == set(valid.values_list("pk", flat=True))
     split_of_group: dict[str, str] = {}
     for pair in pairs:
@@ -62,8 +70,8 @@ def test_accepted_rewrites_become_a_split_multi_reference_corpus(written_study, 
         assert split_of_group.setdefault(meta["group"], meta["split"]) == meta["split"]  # no source in two splits
         assert pair.text_1 == SOURCES[int(meta["group"][3:])]  # informal source on side 1, the rewrite on side 2
         assert pair.text_2.startswith("Are you available") and "(w3)" not in pair.text_2
-        assert meta["writer"]["participant"] in {"w1", "w2"}
-        assert meta["writer"]["persona"] == {"age": {"w1": "18-29", "w2": "30-49"}[meta["writer"]["participant"]]}
+        # Writers are keyed pseudonyms; with two writers no persona value is k-anonymous (k = 5): none is released.
+        assert meta["writer"]["participant"] in writers and meta["writer"]["persona"] == {}
         assert meta["review"]["status"] == "accepted" and meta["study"] == "rw"
         assert meta["n_references"] == sum(1 for p in pairs if p.metadata["group"] == meta["group"])
     assert any(p.metadata["n_references"] == 2 for p in pairs)  # multi-reference kept
@@ -159,7 +167,10 @@ def test_rating_studies_from_a_rewrite_study(written_study):
 
     items = list(Study.objects.get(slug="rw-likert").items.all())
     assert {i.payload["response"] for i in items} == set(valid.values_list("pk", flat=True))
-    assert all(i.payload["system"] in {"writer:w1", "writer:w2"} and i.payload["rewrite_study"] == "rw" for i in items)
+    system = {pid: "writer:" + pseudonym(platform=p.platform, external_id=pid)
+              for pid, p in ((p.external_id, p) for p in Participant.objects.filter(study__slug="rw"))}
+    assert all(i.payload["system"] in {system["w1"], system["w2"]} and i.payload["rewrite_study"] == "rw"
+               for i in items)
 
     out = StringIO()
     call_command("create_study", "--slug", "rw-rank", "--kind", "ranking", "--preset", "gyafc", "--outputs-study",
@@ -176,13 +187,14 @@ def test_rating_studies_from_a_rewrite_study(written_study):
     out = StringIO()
     call_command("rank_systems", "--study", "rw-rank", stdout=out, stderr=StringIO())
     systems = json.loads(out.getvalue().strip().splitlines()[-1])["systems"]
-    assert [(s["system"], s["mean_rank"]) for s in systems] == [("writer:w1", 1.0), ("writer:w2", 2.0)]
+    assert [(s["system"], s["mean_rank"]) for s in systems] == [(system["w1"], 1.0), (system["w2"], 2.0)]
 
     with pytest.raises(CommandError):
         call_command("create_study", "--slug", "x", "--kind", "likert", "--preset", "gyafc", "--outputs-study", "lik",
                      "--eligibility", "none", stdout=StringIO())
 
 
+@override_settings(STYLECROWD_K_ANONYMITY=1)  # three writers: released personas are only possible with k = 1
 def test_persona_cut_makes_a_two_style_corpus_from_one_attribute():
     from tasks.models import StyleComponent
 
@@ -203,6 +215,9 @@ def test_persona_cut_makes_a_two_style_corpus_from_one_attribute():
         assert pair.metadata["writer_2"]["persona"] == {"age": "50+"}
         assert pair.text_1.endswith(f"{pair.metadata['group']} in their words")
         assert pair.text_2.endswith(f"{pair.metadata['group']} in their words")
+        assert is_pseudonym(pair.metadata["writer_1"]["participant"])
+    corpus_params = ParallelPair.objects.filter(corpus__name="pastel-age").first().corpus.import_params
+    assert corpus_params["writers"]["persona_k_anonymity"]["k"] == 1
     run = instances_generate(corpus=Corpus.objects.get(name="pastel-age"), setup="triple", seed=3)
     assert TaskInstance.objects.filter(generation_run=run).count() == 10
     out = StringIO()
@@ -240,3 +255,25 @@ def test_the_admin_action_builds_the_same_corpus_as_the_command(written_study, a
                                              "apply": "1", "name": "sneaky", "component": "formality", "seed": 4,
                                              "splits": "0.6,0.2,0.2", "references": "all"}, follow=True)
     assert refused.status_code == 200 and not Corpus.objects.filter(name="sneaky").exists()
+
+
+def test_writer_personas_on_pairs_are_k_anonymous():
+    from tasks.models import StyleComponent
+
+    study_create(slug="kanon", item_kind="rewrite", annotators_per_item=7, items_per_batch=10, max_batches=1,
+                 eligibility_questions=AGE,
+                 items=[{"id": f"src{i}", "source": s, "target_style": "formal"} for i, s in enumerate(SOURCES)])
+    ages = ["18-29"] * 5 + ["30-49", "50+"]  # five share an age; two are alone in theirs
+    for n, age in enumerate(ages):
+        run_participant(slug="kanon", pid=f"kw{n}", eligibility={"age": age},
+                        answer_for=lambda item, ext, n=n: f"Writer {n} rewrote source {ext} formally, yes indeed.")
+    StyleComponent.objects.get_or_create(name="formality", defaults={"label_1": "informal", "label_2": "formal"})
+    summary = _command("--study", "kanon", "--name", "kanon-corpus", "--component", "formality", "--seed", "1")
+    assert summary["ok"]
+    pairs = list(ParallelPair.objects.filter(corpus__name="kanon-corpus"))
+    writers = {p.metadata["writer"]["participant"]: p.metadata["writer"]["persona"] for p in pairs}
+    assert len(writers) == 7 and all(is_pseudonym(w) for w in writers)
+    assert Counter(json.dumps(v) for v in writers.values()) == {"{}": 2, '{"age": "18-29"}': 5}
+    params = pairs[0].corpus.import_params["writers"]["persona_k_anonymity"]
+    assert (params["k"], params["withheld"], params["generalised"]) == (5, 2, 0)
+    assert not any(f"kw{n}" in json.dumps(p.metadata) for p in pairs for n in range(7))

@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from annotation.celery_tasks import release_expired_reservations_task
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
 from annotation.selectors import participant_recommendations
+from core.pseudonyms import pseudonym
 from tests.annotation.helpers import Participant as P
 from tests.annotation.helpers import make_study
 
@@ -115,8 +116,11 @@ def test_export_responses_csv_and_jsonl(tmp_path):
         assert column in rows[0]
     screening_rows = [r for r in rows if r["is_screening"] == "True"]
     assert len(screening_rows) == 4 and all(r["instance_id"].startswith("screen-") for r in screening_rows)
-    assert {r["participant_excluded"] for r in rows if r["participant"] == "PROLIFIC-BAD"} == {"True"}
-    assert {r["participant_excluded"] for r in rows if r["participant"] == "PROLIFIC-GOOD"} == {"False"}
+    # Participants leave the database as keyed pseudonyms (core.pseudonyms), never as their platform ids.
+    bad_ps, good_ps = (pseudonym(platform="prolific", external_id=pid) for pid in ("PROLIFIC-BAD", "PROLIFIC-GOOD"))
+    assert "PROLIFIC-" not in (tmp_path / "r.csv").read_text()
+    assert {r["participant_excluded"] for r in rows if r["participant"] == bad_ps} == {"True"}
+    assert {r["participant_excluded"] for r in rows if r["participant"] == good_ps} == {"False"}
     instance_ids = set(StudyItem.objects.filter(study=study).values_list("external_id", flat=True))
     assert {r["instance_id"] for r in rows if r["is_screening"] == "False"} <= instance_ids
     call_command("export_responses", "--study", study.slug, "--format", "jsonl", "--out",

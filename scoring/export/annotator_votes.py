@@ -1,0 +1,71 @@
+"""The per-annotator votes table of a benchmark export: every valid vote on the exported instances, each with its
+annotator's keyed pseudonym (core.pseudonyms, re-keyed by the export's salt), never a platform id.
+
+Valid means what the votes column counts from: item answers (no screening answers) that are valid, by participants
+who were not excluded. Only studies that publish per-annotator labels (`Study.release_annotator_labels`) give rows;
+the card says which did not. Rows come in a fixed order (instance, study, time, id) with no timestamps, so that the
+same database writes the same bytes.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from annotation.models import Response
+from core.pseudonyms import pseudonym
+from scoring.export.formats import FieldSpec
+
+VOTES_TABLE = "annotator_votes"
+VOTES_FIELDS: dict[str, FieldSpec] = {
+    "id": FieldSpec(pa.string(), "sc:Text", "The instance's STEL-style id, as in the instances' rows."),
+    "corpus": FieldSpec(pa.string(), "sc:Text", "The corpus of the instance (with `id`, the instance's key)."),
+    "study": FieldSpec(pa.string(), "sc:Text", "The study the vote was given in."),
+    "annotator": FieldSpec(pa.string(), "sc:Text", "The annotator's keyed pseudonym (HMAC-SHA256; one per person "
+                                                   "within this release, not joinable across salted releases)."),
+    "answer": FieldSpec(pa.string(), "sc:Text", "The answer given (an order S1-S2 / S2-S1, or a sentence)."),
+    "correct": FieldSpec(pa.bool_(), "sc:Boolean", "Whether the answer is the instance's correct one."),
+}
+VOTES_COLUMNS = list(VOTES_FIELDS)
+
+
+def votes_frame(*, frame: pd.DataFrame, studies: list[Any], salt: str = "") -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The table's rows for the exported instances, and what the card says of it (studies in and out, counts)."""
+    published = [s for s in studies if s.release_annotator_labels]
+    keys = dict(zip(frame["instance_id"].astype(int), zip(frame["id"], frame["corpus"], strict=True), strict=True))
+    rows = (Response.objects.filter(study__in=published, is_valid=True, is_screening=False,
+                                    participant__excluded=False, study_item__instance_id__in=list(keys))
+            .order_by("study_item__instance_id", "study__slug", "answered_at", "pk")
+            .values_list("study_item__instance_id", "study__slug", "participant__platform",
+                         "participant__external_id", "answer", "is_correct"))
+    cache: dict[tuple[str, str], str] = {}
+    records = []
+    for instance_id, study, platform, external_id, answer, correct in rows.iterator(chunk_size=2000):
+        if (platform, external_id) not in cache:
+            cache[(platform, external_id)] = pseudonym(platform=platform, external_id=external_id, salt=salt)
+        stel_id, corpus = keys[instance_id]
+        records.append((stel_id, corpus, study, cache[(platform, external_id)], answer, bool(correct)))
+    order = {key: n for n, key in enumerate(zip(frame["corpus"], frame["id"], strict=True))}
+    records.sort(key=lambda r: order[(r[1], r[0])])  # the instances' export order; stable within an instance
+    votes = pd.DataFrame.from_records(records, columns=VOTES_COLUMNS)
+    facts = {"published": bool(published), "rows": len(votes), "annotators": len(cache),
+             "studies": [s.slug for s in published],
+             "not_published": [s.slug for s in studies if not s.release_annotator_labels],
+             "pseudonyms": "keyed HMAC-SHA256" + (", salted for this release" if salt else ""),
+             "columns": VOTES_COLUMNS}
+    return votes, facts
+
+
+def votes_table(votes: pd.DataFrame) -> pa.Table:
+    schema = pa.schema([(name, spec.arrow) for name, spec in VOTES_FIELDS.items()])
+    return pa.Table.from_pandas(votes[VOTES_COLUMNS], schema=schema, preserve_index=False)
+
+
+def votes_path(out: Path, *, fmt: str) -> Path:
+    """Beside a file export (`<stem>.annotator_votes.<ext>`); in the hub folder its own config."""
+    if fmt == "hub":
+        return out / "data" / VOTES_TABLE / "train.parquet"
+    stem = out.name[: -len(out.suffix)] if out.suffix else out.name
+    return out.with_name(f"{stem}.{VOTES_TABLE}.{'jsonl' if fmt == 'jsonl' else 'parquet'}")
