@@ -47,8 +47,10 @@ def people_redact(value: Any, *, pseudonyms: dict[str, str]) -> Any:
             return sub(item.decode("utf-8", errors="surrogateescape")).encode("utf-8", errors="surrogateescape")
         if isinstance(item, dict):
             return {walk(k): walk(v) for k, v in item.items()}
-        if isinstance(item, list | tuple):
-            return type(item)(walk(v) for v in item)
+        if isinstance(item, tuple):
+            return tuple(walk(v) for v in item)
+        if isinstance(item, list):  # plain lists: DRF's ReturnList cannot be rebuilt without its serializer
+            return [walk(v) for v in item]
         return item
 
     return walk(value)

@@ -28,6 +28,9 @@ PROJECT_APPS = ("tasks", "annotation", "platforms", "scoring", "core")
 # Seeing personal data, and the log of every look at it, are given only by name (the data steward's `extra`), never
 # by an action: "view" would otherwise match `core.view_personal_data` and the access log's view permission.
 PERSONAL_DATA_PERMISSIONS = ("core.view_personal_data", "core.view_personaldataaccess")
+# The log is written by the doors only; the admin reads "change" as a licence to view, so no role gets it either.
+ACCESS_LOG_WRITES = ("core.add_personaldataaccess", "core.change_personaldataaccess",
+                     "core.delete_personaldataaccess")
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,8 @@ class Role:
     description: str
     actions: tuple[str, ...]  # on every model of the project's apps
     extra: tuple[str, ...] = ()  # "app_label.codename"
-    withheld: tuple[str, ...] = PERSONAL_DATA_PERMISSIONS  # matched by `actions` but given only as an `extra`
+    # matched by `actions` but never given through them (the personal-data ones only as an `extra`)
+    withheld: tuple[str, ...] = PERSONAL_DATA_PERMISSIONS + ACCESS_LOG_WRITES
 
 
 ROLES: tuple[Role, ...] = (
