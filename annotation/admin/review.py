@@ -198,7 +198,7 @@ class WritingSignalAdmin(PersonalDataAdminMixin, admin.ModelAdmin):
     readonly_fields = ["response", "signal", "score", "threshold", "flagged", "evidence", "details", "computed_at"]
 
     def people_on_page(self, objects: list[Any], page: str) -> list[tuple[str, str]]:
-        return [] if page == "list" else self.people_of(objects)  # the list shows no telemetry detail
+        return [] if page == "list" else super().people_on_page(objects, page)  # the list shows no telemetry
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -145,7 +145,7 @@ class StudyAdmin(PersonalDataAdminMixin, StudySetupAdminMixin, RewriteCorpusAdmi
 
     def people_on_page(self, objects: list[Any], page: str) -> list[tuple[str, str]]:
         # The list shows counts only; a study's own pages list its participants' recommendations.
-        if page == "list":
+        if page != "detail":
             return []
         return [(p, i) for study in objects for p, i in study.participants.values_list("platform", "external_id")]
 

@@ -52,7 +52,14 @@ class PersonalDataAdminMixin:
         return [person for person in (self.person_of(obj) for obj in objects) if person[1]]
 
     def people_on_page(self, objects: list[Any], page: str) -> list[tuple[str, str]]:
-        """The people a page shows ("list", "detail", "history", "delete"): by default the objects' own person."""
+        """The people a page shows ("list", "detail", "history", "delete", "add"): by default the objects' own person
+        where the page shows their raw id or data withheld from others (history and delete pages show an object by
+        its name only)."""
+        if page in ("history", "delete"):
+            return [person for obj in objects for person in self.people_of([obj]) if person[1] in str(obj)]
+        if page == "detail" and not self.raw_fields:
+            objects = [obj for obj in objects if any(_path_value(obj, name) not in (None, "", {}, [])
+                                                     for name in self.withheld_fields)]
         return self.people_of(objects)
 
     @admin.display(description="person (pseudonym)")
@@ -163,6 +170,15 @@ class PersonalDataAdminMixin:
     def _object_page(self, request: HttpRequest, object_id: str, response: Any, page: str) -> Any:
         obj = self.get_object(request, unquote(object_id)) if object_id else None  # type: ignore[attr-defined]
         return self._guard(request, response, self.people_on_page([obj], page) if obj is not None else [], page)
+
+    def add_view(self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None) -> Any:
+        response = super().add_view(request, form_url, extra_context)  # type: ignore[misc]
+        people: list[tuple[str, str]] = []
+        for name in self.raw_fields:  # a person chosen from a drop-down: every person is listed
+            field = self.model._meta.get_field(name)  # type: ignore[attr-defined]
+            if field.is_relation and name not in getattr(self, "raw_id_fields", ()):
+                people += list(field.related_model._default_manager.values_list("platform", "external_id"))
+        return self._guard(request, response, [p for p in people if p[1]], "add")
 
     def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
                     extra_context: dict[str, Any] | None = None) -> Any:

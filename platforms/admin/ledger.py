@@ -206,7 +206,7 @@ class PlatformMessageAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
     personal_data_what = "messages' recipients"
 
     def people_on_page(self, objects: list[Any], page: str) -> list[tuple[str, str]]:
-        if page == "list":
+        if page != "detail":
             return []  # counts only
         return [(message.platform_study.platform, worker) for message in objects for worker in message.recipients]
 
