@@ -19,6 +19,7 @@ from annotation.serializers import ErrorSerializer
 from core.error_codes import PERMISSION_DENIED
 from core.errors import ApplicationError
 from core.permissions import user_may
+from core.personal_data_doors import personal_data_door
 from core.views import JobAcceptedSchema, job_accepted
 from platforms import serializers as s
 from platforms.models import BonusPayment, Decision, PlatformAccount, PlatformMessage, PlatformStudy
@@ -50,6 +51,13 @@ def _spend_required(request: Request, what: str) -> None:
         raise ApplicationError(f"{what} needs the permission to send decisions, pay bonuses and message participants "
                                "(platforms | platform study | Can send decisions, pay bonuses and message "
                                "participants).", code=PERMISSION_DENIED, status=403)
+
+
+def _people_door(request: Request, platform_study: PlatformStudy, body: Any, workers: Any, what: str) -> Response:
+    """A body naming workers: raw ids with the personal-data permission (logged), pseudonyms otherwise."""
+    people = [(platform_study.platform, worker) for worker in workers]
+    return Response(personal_data_door(request=request, door="api", what=what, body=body, people=people,
+                                       study_slug=platform_study.study.slug))
 
 
 def _jsonable(value: Any) -> Any:
@@ -139,7 +147,8 @@ class StudyPlatformDecisionsView(_JobView):
     def get(self, request: Request, slug: str) -> Response:
         platform_study = platform_study_get(study=study_get(slug=slug))
         rows = Decision.objects.filter(platform_study=platform_study).select_related("submission")
-        return Response(s.DecisionSerializer(rows, many=True).data)
+        return _people_door(request, platform_study, s.DecisionSerializer(rows, many=True).data,
+                            [row.worker_id for row in rows], "decisions (workers' raw ids)")
 
     @extend_schema(operation_id="study_platform_decide", request=s.DecideInput,
                    responses={202: JobAcceptedSchema, **ERRORS}, tags=["platforms"],
@@ -159,7 +168,8 @@ class StudyPlatformBonusesView(_JobView):
     def get(self, request: Request, slug: str) -> Response:
         platform_study = platform_study_get(study=study_get(slug=slug))
         rows = BonusPayment.objects.filter(platform_study=platform_study).select_related("submission", "bulk")
-        return Response(s.BonusPaymentSerializer(rows, many=True).data)
+        return _people_door(request, platform_study, s.BonusPaymentSerializer(rows, many=True).data,
+                            [row.worker_id for row in rows], "bonus ledger (workers' raw ids)")
 
     @extend_schema(operation_id="study_platform_bonus", request=s.BonusInput,
                    responses={202: JobAcceptedSchema, **ERRORS}, tags=["platforms"],
@@ -177,8 +187,9 @@ class StudyPlatformMessagesView(_JobView):
                    description="The messages sent to the study's participants.")
     def get(self, request: Request, slug: str) -> Response:
         platform_study = platform_study_get(study=study_get(slug=slug))
-        return Response(s.PlatformMessageSerializer(PlatformMessage.objects.filter(platform_study=platform_study),
-                                                    many=True).data)
+        rows = PlatformMessage.objects.filter(platform_study=platform_study)
+        return _people_door(request, platform_study, s.PlatformMessageSerializer(rows, many=True).data,
+                            [worker for row in rows for worker in row.recipients], "messages (recipients' raw ids)")
 
     @extend_schema(operation_id="study_platform_message", request=s.MessageInput,
                    responses={202: JobAcceptedSchema, **ERRORS}, tags=["platforms"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from annotation.models import PracticeAnswer, PracticeItem
+from core.admin import PersonalDataAdminMixin
 
 
 @admin.register(PracticeItem)
@@ -14,7 +15,10 @@ class PracticeItemAdmin(admin.ModelAdmin):
 
 
 @admin.register(PracticeAnswer)
-class PracticeAnswerAdmin(admin.ModelAdmin):
+class PracticeAnswerAdmin(PersonalDataAdminMixin, admin.ModelAdmin):
+    person_paths = ("participant__platform", "participant__external_id")
+    raw_fields = ("participant",)
+    personal_data_what = "practice answers"
     list_display = ["item", "participant", "answer", "is_correct", "answered_at"]
     list_filter = ["item__study", "is_correct"]
     readonly_fields = ["item", "participant", "answer", "is_correct", "answered_at"]

@@ -14,7 +14,15 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
-from annotation.models import RejectionReason, RewriteReview, RewriteSettings, Study, WorkerBlock, WritingSignal
+from annotation.models import (
+    Participant,
+    RejectionReason,
+    RewriteReview,
+    RewriteSettings,
+    Study,
+    WorkerBlock,
+    WritingSignal,
+)
 from annotation.services.review import (
     QUEUE_FILTERS,
     review_decide,
@@ -25,9 +33,11 @@ from annotation.services.review import (
 )
 from annotation.services.writing_signals.jobs import writing_signals_start
 from annotation.services.writing_signals.registry import SPECS, auto_reject_validate, thresholds_validate
-from core.admin import job_message
+from core.admin import PersonalDataAdminMixin, job_message
 from core.errors import ApplicationError
 from core.permissions import user_may
+from core.personal_data_doors import personal_data_door
+from core.pseudonyms import is_pseudonym, person_key
 
 
 def _error(exc: ApplicationError) -> JsonResponse:
@@ -71,9 +81,14 @@ class RewriteReviewAdmin(admin.ModelAdmin):
         except ApplicationError as exc:
             messages.error(request, exc.message)
             show, order = "", "oldest"
+        rows, workers = review_queue(study=study, show=show, order=order), worker_rates(study=study)
+        people = {(w["platform"], w["participant"]) for w in workers}
+        people |= {tuple(r["participant"].split(":", 1)) for r in rows}
+        rows, workers = personal_data_door(request=request, door="admin", what="review queue (writers)",
+                                           body=(rows, workers), people=people, study_slug=slug)
         context = {
             **self.admin_site.each_context(request), "title": "Review rewrites", "opts": self.model._meta,
-            "rows": review_queue(study=study, show=show, order=order), "workers": worker_rates(study=study),
+            "rows": rows, "workers": workers,
             "study": study, "show": show, "order": order,
             "filters": [*QUEUE_FILTERS.items(), *((name, f"flagged: {spec.label}") for name, spec in SPECS.items())],
             "orders": [("oldest", "blocked writers first, then oldest"), ("flags", "most flags first"),
@@ -127,6 +142,10 @@ class RewriteReviewAdmin(admin.ModelAdmin):
         self._check(request)
         worker = request.POST.get("worker", "")
         platform, _, external_id = worker.partition(":")
+        if is_pseudonym(external_id):  # the queue shows pseudonyms to reviewers without the personal-data permission
+            external_id = next((raw for raw in Participant.objects.filter(platform=platform).values_list(
+                "external_id", flat=True).distinct()
+                if person_key(platform=platform, external_id=raw) == external_id), external_id)
         try:
             result = worker_block(platform=platform, external_id=external_id,
                                   reason=request.POST.get("reason", "") or "blocked by a reviewer",
@@ -167,12 +186,19 @@ class RewriteSettingsAdmin(admin.ModelAdmin):
 
 
 @admin.register(WritingSignal)
-class WritingSignalAdmin(admin.ModelAdmin):
+class WritingSignalAdmin(PersonalDataAdminMixin, admin.ModelAdmin):
     """Read-only: signals are measured by the writing-signals job, never typed in."""
+
+    person_paths = ("response__participant__platform", "response__participant__external_id")
+    withheld_fields = ("details",)  # measured from the writer's telemetry
+    personal_data_what = "writing signals"
 
     list_display = ["response", "signal", "score", "threshold", "flagged", "evidence", "computed_at"]
     list_filter = ["signal", "flagged", "response__study"]
     readonly_fields = ["response", "signal", "score", "threshold", "flagged", "evidence", "details", "computed_at"]
+
+    def people_on_page(self, objects: list[Any], page: str) -> list[tuple[str, str]]:
+        return [] if page == "list" else super().people_on_page(objects, page)  # the list shows no telemetry
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -182,5 +208,8 @@ class WritingSignalAdmin(admin.ModelAdmin):
 
 
 @admin.register(WorkerBlock)
-class WorkerBlockAdmin(admin.ModelAdmin):
+class WorkerBlockAdmin(PersonalDataAdminMixin, admin.ModelAdmin):
+    raw_fields = ("external_id",)
+    personal_data_what = "blocked writers"
+
     list_display = ["platform", "external_id", "reason", "blocked_by", "created_at"]

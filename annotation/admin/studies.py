@@ -19,7 +19,7 @@ from annotation.selectors import study_progress
 from annotation.services.answers import participant_exclude
 from annotation.services.exports import decisions_serialize, responses_serialize, study_recommendations
 from annotation.services.screening import screening_require
-from core.admin import job_link_register
+from core.admin import PersonalDataAdminMixin, job_link_register
 from core.errors import ApplicationError
 from core.permissions import user_may
 
@@ -69,7 +69,8 @@ class StudyChangeForm(forms.ModelForm):
 
 
 @admin.register(Study)
-class StudyAdmin(StudySetupAdminMixin, RewriteCorpusAdminMixin, admin.ModelAdmin):
+class StudyAdmin(PersonalDataAdminMixin, StudySetupAdminMixin, RewriteCorpusAdminMixin, admin.ModelAdmin):
+    personal_data_what = "participants' recommendations"
     list_display = ["slug", "item_kind", "status", "annotators_per_item", "progress_summary", "pay_summary",
                     "adaptive_stopping", "results_link", "created_at"]
     list_filter = ["item_kind", "status", "origin", "platform", "adaptive_stopping"]
@@ -141,6 +142,12 @@ class StudyAdmin(StudySetupAdminMixin, RewriteCorpusAdminMixin, admin.ModelAdmin
         return format_html('<table class="live-progress" data-url="{}">{}</table>',
                            reverse("study-detail", args=[obj.slug]),
                            format_html_join("", '<tr><th>{}</th><td data-key="{}">{}</td></tr>', rows))
+
+    def people_on_page(self, objects: list[Any], page: str) -> list[tuple[str, str]]:
+        # The list shows counts only; a study's own pages list its participants' recommendations.
+        if page != "detail":
+            return []
+        return [(p, i) for study in objects for p, i in study.participants.values_list("platform", "external_id")]
 
     @admin.display(description="participants: recommendations (Prolific guidance)")
     def recommendations(self, obj: Study) -> str:
@@ -222,7 +229,11 @@ class ResponseInline(admin.TabularInline):
 
 
 @admin.register(Participant)
-class ParticipantAdmin(admin.ModelAdmin):
+class ParticipantAdmin(PersonalDataAdminMixin, admin.ModelAdmin):
+    raw_fields = ("external_id",)
+    withheld_fields = ("persona",)
+    personal_data_what = "participants"
+
     list_display = ["external_id", "platform", "study", "screened_out", "excluded", "exclusion_reason", "n_answers",
                     "created_at"]
     list_filter = ["study", "platform", "screened_out", "excluded"]
@@ -257,7 +268,12 @@ class ReservationInline(admin.TabularInline):
 
 
 @admin.register(Batch)
-class BatchAdmin(admin.ModelAdmin):
+class BatchAdmin(PersonalDataAdminMixin, admin.ModelAdmin):
+    person_paths = ("participant__platform", "participant__external_id")
+    raw_fields = ("participant",)
+    withheld_fields = ("eligibility_answers",)
+    personal_data_what = "batches"
+
     list_display = ["participant", "study", "number", "state", "n_items", "started_at", "finished_at"]
     list_filter = ["study", "state"]
     search_fields = ["participant__external_id", "session_ref", "assignment"]
@@ -267,7 +283,12 @@ class BatchAdmin(admin.ModelAdmin):
 
 
 @admin.register(Response)
-class ResponseAdmin(admin.ModelAdmin):
+class ResponseAdmin(PersonalDataAdminMixin, admin.ModelAdmin):
+    person_paths = ("participant__platform", "participant__external_id")
+    raw_fields = ("participant",)
+    withheld_fields = ("telemetry",)
+    personal_data_what = "responses"
+
     list_display = ["participant", "study", "study_item", "screening_question", "question", "answer", "is_correct",
                     "is_screening", "is_valid", "telemetry_status", "answered_at"]
     list_filter = ["study", "is_screening", "is_valid", "is_correct", "telemetry_status"]

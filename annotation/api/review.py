@@ -19,6 +19,7 @@ from annotation.models import ItemKind, RejectionReason, RewriteReview
 from annotation.services.review import DECISIONS, QUEUE_FILTERS, QUEUE_ORDERS, review_decide, review_queue
 from annotation.services.writing_signals.registry import SPECS
 from core.errors import ApplicationError
+from core.personal_data_doors import personal_data_door
 
 
 class ReviewSignalSerializer(serializers.Serializer):
@@ -37,7 +38,8 @@ class ReviewQueueRowSerializer(serializers.Serializer):
     source = serializers.CharField()
     rewrite = serializers.CharField()
     target_style = serializers.CharField(allow_blank=True)
-    participant = serializers.CharField(help_text="platform:id of the writer.")
+    participant = serializers.CharField(help_text="platform:id of the writer (platform:pseudonym without the "
+                                                  "personal-data permission).")
     flagged = serializers.BooleanField(help_text="The writer was blocked after writing it.")
     telemetry = serializers.CharField()
     signals = ReviewSignalSerializer(many=True)
@@ -96,8 +98,11 @@ class StudyReviewsView(APIView):
             limit = 0
         if not 1 <= limit <= 1000:
             raise ApplicationError("limit must be an integer within 1…1000.", field="limit")
-        return Response(review_queue(study=study, limit=limit, show=request.query_params.get("show", ""),
-                                     order=request.query_params.get("order", "oldest")))
+        rows = review_queue(study=study, limit=limit, show=request.query_params.get("show", ""),
+                            order=request.query_params.get("order", "oldest"))
+        return Response(personal_data_door(request=request, door="api", what="review queue (writers' raw ids)",
+                                           body=rows, people=[tuple(r["participant"].split(":", 1)) for r in rows],
+                                           study_slug=study.slug))
 
     @extend_schema(
         operation_id="study_review_decide", tags=["studies"], request=ReviewDecisionInput,

@@ -24,6 +24,7 @@ from annotation.services.study_settings import STUDY_SETTINGS
 from annotation.services.study_setup import study_close, study_open, study_participant_links
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
+from core.personal_data_doors import personal_data_door
 
 RESEARCHER_ERRORS = {
     code: OpenApiResponse(serializers.ErrorSerializer, description=text)
@@ -147,8 +148,13 @@ class StudyParticipantsView(APIView):
                    responses={200: serializers.RecommendationSerializer(many=True)})
     def get(self, request: Request, slug: str) -> Response:
         """Per participant: answers, failed attention checks, speeding, the reviewers' decisions on rewrites and
-        their writing signals, and a Prolific-style recommendation."""
-        return Response(exports.study_recommendations(study=_study(slug)))
+        their writing signals, and a Prolific-style recommendation. Writers' raw platform ids only with the
+        personal-data permission (logged); keyed pseudonyms otherwise."""
+        study = _study(slug)
+        body = exports.study_recommendations(study=study)
+        return Response(personal_data_door(request=request, door="api", what="participants (raw ids)", body=body,
+                                           people=[(r["platform"], r["participant"]) for r in body],
+                                           study_slug=study.slug))
 
 
 class StudyResponsesExportView(APIView):

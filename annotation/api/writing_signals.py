@@ -19,6 +19,7 @@ from annotation.models import Response as ResponseRow
 from annotation.services.writing_signals.jobs import writing_signals_start
 from annotation.services.writing_signals.services import signals_of
 from core.errors import ApplicationError
+from core.personal_data_doors import personal_data_door
 from core.views import JobAcceptedSchema, job_accepted
 
 
@@ -62,11 +63,14 @@ class WritingSignalsView(APIView):
                                                           "study_item__external_id", "telemetry_status", "is_valid",
                                                           "review__status"))
         signals = signals_of(response_ids=[r["pk"] for r in rows])
-        return Response([{
+        body = [{
             "response": r["pk"], "participant": f"{r['participant__platform']}:{r['participant__external_id']}",
             "source_id": r["study_item__external_id"], "telemetry": r["telemetry_status"], "is_valid": r["is_valid"],
             "review": r["review__status"] or "pending", "signals": signals.get(r["pk"], []),
-        } for r in rows])
+        } for r in rows]
+        people = [(r["participant__platform"], r["participant__external_id"]) for r in rows]
+        return Response(personal_data_door(request=request, door="api", what="writing signals (writers' raw ids)",
+                                           body=body, people=people, study_slug=study.slug))
 
     @extend_schema(operation_id="study_writing_signals_start", tags=["studies"], request=WritingSignalsStartInput,
                    responses={202: JobAcceptedSchema, **RESEARCHER_ERRORS},

@@ -11,7 +11,9 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
+from core.admin import PersonalDataAdminMixin
 from core.errors import ApplicationError
+from core.pseudonyms import person_key
 from platforms.admin.studies import may_spend
 from platforms.models import (
     BonusPayment,
@@ -55,7 +57,10 @@ def what_to_check(row: BonusPayment) -> str:
 
 
 @admin.register(BonusPayment)
-class BonusPaymentAdmin(ReadOnlyAdmin):
+class BonusPaymentAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
+    person_paths = ("platform_study__platform", "worker_id")
+    raw_fields = ("worker_id",)
+    personal_data_what = "bonus ledger"
     list_display = ["created_at", "study", "worker_id", "amount", "currency", "state", "source", "bulk_id",
                     "paid_at", "check_on_platform"]
     list_filter = ["state", "platform_study__platform", "platform_study"]
@@ -92,6 +97,11 @@ class BonusPaymentAdmin(ReadOnlyAdmin):
                 qs.exclude(state=BonusPayment.State.CANCELLED).values("platform_study__study__slug", "worker_id",
                                                                       "currency")
                 .annotate(total=Sum("amount"), rows=Count("id")).order_by("-total")[:50])
+            if not self._may(request):
+                platforms = dict(qs.values_list("platform_study__study__slug", "platform_study__platform").distinct())
+                for row in response.context_data["totals_by_participant"]:
+                    row["worker_id"] = person_key(platform=platforms.get(row["platform_study__study__slug"], ""),
+                                                  external_id=row["worker_id"])
         return response
 
     @admin.action(description="Download the ledger rows as CSV", permissions=["view"])
@@ -99,6 +109,9 @@ class BonusPaymentAdmin(ReadOnlyAdmin):
         studies = {row.platform_study for row in queryset.select_related("platform_study")}
         text = "".join(ledger_csv(platform_study=ps).split("\n", 1)[1] if i else ledger_csv(platform_study=ps)
                        for i, ps in enumerate(sorted(studies, key=lambda p: p.pk)))
+        people = {(ps.platform, worker) for ps in studies
+                  for worker in BonusPayment.objects.filter(platform_study=ps).values_list("worker_id", flat=True)}
+        text = self.action_output(request, body=text, people=people, what="bonus ledger CSV")
         response = HttpResponse(text, content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="bonus-ledger.csv"'
         return response
@@ -140,7 +153,11 @@ class BulkBonusAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Decision)
-class DecisionAdmin(ReadOnlyAdmin):
+class DecisionAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
+    person_paths = ("platform_study__platform", "worker_id")
+    raw_fields = ("worker_id",)
+    withheld_fields = ("request", "response")  # the platform calls name the worker
+    personal_data_what = "decisions"
     list_display = ["created_at", "platform_study", "worker_id", "kind", "rejection_category", "state", "sent_at",
                     "error"]
     list_filter = ["kind", "state", "platform_study"]
@@ -168,7 +185,10 @@ class DecisionAdmin(ReadOnlyAdmin):
 
 
 @admin.register(PlatformSubmission)
-class PlatformSubmissionAdmin(ReadOnlyAdmin):
+class PlatformSubmissionAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
+    person_paths = ("platform_study__platform", "worker_id")
+    raw_fields = ("worker_id",)
+    personal_data_what = "platform submissions"
     list_display = ["external_id", "platform_study", "worker_id", "known", "status", "study_code", "started_at",
                     "completed_at", "slots_released_at"]
     list_filter = ["status", "platform_study"]
@@ -181,7 +201,15 @@ class PlatformSubmissionAdmin(ReadOnlyAdmin):
 
 
 @admin.register(PlatformMessage)
-class PlatformMessageAdmin(ReadOnlyAdmin):
+class PlatformMessageAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
+    withheld_fields = ("recipients",)
+    personal_data_what = "messages' recipients"
+
+    def people_on_page(self, objects: list[Any], page: str) -> list[tuple[str, str]]:
+        if page != "detail":
+            return []  # counts only
+        return [(message.platform_study.platform, worker) for message in objects for worker in message.recipients]
+
     list_display = ["created_at", "platform_study", "recipient_count", "subject", "state", "created_by"]
     list_filter = ["state"]
 
@@ -191,7 +219,16 @@ class PlatformMessageAdmin(ReadOnlyAdmin):
 
 
 @admin.register(WebhookEvent)
-class WebhookEventAdmin(ReadOnlyAdmin):
+class WebhookEventAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
+    withheld_fields = ("payload",)  # a submission event names its worker
+    personal_data_what = "webhook payloads"
+
+    def people_on_page(self, objects: list[Any], page: str) -> list[tuple[str, str]]:
+        if page == "list":
+            return []
+        return [(event.account.platform, str(event.payload.get("participant_id") or ""))
+                for event in objects if isinstance(event.payload, dict) and event.payload.get("participant_id")]
+
     list_display = ["received_at", "account", "event_type", "resource_id", "status", "state", "processed_at"]
     list_filter = ["state", "event_type"]
     search_fields = ["resource_id", "event_id"]

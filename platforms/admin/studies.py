@@ -20,6 +20,7 @@ from annotation.admin import StudyAdmin
 from annotation.models import Study
 from core.errors import ApplicationError
 from core.permissions import admin_permission_required, user_may
+from core.personal_data_doors import personal_data_door
 from platforms.models import BonusPayment, BonusRule, Decision, PlatformAccount, PlatformStudy, PlatformSubmission
 from platforms.services.bonuses import platform_bonus
 from platforms.services.decisions import platform_decide
@@ -190,6 +191,14 @@ class PlatformStudyAdmin(admin.ModelAdmin):
                                  created_by=request.user.get_username())
         return _job_redirect(request, job, "Sync")
 
+    def _plan_door(self, request: HttpRequest, platform_study: PlatformStudy, plan: Any, what: str) -> Any:
+        """A plan names workers: raw ids with the personal-data permission (logged), pseudonyms otherwise."""
+        text = str(plan)
+        workers = set(platform_study.submissions.values_list("worker_id", flat=True))
+        people = [(platform_study.platform, worker) for worker in workers if worker and worker in text]
+        return personal_data_door(request=request, door="admin", what=what, body=plan, people=people,
+                                  study_slug=platform_study.study.slug)
+
     def decide_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         """The decisions from the submissions as last synced, exactly as they would be sent; applying them needs the
         permission to spend money and, for rejections, the confirmation box."""
@@ -204,7 +213,8 @@ class PlatformStudyAdmin(admin.ModelAdmin):
                                          "confirm_rejections": request.POST.get("confirm_rejections") == "on"})
             return _job_redirect(request, job, "Sending the decisions")
         try:
-            plan = platform_decide(platform_study=platform_study, sync=False)
+            plan = self._plan_door(request, platform_study, platform_decide(platform_study=platform_study, sync=False),
+                                   "decisions to send")
         except ApplicationError as exc:
             plan, error = None, exc.message
         return self._render(request, "admin/platforms/decide.html", f"Decisions for {platform_study.study.slug}",
@@ -229,7 +239,8 @@ class PlatformStudyAdmin(admin.ModelAdmin):
                                                  "flat": str(flat) if flat is not None else None})
                 return _job_redirect(request, job, "Paying the bonuses")
         try:
-            plan = platform_bonus(platform_study=platform_study, flat=flat, label=label or "flat", sync=False)
+            plan = self._plan_door(request, platform_study, platform_bonus(
+                platform_study=platform_study, flat=flat, label=label or "flat", sync=False), "bonuses to pay")
         except ApplicationError as exc:
             error = error or exc.message
         return self._render(request, "admin/platforms/bonus.html", f"Bonuses for {platform_study.study.slug}",
@@ -252,7 +263,8 @@ class PlatformStudyAdmin(admin.ModelAdmin):
                                                  "to": to or []})
                 return _job_redirect(request, job, "Sending the message")
             try:
-                plan = platform_message(platform_study=platform_study, body=d["body"], subject=d["subject"], to=to)
+                plan = self._plan_door(request, platform_study, platform_message(
+                    platform_study=platform_study, body=d["body"], subject=d["subject"], to=to), "message recipients")
             except ApplicationError as exc:
                 error = exc.message
         return self._render(request, "admin/platforms/message.html", f"Message participants of "

@@ -1,6 +1,6 @@
-"""The roles a team starts from: `create_roles` makes the researcher, reviewer and viewer groups of core/roles.py
-(the role matrix tries every door as each of them), and the README documents them with the names the admin's
-permission picker shows."""
+"""The roles a team starts from: `create_roles` makes the researcher, reviewer, viewer and data steward groups of
+core/roles.py (the role matrix tries every door as each of them), and the README documents them with the names the
+admin's permission picker shows."""
 from __future__ import annotations
 
 import io
@@ -29,21 +29,27 @@ def codenames(group: str) -> set[str]:
         "content_type__app_label", "codename")}
 
 
-def test_create_roles_makes_the_three_groups_idempotently() -> None:
+def test_create_roles_makes_the_four_groups_idempotently() -> None:
     summary = create_roles()
-    assert set(summary["roles"]) == {"researcher", "reviewer", "viewer"}
+    assert set(summary["roles"]) == {"researcher", "reviewer", "viewer", "data steward"}
     researcher, reviewer, viewer = codenames("researcher"), codenames("reviewer"), codenames("viewer")
+    steward = codenames("data steward")
     assert "tasks.add_corpus" in researcher and "annotation.change_study" in researcher
     assert "platforms.spend_platformstudy" not in researcher  # spending is given on its own
     assert not any(".delete_" in p for p in researcher | reviewer | viewer)
     assert all(p.split(".")[1].startswith("view_") for p in viewer)
-    assert viewer == {f"{p.content_type.app_label}.{p.codename}" for p in Permission.objects.filter(
+    every_view = {f"{p.content_type.app_label}.{p.codename}" for p in Permission.objects.filter(
         content_type__app_label__in=PROJECT_APPS, codename__startswith="view_")}
+    # Personal data and its access log are the data steward's alone, and nobody writes the log by hand.
+    personal = {"core.view_personal_data", "core.view_personaldataaccess"}
+    assert viewer == every_view - personal and steward == every_view
+    assert not (researcher | reviewer | viewer) & {*personal, "core.change_personaldataaccess",
+                                                   "core.add_personaldataaccess"}
     assert reviewer - viewer == {"annotation.change_rewritereview", "annotation.add_writingsignal",
                                  "scoring.change_contenterror", "tasks.change_numbersubstitutioncandidate"}
     # Run again (an upgrade): the same groups, a permission removed by hand is given back, nothing duplicated.
     Group.objects.get(name="viewer").permissions.remove(Permission.objects.get(codename="view_study"))
-    assert create_roles() == summary and Group.objects.count() == 3
+    assert create_roles() == summary and Group.objects.count() == 4
     assert "annotation.view_study" in codenames("viewer")
 
 

@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from annotation.models import (
     Batch,
+    Participant,
     PracticeAnswer,
     PracticeItem,
     Response,
@@ -32,7 +33,8 @@ from annotation.models import (
     WorkerBlock,
     WritingSignal,
 )
-from core.models import Job
+from core.models import Job, PersonalDataAccess
+from core.personal_data import PERSONAL_DATA_PERMISSION
 from core.roles import roles_sync
 from platforms.models import (
     BonusPayment,
@@ -62,11 +64,13 @@ PROJECT_APPS = ["tasks", "annotation", "platforms", "scoring", "core"]
 # A door whose credential is a signature (Prolific's webhook deliveries): refused to every role without one.
 SIGNED = "signed"
 SPEND = "platforms.spend_platformstudy"
-ROLES = ["anonymous", "participant", "staff_none", "staff_view", "researcher", "reviewer", "superuser"]
+PERSONA = "persona-answer-7919"
+ROLES = ["anonymous", "participant", "staff_none", "staff_view", "researcher", "reviewer", "data_steward", "superuser"]
 # Staff roles that are a group of core/roles.py (created by `create_roles`): view-only staff is the viewer.
-GROUP_OF = {"staff_view": "viewer", "researcher": "researcher", "reviewer": "reviewer"}
+GROUP_OF = {"staff_view": "viewer", "researcher": "researcher", "reviewer": "reviewer",
+            "data_steward": "data steward"}
 # `make test-fast` tries every door as view-only staff (the role whose writes went through before this test
-# existed); `make test` tries all seven roles (2,297 cases, 63 s on 2 shared cores).
+# existed); `make test` tries all eight roles.
 ROLE_PARAMS = [pytest.param(role, marks=() if role == "staff_view" else pytest.mark.slow) for role in ROLES]
 
 # API: (url name, method) → the permission it needs; None = public (participant endpoints, the schema).
@@ -277,7 +281,10 @@ def world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[dict
 
 def _world_build(tmp_path: Path) -> dict[str, Any]:
     study, items = f.annotated_study(answers=[["S2-S1"] * 3, ["S1-S2", "S2-S1", "S2-S1"]])
-    participant = study.participants.first()
+    # Ids as long as a platform's, so a scan of a page for them finds nothing by chance.
+    for n, person in enumerate(study.participants.order_by("pk")):
+        Participant.objects.filter(pk=person.pk).update(external_id=f"5e11{n:020d}", persona={"age": PERSONA})
+    participant = study.participants.order_by("pk").first()
     batch = Batch.objects.create(study=study, participant=participant, number=1, token="t" * 40)
     job = Job.objects.create(kind="corpus_import", status=Job.Status.DONE)
     run = AgreementRun.objects.create(study=study, params={"k": 3, "m": 2, "seed": 0, "resamples": 10},
@@ -314,6 +321,7 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
                                  computed_at=timezone.now())
     RewriteSettings.objects.create(study=study)
     WorkerBlock.objects.create(platform="prolific", external_id="a" * 24)
+    PersonalDataAccess.objects.create(door="admin", what="participants (list)", people=1)
     error_set = ContentErrorSet.objects.create(name="errors", source="pairs.tsv", error_types=["deletion"])
     ContentError.objects.create(error_set=error_set, pair_id="1", source="s", rewrite="r one", erroneous="r",
                                 error_type="deletion", rule="phrase",
@@ -330,6 +338,7 @@ def _world_build(tmp_path: Path) -> dict[str, Any]:
             user.groups.add(Group.objects.get(name=GROUP_OF[role]))
     platform_study = _platform_world(study, participant)
     world = {"study": study, "participant": participant, "batch": batch, "job": job, "run": run,
+             "raw_ids": [*study.participants.values_list("external_id", flat=True), "a" * 24],
             "filter_run": filter_run, "export": export, "score_run": score_run, "evaluation": evaluation,
             "model_run": model_run,
             "corpus": corpus, "platform_study": platform_study}
@@ -521,3 +530,52 @@ def test_admin_action(db, world, role: str, door: tuple[str, str]) -> None:
     if label == "annotation.participant":
         world["participant"].refresh_from_db()
         assert world["participant"].excluded is expected
+
+
+# --- personal data: what each door shows, and what it logs ------------------------------------------------------
+
+
+# The platform's bulk-decision file names each worker by the id the platform knows (its upload page needs it).
+RAW_FOR_THE_PLATFORM = {"study-decisions"}
+# The responses export is pseudonymised by the export itself (annotation/services/exports.py), tested with it.
+EXPORTED_ELSEWHERE = {"study-responses"}
+
+
+def _get_doors() -> list[str]:
+    """Every page and body a GET reads: API endpoints and admin views (generic and custom)."""
+    api = [f"api:{name}" for name, method in sorted(API_DOORS) if method == "get" and API_DOORS[(name, method)]
+           not in (None, SIGNED)]
+    views = [f"admin:{name}" for name in _admin_doors() if (ADMIN_VIEWS.get(name) or ("get", ""))[0] == "get"
+             and not name.endswith("_delete")]
+    return api + views
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", [pytest.param(role, marks=() if role == "staff_view" else pytest.mark.slow)
+                                  for role in ("staff_view", "researcher", "reviewer", "data_steward", "superuser")])
+@pytest.mark.parametrize("door", _get_doors())
+def test_personal_data_door(db, world, role: str, door: str) -> None:
+    """Raw platform ids and persona answers reach only those holding the personal-data permission, and every page or
+    body that shows them to one writes exactly one access-log row; one that shows none writes none."""
+    kind, name = door.split(":", 1)
+    client, user = _client(role, world)
+    if kind == "admin" and name not in ADMIN_VIEWS:
+        model, suffix = _model_for(name)
+        kwargs = {"object_id": _object_for(model).pk} if suffix in ("change", "history") else {}
+    else:
+        kwargs = _kwargs(name, world)
+    logged = PersonalDataAccess.objects.count()
+    response = client.get(reverse(f"admin:{name}" if kind == "admin" else name, kwargs=kwargs))
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    text = body.decode("utf-8", errors="replace")
+    shown = [raw for raw in world["raw_ids"] if raw in text]
+    new_rows = PersonalDataAccess.objects.count() - logged
+    if name in RAW_FOR_THE_PLATFORM | EXPORTED_ELSEWHERE:
+        return
+    if not user.has_perm(PERSONAL_DATA_PERMISSION):
+        assert not shown and PERSONA not in text, (role, door)
+        assert new_rows == 0, (role, door)
+    elif shown and response.status_code == 200:
+        assert new_rows == 1, (role, door, shown)
+    else:
+        assert new_rows == 0, (role, door)

@@ -1,4 +1,4 @@
-"""python manage.py create_roles: the researcher, reviewer and viewer groups with their model permissions
+"""python manage.py create_roles: the researcher, reviewer, viewer and data steward groups with their model permissions
 (core/roles.py); run again after an upgrade to give them the permissions of new models. Add people to a group in
 the admin (Users › a user › Groups)."""
 from __future__ import annotations
