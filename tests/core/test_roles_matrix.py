@@ -537,8 +537,6 @@ def test_admin_action(db, world, role: str, door: tuple[str, str]) -> None:
 
 # The platform's bulk-decision file names each worker by the id the platform knows (its upload page needs it).
 RAW_FOR_THE_PLATFORM = {"study-decisions"}
-# The responses export is pseudonymised by the export itself (annotation/services/exports.py), tested with it.
-EXPORTED_ELSEWHERE = {"study-responses"}
 
 
 def _get_doors() -> list[str]:
@@ -570,7 +568,7 @@ def test_personal_data_door(db, world, role: str, door: str) -> None:
     text = body.decode("utf-8", errors="replace")
     shown = [raw for raw in world["raw_ids"] if raw in text]
     new_rows = PersonalDataAccess.objects.count() - logged
-    if name in RAW_FOR_THE_PLATFORM | EXPORTED_ELSEWHERE:
+    if name in RAW_FOR_THE_PLATFORM:
         return
     if not user.has_perm(PERSONAL_DATA_PERMISSION):
         assert not shown and PERSONA not in text, (role, door)
