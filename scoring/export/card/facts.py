@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Count, Max, Min, Q
 
 from annotation.models import Batch, Participant, Response, Study
+from core.erasure import erasures_of_study
 from scoring.agreement.filtering import filter_run_summary
 from scoring.export.card.context import CardContext
 from scoring.export.card.costs import study_cost_facts
@@ -164,6 +165,7 @@ def study_collection_facts(study: Study) -> dict[str, Any]:
         "median_seconds_per_item": round(statistics.median(seconds), 2) if seconds else None,
         "pay": study_cost_facts(study),
         "demographics": _demographics(study),
+        "erased_on_request": erasures_of_study(study_id=study.pk),
     }
 
 

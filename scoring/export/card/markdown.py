@@ -107,6 +107,9 @@ def collection_markdown(facts: dict[str, Any]) -> list[str]:
                 f"{attribute}: {_counts(values)}" for attribute, values in s["demographics"].items()))
         else:
             lines.append("- Demographics: not collected")
+        erased = s.get("erased_on_request", 0)
+        lines.append(f"- Erased on request: {erased} participant(s)' data" + (
+            " (their answers are not in these files)" if erased else ""))
         lines.append("")
     if facts["filter"]:
         f = facts["filter"]
