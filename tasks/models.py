@@ -133,6 +133,8 @@ class InstanceStatus(models.TextChoices):
     CANDIDATE = "candidate", "candidate"
     VALIDATED = "validated", "validated"
     REJECTED = "rejected", "rejected"
+    # Built from a rewrite whose writer asked for erasure: never served, filtered, exported or counted again.
+    WITHDRAWN = "withdrawn", "withdrawn"
 
 
 class TaskInstance(models.Model):

@@ -9,11 +9,13 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html, format_html_join
 
+from annotation.admin.erasure import participant_erase_view
 from annotation.admin.rewrite_corpus import RewriteCorpusAdminMixin
 from annotation.admin.study_setup import StudySetupAdminMixin
+from annotation.api.erasure import may_erase
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
 from annotation.selectors import study_progress
 from annotation.services.answers import participant_exclude
@@ -241,6 +243,17 @@ class ParticipantAdmin(PersonalDataAdminMixin, admin.ModelAdmin):
     readonly_fields = ["excluded_at", "created_at"]
     inlines = [ResponseInline]
     actions = ["exclude_participants"]
+    change_list_template = "admin/annotation/participant/change_list.html"
+
+    def get_urls(self) -> list[Any]:
+        return [path("erase/", self.admin_site.admin_view(self.erase_view), name="annotation_participant_erase"),
+                *super().get_urls()]
+
+    def erase_view(self, request: HttpRequest) -> HttpResponse:
+        return participant_erase_view(self, request)
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        return super().changelist_view(request, {**(extra_context or {}), "may_erase": may_erase(request.user)})
 
     @admin.display(description="answers")
     def n_answers(self, obj: Participant) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models import Count, Q
 
 from annotation.models import Response, Study, StudyItem
+from tasks.models import InstanceStatus, TaskInstance
 from tasks.stel.majority import m_of_k_final
 
 
@@ -24,7 +25,8 @@ def item_refresh_closed(*, item: StudyItem) -> bool:
     """Recompute `is_closed` from the item's valid responses (adaptive studies only); returns the new value.
 
     Closed when the m-of-k decision can no longer change, or, where the study has a guide, when the first
-    `guide_stop_after` valid answers all equal the item's guide answer."""
+    `guide_stop_after` valid answers all equal the item's guide answer. An item whose instance was withdrawn (its
+    writer's data erased) stays closed whatever the study."""
     study = item.study
     if not study.adaptive_stopping or not item.correct_answer:
         closed = False
@@ -39,6 +41,9 @@ def item_refresh_closed(*, item: StudyItem) -> bool:
             first = list(valid.order_by("answered_at", "id").values_list("answer", flat=True)[:study.guide_stop_after])
             closed = guide_agrees(first_answers=first, guide_answer=item.guide_answer,
                                   stop_after=study.guide_stop_after)
+    if not closed and item.is_closed and item.instance_id and TaskInstance.objects.filter(
+            pk=item.instance_id, status=InstanceStatus.WITHDRAWN).exists():
+        closed = True  # asked only when an item would reopen: the answer path pays nothing
     if closed != item.is_closed:
         StudyItem.objects.filter(pk=item.pk).update(is_closed=closed)
         item.is_closed = closed

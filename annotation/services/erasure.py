@@ -5,11 +5,15 @@ and the rewrites' reviews and writing signals (all cascade from the participant)
 Slots the person held in an open study are given back the way the engine gives back any slot: the items' rows are
 locked as a reserver locks them, the reservations go, `fill` is recounted, and an adaptively closed item is
 rechecked, so the next arrival can take the slot and an item still reaches exactly k answers, never k + 1.
+Items on task instances the tasks eraser withdrew (built from the person's rewrites) are closed in every study and
+their unanswered reservations released, so no one is served a withdrawn instance again (`withdrawn_items_close`,
+which runs after the tasks eraser).
 Registered with core's erasure (core/erasure.py) by AnnotationConfig.ready().
 """
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils import timezone
 
 from annotation.models import (
     Batch,
@@ -25,6 +29,7 @@ from annotation.models import (
 from annotation.services.adaptive import item_refresh_closed
 from annotation.services.engine import study_items_refresh_fill
 from core.erasure import ErasurePart, ErasureTarget
+from tasks.models import InstanceStatus
 
 
 def participant_data_erase(target: ErasureTarget) -> ErasurePart:
@@ -61,4 +66,22 @@ def participant_data_erase(target: ErasureTarget) -> ErasurePart:
         for item in StudyItem.objects.filter(pk__in=item_ids, is_closed=True, study__adaptive_stopping=True
                                              ).select_related("study"):
             item_refresh_closed(item=item)
+    return part
+
+
+def withdrawn_items_close(target: ErasureTarget) -> ErasurePart:
+    """Close every open study item whose task instance is withdrawn, and release its unanswered reservations."""
+    part = ErasurePart()
+    with transaction.atomic():
+        items = StudyItem.objects.select_for_update().filter(instance__status=InstanceStatus.WITHDRAWN,
+                                                             is_closed=False).order_by("pk")
+        item_ids = list(items.values_list("pk", flat=True))
+        if not item_ids:
+            return part
+        part.study_ids = set(StudyItem.objects.filter(pk__in=item_ids).values_list("study_id", flat=True))
+        StudyItem.objects.filter(pk__in=item_ids).update(is_closed=True)
+        released = Reservation.objects.filter(study_item_id__in=item_ids, released=False, answered_at__isnull=True
+                                              ).update(released=True, released_at=timezone.now())
+    part.counts = {"annotation.StudyItem (closed: withdrawn)": len(item_ids),
+                   "annotation.Reservation (released: withdrawn)": released}
     return part

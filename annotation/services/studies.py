@@ -172,7 +172,9 @@ def items_check(*, rows: list[tuple[int, Any]], kind: str, where: str = "Items",
 def instances_select(*, setup: str, corpus: list[str] | None = None, component: list[str] | None = None,
                      status: str | None = None, count: int | None = None, seed: int = 0,
                      counts_per_component: dict[str, int] | None = None) -> list[TaskInstance]:
-    qs = TaskInstance.objects.filter(setup=setup).select_related("component").order_by("pk")
+    # A withdrawn instance (its writer's data erased) is never put in a study, whatever status was asked for.
+    qs = (TaskInstance.objects.filter(setup=setup).exclude(status=InstanceStatus.WITHDRAWN)
+          .select_related("component").order_by("pk"))
     if corpus:
         qs = qs.filter(corpus__name__in=corpus)
     if component:

@@ -4,12 +4,15 @@ and accounts after), and JSON fields shown indented."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
 from django.contrib import admin
 from django.db import models
 from django.http import HttpRequest
+from django.urls import reverse
 from django.utils.html import format_html
 
 # App labels in pipeline order; apps not named here (auth, axes) come after them, alphabetically.
@@ -21,6 +24,25 @@ MODEL_ORDER = {
     "platforms": ["PlatformAccount", "PlatformStudy"],
     "scoring": ["AgreementRun", "FilterRun", "BenchmarkExport"],
 }
+
+
+@dataclass(frozen=True)
+class AdminPage:
+    """A page of the admin that is not a model's list (a form, a search), listed on the index under its app."""
+
+    app_label: str
+    name: str
+    url_name: str
+    allowed: Callable[[Any], bool]
+
+
+ADMIN_PAGES: dict[str, AdminPage] = {}
+
+
+def admin_page_register(*, app_label: str, name: str, url_name: str, allowed: Callable[[Any], bool]) -> None:
+    """List a custom admin page on the index, under `app_label`, for users `allowed(user)` lets in (the same check
+    as the page's own); apps register theirs from their admin module, so core imports no app."""
+    ADMIN_PAGES[url_name] = AdminPage(app_label=app_label, name=name, url_name=url_name, allowed=allowed)
 
 
 def _rank(order: list[str], name: str) -> tuple[int, str]:
@@ -48,6 +70,10 @@ class StyleCrowdAdminSite(admin.AdminSite):
     def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, Any]]:
         apps = super().get_app_list(request, app_label)
         for app in apps:
+            app["models"] += [{"name": page.name, "object_name": page.name, "admin_url": reverse(page.url_name),
+                               "add_url": None, "view_only": True, "perms": {"view": True}, "model": None}
+                              for page in ADMIN_PAGES.values()
+                              if page.app_label == app["app_label"] and page.allowed(request.user)]
             app["models"].sort(key=lambda m: _rank(MODEL_ORDER.get(app["app_label"], []), m["object_name"]))
         return sorted(apps, key=lambda a: _rank(APP_ORDER, a["app_label"]))
 

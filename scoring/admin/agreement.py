@@ -18,11 +18,12 @@ from core.errors import ApplicationError
 from core.http_cache import revalidated_response
 from core.models import Job
 from core.permissions import admin_permission_required
-from scoring.admin.records import ComputationRecordAdmin, job_message
+from scoring.admin.records import ComputationRecordAdmin, erasures_cell, job_message
 from scoring.agreement.aggregation import aggregation_start
 from scoring.agreement.dashboard import PLOTS, plot_cached, plot_empty_reason
 from scoring.agreement.filtering import filter_run_start
 from scoring.agreement.runs import agreement_run_start
+from scoring.erasures import erasures_fields
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
 from tasks.models import StyleComponent
 
@@ -77,7 +78,7 @@ def _job_state(job: Job | None) -> dict[str, Any]:
 @admin.register(AgreementRun)
 class AgreementRunAdmin(ComputationRecordAdmin):
     list_display = ["id", "study", "question", "level", "component", "state", "kappa", "alpha", "accuracy",
-                    "created_at", "dashboard_link"]
+                    "created_at", "erasures", "dashboard_link"]
     list_filter = ["study"]
     change_list_template = "admin/scoring/agreement/change_list.html"
 
@@ -96,6 +97,10 @@ class AgreementRunAdmin(ComputationRecordAdmin):
     @admin.display(description="majority accuracy")
     def accuracy(self, obj: AgreementRun) -> str:
         return _fmt(obj.result.get("majority_accuracy"))
+
+    @admin.display(description="erasures since")
+    def erasures(self, obj: AgreementRun) -> str:
+        return erasures_cell(obj)
 
     @admin.display(description="dashboard")
     def dashboard_link(self, obj: AgreementRun) -> str:
@@ -159,7 +164,7 @@ class AgreementRunAdmin(ComputationRecordAdmin):
         context = {
             **self.admin_site.each_context(request), "opts": self.model._meta, "run": run, "result": result,
             "title": f"Agreement dashboard: {run.study.slug}", "groups": groups, "job": run.job,
-            "job_state": _job_state(run.job),
+            "job_state": _job_state(run.job), "erasures_note": erasures_fields(run)["erasures_note"],
             "plots": [(name, title, plot_empty_reason(result=result, name=name)) for name, (title, _) in PLOTS.items()],
             "participants": participants[:50], "n_participants": len(participants),
             "filter_runs": FilterRun.objects.filter(study=run.study)[:10], "filter_form": FilterForm(),
@@ -221,9 +226,13 @@ class FilterRunAdmin(admin.ModelAdmin):
     """Filter runs are evidence: shown, never edited or deleted."""
 
     list_display = ["id", "study", "min_correct", "annotators_per_item", "balance", "seed", "n_validated",
-                    "n_rejected", "n_balanced_away", "n_incomplete", "created_at"]
+                    "n_rejected", "n_balanced_away", "n_incomplete", "created_at", "erasures"]
     list_filter = ["study", "balance"]
-    readonly_fields = [f.name for f in FilterRun._meta.fields]
+    readonly_fields = [*(f.name for f in FilterRun._meta.fields), "erasures"]
+
+    @admin.display(description="erasures since")
+    def erasures(self, obj: FilterRun) -> str:
+        return erasures_cell(obj)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

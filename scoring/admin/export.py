@@ -16,7 +16,7 @@ from core.admin import job_panel_register
 from core.errors import ApplicationError
 from core.models import Job
 from core.permissions import admin_permission_required
-from scoring.admin.records import ComputationRecordAdmin, job_message
+from scoring.admin.records import ComputationRecordAdmin, erasures_cell, job_message
 from scoring.export.card.html import export_card_html, export_job_panel
 from scoring.export.formats import FORMAT_CHOICES
 from scoring.export.jobs import export_downloads, export_file, export_start
@@ -60,11 +60,11 @@ class BenchmarkExportAdmin(ComputationRecordAdmin):
     """Exports are written by a job started from the form; files are downloaded by id, after a permission check."""
 
     list_display = ["id", "name", "version", "format", "ids_only", "downloads", "n_rows", "study", "filter_run",
-                     "created_at", "score_link"]
+                     "created_at", "erasures", "score_link"]
     list_filter = ["format", "ids_only"]
     search_fields = ["name"]
     fields = ["name", "version", "format", "ids_only", "downloads", "changelog", "licences", "n_rows", "counts",
-              "params", "files", "sha256", "study", "filter_run", "created_by", "created_at", "card"]
+              "params", "files", "sha256", "study", "filter_run", "created_by", "created_at", "erasures", "card"]
     readonly_fields = fields
     start_form_class = ExportStartForm
     start_title = "Export a benchmark"
@@ -101,6 +101,10 @@ class BenchmarkExportAdmin(ComputationRecordAdmin):
         return format_html_join(" · ", '<a href="{}" class="download-{}">{}</a>', (
             (reverse("admin:scoring_benchmarkexport_download", args=[obj.pk, which]), which, labels[which])
             for which in export_downloads(obj)))
+
+    @admin.display(description="erasures since")
+    def erasures(self, obj: BenchmarkExport) -> str:
+        return erasures_cell(obj)
 
     @admin.display(description="dataset card")
     def card(self, obj: BenchmarkExport) -> str:

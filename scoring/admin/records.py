@@ -14,7 +14,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString
 
 from core.admin import job_message, job_waiting_html  # noqa: F401 - the scoring admins import job_message here
+from core.erasure import computed_before_text
 from core.errors import ApplicationError
+from scoring.erasures import record_erasures_since
 
 
 class ComputationRecordAdmin(admin.ModelAdmin):
@@ -91,3 +93,8 @@ class ComputationRecordAdmin(admin.ModelAdmin):
                            'class="job-percent" data-job="{}" data-job-poll="{}" data-job-status="{}">{}% {}</span>{}',
                            obj.job.percent, obj.job.pk, reverse("job-detail", args=[obj.job.pk]), obj.job.status,
                            obj.job.percent, obj.job.status, job_waiting_html(obj.job))
+
+
+def erasures_cell(record: Any) -> str:
+    """The admin's "erasures since" cell and field: "computed before n erasures", or a dash."""
+    return computed_before_text(record_erasures_since(record)) or "—"

@@ -15,6 +15,7 @@ from core.views import JobAcceptedSchema, job_accepted, job_accepted_schema, job
 from scoring.agreement.filtering import filter_run_start, filter_run_summary
 from scoring.agreement.runs import agreement_run_start, agreement_run_summary
 from scoring.agreement.selectors import study_get
+from scoring.erasures import erasures_fields
 from scoring.models import AgreementRun, FilterRun
 
 
@@ -47,7 +48,7 @@ def _run_body(run: AgreementRun) -> dict[str, Any]:
     job = run.job
     body: dict[str, Any] = {
         "agreement_run": run.pk, "study": run.study.slug, "params": run.params, "computed": run.is_computed,
-        "job": None if job is None else job_body(job),
+        "job": None if job is None else job_body(job), **erasures_fields(run),
     }
     if run.is_computed:
         body["result"] = agreement_run_summary(run)
@@ -103,4 +104,5 @@ class FilterRunDetailView(APIView):
     @extend_schema(operation_id="filter_run_detail", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, run_id: int) -> Response:
         """One filter run: the rule, counts before and after, and the statistics of the decided instances."""
-        return Response(filter_run_summary(get_object_or_404(FilterRun.objects.select_related("study"), pk=run_id)))
+        run = get_object_or_404(FilterRun.objects.select_related("study"), pk=run_id)
+        return Response({**filter_run_summary(run), **erasures_fields(run)})

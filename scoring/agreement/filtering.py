@@ -161,6 +161,8 @@ def instances_filter(
     statuses = dict(TaskInstance.objects.filter(pk__in=[int(i) for i in items["instance_id"]])
                     .values_list("pk", "status"))
     items = items.assign(status_before=items["instance_id"].map(statuses))
+    # A withdrawn instance (its writer's data erased) is neither validated nor rejected again: it is gone.
+    items = items[items["status_before"] != InstanceStatus.WITHDRAWN]
     surplus_changed = 0
     if surplus == "stel":
         items, surplus_changed = surplus_stel_apply(items=items, study=study, k=k, m=m)

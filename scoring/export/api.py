@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.views import JobAcceptedSchema, job_accepted
+from scoring.erasures import erasures_fields
 from scoring.export.formats import FORMAT_CHOICES
 from scoring.export.jobs import export_downloads, export_file, export_start
 from scoring.export.selection import STATUSES
@@ -55,6 +56,9 @@ class ExportSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     downloads = serializers.DictField(child=serializers.URLField(), help_text="Download links by file (`data`, "
                                                                               "`card`, `card-md`, `croissant`).")
+    erasures_since = serializers.IntegerField(help_text="Participants of its study erased on request since it was "
+                                                        "made (its files still hold their votes).")
+    erasures_note = serializers.CharField(help_text="\"Computed before n erasures …\", or empty.")
 
 
 def _export_body(request: Request, export: BenchmarkExport) -> dict[str, Any]:
@@ -63,7 +67,7 @@ def _export_body(request: Request, export: BenchmarkExport) -> dict[str, Any]:
         "name": export.name, "version": export.version, "changelog": export.changelog, "ids_only": export.ids_only,
         "licences": export.licences, "files": export.files,
         "params": export.params, "counts": export.counts, "study": export.study.slug if export.study else None,
-        "created_at": export.created_at,
+        "created_at": export.created_at, **erasures_fields(export),
         "downloads": {which: request.build_absolute_uri(reverse("export-download", args=[export.pk, which]))
                       for which in export_downloads(export)},
     }

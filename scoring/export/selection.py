@@ -15,7 +15,7 @@ from scoring.agreement import selectors
 from scoring.agreement.stats.votes import first_k_responses, instance_votes
 from scoring.error_codes import INVALID_SETUP, NOTHING_TO_EXPORT, UNKNOWN_CORPUS
 from tasks.error_codes import INVALID_STATUS, UNKNOWN_COMPONENT
-from tasks.models import Corpus, Setup, StyleComponent, TaskInstance
+from tasks.models import Corpus, InstanceStatus, Setup, StyleComponent, TaskInstance
 
 STATUSES = ("candidate", "validated", "rejected", "all")
 # Split names as the Hugging Face hub knows them; corpora built with train/tune/test splits (GYAFC's names) map here.
@@ -75,7 +75,8 @@ def selection_check(selection: Selection) -> Study | None:
 
 def instances_frame(*, selection: Selection, study: Study | None) -> pd.DataFrame:
     """The selected instances, one row each, in the export order; no votes yet."""
-    queryset = TaskInstance.objects.all()
+    # Withdrawn instances (built from a rewrite whose writer asked for erasure) leave every export, "all" included.
+    queryset = TaskInstance.objects.exclude(status=InstanceStatus.WITHDRAWN)
     if selection.corpus:
         queryset = queryset.filter(corpus__name=selection.corpus)
     if selection.component:

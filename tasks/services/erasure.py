@@ -1,8 +1,9 @@
 """Erasure on request, the tasks app's tables: corpus pairs built from the person's rewrites (their metadata names
 the writer: `writer`, or `writer_1`/`writer_2` for pairs of two rewrites) are deleted, and the task instances
-generated from those pairs are withdrawn, not silently kept: marked rejected with `metadata.withdrawn` saying why,
-detached from the pair, and the rewrite's text replaced, so a benchmark built later leaves them out and one built
-earlier can tell which of its instances are gone.
+generated from those pairs are withdrawn, not silently kept: their status becomes `withdrawn` (never served, filtered,
+exported or counted again; annotation closes their study items), `metadata.withdrawn` says why and when, they are
+detached from the pair and the rewrite's text is replaced, so a benchmark built earlier can tell which of its
+instances are gone.
 Registered with core's erasure (core/erasure.py) by TasksConfig.ready().
 """
 from __future__ import annotations
@@ -40,7 +41,7 @@ def writer_pairs_erase(target: ErasureTarget) -> ErasurePart:
             instance.anchor_pair = None
         if instance.sentence_pair_id in pair_ids:
             instance.sentence_pair = None
-        instance.status = InstanceStatus.REJECTED
+        instance.status = InstanceStatus.WITHDRAWN
         instance.metadata = {**(instance.metadata or {}), "withdrawn": {
             "reason": "built from a rewrite whose writer asked for erasure", "at": target.now.isoformat()}}
         instance.save(update_fields=["anchor_1", "anchor_2", "sentence_1", "sentence_2", "anchor_pair",

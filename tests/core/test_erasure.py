@@ -132,7 +132,7 @@ def test_after_apply_the_raw_id_is_in_no_column_of_any_model_and_no_media_file(m
     assert not (media / "exports" / "votes.parquet").exists()  # not text: deleted, not half-edited
     # the instance built from the rewrite is withdrawn, not silently kept
     world["instance"].refresh_from_db()
-    assert world["instance"].status == "rejected" and "withdrawn" in world["instance"].metadata
+    assert world["instance"].status == "withdrawn" and "withdrawn" in world["instance"].metadata
     assert world["instance"].sentence_pair_id is None and world["instance"].sentence_1 != "rewrite"
     tombstone = ErasureTombstone.objects.get()
     assert (tombstone.person_key, tombstone.platform, tombstone.requested_by) == (key, "prolific", "dpo")

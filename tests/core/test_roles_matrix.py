@@ -73,8 +73,10 @@ GROUP_OF = {"staff_view": "viewer", "researcher": "researcher", "reviewer": "rev
 # existed); `make test` tries all eight roles.
 ROLE_PARAMS = [pytest.param(role, marks=() if role == "staff_view" else pytest.mark.slow) for role in ROLES]
 
+# Erasing a person: the raw id is typed in (personal data) and their rows are deleted (annotation/api/erasure.py).
+ERASE = ("core.view_personal_data", "annotation.delete_participant")
 # API: (url name, method) → the permission it needs; None = public (participant endpoints, the schema).
-API_DOORS: dict[tuple[str, str], str | None] = {
+API_DOORS: dict[tuple[str, str], str | tuple[str, ...] | None] = {
     ("component-list", "get"): "tasks.view_stylecomponent",
     ("component-list", "post"): "tasks.add_stylecomponent",
     ("corpus-list", "get"): "tasks.view_corpus",
@@ -91,6 +93,7 @@ API_DOORS: dict[tuple[str, str], str | None] = {
     ("study-participants", "get"): "annotation.view_participant",
     ("study-responses", "get"): "annotation.view_response",
     ("study-decisions", "get"): "annotation.view_participant",
+    ("participant-erase", "post"): ERASE,
     ("study-reviews", "get"): "annotation.view_rewritereview",
     ("study-reviews", "post"): "annotation.change_rewritereview",
     ("study-writing-signals", "get"): "annotation.view_writingsignal",
@@ -138,7 +141,7 @@ API_DOORS: dict[tuple[str, str], str | None] = {
 }
 
 # Admin views of our own (beyond Django's changelist/add/change/delete/history): url name → (method, permission).
-ADMIN_VIEWS: dict[str, tuple[str, str]] = {
+ADMIN_VIEWS: dict[str, tuple[str, str | tuple[str, ...]]] = {
     "auth_user_password_change": ("get", "auth.change_user"),
     "tasks_corpus_import": ("get", "tasks.add_corpus"),
     "tasks_screeningquestion_import": ("get", "tasks.add_screeningquestion"),
@@ -147,6 +150,7 @@ ADMIN_VIEWS: dict[str, tuple[str, str]] = {
     "annotation_study_preview": ("get", "annotation.view_study"),
     "annotation_study_participant_preview": ("get", "annotation.view_study"),
     "annotation_study_open": ("post", "annotation.change_study"),
+    "annotation_participant_erase": ("get", ERASE),
     "annotation_rewritereview_queue": ("get", "annotation.change_rewritereview"),
     "annotation_rewritereview_decide": ("post", "annotation.change_rewritereview"),
     "annotation_rewritereview_block": ("post", "annotation.change_rewritereview"),
@@ -392,8 +396,10 @@ def _client(role: str, world: dict[str, Any]) -> tuple[Client, User | None]:
     return client, User.objects.get(username=role)
 
 
-def _has(user: User | None, perm: str | None) -> bool:
-    return perm is None or bool(user and user.is_active and user.is_staff and user.has_perm(perm))
+def _has(user: User | None, perm: str | tuple[str, ...] | None) -> bool:
+    """A door needing several permissions (a tuple) is open only to users holding them all."""
+    perms = (perm,) if isinstance(perm, str) else perm
+    return perms is None or bool(user and user.is_active and user.is_staff and user.has_perms(perms))
 
 
 def _kwargs(name: str, world: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Count, Max, Min, Q
 
 from annotation.models import Batch, Participant, Response, Study
+from core.erasure import erasures_of_study
 from platforms.services.retention import retention_days
 from scoring.agreement.filtering import filter_run_summary
 from scoring.export.card.annotators import study_personas_released
@@ -163,6 +164,7 @@ def study_collection_facts(study: Study) -> dict[str, Any]:
         "demographics": _demographics(study),
         "retention": {"days": retention_days(study=study), "applied_at": study.retention_applied_at.isoformat(
             timespec="seconds") if study.retention_applied_at else None},
+        "erased_on_request": erasures_of_study(study_id=study.pk),
     }
 
 

@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from scoring.erasures import erasures_fields
 from scoring.export.formats import EXPORT_FORMATS, card_paths
 from scoring.models import BenchmarkExport
 
@@ -32,7 +33,9 @@ def export_card_html(*, export: BenchmarkExport) -> SafeString:
     path = card_paths(Path(export.path), folder=folder)[1]
     if not path.is_file():
         return format_html("<p>The card is no longer on the server.</p>")
-    return format_html('<div class="dataset-card">{}</div>',
+    note = erasures_fields(export)["erasures_note"]
+    return format_html('{}<div class="dataset-card">{}</div>',
+                       format_html('<p class="errornote erasures-note">{}</p>', note) if note else "",
                        markdown_html(_front_matter_stripped(path.read_text(encoding="utf-8"))))
 
 

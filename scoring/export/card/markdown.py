@@ -109,6 +109,9 @@ def collection_markdown(facts: dict[str, Any]) -> list[str]:
             lines.append("- Demographics: not collected")
         lines.append(f"- Retention: {s['retention']['days']} days after the study closed and its payments were settled"
                      + (f"; applied {s['retention']['applied_at']}" if s["retention"]["applied_at"] else ""))
+        erased = s.get("erased_on_request", 0)
+        lines.append(f"- Erased on request: {erased} participant(s)' data" + (
+            " (their answers are not in these files)" if erased else ""))
         lines.append("")
     if facts["filter"]:
         f = facts["filter"]

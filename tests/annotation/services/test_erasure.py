@@ -65,3 +65,57 @@ def test_statistics_after_erasing_a_participant_equal_the_study_played_without_t
     assert len(after_items) == len(expected_items)
     assert [p["answers"] for p in after["participants"]] == [p["answers"] for p in expected["participants"]]
     assert after["irregular"]["n_over_k"] == expected["irregular"]["n_over_k"]
+
+
+def _writer_pair_instances(study: Study, writer: str) -> list[int]:
+    """Mark the study's first instance as built from `writer`'s rewrite; its id."""
+    from tasks.models import ParallelPair
+
+    item = study.items.order_by("position").first()
+    instance = item.instance
+    pair = ParallelPair.objects.create(corpus=instance.corpus, position=99, source_id="w#1", text_1="src",
+                                       text_2=instance.sentence_1,
+                                       metadata={"writer": {"participant": writer, "platform": "prolific"}})
+    type(instance).objects.filter(pk=instance.pk).update(sentence_pair=pair)
+    return [instance.pk]
+
+
+def test_items_on_withdrawn_instances_are_closed_released_and_never_served_or_drawn_again():
+    from annotation.services.studies import instances_select
+    from tasks.models import InstanceStatus, TaskInstance
+
+    study = make_study(n_instances=2, per_batch=2, k=3)
+    # the writer took part too (in another study), so they are a person with data to erase
+    other = make_study(n_instances=1, per_batch=1, k=1, slug="writers")
+    _play(_session(other.slug, "WRITER0000000"))
+    withdrawn = _writer_pair_instances(study, "WRITER0000000")
+    holder = _session(study.slug, "H000000000000")  # holds both items, answers none yet
+    summary = participant_erase(platform="prolific", external_id="WRITER0000000", apply=True)
+    from annotation.models import StudyItem
+
+    showing = StudyItem.objects.filter(instance_id=withdrawn[0])  # both studies drew it
+    assert summary["tables"]["annotation.StudyItem (closed: withdrawn)"] == showing.count() == 2
+    assert all(showing.values_list("is_closed", flat=True))
+    assert summary["tables"]["annotation.Reservation (released: withdrawn)"] == 1
+    assert study.pk in summary["studies"]
+    assert TaskInstance.objects.get(pk=withdrawn[0]).status == InstanceStatus.WITHDRAWN
+    item = study.items.get(instance_id=withdrawn[0])
+    assert item.is_closed
+    assert Reservation.objects.get(study_item=item, participant__external_id="H000000000000").released
+    # newcomers are served only the other item, and a recount does not reopen the withdrawn one
+    served = set()
+    for n in range(2):  # the holder keeps one slot of the other item: two newcomers fill it
+        token = _session(study.slug, f"N{n:012d}")
+        batch, reservation, _ = sessions.session_next(token=token)
+        served.add(reservation.study_item_id)
+        assert sessions.session_next(token=token)[1].study_item_id == reservation.study_item_id
+    assert served == {study.items.exclude(pk=item.pk).get().pk}
+    with pytest.raises(Exception, match="no more items"):
+        _session(study.slug, "N999999999999")
+    from annotation.services.adaptive import item_refresh_closed
+
+    item.refresh_from_db()
+    assert item_refresh_closed(item=item) is True
+    # a new study never draws it, whatever status was asked for
+    assert withdrawn[0] not in {i.pk for i in instances_select(setup=item.instance.setup, status=None)}
+    assert holder

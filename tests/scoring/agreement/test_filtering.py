@@ -152,3 +152,14 @@ def test_filter_task_redelivered_after_storing_does_not_filter_twice() -> None:
     job.refresh_from_db()
     assert job.status == Job.Status.DONE and job.result["filter_run"] == first.pk
     assert FilterRun.objects.filter(study=study).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_withdrawn_instance_is_neither_validated_nor_rejected_nor_counted() -> None:
+    study, items = annotated_study(answers=[votes(5), votes(0), votes(5)])
+    TaskInstance.objects.filter(pk=items[2].instance_id).update(status="withdrawn")
+    summary = run_command("filter_instances", "--study", study.slug)
+    status = {item.pk: TaskInstance.objects.get(pk=item.instance_id).status for item in items}
+    assert [status[i.pk] for i in items] == ["validated", "rejected", "withdrawn"]
+    assert summary["validated"] == 1 and summary["rejected"] == 1
+    assert FilterRun.objects.get(pk=summary["filter_run"]).counts_before["status"]["formality"] == {"candidate": 2}

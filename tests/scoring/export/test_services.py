@@ -200,3 +200,16 @@ def test_the_export_formats_are_listed_once() -> None:
 
     assert choices(ExportCommand, "--format") == list(EXPORT_FORMATS)
     assert choices(RebuildCommand, "--format") == list(FILE_FORMATS) == ["stel-tsv", "jsonl", "parquet"]
+
+
+def test_withdrawn_instances_leave_every_export_all_included(tmp_path: Path) -> None:
+    from tasks.models import TaskInstance
+
+    study, items = _validated_study()
+    TaskInstance.objects.filter(pk=items[0].instance_id).update(status="withdrawn")
+    for status, rows in (("validated", 2), ("all", 3)):
+        out = tmp_path / f"{status}.jsonl"
+        summary = run_command("export_benchmark", "--format", "jsonl", "--status", status, "--study", study.slug,
+                              "--out", str(out))
+        ids = [json.loads(line)["id"] for line in out.read_text().splitlines()]
+        assert summary["rows"] == rows == len(ids) and items[0].external_id not in ids

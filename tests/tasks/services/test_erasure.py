@@ -28,5 +28,5 @@ def test_pairs_of_the_writer_go_and_their_instances_are_withdrawn():
     assert part.counts == {"tasks.ParallelPair": 1, "tasks.TaskInstance (withdrawn)": 1}
     assert list(ParallelPair.objects.all()) == [theirs]  # same id on another platform is another person
     instance.refresh_from_db()
-    assert instance.status == InstanceStatus.REJECTED and instance.anchor_pair is None
+    assert instance.status == InstanceStatus.WITHDRAWN and instance.anchor_pair is None
     assert instance.anchor_2 == WITHDRAWN_TEXT and instance.metadata["withdrawn"]["at"].startswith("2026-01-01")
