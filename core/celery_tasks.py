@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from core.job_health import jobs_reap_stale
+
 
 @shared_task(name="core.jobs_reap_stale")
 def jobs_reap_stale_task() -> dict:
-    from core.job_health import jobs_reap_stale
-
     return jobs_reap_stale()

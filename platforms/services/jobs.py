@@ -34,11 +34,10 @@ def platform_job_start(*, kind: str, study_slug: str = "", params: dict[str, Any
                 _rejections_unconfirmed(platform_study)
     elif params.get("account"):
         account_get(name=params["account"])
-    from platforms.celery_tasks import platform_job_task
 
     with transaction.atomic():
         job = job_create(kind=kind, params={"study": study_slug, **params}, created_by=created_by)
-        job_enqueue(job=job, task=platform_job_task)
+        job_enqueue(job=job, task="platforms.job")
     return job
 
 

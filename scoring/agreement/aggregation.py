@@ -97,13 +97,12 @@ def aggregation_compare(
 def aggregation_start(*, run: Any, created_by: str = "") -> Any:
     """Queue Dawid–Skene and MACE for the run's study as a job."""
     from core.jobs import job_create, job_enqueue
-    from scoring.celery_tasks.agreement import aggregation_task
 
     if not run.study.items.exists():
         raise ApplicationError(f"Study '{run.study.slug}' has no items to aggregate.", code=NO_ITEMS)
     params = {"study": run.study.slug, "agreement_run": run.pk}
     job = job_create(kind="crowd_aggregation", params=params, created_by=created_by)
-    job_enqueue(job=job, task=aggregation_task)
+    job_enqueue(job=job, task="scoring.aggregate_crowd")
     return job
 
 

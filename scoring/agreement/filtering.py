@@ -113,7 +113,6 @@ def filter_run_start(*, study: Study, min_correct: int | None = None, balance: b
                      balance_groups: list[list[str]] | None = None, surplus: str = "first",
                      seed: int | None = None, created_by: str = "") -> Job:
     """Check the rule, then queue the filter as a job (nothing is stored when the rule is refused)."""
-    from scoring.celery_tasks.agreement import filter_run_task
 
     if surplus not in SURPLUS_RULES:
         raise ApplicationError(f"Surplus rule must be one of {', '.join(SURPLUS_RULES)}.", code=INVALID_RULE,
@@ -124,7 +123,7 @@ def filter_run_start(*, study: Study, min_correct: int | None = None, balance: b
               "balance_groups": balance_groups, "surplus": surplus}
     with transaction.atomic():
         job = job_create(kind="filter_instances", params=params, created_by=created_by)
-        job_enqueue(job=job, task=filter_run_task)
+        job_enqueue(job=job, task="scoring.filter_instances")
     return job
 
 

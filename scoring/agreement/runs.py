@@ -61,9 +61,8 @@ def agreement_run_start(
         job.params = {**job.params, "agreement_run": run.pk}
         job.save(update_fields=["params"])
         if enqueue:
-            from scoring.celery_tasks.agreement import agreement_compute_task
 
-            job_enqueue(job=job, task=agreement_compute_task, args=[run.pk])
+            job_enqueue(job=job, task="scoring.agreement_compute", args=[run.pk])
     return run
 
 

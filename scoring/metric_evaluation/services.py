@@ -178,7 +178,6 @@ def metric_evaluation_start(
     created_by: str = "",
 ) -> Any:
     """Validate, store an empty evaluation with a Job row, and queue the computation once committed."""
-    from scoring.celery_tasks.metric_evaluation import metric_evaluation_execute_task
 
     request = metric_evaluation_prepare(
         study_slug=study_slug, question=question, metric_names=metric_names, options=options, by=by
@@ -189,7 +188,7 @@ def metric_evaluation_start(
                                                  "metrics": [m.name for m in request.metrics], "queue": queue},
                          created_by=created_by)
         evaluation = _evaluation_create(request=request, created_by=created_by, results=None, job=job)
-        job_enqueue(job=job, task=metric_evaluation_execute_task, args=[evaluation.pk], queue=queue)
+        job_enqueue(job=job, task="scoring.evaluate_metrics", args=[evaluation.pk], queue=queue)
     return evaluation
 
 

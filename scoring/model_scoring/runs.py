@@ -60,7 +60,6 @@ def score_run_start(
     and queue its job once the transaction commits (on `gpu` when a method loads a model). Server paths (benchmark
     files, model directories) must lie in the data folders unless `any_path` (the CLI, run by whoever runs the
     server)."""
-    from scoring.celery_tasks.model_scoring import score_run_execute_task
     from scoring.models import ScoreRun
 
     # Absolute paths: the worker that reads them may run in another working directory.
@@ -105,7 +104,7 @@ def score_run_start(
         run.save(update_fields=["predictions_path"])
         job.params = {**job.params, "score_run": run.pk}
         job.save(update_fields=["params"])
-        job_enqueue(job=job, task=score_run_execute_task, args=[run.pk], queue=queue)
+        job_enqueue(job=job, task="scoring.model_scoring.score_run", args=[run.pk], queue=queue)
     return run
 
 

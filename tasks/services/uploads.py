@@ -102,11 +102,10 @@ def corpus_import_start(
         "replace": replace, "source": source or ", ".join(f.name or "" for f in files), "licence": licence,
         "attribution": attribution, "language": language, "upload_dir": str(upload_dir),
     }
-    from tasks.celery_tasks import corpus_import_task
 
     with transaction.atomic():
         job = job_create(kind="corpus_import", params=params, created_by=created_by)
-        job_enqueue(job=job, task=corpus_import_task)
+        job_enqueue(job=job, task="tasks.corpus_import")
     return job
 
 
@@ -114,7 +113,6 @@ def instances_generate_start(
     *, corpus: Corpus, setup: str, seed: int = 0, count: int | None = None, replace: bool = False,
     created_by: str = "",
 ) -> Job:
-    from tasks.celery_tasks import instances_generate_task
     from tasks.models import Setup, TaskInstance
 
     # What the generation would refuse in the worker, refused here in plain words (no job row is left).
@@ -133,7 +131,7 @@ def instances_generate_start(
             "corpus_id": corpus.pk, "corpus": corpus.name, "setup": setup, "seed": seed, "count": count,
             "replace": replace,
         })
-        job_enqueue(job=job, task=instances_generate_task)
+        job_enqueue(job=job, task="tasks.instances_generate")
     return job
 
 

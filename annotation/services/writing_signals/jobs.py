@@ -113,7 +113,6 @@ def writing_signals_start(
     """Check the input, save the study's thresholds and rule, and queue the computation (and the rule) as a job.
     `language_model` defaults to settings.STYLECROWD_WRITING_LM; `rewrite_model_url` + `rewrite_model` switch on
     the similarity to the model's own rewrites (the job stores the name of the key's variable, never the key)."""
-    from annotation.celery_tasks import writing_signals_task
 
     study = rewrite_study_get(study_slug)
     paths = writing_signals_options(language_model=language_model, near_duplicate_method=near_duplicate_method,
@@ -128,7 +127,7 @@ def writing_signals_start(
             "near_duplicate_method": near_duplicate_method, "embedding_model": paths["embedding_model"],
             "rewrite_model": endpoint.params() if endpoint else None})
         heavy = paths["language_model"] or near_duplicate_method == "embedding"
-        job_enqueue(job=job, task=writing_signals_task, queue="gpu" if heavy else None)
+        job_enqueue(job=job, task="annotation.writing_signals", queue="gpu" if heavy else None)
     return job
 
 
