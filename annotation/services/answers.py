@@ -24,10 +24,10 @@ from annotation.models import (
     Study,
     StudyItem,
     TelemetryStatus,
+    canonical_answer,
 )
 from annotation.services import hot_path
 from annotation.services.adaptive import item_refresh_closed
-from annotation.services.display import canonical_answer
 from annotation.services.engine import first_answer_extend, reservations_release
 from annotation.services.rewrites import rewrite_check
 from annotation.services.session_lookup import _expired, _lock_batch, _not_found, _wrong_state, session_load
