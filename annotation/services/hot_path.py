@@ -30,8 +30,8 @@ in ANSWER_READ_SQL/NEXT_SQL and bail out), never a second implementation. What t
 once elsewhere: answers are validated by `answer_checks.validate_answer`, "a slot is held" is `engine.held_sql`
 (the claim below is an unanswered reservation that holds its slot), deadlines come from
 `participation.batch_deadline`, the finished body from `display.finished_payload`. The dual-path tests
-(`serving_path` in tests/annotation/helpers.py) run the same scenarios through both paths; `settings.ANNOTATION_HOT_PATH = False` (env ANNOTATION_HOT_PATH=0)
-switches the fast path off.
+(`serving_path` in tests/annotation/helpers.py) run the same scenarios through both paths;
+`settings.ANNOTATION_HOT_PATH = False` (env ANNOTATION_HOT_PATH=0) switches the fast path off.
 
 Locks: the statement takes the batch row first, as every general-path writer of a session does, so it
 serializes with them (a screening failure being processed, an expiry) instead of deadlocking; then a share lock
