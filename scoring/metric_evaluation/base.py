@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from core.errors import ApplicationError
-from scoring.error_codes import BAD_DEVICE, BAD_MODEL_PATH, MISSING_MODEL_PATH, NO_METRICS, UNKNOWN_METRIC
+from scoring.error_codes import BAD_DEVICE, BAD_MODEL_PATH, MISSING_MODEL_PATH
 
 # Models load from local directories only; this also stops libraries that call the hub implicitly
 # (bert-score, sentence-transformers) from trying the network when a path is mistyped.
@@ -135,23 +135,3 @@ def register(cls: type[Metric]) -> type[Metric]:
     return cls
 
 
-def metrics_resolve(names: list[str]) -> list[Metric]:
-    """Metric objects for the given names, in order, without duplicates; unknown names are an error."""
-    from . import lexical, logprob, neural  # noqa: F401 - registers the built-in metrics
-
-    cleaned = [name.strip() for name in names if name.strip()]
-    if not cleaned:
-        raise ApplicationError(f"no metrics given; choose from {', '.join(sorted(REGISTRY))}", code=NO_METRICS)
-    unknown = [name for name in cleaned if name not in REGISTRY]
-    if unknown:
-        raise ApplicationError(
-            f"unknown metric(s) {', '.join(unknown)}; known metrics: {', '.join(sorted(REGISTRY))}",
-            code=UNKNOWN_METRIC,
-        )
-    return [REGISTRY[name]() for name in dict.fromkeys(cleaned)]
-
-
-def metric_names() -> list[str]:
-    from . import lexical, logprob, neural  # noqa: F401
-
-    return sorted(REGISTRY)

@@ -20,7 +20,8 @@ from core.jobs import job_create, job_enqueue, job_progress
 from scoring.error_codes import BAD_OPTION
 from scoring.model_cache.services import model_cache_used
 
-from .base import Metric, metrics_resolve
+from . import metrics_resolve
+from .base import Metric
 from .correlation import by_group, spearman, system_level
 from .selectors import RatedItem, likert_study_get, rated_items_select
 

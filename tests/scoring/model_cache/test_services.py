@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scoring.metric_evaluation.base import MetricItem, metrics_resolve
+from scoring.metric_evaluation import MetricItem, metrics_resolve
 from scoring.model_cache.services import (
     cache_namespace,
     cache_trim,
