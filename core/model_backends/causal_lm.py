@@ -15,7 +15,7 @@ from typing import Any
 
 from core.error_codes import EMPTY_CHOICE, INVALID_DEVICE, INVALID_MODEL_DIR, MISSING_MODEL_DIR, NOT_CAUSAL_LM
 from core.errors import ApplicationError
-from core.model_backends import ChoiceQuestion, ModelReply, ReplyStatus, register
+from core.model_backends.base import ChoiceQuestion, ModelReply, ReplyStatus, register
 
 TIE = 1e-6
 
