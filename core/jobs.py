@@ -18,6 +18,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from core.errors import ApplicationError
+from core.job_health import attempts_exhausted, heartbeat
 from core.models import Job
 
 ProgressCallback = Callable[[int, int], None]
@@ -102,7 +103,6 @@ def job_running(job_id: int) -> Iterator[Job | None]:
     failed (so a redelivered, idempotent task does not run twice), and when the job has used up its attempts:
     a delivery that finds the job still "running" means the worker of the previous one died (killed, out of
     memory), and after STYLECROWD_JOB_MAX_ATTEMPTS such deaths the job is failed instead of redelivered forever."""
-    from core.job_health import attempts_exhausted, heartbeat
 
     job = Job.objects.get(pk=job_id)
     if job.status in (Job.Status.DONE, Job.Status.FAILED) or attempts_exhausted(job):

@@ -11,6 +11,7 @@ from annotation.error_codes import NO_ITEMS, PLATFORM_MISMATCH
 from annotation.models import Study
 from annotation.services.display import public_item, redirect_with_code, shown_for_item
 from annotation.services.participation import accepted_platforms
+from annotation.services.practice import practice_preview
 from core.errors import ApplicationError
 
 PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -57,7 +58,6 @@ def study_preview(*, study: Study, platform: str) -> dict[str, Any]:
         accepted = ", ".join(accepted_platforms(study))
         raise ApplicationError(f"Study '{study.slug}' does not take {platform} links (it takes {accepted}).",
                                code=PLATFORM_MISMATCH, status=404, field="platform")
-    from annotation.services.practice import practice_preview
 
     codes = {"completed": study.completion_code, "screened_out": study.screened_out_code}
     return {

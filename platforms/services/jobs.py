@@ -11,8 +11,9 @@ from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
 from platforms.error_codes import CONFIRMATION_REQUIRED, NO_ACCOUNT
-from platforms.models import PlatformStudy
-from platforms.services.accounts import account_get, platform_study_get, study_get
+from platforms.models import PlatformAccount, PlatformStudy
+from platforms.services.accounts import account_default, account_get, platform_study_get, study_get
+from platforms.services.decisions import platform_decide
 
 KINDS = ("platform_publish", "platform_sync", "platform_decide", "platform_bonus", "platform_message",
          "platform_block_list")
@@ -43,7 +44,6 @@ def platform_job_start(*, kind: str, study_slug: str = "", params: dict[str, Any
 
 def _account_precheck(study: Any, account_name: str) -> None:
     """The account a publish job would use exists (refused here, not in the worker, when there is none)."""
-    from platforms.services.accounts import account_default
 
     if PlatformStudy.objects.filter(study=study).exists():
         return
@@ -62,7 +62,6 @@ def _account_precheck(study: Any, account_name: str) -> None:
 def _rejections_unconfirmed(platform_study: PlatformStudy) -> None:
     """Refused before a job is queued when the decisions (from the submissions as last synced) hold rejections; the
     job checks again after its own sync."""
-    from platforms.services.decisions import platform_decide
 
     plan = platform_decide(platform_study=platform_study, sync=False)
     if plan["reject"]:
@@ -78,7 +77,6 @@ def platform_job_execute(*, job: Job) -> dict[str, Any]:
     slug = params.pop("study", "")
     by = job.created_by
     if job.kind == "platform_block_list":
-        from platforms.models import PlatformAccount
 
         accounts = ([account_get(name=params["account"])] if params.get("account")
                     else list(PlatformAccount.objects.exclude(block_list_id="")))

@@ -25,6 +25,7 @@ from platforms.backends import backend_for
 from platforms.crypto import secret_decrypt, secret_encrypt
 from platforms.error_codes import PLATFORM_REFUSED, WEBHOOK_REFUSED
 from platforms.models import PlatformAccount, PlatformStudy, WebhookEvent
+from platforms.services.sync import submission_apply
 
 EVENT_TYPE = "submission.status.change"
 
@@ -81,7 +82,6 @@ def webhook_receive(*, account_name: str, headers: dict[str, str], body: bytes) 
 def webhook_event_process(*, event_id: int) -> dict[str, Any]:
     """Apply one recorded event: the submission is read from Prolific (its study, its status now) and applied as a
     sync would. Runs at most once per event (the row's state is claimed first)."""
-    from platforms.services.sync import submission_apply
 
     with transaction.atomic():
         claimed = WebhookEvent.objects.filter(pk=event_id, state=WebhookEvent.State.RECEIVED).update(

@@ -15,9 +15,10 @@ from django.db import transaction
 
 from annotation.models import Study, StudyItem
 from core.errors import ApplicationError
-from core.jobs import job_create, job_enqueue
+from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
 from scoring.agreement.runs import json_safe
+from scoring.agreement.selectors import study_get
 from scoring.agreement.stats.summary import agreement_compute
 from scoring.error_codes import INVALID_RULE, NOTHING_TO_FILTER, SEED_REQUIRED
 from scoring.models import FilterRun
@@ -228,8 +229,6 @@ def filter_run_summary(run: FilterRun) -> dict[str, Any]:
 
 def filter_run_execute(*, job: Job) -> dict[str, Any]:
     """Body of the Celery task: the job's row (its params) in, a FilterRun out (once per job)."""
-    from core.jobs import progress_for
-    from scoring.agreement.selectors import study_get
 
     params = job.params
     run = instances_filter(

@@ -54,8 +54,6 @@ def _evaluation_body(evaluation: Any, *, full: bool) -> dict[str, Any]:
 
 
 def _evaluations() -> Any:
-    from scoring.models import MetricEvaluation
-
     return MetricEvaluation.objects.select_related("study", "job")
 
 

@@ -9,6 +9,8 @@ from typing import Any, ClassVar
 
 from core.errors import ApplicationError
 from scoring.error_codes import BAD_DEVICE, BAD_MODEL_PATH, MISSING_MODEL_PATH
+from scoring.model_cache.services import cache_enabled, cache_namespace
+from scoring.model_cache.services import cached_outputs as read_or_compute
 
 # Models load from local directories only; this also stops libraries that call the hub implicitly
 # (bert-score, sentence-transformers) from trying the network when a path is mistyped.
@@ -102,7 +104,6 @@ def resolve_device(requested: str | None) -> str:
 def model_cache_namespace(kind: str, options: dict[str, Any]) -> str | None:
     """The model cache's namespace for `kind` outputs of the metric's model (scoring/model_cache), or None when the
     cache is off: CUDA runs in half precision, so its outputs are kept apart from CPU ones."""
-    from scoring.model_cache.services import cache_enabled, cache_namespace
 
     if not cache_enabled():
         return None
@@ -113,7 +114,6 @@ def model_cache_namespace(kind: str, options: dict[str, Any]) -> str | None:
 
 def cached_outputs(**kwargs: Any) -> Any:
     """scoring.model_cache's `cached_outputs` (imported when used: it needs Django's models loaded)."""
-    from scoring.model_cache.services import cached_outputs as read_or_compute
 
     return read_or_compute(**kwargs)
 

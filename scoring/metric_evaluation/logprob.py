@@ -17,6 +17,7 @@ its own, so the three contexts score exactly the same rewrite tokens.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -121,7 +122,6 @@ def token_probabilities(
 
 def content_and_style(p_style: list[float], p_paraphrase: list[float], p_repeat: list[float]) -> tuple[float, float]:
     """C and S of one rewrite from its per-token probabilities under the three contexts."""
-    import math
 
     n = len(p_style)
     if n == 0:

@@ -6,6 +6,7 @@ Celery worker on the `gpu` queue loads each one once.
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,6 @@ class BertScoreMetric(Metric):
         options = _common_options(self.name, options, minilm_path())
         if options.get("num_layers") in (None, ""):
             # bert-score only knows default layers for hub names; for a local path use the last layer.
-            import json
 
             config = json.loads((Path(options["model_path"]) / "config.json").read_text())
             options["num_layers"] = int(config.get("num_hidden_layers") or 1)
@@ -152,7 +152,6 @@ class NliMutualMetric(Metric):
 
     def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         options = _common_options(self.name, options, None)
-        import json
 
         config = json.loads((Path(options["model_path"]) / "config.json").read_text())
         options["entailment_id"] = entailment_index(config.get("label2id") or {})

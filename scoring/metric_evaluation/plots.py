@@ -4,6 +4,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from core.file_cache import cached_bytes
+
 MAX_SCATTERS = 6
 
 
@@ -17,7 +19,6 @@ def evaluation_plot_caption(results: dict[str, Any]) -> str:
 
 def evaluation_plot_cached(evaluation: Any) -> bytes:
     """Drawn once per computed evaluation and kept as a file (see core/file_cache.py)."""
-    from core.file_cache import cached_bytes
 
     stamp = evaluation.computed_at.strftime("%Y%m%dT%H%M%S%f") if evaluation.computed_at else "pending"
     return cached_bytes(key=f"metrics/evaluation-{evaluation.pk}-{stamp}.png",

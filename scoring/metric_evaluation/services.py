@@ -18,7 +18,9 @@ from annotation.models import Study
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, job_progress
 from scoring.error_codes import BAD_OPTION
+from scoring.metric_evaluation.plots import evaluation_plot_cached
 from scoring.model_cache.services import model_cache_used
+from scoring.models import MetricEvaluation
 
 from . import metrics_resolve
 from .base import Metric
@@ -137,13 +139,11 @@ def metric_evaluation_compute(
 def metric_evaluation_execute(*, job: Any) -> dict[str, Any]:
     """Body of the Celery task: the evaluation this job fills (its request lives on the evaluation), computed once,
     its plot drawn; the job's result."""
-    from scoring.models import MetricEvaluation
 
     evaluation = metric_evaluation_stored_compute(
         evaluation_id=MetricEvaluation.objects.values_list("pk", flat=True).get(job=job), job_id=job.pk)
     summary = metric_evaluation_summary(evaluation)
     if (evaluation.results or {}).get("columns"):
-        from scoring.metric_evaluation.plots import evaluation_plot_cached
 
         evaluation_plot_cached(evaluation)  # drawn once, now, not when the page is opened
     return {"evaluation": evaluation.pk, "n_items": summary["n_items"],
@@ -152,7 +152,6 @@ def metric_evaluation_execute(*, job: Any) -> dict[str, Any]:
 
 def _evaluation_create(*, request: EvaluationRequest, created_by: str, results: dict[str, Any] | None,
                        job: Any = None) -> Any:
-    from scoring.models import MetricEvaluation
 
     return MetricEvaluation.objects.create(
         study=request.study, question=request.question, metrics=[m.name for m in request.metrics],
@@ -195,7 +194,6 @@ def metric_evaluation_start(
 
 def metric_evaluation_stored_compute(*, evaluation_id: int, job_id: int | None = None) -> Any:
     """Compute a stored evaluation from its request (idempotent: a finished one is left alone)."""
-    from scoring.models import MetricEvaluation
 
     evaluation = MetricEvaluation.objects.select_related("study").get(pk=evaluation_id)
     if evaluation.is_computed:

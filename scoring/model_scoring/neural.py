@@ -19,6 +19,8 @@ import numpy as np
 from core.error_codes import MODEL_NOT_FOUND
 from core.errors import ApplicationError
 from scoring.error_codes import NO_CUDA
+from scoring.model_cache.services import cache_enabled, cache_namespace
+from scoring.model_cache.services import cached_outputs as read_or_compute
 
 from .base import Progress, SimilarityMethod, _no_progress
 from .simple import distinct_index, rowwise_cosine
@@ -26,7 +28,6 @@ from .simple import distinct_index, rowwise_cosine
 
 def cached_outputs(**kwargs: Any) -> Any:
     """scoring.model_cache's `cached_outputs`, imported when first used (it needs Django's models loaded)."""
-    from scoring.model_cache.services import cached_outputs as read_or_compute
 
     return read_or_compute(**kwargs)
 
@@ -136,7 +137,6 @@ class _EmbeddingMethod(_LocalModelMethod):
         sentences, ia, ib = distinct_index(a, b)
         if not sentences:
             return np.zeros(0)
-        from scoring.model_cache.services import cache_enabled, cache_namespace
 
         namespace = None
         if cache_enabled():

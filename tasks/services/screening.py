@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from typing import Any
 
@@ -111,7 +112,6 @@ def screening_questions_load_published() -> dict[str, Any]:
     """Load STEL's published screening questions, the data `loaddata screening_questions` loads, matched by name
     (never by primary key, so no question of one's own is overwritten); components they need are created, and a
     component or question that exists is left as it is (a researcher may have switched one off). Idempotent."""
-    import json
 
     from django.conf import settings
 

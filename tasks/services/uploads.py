@@ -28,9 +28,10 @@ from tasks.error_codes import (
     WRONG_FILE_FIELD,
 )
 from tasks.licences import licence_resolve
-from tasks.models import Corpus
+from tasks.models import Corpus, Setup, TaskInstance
 from tasks.services.corpus_formats import CORPUS_FORMATS, FORMATS
-from tasks.services.imports import component_get
+from tasks.services.generation import instances_generate
+from tasks.services.imports import component_get, corpus_import
 
 
 def upload_size_check(*, files: list[UploadedFile]) -> None:
@@ -113,7 +114,6 @@ def instances_generate_start(
     *, corpus: Corpus, setup: str, seed: int = 0, count: int | None = None, replace: bool = False,
     created_by: str = "",
 ) -> Job:
-    from tasks.models import Setup, TaskInstance
 
     # What the generation would refuse in the worker, refused here in plain words (no job row is left).
     if setup not in Setup.values:
@@ -137,7 +137,6 @@ def instances_generate_start(
 
 def corpus_import_execute(*, job: Job) -> dict[str, Any]:
     """Import the files the start service saved (named in the job's params); the uploads are removed after."""
-    from tasks.services.imports import corpus_import
 
     params = job.params
     try:
@@ -164,8 +163,6 @@ def corpus_import_execute(*, job: Job) -> dict[str, Any]:
 
 
 def instances_generate_execute(*, job: Job) -> dict[str, Any]:
-    from tasks.services.generation import instances_generate
-
     params = job.params
     corpus = Corpus.objects.select_related("component").get(pk=params["corpus_id"])
     run = instances_generate(

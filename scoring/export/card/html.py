@@ -8,7 +8,9 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from core.permissions import user_may
 from scoring.export.formats import EXPORT_FORMATS, card_paths
+from scoring.export.jobs import export_downloads
 from scoring.models import BenchmarkExport
 
 
@@ -38,8 +40,6 @@ def export_card_html(*, export: BenchmarkExport) -> SafeString:
 
 def export_job_panel(*, job: Any, user: Any) -> SafeString | None:
     """The export job's page: its downloads (the hub folder as a zip) and the card, for users who may view exports."""
-    from core.permissions import user_may
-    from scoring.export.jobs import export_downloads
 
     export_id = (job.result or {}).get("export")
     if not isinstance(export_id, int) or not user_may(user, BenchmarkExport, "view"):
