@@ -12,6 +12,7 @@ from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
 from platforms.error_codes import CONFIRMATION_REQUIRED, NO_ACCOUNT
 from platforms.models import PlatformAccount, PlatformStudy
+from platforms.services import bonuses, decisions, lists, messages, publish, sync
 from platforms.services.accounts import account_default, account_get, platform_study_get, study_get
 from platforms.services.decisions import platform_decide
 
@@ -71,8 +72,6 @@ def _rejections_unconfirmed(platform_study: PlatformStudy) -> None:
 
 
 def platform_job_execute(*, job: Job) -> dict[str, Any]:
-    from platforms.services import bonuses, decisions, lists, messages, publish, sync
-
     params = dict(job.params)
     slug = params.pop("study", "")
     by = job.created_by

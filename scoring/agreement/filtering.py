@@ -17,6 +17,7 @@ from annotation.models import Study, StudyItem
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
+from scoring.agreement import selectors
 from scoring.agreement.runs import json_safe
 from scoring.agreement.selectors import study_get
 from scoring.agreement.stats.summary import agreement_compute
@@ -59,7 +60,6 @@ def balance_validated(*, validated: pd.DataFrame, seed: int | None,
 def surplus_stel_apply(*, items: pd.DataFrame, study: Study, k: int, m: int) -> tuple[pd.DataFrame, int]:
     """Decide the items with more than k valid responses by STEL's rule: n_correct = max(0, k − incorrect votes
     among all valid responses). Returns the table and how many items it changed the count of."""
-    from scoring.agreement import selectors
 
     surplus = items["n_valid"].to_numpy() > k
     if not surplus.any():
