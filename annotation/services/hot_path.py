@@ -179,6 +179,7 @@ def available() -> bool:
 
 def _execute(sql: str, params: dict[str, Any]) -> list[tuple]:
     """Run a statement on Django's connection with server-side binding, prepared once per connection."""
+    # PostgreSQL only: the SQLite demo never loads psycopg
     import psycopg
 
     connection.ensure_connection()

@@ -243,6 +243,7 @@ AUTO_REVIEW_MIN_OVERLAP = 60.0
 def rewrite_keeps_meaning(*, source: str, rewrite: str, min_overlap: float = AUTO_REVIEW_MIN_OVERLAP) -> bool:
     """The auto-review rule: rapidfuzz token_sort_ratio of rewrite and source (lower-cased) at least `min_overlap`
     (0-100)."""
+    # heavy: rapidfuzz loads only when edit distances are computed
     from rapidfuzz import fuzz
 
     return fuzz.token_sort_ratio(source.lower(), rewrite.lower()) >= min_overlap

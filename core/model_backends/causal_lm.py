@@ -53,6 +53,7 @@ def model_dir_check(model_dir: str) -> Path:
 
 
 def _causal_type(config: dict[str, Any]) -> bool:
+    # heavy: torch/transformers load only when a model runs
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
     return bool(config.get("model_type")) and config["model_type"] in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES \
@@ -72,6 +73,7 @@ def device_check(device: str | None) -> str:
 
 def device_resolve(device: str) -> str:
     """On the worker that runs the model: auto becomes cuda where there is one."""
+    # heavy: torch/transformers load only when a model runs
     import torch
 
     device = device_check(device)
@@ -85,6 +87,7 @@ def device_resolve(device: str) -> str:
 
 @functools.lru_cache(maxsize=2)
 def _load(path: str, device: str) -> tuple[Any, Any]:
+    # heavy: torch/transformers load only when a model runs
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -127,6 +130,7 @@ class CausalLMBackend:
 
     def scores(self, question: ChoiceQuestion) -> tuple[list[float], int]:
         """log p(choice text | prompt) for every choice, and the prompt's token count."""
+        # heavy: torch/transformers load only when a model runs
         import torch
 
         tokenizer, model = self._model()

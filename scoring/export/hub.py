@@ -42,6 +42,7 @@ def hub_configs(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def hub_readme(*, card: dict[str, Any], markdown: str, files: list[dict[str, Any]], licence_ids: list[str]) -> str:
     """README.md: the hub's YAML front matter (huggingface_hub's DatasetCardData writes it) and the card."""
+    # heavy: huggingface_hub loads only when the Hub is used
     from huggingface_hub import DatasetCardData
 
     languages = sorted({c["language"] for c in card["preprocessing"]["corpora"]}) or ["en"]

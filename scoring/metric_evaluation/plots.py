@@ -28,9 +28,11 @@ def evaluation_plot_cached(evaluation: Any) -> bytes:
 def evaluation_plot_png(results: dict[str, Any]) -> bytes:
     """Left: Spearman rho per metric column (overall bar, one dot per style). Right: metric vs mean human rating
     scatters for the first columns, coloured by system."""
+    # heavy: matplotlib loads only when a figure is drawn
     import matplotlib
 
     matplotlib.use("Agg")
+    # heavy: matplotlib loads only when a figure is drawn
     import matplotlib.pyplot as plt
 
     columns = results.get("columns") or {}

@@ -38,6 +38,7 @@ MAX_SPLIT_ITEMS = 30
 
 
 def cohen_kappa(model: np.ndarray, human: np.ndarray, *, ordinal: bool) -> float | None:
+    # heavy: scikit-learn loads only when this computation runs
     from sklearn.metrics import cohen_kappa_score
 
     if len(model) < 2 or len(set(model) | set(human)) < 2:

@@ -70,6 +70,7 @@ class Crowd:
                                  for q in study.eligibility_questions}
 
     async def call(self, session: Any, method: str, endpoint: str, path: str, body: Any = None) -> tuple[int, Any]:
+        # optional: aiohttp is needed only by the HTTP simulation
         import aiohttp
 
         started = time.perf_counter()
@@ -244,6 +245,7 @@ class Crowd:
                     status, body = await self.call(session, "GET", "next", f"/api/v1/sessions/{token}/next/")
 
     async def run(self, *, participants: int, concurrency: int, ramp_up: float = 0.0) -> float:
+        # optional: aiohttp is needed only by the HTTP simulation
         import aiohttp
 
         semaphore = asyncio.Semaphore(concurrency)

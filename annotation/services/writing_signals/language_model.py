@@ -31,6 +31,7 @@ def model_dir_check(path: str, *, field: str = "language_model") -> str:
 
 @functools.lru_cache(maxsize=2)
 def _load(path: str) -> tuple[Any, Any, str]:
+    # heavy: torch/transformers load only when a model runs
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -50,6 +51,7 @@ def _ids(tokenizer: Any, text: str, limit: int) -> list[int]:
 def llm_statistics(texts: list[str], *, path: str, batch_size: int = 16,
                    progress: Callable[[int, int], None] | None = None) -> list[tuple[float, float] | None]:
     """(log-perplexity, mean entropy) per text, in nats; None for a text of fewer than two tokens."""
+    # heavy: torch/transformers load only when a model runs
     import torch
 
     tokenizer, model, device = _load(path)

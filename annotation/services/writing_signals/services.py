@@ -51,6 +51,7 @@ def _rewrites(study: Study) -> list[Response]:
 
 def _embedding_similarity(path: str) -> Callable[[list[str]], Any]:
     def similarity(texts: list[str]) -> Any:
+        # heavy: sentence-transformers (torch) loads only when a model runs
         from sentence_transformers import SentenceTransformer
 
         model = SentenceTransformer(path, local_files_only=True)

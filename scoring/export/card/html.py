@@ -24,6 +24,7 @@ def _front_matter_stripped(text: str) -> str:
 
 def markdown_html(text: str) -> SafeString:
     """CommonMark with raw HTML off: researchers' texts (instructions, consent) are shown, never run."""
+    # heavy: the Markdown renderer loads only when a card is rendered
     from markdown_it import MarkdownIt
 
     return mark_safe(MarkdownIt("commonmark", {"html": False}).enable("table").render(text))  # noqa: S308
