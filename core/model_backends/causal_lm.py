@@ -86,13 +86,16 @@ def device_resolve(device: str) -> str:
 
 
 @functools.lru_cache(maxsize=2)
-def _load(path: str, device: str) -> tuple[Any, Any]:
+def causal_lm_load(path: str, device: str, *, half_on_cuda: bool = True) -> tuple[Any, Any]:
+    """(tokenizer, model) of a local causal LM directory, in eval mode on `device`, never downloading; kept for the
+    process (two at most). The one loader: the model back-end, scoring's log-probability metric and the writing
+    signals' perplexity all load through it. Half precision on CUDA unless `half_on_cuda=False`."""
     # heavy: torch/transformers load only when a model runs
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    dtype = torch.float16 if device == "cuda" else torch.float32
+    dtype = torch.float16 if device == "cuda" and half_on_cuda else torch.float32
     model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=dtype).to(device).eval()
     return tokenizer, model
 
@@ -121,7 +124,7 @@ class CausalLMBackend:
         if self._loaded is None:
             self.device = device_resolve(self.device)
             try:
-                self._loaded = _load(str(self.path), self.device)
+                self._loaded = causal_lm_load(str(self.path), self.device)
             except Exception as exc:  # transformers raises many kinds (OSError, ValueError, KeyError)
                 raise ApplicationError(f"Model directory: {self.path} could not be loaded as a causal language "
                                        f"model ({type(exc).__name__}: {str(exc)[:200]}).", code=NOT_CAUSAL_LM,
