@@ -6,8 +6,9 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation studies"
 
     def ready(self) -> None:
+        # app registry: services import models, which are ready only now
         from annotation.services.erasure import participant_data_erase, withdrawn_items_close
-        from core.erasure import register_eraser
+        from core.erasure import register_eraser  # app registry: core.erasure imports core's models
 
         register_eraser(name="annotation", eraser=participant_data_erase, order=50)
         # after the tasks eraser (40), which withdraws the instances built from the person's rewrites

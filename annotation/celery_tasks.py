@@ -4,6 +4,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotation.services.engine import reservations_release_expired
+from annotation.services.writing_signals.jobs import writing_signals_execute, writing_signals_refresh
 from core.jobs import job_running
 
 
@@ -27,7 +28,6 @@ def release_expired_reservations_task(job_id: int | None = None) -> dict[str, in
 def writing_signals_task(job_id: int) -> None:
     """Measure a rewrite study's writing signals and apply its auto-reject rule (started by
     `writing_signals_start`)."""
-    from annotation.services.writing_signals.jobs import writing_signals_execute
 
     with job_running(job_id) as job:
         if job is None:
@@ -39,6 +39,5 @@ def writing_signals_task(job_id: int) -> None:
 def writing_signals_refresh_task() -> dict:
     """Periodic (celery beat, every 5 minutes): the signals that need no model, for active rewrite studies with new
     rewrites, so the review queue shows their flags. Safe to run twice: it recomputes and replaces."""
-    from annotation.services.writing_signals.jobs import writing_signals_refresh
 
     return writing_signals_refresh()

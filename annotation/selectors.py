@@ -7,13 +7,11 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, F, Max, Min, Q
 from django.db.models.functions import Coalesce
 
-from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
-from annotation.services.display import displayed_answer, public_questions, redirect_with_code
-from annotation.services.participation import batch_time_limit_at
-from annotation.services.review import review_feedback
+from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem, displayed_answer
 
 SPEEDER_RATIO = 0.33  # median seconds per item below a third of the study's median: flagged as a speeder
 SPEEDER_MIN_ANSWERS = 5
@@ -33,48 +31,6 @@ def batch_progress(batch: Batch) -> dict[str, int]:
         total=Count("id"), done=Count("id", filter=Q(answered_at__isnull=False))
     )
     return {"done": counts["done"], "total": counts["total"]}
-
-
-def batch_code(batch: Batch) -> tuple[str | None, str | None]:
-    """The code a finished batch ends with, and where to take it: the completion code for a completed batch, the
-    (independent) screened-out code for a screened-out one; no code for an expired or declined batch (those
-    participants return the submission/HIT: docs/annotator-api.md, "Endings")."""
-    study = batch.study
-    code = {Batch.State.COMPLETED: study.completion_code,
-            Batch.State.SCREENED_OUT: study.screened_out_code}.get(batch.state)
-    if code is None:
-        return None, None
-    return code, redirect_with_code(study.redirect_url or "", code, platform=batch.participant.platform)
-
-
-def session_payload(batch: Batch) -> dict[str, Any]:
-    study = batch.study
-    code, redirect = batch_code(batch)
-    return {
-        "token": batch.token,
-        "state": batch.state,
-        "batch": batch.number,
-        "study": {
-            "slug": study.slug,
-            "title": study.title,
-            "item_kind": study.item_kind,
-            "task_description": study.task_description,
-            "consent_text": study.consent_text,
-            "eligibility_questions": [
-                {"name": q["name"], "text": q.get("text", q["name"]), "choices": list(q.get("choices", []))}
-                for q in study.eligibility_questions
-            ],
-            "questions": public_questions(study),
-            "rewrite_min_length": study.rewrite_min_length,
-            "estimated_minutes": study.estimated_minutes,
-        },
-        "progress": batch_progress(batch),
-        "expires_at": batch_time_limit_at(batch),
-        "completion_code": code,
-        "redirect_url": redirect,
-        # Reasons of the worker's rejected rewrites, shown on their next visit (annotation/services/review.py).
-        **({"feedback": review_feedback(batch=batch)} if study.item_kind == "rewrite" else {}),
-    }
 
 
 def reservation_expected_answer(*, public_id: str) -> str | None:
@@ -127,8 +83,6 @@ def study_progress(*, study: Study) -> dict[str, Any]:
     responses = Response.objects.filter(study=study)
     participants = Participant.objects.filter(study=study)
     pay = study_pay(study=study)
-    from annotation.services.adaptive import study_adaptive_savings
-
     return {
         "slug": study.slug,
         "item_kind": study.item_kind,
@@ -148,6 +102,16 @@ def study_progress(*, study: Study) -> dict[str, Any]:
         "adaptive": study_adaptive_savings(study=study) if study.adaptive_stopping else None,
         "participation": study_participation(study=study),
     }
+
+
+def study_adaptive_savings(*, study: Study) -> dict[str, int]:
+    """Annotations adaptive collection saved: k minus the valid responses of every closed item."""
+    closed = StudyItem.objects.filter(study=study, is_closed=True).annotate(
+        n=Count("responses", filter=Q(responses__is_valid=True, responses__is_screening=False))
+    )
+    k = study.annotators_per_item
+    saved = sum(max(k - n, 0) for n in closed.values_list("n", flat=True))
+    return {"closed_items": closed.count(), "annotations_saved": saved}
 
 
 def study_pay(*, study: Study) -> dict[str, Any]:
@@ -170,10 +134,13 @@ def study_pay(*, study: Study) -> dict[str, Any]:
     }
 
 
+def grace_seconds(study: Study) -> int:
+    value = study.first_answer_grace_seconds
+    return int(settings.ANNOTATION_FIRST_ANSWER_GRACE_SECONDS if value is None else value)
+
+
 def study_participation(*, study: Study) -> dict[str, Any]:
     """Who may take part and how much room one arrival may take (the study's settings, defaults resolved)."""
-    from annotation.services.participation import grace_seconds
-
     return {
         "platform": study.platform, "prolific_study_id": study.prolific_study_id,
         "allow_anonymous": study.allow_anonymous, "first_answer_grace_seconds": grace_seconds(study),

@@ -7,6 +7,7 @@ class CoreConfig(AppConfig):
     verbose_name = "Background jobs"
 
     def ready(self) -> None:
+        # Django: an app's modules load in ready(), once every app's models are loaded (never in apps.py's import)
         from core.parsers import strict_json_types
 
         strict_json_types()
@@ -26,6 +27,6 @@ class StyleCrowdAdminConfig(admin_apps.AdminConfig):
         import core.admin  # noqa: F401
 
         super().ready()
-        from core.admin.site import json_readonly_install
+        from core.admin.site import json_readonly_install  # Django: after the admin's own ready(), as above
 
         json_readonly_install()

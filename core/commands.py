@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
 
 from core.errors import ApplicationError
 
@@ -83,7 +84,6 @@ class JsonCommand(BaseCommand):
 
     def progress(self, iterable: Any = None, *, total: int | None = None, desc: str = "") -> Any:
         """A tqdm bar on stderr, so stdout stays clean for the JSON summary."""
-        from tqdm import tqdm
 
         return tqdm(iterable, total=total, desc=desc, file=sys.stderr, disable=None, leave=False)
 

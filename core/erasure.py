@@ -29,7 +29,8 @@ from django.utils import timezone
 
 from core.error_codes import INVALID, NOTHING_TO_ERASE
 from core.errors import ApplicationError
-from core.models import ErasureTombstone
+from core.jobs import job_create, job_enqueue
+from core.models import ErasureTombstone, Job
 from core.pseudonyms import is_pseudonym, person_key
 
 logger = logging.getLogger(__name__)
@@ -277,21 +278,16 @@ def participant_erase_start(*, platform: str, external_id: str, apply: bool, req
     The raw id is a job parameter only until the job has run: the erasure's own sweep rewrites it in the job row
     with the person key, and `participant_erase_execute` replaces it in a `finally` when the erasure fails, so no
     finished job holds it (it is not stored encrypted: the row needs it only for the minutes until a worker runs)."""
-    from core.celery_tasks import participant_erase_task
-    from core.jobs import job_create, job_enqueue
-
     participant_erase(platform=platform, external_id=external_id, apply=False)
     with transaction.atomic():
         job = job_create(kind="participant_erase", created_by=requested_by, params={
             "platform": platform, "external_id": external_id.strip(), "apply": bool(apply),
             "reason": reason[:300], "requested_by": requested_by})
-        job_enqueue(job=job, task=participant_erase_task)
+        job_enqueue(job=job, task="core.participant_erase")
     return job
 
 
 def participant_erase_execute(*, job: Any) -> dict[str, Any]:
-    from core.models import Job
-
     params = dict(job.params)
     platform, external_id = params.get("platform", ""), params.get("external_id", "")
     try:

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rest_framework import exceptions
+
 from core.error_codes import DECLARED, ErrorCode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -268,7 +270,6 @@ def scan(root: Path = ROOT, dirs: tuple[str, ...] = SOURCE_DIRS) -> list[Site]:
 
 def drf_statuses() -> dict[str, int]:
     """The HTTP status of each DRF exception's default code (`not_found` -> 404)."""
-    from rest_framework import exceptions
 
     statuses = {}
     for value in vars(exceptions).values():

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -81,7 +82,6 @@ def _time_limit(kind: str) -> float:
 
 def jobs_reap_stale(*, now: dt.datetime | None = None) -> dict[str, list[int]]:
     """Send again, or fail, the running jobs whose worker is gone or that ran past their time limit."""
-    from celery import current_app
 
     now = now or timezone.now()
     stale_after = dt.timedelta(seconds=float(_setting("STYLECROWD_JOB_STALE_SECONDS", 60)))

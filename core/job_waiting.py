@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
@@ -45,7 +46,6 @@ def workers_serving(queue: str) -> int | None:
         cached = None
     if cached is not None:
         return int(cached)
-    from celery import current_app
 
     try:
         # Its own broker connection, closed after the answer: a pooled one would go back to kombu's pool with the

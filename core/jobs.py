@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from celery import Task, current_app
 from django.conf import settings
 from django.db import connections, transaction
 from django.db.models import F
@@ -17,6 +18,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from core.errors import ApplicationError
+from core.job_health import attempts_exhausted, heartbeat
 from core.models import Job
 
 ProgressCallback = Callable[[int, int], None]
@@ -33,18 +35,34 @@ def job_create(*, kind: str, params: dict[str, Any], created_by: str = "") -> Jo
     return Job.objects.create(kind=kind, params=params, created_by=created_by)
 
 
-def job_enqueue(*, job: Job, task: Any, args: list[Any] | None = None, queue: str | None = None) -> None:
-    """Queue `task(job.id, *args)` once the surrounding transaction has committed."""
+def job_enqueue(*, job: Job, task: str, args: list[Any] | None = None, queue: str | None = None) -> None:
+    """Queue the task registered as `task` (its `@shared_task(name=…)`, e.g. "scoring.agreement_compute") with
+    `(job.id, *args)` once the surrounding transaction has committed. By name, so that a service never imports
+    its app's `celery_tasks` module (which imports the service: a cycle)."""
+    registered = registered_task(task)
 
     # What to send again if the worker running it dies (core/job_health.py).
-    Job.objects.filter(pk=job.pk).update(task_name=task.name, task_args=list(args or []), queue=queue or "")
+    Job.objects.filter(pk=job.pk).update(task_name=task, task_args=list(args or []), queue=queue or "")
 
     def send() -> None:
         options = {"queue": queue} if queue else {}
-        result = task.apply_async(args=[job.id, *(args or [])], **options)
+        result = registered.apply_async(args=[job.id, *(args or [])], **options)
         Job.objects.filter(pk=job.pk, celery_task_id="").update(celery_task_id=result.id or "")
 
     transaction.on_commit(send)
+
+
+def registered_task(name: str) -> Task:
+    """The Celery task registered under `name`; a name no `celery_tasks` module registers fails here, at the start
+    service, rather than in a worker after the commit. Looked up as an object (not `send_task`) so that the demo's
+    eager Celery runs it in place."""
+    if name not in current_app.tasks:
+        # The apps' `celery_tasks` modules are imported lazily (config/celery.py's autodiscovery): import them now.
+        current_app.loader.import_default_modules()
+    try:
+        return current_app.tasks[name]
+    except KeyError:
+        raise LookupError(f"no Celery task is registered as {name!r} (see the apps' celery_tasks modules)") from None
 
 
 def _progress_alias() -> str | None:
@@ -85,7 +103,6 @@ def job_running(job_id: int) -> Iterator[Job | None]:
     failed (so a redelivered, idempotent task does not run twice), and when the job has used up its attempts:
     a delivery that finds the job still "running" means the worker of the previous one died (killed, out of
     memory), and after STYLECROWD_JOB_MAX_ATTEMPTS such deaths the job is failed instead of redelivered forever."""
-    from core.job_health import attempts_exhausted, heartbeat
 
     job = Job.objects.get(pk=job_id)
     if job.status in (Job.Status.DONE, Job.Status.FAILED) or attempts_exhausted(job):

@@ -5,6 +5,7 @@ Dry runs need the model's add permission; applying decisions, paying bonuses, me
 `platforms.spend_platformstudy` ("Can send decisions, pay bonuses and message participants")."""
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -62,7 +63,6 @@ def _people_door(request: Request, platform_study: PlatformStudy, body: Any, wor
 
 def _jsonable(value: Any) -> Any:
     """Job parameters are stored as JSON: amounts as strings (exact), nested rules too."""
-    from decimal import Decimal
 
     if isinstance(value, Decimal):
         return str(value)

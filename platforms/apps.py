@@ -11,8 +11,9 @@ class PlatformsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # app registry: both modules import models, which are ready only now
         from core.erasure import register_eraser
-        from platforms.services.erasure import platform_worker_erase
+        from platforms.services.erasure import platform_worker_erase  # app registry: see above
 
         register_eraser(name="platforms", eraser=platform_worker_erase, order=30)
         from platforms import signals  # noqa: F401  (block lists follow WorkerBlock)

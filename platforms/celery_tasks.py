@@ -7,12 +7,16 @@ from __future__ import annotations
 from celery import shared_task
 
 from core.jobs import job_running
+from platforms.models import PlatformAccount
+from platforms.services.jobs import platform_job_execute
+from platforms.services.lists import block_list_sync
+from platforms.services.retention import retention_apply_execute, retention_apply_start
+from platforms.services.sync import sync_published
+from platforms.services.webhooks import webhook_event_process
 
 
 @shared_task(acks_late=True, name="platforms.job")
 def platform_job_task(job_id: int) -> None:
-    from platforms.services.jobs import platform_job_execute
-
     with job_running(job_id) as job:
         if job is None:
             return
@@ -21,24 +25,18 @@ def platform_job_task(job_id: int) -> None:
 
 @shared_task(acks_late=True, name="platforms.webhook_event_process")
 def webhook_event_process_task(event_id: int) -> dict:
-    from platforms.services.webhooks import webhook_event_process
-
     return webhook_event_process(event_id=event_id)
 
 
 @shared_task(acks_late=True, name="platforms.sync_published")
 def sync_published_task() -> dict:
     """Beat's fallback to webhooks (settings.PLATFORM_SYNC_SECONDS)."""
-    from platforms.services.sync import sync_published
 
     return sync_published()
 
 
 @shared_task(acks_late=True, name="platforms.block_list_sync")
 def block_list_sync_task(account_id: int) -> dict:
-    from platforms.models import PlatformAccount
-    from platforms.services.lists import block_list_sync
-
     account = PlatformAccount.objects.filter(pk=account_id).first()
     return block_list_sync(account=account) if account and account.block_list_id else {}
 
@@ -47,8 +45,6 @@ def block_list_sync_task(account_id: int) -> dict:
 def retention_apply_task(job_id: int | None = None) -> dict:
     """Daily (CELERY_BEAT_SCHEDULE): apply retention to every study whose period has passed, its summary on a
     status row (a beat delivery makes its own row)."""
-    from platforms.services.retention import retention_apply_execute, retention_apply_start
-
     if job_id is None:
         job_id = retention_apply_start(created_by="beat").pk
     return retention_apply_execute(job_id=job_id)

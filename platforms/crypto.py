@@ -10,6 +10,7 @@ from platforms.error_codes import ENCRYPTION_KEY_INVALID, ENCRYPTION_KEY_MISSING
 
 
 def _fernet():  # noqa: ANN202 - cryptography's Fernet, imported where used
+    # heavy: cryptography loads only when a secret is sealed or opened
     from cryptography.fernet import Fernet
 
     key = settings.STYLECROWD_ENCRYPTION_KEY
@@ -31,6 +32,7 @@ def secret_encrypt(value: str) -> str:
 
 
 def secret_decrypt(token: str) -> str:
+    # heavy: cryptography loads only when a secret is sealed or opened
     from cryptography.fernet import InvalidToken
 
     try:

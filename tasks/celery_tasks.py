@@ -5,12 +5,12 @@ from __future__ import annotations
 from celery import shared_task
 
 from core.jobs import job_running
+from tasks.services.uploads import corpus_import_execute, instances_generate_execute
 
 
 @shared_task(acks_late=True, name="tasks.corpus_import")
 def corpus_import_task(job_id: int) -> None:
     """Import uploaded files (saved under MEDIA_ROOT by `corpus_import_start`)."""
-    from tasks.services.uploads import corpus_import_execute
 
     with job_running(job_id) as job:
         if job is None:
@@ -20,8 +20,6 @@ def corpus_import_task(job_id: int) -> None:
 
 @shared_task(acks_late=True, name="tasks.instances_generate")
 def instances_generate_task(job_id: int) -> None:
-    from tasks.services.uploads import instances_generate_execute
-
     with job_running(job_id) as job:
         if job is None:
             return

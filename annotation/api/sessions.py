@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import selectors, serializers, throttles
+from annotation import serializers, throttles
 from annotation.error_codes import NOT_RESERVED
 from annotation.models import Study
 from annotation.services import answers, hot_path, session_creation, sessions
@@ -105,7 +105,7 @@ class SessionCreateView(ParticipantView):
             slug=slug, participant_id=data["participant"], platform=data["platform"], study_ref=data["study_ref"],
             session_ref=data["session_ref"], assignment=data["assignment"], hit=data["hit"], proofs=proofs,
         )
-        body = selectors.session_payload(result.batch)
+        body = sessions.session_payload(result.batch)
         if result.finished:
             body["token"] = None  # the code again, never the finished batch's credential
             return Response(body, status=status.HTTP_200_OK)
@@ -118,7 +118,7 @@ class SessionCreateView(ParticipantView):
 class SessionDetailView(ParticipantView):
     @extend_schema(operation_id="session_detail", responses={200: serializers.SessionSerializer, **ERRORS})
     def get(self, request: Request, token: str) -> Response:
-        return Response(selectors.session_payload(sessions.session_load(token=token)))
+        return Response(sessions.session_payload(sessions.session_load(token=token)))
 
 
 class SessionConsentView(ParticipantView):
@@ -126,7 +126,7 @@ class SessionConsentView(ParticipantView):
                    responses={200: serializers.SessionSerializer, **ERRORS})
     def post(self, request: Request, token: str) -> Response:
         data = _valid(serializers.ConsentInput, request.data)
-        return Response(selectors.session_payload(sessions.session_consent(token=token, agree=data["agree"])))
+        return Response(sessions.session_payload(sessions.session_consent(token=token, agree=data["agree"])))
 
 
 class SessionEligibilityView(ParticipantView):
@@ -134,14 +134,14 @@ class SessionEligibilityView(ParticipantView):
                    responses={200: serializers.SessionSerializer, **ERRORS})
     def post(self, request: Request, token: str) -> Response:
         data = _valid(serializers.EligibilityInput, request.data)
-        return Response(selectors.session_payload(sessions.session_eligibility(token=token, answers=data["answers"])))
+        return Response(sessions.session_payload(sessions.session_eligibility(token=token, answers=data["answers"])))
 
 
 class SessionStartView(ParticipantView):
     @extend_schema(operation_id="session_start", request=None,
                    responses={200: serializers.SessionSerializer, **ERRORS})
     def post(self, request: Request, token: str) -> Response:
-        return Response(selectors.session_payload(sessions.session_start(token=token)))
+        return Response(sessions.session_payload(sessions.session_start(token=token)))
 
 
 class SessionNextView(ParticipantView):

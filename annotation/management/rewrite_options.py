@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from annotation.services.rewrites import sources_read
+from annotation.services.rewrites import PERSONA_QUESTIONS, sources_read
 from annotation.services.study_settings import REWRITE_DEFAULTS
 from annotation.services.writing_signals.registry import thresholds_parse
 from core.commands import json_file_read
@@ -50,7 +50,6 @@ def rewrite_spec_from_options(options: dict[str, Any]) -> dict[str, Any]:
     if options["persona"].endswith(".json"):
         persona = json_file_read(options["persona"], "--persona", expect_list="questions {name, text, choices}")
     elif persona == ["pastel"]:
-        from annotation.services.rewrites import PERSONA_QUESTIONS
         persona = list(PERSONA_QUESTIONS)
     return {
         "sources": sources, "sources_corpus": options["sources_corpus"] or "", "side": options["side"],

@@ -14,18 +14,26 @@ from annotation.models.review import (
     WorkerBlock,
 )
 from annotation.models.studies import (
+    CHOICES,
     HTTP_URL,
     ORDERING_KINDS,
     EntryPlatform,
     ItemKind,
     Study,
     StudyItem,
+    canonical_answer,
+    displayed_answer,
     new_study_code,
     random_sort_key,
+    swap_answer,
 )
 from annotation.models.writing_signals import Signal, WritingSignal
 
 __all__ = [
+    "CHOICES",
+    "canonical_answer",
+    "displayed_answer",
+    "swap_answer",
     "COPY_THRESHOLD_DEFAULT",
     "HTTP_URL",
     "ORDERING_KINDS",

@@ -3,6 +3,7 @@ kinds and the entry platforms a study accepts."""
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from django.core.validators import URLValidator
 from django.db import models
@@ -17,6 +18,29 @@ class ItemKind(models.TextChoices):
     LIKERT = "likert", "Likert ratings"
     RANKING = "ranking", "ranking of system outputs"
     REWRITE = "rewrite", "free-text rewrite"
+
+
+# The answers an ordering item offers, in its canonical order; a display may swap the two sentences, and
+# `shown["swapped"]` records it.
+CHOICES: dict[str, list[str]] = {
+    ItemKind.QUADRUPLE: ["S1-S2", "S2-S1"],
+    ItemKind.TRIPLE: ["S1", "S2"],
+    ItemKind.STYLE_OR_CONTENT: ["S1", "S2"],
+}
+_SWAP = {"S1": "S2", "S2": "S1", "S1-S2": "S2-S1", "S2-S1": "S1-S2"}
+
+
+def swap_answer(answer: str) -> str:
+    return _SWAP.get(answer, answer)
+
+
+def canonical_answer(*, shown: dict[str, Any], displayed: str) -> str:
+    """The answer in the item's canonical order (as stored): undo the display swap."""
+    return swap_answer(displayed) if shown.get("swapped") else displayed
+
+
+def displayed_answer(*, shown: dict[str, Any], canonical: str) -> str:
+    return swap_answer(canonical) if shown.get("swapped") else canonical
 
 
 HTTP_URL = URLValidator(schemes=["http", "https"])  # a redirect the participant's browser follows

@@ -19,11 +19,12 @@ Participants
 - `session_lookup`: session_load (expiring an overdue batch on the way), the locked read, the session errors;
 - `session_creation`: session_create (a participant's arrival: a new batch, or the one resumed);
 - `sessions`: session_consent (and decline)/eligibility/start/next;
-- `answers`: validate_answer, answer_submit, participant_exclude;
+- `answers`: answer_submit, participant_exclude;
+- `answer_checks`: validate_answer, what an answer must be on both serving paths;
 - `engine`: batch_reserve (serving order: `fill`, then a random key), reservations_release(_expired);
 - `adaptive`: adaptive closing (the m-of-k rule of tasks.stel.majority, a guide's agreement), what it saved;
 - `hot_path`: `next` and `answers` as one prepared PostgreSQL statement each (the general path is in `sessions`);
-- `display`: what a participant is shown, and mapping displayed answers back to canonical ones;
+- `display`: what a participant is shown (the answer vocabulary and its swap: `annotation/models/studies.py`);
 - `practice`: practice items with feedback before the first batch;
 - `departures`: a participant who left on the platform (returned, timed out): their slots go back at once;
 - `guidance`: a model's answers as the guide of adaptive stopping (set by scoring, which annotation never imports);

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 
-from annotation.models import Response, Study, StudyItem
+from annotation.models import Response, StudyItem
 from tasks.models import InstanceStatus, TaskInstance
 from tasks.stel.majority import m_of_k_final
 
@@ -48,14 +48,4 @@ def item_refresh_closed(*, item: StudyItem) -> bool:
         StudyItem.objects.filter(pk=item.pk).update(is_closed=closed)
         item.is_closed = closed
     return closed
-
-
-def study_adaptive_savings(*, study: Study) -> dict[str, int]:
-    """Annotations adaptive collection saved: k minus the valid responses of every closed item."""
-    closed = StudyItem.objects.filter(study=study, is_closed=True).annotate(
-        n=Count("responses", filter=Q(responses__is_valid=True, responses__is_screening=False))
-    )
-    k = study.annotators_per_item
-    saved = sum(max(k - n, 0) for n in closed.values_list("n", flat=True))
-    return {"closed_items": closed.count(), "annotations_saved": saved}
 

@@ -15,21 +15,17 @@ from rest_framework.utils.encoders import JSONEncoder
 
 from annotation.error_codes import ANSWER_CONFLICT, NOT_RESERVED
 from annotation.models import (
-    ORDERING_KINDS,
     Batch,
-    ItemKind,
     Participant,
     Reservation,
     Response,
-    Study,
     StudyItem,
     TelemetryStatus,
 )
 from annotation.services import hot_path
 from annotation.services.adaptive import item_refresh_closed
-from annotation.services.display import canonical_answer
+from annotation.services.answer_checks import validate_answer
 from annotation.services.engine import first_answer_extend, reservations_release
-from annotation.services.rewrites import rewrite_check
 from annotation.services.session_lookup import _expired, _lock_batch, _not_found, _wrong_state, session_load
 from annotation.services.sessions import session_next_body
 from annotation.services.telemetry import FREE_TEXT_KINDS, telemetry_check, telemetry_parse
@@ -48,54 +44,6 @@ class AnswerResult:
     next_body: bytes | None = None
 
 
-def _invalid(message: str) -> ApplicationError:
-    return ApplicationError(message, details={"answer": [message]})
-
-
-def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list[tuple[str, str, float | None]]:
-    """The displayed answer as (question, canonical answer, value) rows; ApplicationError (400) when invalid."""
-    kind = shown["kind"]
-    if kind in ORDERING_KINDS:
-        if not isinstance(answer, str) or answer not in shown["choices"]:
-            raise _invalid(f"answer must be one of {shown['choices']}.")
-        return [("", canonical_answer(shown=shown, displayed=answer), None)]
-    if kind == ItemKind.LIKERT:
-        if not isinstance(answer, dict):
-            raise _invalid("answer must be an object {question name: integer rating}.")
-        names = [q["name"] for q in study.questions]
-        if set(answer) - set(names):
-            raise _invalid(f"answer names a question this study does not ask; the questions are {names}.")
-        rows = []
-        for question in study.questions:
-            value = answer.get(question["name"])
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-                raise _invalid(f"question '{question['name']}' needs an integer rating.")
-            if not question["min"] <= value <= question["max"]:
-                raise _invalid(
-                    f"question '{question['name']}': the rating is outside {question['min']}…{question['max']}."
-                )
-            rows.append((question["name"], str(int(value)), float(value)))
-        return rows
-    if kind == ItemKind.RANKING:
-        ids = sorted(o["id"] for o in shown["outputs"])
-        if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer) or sorted(answer) != ids:
-            raise _invalid(f"answer must list every output id exactly once, best first: a permutation of {ids}.")
-        return [("", json.dumps(answer), None)]
-    if kind == ItemKind.REWRITE:
-        if not isinstance(answer, str):
-            raise _invalid("answer must be a string.")
-        text = answer.strip()
-        if len(text) < study.rewrite_min_length:
-            raise _invalid(f"the rewrite needs at least {study.rewrite_min_length} characters, got {len(text)}.")
-        if len(text) > 5000:
-            raise _invalid("the rewrite is longer than 5000 characters.")
-        if "\x00" in text:
-            raise _invalid("the rewrite contains a NUL character.")
-        refused = rewrite_check(shown=shown, text=text)  # max length, copy of the source (reviewed studies)
-        if refused:
-            raise _invalid(refused)
-        return [("", text, None)]
-    raise _invalid(f"unknown item kind {kind!r}.")
 
 
 MAX_CLIENT_SECONDS = 3600.0

@@ -8,19 +8,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from annotation.models import ORDERING_KINDS, ItemKind, Study, StudyItem
+from annotation.models import CHOICES, ORDERING_KINDS, ItemKind, Study, StudyItem
 from tasks.models import ScreeningQuestion
-
-CHOICES: dict[str, list[str]] = {
-    ItemKind.QUADRUPLE: ["S1-S2", "S2-S1"],
-    ItemKind.TRIPLE: ["S1", "S2"],
-    ItemKind.STYLE_OR_CONTENT: ["S1", "S2"],
-}
-_SWAP = {"S1": "S2", "S2": "S1", "S1-S2": "S2-S1", "S2-S1": "S1-S2"}
-
-
-def swap_answer(answer: str) -> str:
-    return _SWAP.get(answer, answer)
 
 
 def _ordering_texts(*, kind: str, anchor_1: str, anchor_2: str, sentence_1: str, sentence_2: str,
@@ -107,15 +96,6 @@ def public_questions(study: Study) -> list[dict[str, Any]]:
          "labels": {str(k): v for k, v in (q.get("labels") or {}).items()}}
         for q in study.questions
     ]
-
-
-def canonical_answer(*, shown: dict[str, Any], displayed: str) -> str:
-    """The answer in the item's canonical order (as stored): undo the display swap."""
-    return swap_answer(displayed) if shown.get("swapped") else displayed
-
-
-def displayed_answer(*, shown: dict[str, Any], canonical: str) -> str:
-    return swap_answer(canonical) if shown.get("swapped") else canonical
 
 
 def finished_payload(*, state: str, completion_code: str | None, redirect_url: str | None,

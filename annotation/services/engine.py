@@ -336,13 +336,22 @@ def first_answer_extend(*, batch: Batch, now: datetime) -> datetime:
     return deadline
 
 
+def batch_expire(*, batch: Batch, now: datetime) -> bool:
+    """Move an overdue batch to `expired` and release its unanswered reservations (caller holds the row lock)."""
+    if batch.state != Batch.State.ITEMS or batch.expires_at is None or batch.expires_at > now:
+        return False
+    reservations_release(Reservation.objects.filter(batch=batch, answered_at__isnull=True, released=False), now=now)
+    Batch.objects.filter(pk=batch.pk).update(state=Batch.State.EXPIRED, finished_at=now)
+    batch.state = Batch.State.EXPIRED
+    batch.finished_at = now
+    return True
+
+
 def reservations_release_expired(*, now: datetime | None = None) -> dict[str, int]:
     """Expire overdue batches, release their unanswered reservations and recount the serving order of items whose
     holders were released. Idempotent; the engine does not need it to run (expired reservations never count as
     holders, and a reserver recounts what it locks), it tidies up, moves sessions to `expired` and keeps released
     slots near the front of the serving order."""
-    from annotation.services.session_lookup import batch_expire  # local: session_lookup imports this module
-
     now = now or timezone.now()
     expired_batches = 0
     for batch_id in Batch.objects.filter(state=Batch.State.ITEMS, expires_at__lte=now).values_list("pk", flat=True):

@@ -27,11 +27,11 @@ live item of a running, non-adaptive batch on PostgreSQL, and nothing more. A ne
 new item kind's check, a new state, a new limit, a new side effect of an answer) goes into the general path in
 `sessions`/`engine` only; here it is a condition under which `next_fast`/`answer_fast` return None (read the column
 in ANSWER_READ_SQL/NEXT_SQL and bail out), never a second implementation. What the fast path does reuse is written
-once elsewhere: answers are validated by `answers.validate_answer`, "a slot is held" is `engine.held_sql` (the claim
-below is an unanswered reservation that holds its slot), deadlines come from `participation.batch_deadline`, the
-finished body from `display.finished_payload`. The dual-path tests (`serving_path` in tests/annotation/helpers.py)
-run the same scenarios through both paths; `settings.ANNOTATION_HOT_PATH = False` (env ANNOTATION_HOT_PATH=0)
-switches the fast path off.
+once elsewhere: answers are validated by `answer_checks.validate_answer`, "a slot is held" is `engine.held_sql`
+(the claim below is an unanswered reservation that holds its slot), deadlines come from
+`participation.batch_deadline`, the finished body from `display.finished_payload`. The dual-path tests
+(`serving_path` in tests/annotation/helpers.py) run the same scenarios through both paths;
+`settings.ANNOTATION_HOT_PATH = False` (env ANNOTATION_HOT_PATH=0) switches the fast path off.
 
 Locks: the statement takes the batch row first, as every general-path writer of a session does, so it
 serializes with them (a screening failure being processed, an expiry) instead of deadlocking; then a share lock
@@ -51,6 +51,7 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.utils.encoders import JSONEncoder
 
+from annotation.services.answer_checks import validate_answer
 from annotation.services.display import finished_payload, redirect_with_code
 from annotation.services.engine import held_sql
 from annotation.services.participation import batch_deadline
@@ -178,6 +179,7 @@ def available() -> bool:
 
 def _execute(sql: str, params: dict[str, Any]) -> list[tuple]:
     """Run a statement on Django's connection with server-side binding, prepared once per connection."""
+    # PostgreSQL only: the SQLite demo never loads psycopg
     import psycopg
 
     connection.ensure_connection()
@@ -214,7 +216,6 @@ def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None,
     bytes, or None where only the general `next` can serve it), or None for the general path.
 
     Raises the general path's ApplicationError (400) for an invalid answer to a live item."""
-    from annotation.services.answers import validate_answer  # local: answers imports this module
 
     if (not available() or not token or len(token) > 64 or not isinstance(item, str) or not item or len(item) > 32
             or telemetry is not None):

@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db.models import Q
 
 from annotation.error_codes import ALREADY_PARTICIPATED, INVALID_LINK, SESSION_IN_PROGRESS, STUDY_BUSY
 from annotation.models import Batch, EntryPlatform, Participant, Study
+from annotation.selectors import grace_seconds
 from core.errors import ApplicationError
 
 PROLIFIC_ID = re.compile(r"^[0-9a-fA-F]{24}$")  # Prolific's participant and study ids: 24 hexadecimal characters
@@ -81,11 +81,6 @@ def entry_check(*, study: Study, platform: str, participant_id: str, study_ref: 
 
 
 # --- room ---------------------------------------------------------------------------------------------------
-
-
-def grace_seconds(study: Study) -> int:
-    value = study.first_answer_grace_seconds
-    return int(settings.ANNOTATION_FIRST_ANSWER_GRACE_SECONDS if value is None else value)
 
 
 def first_answer_deadline(*, study: Study, now: datetime) -> datetime:

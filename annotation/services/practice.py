@@ -10,8 +10,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from annotation.error_codes import ANSWER_CONFLICT, INVALID_PRACTICE, WRONG_STATE
-from annotation.models import ORDERING_KINDS, Batch, ItemKind, PracticeAnswer, PracticeItem, Study
-from annotation.services.display import CHOICES
+from annotation.models import CHOICES, ORDERING_KINDS, Batch, ItemKind, PracticeAnswer, PracticeItem, Study
 from annotation.services.session_lookup import session_load
 from core.error_codes import INVALID, NOT_FOUND
 from core.errors import ApplicationError

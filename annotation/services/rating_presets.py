@@ -14,7 +14,8 @@ from annotation.error_codes import (
     NOT_A_REWRITE_STUDY,
     TOO_FEW_OUTPUTS,
 )
-from annotation.models import ItemKind
+from annotation.models import ItemKind, Study
+from annotation.services.rewrite_corpus import accepted_rewrites
 from annotation.services.studies import QUESTION_PRESETS
 from core.error_codes import INVALID
 from core.errors import ApplicationError
@@ -165,8 +166,6 @@ def rating_items_build(*, records: list[tuple[int, Any]], kind: str, where: str 
 def rating_items_from_rewrite_study(*, study_slug: str, kind: str) -> list[dict[str, Any]]:
     """The accepted rewrites of a rewrite study as rating items: Likert, one per rewrite (`system` names its
     writer); ranking, one per source with its rewrites (at least 2)."""
-    from annotation.models import Study
-    from annotation.services.rewrite_corpus import accepted_rewrites
 
     if kind not in (ItemKind.LIKERT, ItemKind.RANKING):
         raise ApplicationError(f"Outputs study: builds likert or ranking studies, not {kind}.", code=INVALID_KIND,

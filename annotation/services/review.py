@@ -25,8 +25,11 @@ from annotation.models import (
     Study,
     TelemetryStatus,
     WorkerBlock,
+    WritingSignal,
 )
 from annotation.services.engine import reservations_release
+from annotation.services.writing_signals.registry import SPECS
+from annotation.services.writing_signals.services import signals_of, writing_signals_compute
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from core.pseudonyms import person_key
@@ -109,8 +112,6 @@ QUEUE_ORDERS = ("oldest", "flags")  # or "signal:<name>": that signal's score, m
 
 
 def review_queue_check(*, show: str = "", order: str = "oldest") -> None:
-    from annotation.services.writing_signals.registry import SPECS
-
     if show not in QUEUE_FILTERS and show not in SPECS:
         raise ApplicationError(f"show must be one of {sorted(QUEUE_FILTERS)[1:]} or a signal {sorted(SPECS)}.",
                                details={"show": [str(show)[:40]]})
@@ -125,9 +126,6 @@ def review_queue(*, study: Study | None = None, limit: int = 200, show: str = ""
     flagged by a signal (or by any, or none), without telemetry, or with inconsistent telemetry; `order` puts the
     most flagged first, or a signal's most suspicious scores first; by default the rewrites of blocked writers
     come first, then the oldest."""
-    from annotation.models import WritingSignal
-    from annotation.services.writing_signals.registry import SPECS
-    from annotation.services.writing_signals.services import signals_of
 
     review_queue_check(show=show, order=order)
     qs = (Response.objects.filter(study_item__kind=ItemKind.REWRITE, study__rewrite_settings__isnull=False,
@@ -177,8 +175,6 @@ def review_autoflag(*, study: Study, language_model: str | None = None, near_dup
     rewrite flagged by a signal in `RewriteSettings.signal_auto_reject` is rejected as "other", the evidence as
     the note the writer is shown, through `review_decide` (its slot reopens). Without a rule nothing is rejected:
     signals are evidence for a reviewer, not a verdict."""
-    from annotation.models import WritingSignal
-    from annotation.services.writing_signals.services import writing_signals_compute
 
     summary = writing_signals_compute(study=study, language_model=language_model,
                                       near_duplicate_method=near_duplicate_method, embedding_model=embedding_model,
@@ -250,6 +246,7 @@ AUTO_REVIEW_MIN_OVERLAP = 60.0
 def rewrite_keeps_meaning(*, source: str, rewrite: str, min_overlap: float = AUTO_REVIEW_MIN_OVERLAP) -> bool:
     """The auto-review rule: rapidfuzz token_sort_ratio of rewrite and source (lower-cased) at least `min_overlap`
     (0-100)."""
+    # heavy: rapidfuzz loads only when edit distances are computed
     from rapidfuzz import fuzz
 
     return fuzz.token_sort_ratio(source.lower(), rewrite.lower()) >= min_overlap

@@ -13,8 +13,10 @@ from rapidfuzz import fuzz
 
 from annotation.models import COPY_THRESHOLD_DEFAULT, ItemKind, Participant, RewriteSettings, Study
 from annotation.services.studies import DEFAULT_ELIGIBILITY, study_create
+from annotation.services.writing_signals.registry import auto_reject_validate, thresholds_validate
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
+from tasks.models import Corpus, ParallelPair
 from tasks.services.parsers import read_text, records_read
 
 URL_RE = re.compile(r"(https?://|www\.)\S+", re.IGNORECASE)
@@ -76,8 +78,6 @@ def sources_check(*, sources: list[tuple[str, str]], where: str, field: str = "s
 
 
 def sources_from_corpus(*, name: str, side: int) -> list[tuple[str, str]]:
-    from tasks.models import Corpus, ParallelPair  # the tasks app is to the left of annotation
-
     if side not in (1, 2):
         raise ApplicationError(f"Side must be 1 or 2, not {side!r}.", field="side")
     corpus = Corpus.objects.filter(name=name).first()
@@ -198,7 +198,6 @@ def rewrite_study_create(
     if min_accepted < 0:
         raise ApplicationError(f"Qualify min accepted must be at least 0, not {min_accepted}.",
                                field="qualify_min_accepted")
-    from annotation.services.writing_signals.registry import auto_reject_validate, thresholds_validate
 
     thresholds = thresholds_validate(signal_thresholds)
     auto_reject = auto_reject_validate(signal_auto_reject)

@@ -2,14 +2,12 @@
 errors every session service raises. Below `session_creation`, `sessions` and `answers`, which all load sessions."""
 from __future__ import annotations
 
-from datetime import datetime
-
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.error_codes import EXPIRED, WRONG_STATE
-from annotation.models import Batch, Reservation
-from annotation.services.engine import reservations_release
+from annotation.models import Batch
+from annotation.services.engine import batch_expire
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 
@@ -31,17 +29,6 @@ def _expired() -> ApplicationError:
 
 
 # --- loading a session ---------------------------------------------------------------------------------
-
-
-def batch_expire(*, batch: Batch, now: datetime) -> bool:
-    """Move an overdue batch to `expired` and release its unanswered reservations (caller holds the row lock)."""
-    if batch.state != Batch.State.ITEMS or batch.expires_at is None or batch.expires_at > now:
-        return False
-    reservations_release(Reservation.objects.filter(batch=batch, answered_at__isnull=True, released=False), now=now)
-    Batch.objects.filter(pk=batch.pk).update(state=Batch.State.EXPIRED, finished_at=now)
-    batch.state = Batch.State.EXPIRED
-    batch.finished_at = now
-    return True
 
 
 def _lock_batch(token: str) -> Batch:

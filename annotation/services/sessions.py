@@ -9,10 +9,11 @@ from django.utils import timezone
 
 from annotation.error_codes import NO_WORK_AVAILABLE
 from annotation.models import Batch, Participant, Reservation, Study
-from annotation.selectors import batch_code
+from annotation.selectors import batch_progress
 from annotation.services import participation
-from annotation.services.display import finished_payload, public_item
+from annotation.services.display import finished_payload, public_item, public_questions, redirect_with_code
 from annotation.services.engine import batch_reserve
+from annotation.services.review import review_feedback
 from annotation.services.rewrites import persona_store
 from annotation.services.session_lookup import (
     _expired,
@@ -258,3 +259,48 @@ def _complete_if_done(batch: Batch) -> bool:
         batch.save(update_fields=["state", "finished_at"])
         return True
     return False
+
+
+# --- what the page is sent --------------------------------------------------------------------------
+
+
+def batch_code(batch: Batch) -> tuple[str | None, str | None]:
+    """The code a finished batch ends with, and where to take it: the completion code for a completed batch, the
+    (independent) screened-out code for a screened-out one; no code for an expired or declined batch (those
+    participants return the submission/HIT: docs/annotator-api.md, "Endings")."""
+    study = batch.study
+    code = {Batch.State.COMPLETED: study.completion_code,
+            Batch.State.SCREENED_OUT: study.screened_out_code}.get(batch.state)
+    if code is None:
+        return None, None
+    return code, redirect_with_code(study.redirect_url or "", code, platform=batch.participant.platform)
+
+
+def session_payload(batch: Batch) -> dict[str, Any]:
+    study = batch.study
+    code, redirect = batch_code(batch)
+    return {
+        "token": batch.token,
+        "state": batch.state,
+        "batch": batch.number,
+        "study": {
+            "slug": study.slug,
+            "title": study.title,
+            "item_kind": study.item_kind,
+            "task_description": study.task_description,
+            "consent_text": study.consent_text,
+            "eligibility_questions": [
+                {"name": q["name"], "text": q.get("text", q["name"]), "choices": list(q.get("choices", []))}
+                for q in study.eligibility_questions
+            ],
+            "questions": public_questions(study),
+            "rewrite_min_length": study.rewrite_min_length,
+            "estimated_minutes": study.estimated_minutes,
+        },
+        "progress": batch_progress(batch),
+        "expires_at": participation.batch_time_limit_at(batch),
+        "completion_code": code,
+        "redirect_url": redirect,
+        # Reasons of the worker's rejected rewrites, shown on their next visit (annotation/services/review.py).
+        **({"feedback": review_feedback(batch=batch)} if study.item_kind == "rewrite" else {}),
+    }

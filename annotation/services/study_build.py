@@ -11,7 +11,16 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import ORDERING_KINDS, ItemKind, Study
+from annotation.services.practice import practice_items_set
+from annotation.services.rating_presets import (
+    rating_items_build,
+    rating_items_from_rewrite_study,
+    rating_preset_get,
+)
+from annotation.services.rewrites import rewrite_study_create, sources_check, sources_from_corpus
+from annotation.services.sampling_plan import sampling_plan_compute
 from annotation.services.studies import QUESTION_PRESETS, items_check, questions_validate, study_create
+from annotation.services.study_settings import ORDERING, SETTINGS_BY_NAME
 from core.errors import ApplicationError
 
 
@@ -88,13 +97,6 @@ def study_build(
     [(id, text)] | sources_corpus + side, target_style, filters, examples, min_length, max_length, copy_threshold,
     persona, min_accepted, min_rate, signal_thresholds, signal_auto_reject}. `settings` are the declared study
     settings (annotation.services.study_settings), passed to `study_create` which checks them."""
-    from annotation.services.practice import practice_items_set
-    from annotation.services.rating_presets import (
-        rating_items_build,
-        rating_items_from_rewrite_study,
-        rating_preset_get,
-    )
-    from annotation.services.sampling_plan import sampling_plan_compute
 
     if kind == "ordering":  # the admin's and API's older spelling: an ordering study of `setup`
         kind = setup or ""
@@ -170,8 +172,6 @@ REWRITE_KEYS = ("target_style", "filters", "examples", "min_length", "max_length
 
 def _rewrite_build(*, slug: str, rewrite: dict[str, Any], eligibility_questions: list[dict[str, Any]] | None,
                    study_status: str, settings: dict[str, Any]) -> StudyBuilt:
-    from annotation.services.rewrites import rewrite_study_create, sources_check, sources_from_corpus
-    from annotation.services.study_settings import ORDERING, SETTINGS_BY_NAME
 
     sources, corpus_name, side = rewrite.get("sources"), rewrite.get("sources_corpus") or "", rewrite.get("side")
     if (sources is None) == (not corpus_name):

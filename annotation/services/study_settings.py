@@ -19,6 +19,9 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
+from django import forms
+from rest_framework import serializers
+
 from annotation.models import COPY_THRESHOLD_DEFAULT
 from core.errors import ApplicationError
 
@@ -159,7 +162,6 @@ def drf_fields() -> dict[str, Any]:
 
 def drf_field(s: StudySetting, **overrides: Any) -> Any:
     """One setting's API field, with its declared default and bounds (so the OpenAPI schema states them too)."""
-    from rest_framework import serializers
 
     common: dict[str, Any] = {"required": False, "default": s.default, "help_text": s.help or None,
                               "label": s.label, **overrides}
@@ -180,7 +182,6 @@ def drf_field(s: StudySetting, **overrides: Any) -> Any:
 
 def form_fields() -> dict[str, Any]:
     """The admin form's fields (annotation.forms.StudyCreateForm); an empty box is the default."""
-    from django import forms
 
     fields: dict[str, Any] = {}
     for s in STUDY_SETTINGS:

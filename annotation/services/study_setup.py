@@ -15,6 +15,7 @@ from annotation.models import Batch, Reservation, Study
 from annotation.services.display import public_item, redirect_with_code, shown_for_item
 from annotation.services.engine import reservations_release
 from annotation.services.participation import accepted_platforms
+from annotation.services.practice import practice_preview
 from core.errors import ApplicationError
 
 PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -91,7 +92,6 @@ def study_preview(*, study: Study, platform: str) -> dict[str, Any]:
         accepted = ", ".join(accepted_platforms(study))
         raise ApplicationError(f"Study '{study.slug}' does not take {platform} links (it takes {accepted}).",
                                code=PLATFORM_MISMATCH, status=404, field="platform")
-    from annotation.services.practice import practice_preview
 
     codes = {"completed": study.completion_code, "screened_out": study.screened_out_code}
     return {

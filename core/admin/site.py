@@ -10,6 +10,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.contrib.admin import helpers
 from django.db import models
 from django.http import HttpRequest
 from django.urls import reverse
@@ -104,7 +105,6 @@ _display_for_field: Any = None
 def json_readonly_install() -> None:
     """The admin's read-only fields render through django.contrib.admin.helpers.display_for_field, which prints JSON
     compactly on one line; there is no hook for a field type, so that one name is wrapped (once) here."""
-    from django.contrib.admin import helpers
 
     global _display_for_field
     if _display_for_field is None:

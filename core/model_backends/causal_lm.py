@@ -15,7 +15,7 @@ from typing import Any
 
 from core.error_codes import EMPTY_CHOICE, INVALID_DEVICE, INVALID_MODEL_DIR, MISSING_MODEL_DIR, NOT_CAUSAL_LM
 from core.errors import ApplicationError
-from core.model_backends import ChoiceQuestion, ModelReply, ReplyStatus, register
+from core.model_backends.base import ChoiceQuestion, ModelReply, ReplyStatus, register
 
 TIE = 1e-6
 
@@ -53,6 +53,7 @@ def model_dir_check(model_dir: str) -> Path:
 
 
 def _causal_type(config: dict[str, Any]) -> bool:
+    # heavy: torch/transformers load only when a model runs
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
     return bool(config.get("model_type")) and config["model_type"] in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES \
@@ -72,6 +73,7 @@ def device_check(device: str | None) -> str:
 
 def device_resolve(device: str) -> str:
     """On the worker that runs the model: auto becomes cuda where there is one."""
+    # heavy: torch/transformers load only when a model runs
     import torch
 
     device = device_check(device)
@@ -84,12 +86,16 @@ def device_resolve(device: str) -> str:
 
 
 @functools.lru_cache(maxsize=2)
-def _load(path: str, device: str) -> tuple[Any, Any]:
+def causal_lm_load(path: str, device: str, *, half_on_cuda: bool = True) -> tuple[Any, Any]:
+    """(tokenizer, model) of a local causal LM directory, in eval mode on `device`, never downloading; kept for the
+    process (two at most). The one loader: the model back-end, scoring's log-probability metric and the writing
+    signals' perplexity all load through it. Half precision on CUDA unless `half_on_cuda=False`."""
+    # heavy: torch/transformers load only when a model runs
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    dtype = torch.float16 if device == "cuda" else torch.float32
+    dtype = torch.float16 if device == "cuda" and half_on_cuda else torch.float32
     model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=dtype).to(device).eval()
     return tokenizer, model
 
@@ -118,7 +124,7 @@ class CausalLMBackend:
         if self._loaded is None:
             self.device = device_resolve(self.device)
             try:
-                self._loaded = _load(str(self.path), self.device)
+                self._loaded = causal_lm_load(str(self.path), self.device)
             except Exception as exc:  # transformers raises many kinds (OSError, ValueError, KeyError)
                 raise ApplicationError(f"Model directory: {self.path} could not be loaded as a causal language "
                                        f"model ({type(exc).__name__}: {str(exc)[:200]}).", code=NOT_CAUSAL_LM,
@@ -127,6 +133,7 @@ class CausalLMBackend:
 
     def scores(self, question: ChoiceQuestion) -> tuple[list[float], int]:
         """log p(choice text | prompt) for every choice, and the prompt's token count."""
+        # heavy: torch/transformers load only when a model runs
         import torch
 
         tokenizer, model = self._model()

@@ -38,7 +38,7 @@ from core.error_codes import (
     MODEL_REQUEST_REFUSED,
 )
 from core.errors import ApplicationError
-from core.model_backends import ChoiceQuestion, ModelReply, ReplyStatus, register
+from core.model_backends.base import ChoiceQuestion, ModelReply, ReplyStatus, register
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 

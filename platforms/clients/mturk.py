@@ -27,6 +27,7 @@ THROTTLED = {"Throttling", "ThrottlingException", "TooManyRequestsException", "R
 
 
 def _snake(operation: str) -> str:
+    # heavy: boto3/botocore load only when an MTurk account is used
     from botocore import xform_name
 
     return xform_name(operation)  # CreateHITType -> create_hit_type, as boto3 names its methods
@@ -38,6 +39,7 @@ def mturk_endpoint(*, sandbox: bool, endpoint_url: str = "") -> str:
 
 def mturk_clients(*, sandbox: bool, endpoint_url: str = "", profile: str = "") -> tuple[Any, Any]:
     """(client for reads, client for writes): the same credentials from boto3's chain, two retry policies."""
+    # heavy: boto3/botocore load only when an MTurk account is used
     import boto3
     from botocore.config import Config
 
@@ -53,6 +55,7 @@ def mturk_clients(*, sandbox: bool, endpoint_url: str = "", profile: str = "") -
 
 def mturk_call(client: Any, operation: str, params: dict[str, Any], *, what: str) -> dict[str, Any]:
     """One MTurk call, its errors mapped to PlatformCallError (outcome refused / not_sent / unknown)."""
+    # heavy: boto3/botocore load only when an MTurk account is used
     from botocore.exceptions import (
         BotoCoreError,
         ClientError,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
+import uuid
 from collections import defaultdict
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -29,6 +30,7 @@ from django.utils import timezone
 
 from annotation.error_codes import WRONG_STATE
 from annotation.models import Response
+from annotation.services.exports import csv_cell
 from annotation.services.rewrite_corpus import accepted_rewrites
 from core.errors import ApplicationError
 from platforms.backends import backend_for
@@ -259,8 +261,6 @@ def bonus_resolve(*, platform_study: PlatformStudy, paid: bool, bulk_id: str = "
 
 
 def _uuid_or_none(value: str) -> Any:
-    import uuid
-
     try:
         return uuid.UUID(value)
     except ValueError:
@@ -269,7 +269,6 @@ def _uuid_or_none(value: str) -> Any:
 
 def ledger_csv(*, platform_study: PlatformStudy | None = None) -> str:
     """The ledger as CSV, one row per ledger row (cells neutralized against spreadsheet formulas)."""
-    from annotation.services.exports import csv_cell
 
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")

@@ -11,8 +11,10 @@ from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
 from platforms.error_codes import CONFIRMATION_REQUIRED, NO_ACCOUNT
-from platforms.models import PlatformStudy
-from platforms.services.accounts import account_get, platform_study_get, study_get
+from platforms.models import PlatformAccount, PlatformStudy
+from platforms.services import bonuses, decisions, lists, messages, publish, sync
+from platforms.services.accounts import account_default, account_get, platform_study_get, study_get
+from platforms.services.decisions import platform_decide
 
 KINDS = ("platform_publish", "platform_sync", "platform_decide", "platform_bonus", "platform_message",
          "platform_block_list")
@@ -34,17 +36,15 @@ def platform_job_start(*, kind: str, study_slug: str = "", params: dict[str, Any
                 _rejections_unconfirmed(platform_study)
     elif params.get("account"):
         account_get(name=params["account"])
-    from platforms.celery_tasks import platform_job_task
 
     with transaction.atomic():
         job = job_create(kind=kind, params={"study": study_slug, **params}, created_by=created_by)
-        job_enqueue(job=job, task=platform_job_task)
+        job_enqueue(job=job, task="platforms.job")
     return job
 
 
 def _account_precheck(study: Any, account_name: str) -> None:
     """The account a publish job would use exists (refused here, not in the worker, when there is none)."""
-    from platforms.services.accounts import account_default
 
     if PlatformStudy.objects.filter(study=study).exists():
         return
@@ -63,7 +63,6 @@ def _account_precheck(study: Any, account_name: str) -> None:
 def _rejections_unconfirmed(platform_study: PlatformStudy) -> None:
     """Refused before a job is queued when the decisions (from the submissions as last synced) hold rejections; the
     job checks again after its own sync."""
-    from platforms.services.decisions import platform_decide
 
     plan = platform_decide(platform_study=platform_study, sync=False)
     if plan["reject"]:
@@ -73,13 +72,10 @@ def _rejections_unconfirmed(platform_study: PlatformStudy) -> None:
 
 
 def platform_job_execute(*, job: Job) -> dict[str, Any]:
-    from platforms.services import bonuses, decisions, lists, messages, publish, sync
-
     params = dict(job.params)
     slug = params.pop("study", "")
     by = job.created_by
     if job.kind == "platform_block_list":
-        from platforms.models import PlatformAccount
 
         accounts = ([account_get(name=params["account"])] if params.get("account")
                     else list(PlatformAccount.objects.exclude(block_list_id="")))

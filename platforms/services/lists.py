@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.models import Participant, WorkerBlock
+from annotation.models import Participant, Study, WorkerBlock
 from annotation.services.rewrite_corpus import accepted_rewrites
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from core.pseudonyms import is_pseudonym
+from platforms.backends import backend_for
 from platforms.error_codes import EMPTY_ALLOW_LIST
 from platforms.models import PlatformAccount, PlatformStudy
 
@@ -39,7 +40,6 @@ def block_list_ensure(*, account: PlatformAccount, backend: Any) -> str:
 
 def block_list_sync(*, account: PlatformAccount, backend: Any | None = None) -> dict[str, Any]:
     """Make the platform's block list equal to StyleCrowd's blocked workers (membership calls are idempotent)."""
-    from platforms.backends import backend_for
 
     own = backend is None
     backend = backend or backend_for(account)
@@ -61,7 +61,6 @@ def allow_list_members(*, platform_study: PlatformStudy) -> set[str]:
     studies = rule.get("accepted_writers_of") or []
     if studies:
         minimum = int(rule.get("min_accepted") or 1)
-        from annotation.models import Study
 
         found = list(Study.objects.filter(slug__in=studies))
         missing = sorted(set(studies) - {s.slug for s in found})

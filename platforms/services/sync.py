@@ -5,6 +5,7 @@ someone the platform knows and StyleCrowd does not is reported; a decision whose
 when the platform shows it done. Webhook events go through the same `submission_apply`."""
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from dataclasses import replace
 from typing import Any
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from annotation.models import Participant
 from annotation.services.departures import participant_departed
+from core.errors import ApplicationError
 from core.pseudonyms import is_pseudonym, person_key
 from platforms.backends import backend_for
 from platforms.backends.base import SubmissionInfo
@@ -83,7 +85,6 @@ def _confirm_unknown_decision(row: PlatformSubmission, backend: Any) -> bool:
 def platform_sync(*, platform_study: PlatformStudy, progress: Any = None) -> dict[str, Any]:
     """Read every submission of the study (all pages) and apply each. Reads only: safe to run any time."""
     if not platform_study.external_id:
-        from core.errors import ApplicationError
 
         raise ApplicationError(f"Study {platform_study.study.slug} has no {platform_study.get_platform_display()} "
                                "study yet (publish it first).", code=NOT_PUBLISHED, status=409)
@@ -119,7 +120,6 @@ def platform_sync(*, platform_study: PlatformStudy, progress: Any = None) -> dic
 
 def sync_published() -> dict[str, Any]:
     """Beat's fallback to webhooks: sync every published study; one failing study does not stop the others."""
-    import logging
 
     done, failed = 0, []
     for platform_study in PlatformStudy.objects.filter(state=PlatformStudy.State.PUBLISHED).select_related(

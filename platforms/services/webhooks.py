@@ -20,11 +20,13 @@ from django.utils import timezone
 
 from core.error_codes import INVALID
 from core.errors import ApplicationError
+from core.jobs import registered_task
 from platforms.backends import backend_for
 from platforms.crypto import secret_decrypt, secret_encrypt
 from platforms.error_codes import PLATFORM_REFUSED, WEBHOOK_REFUSED
 from platforms.models import PlatformAccount, PlatformStudy, WebhookEvent
 from platforms.services.erasure import erased_scrub
+from platforms.services.sync import submission_apply
 
 EVENT_TYPE = "submission.status.change"
 
@@ -72,10 +74,9 @@ def webhook_receive(*, account_name: str, headers: dict[str, str], body: bytes) 
                 account=account, event_id=event_id, event_type=str(payload.get("event_type", ""))[:64],
                 resource_id=str(payload.get("resource_id", ""))[:64], status=str(payload.get("status", ""))[:32],
                 payload=payload)
-            from platforms.celery_tasks import webhook_event_process_task
-
+            process = registered_task("platforms.webhook_event_process")
             # If the broker is down the event is still recorded; the scheduled sync is the fallback.
-            transaction.on_commit(lambda: webhook_event_process_task.delay(event.pk), robust=True)
+            transaction.on_commit(lambda: process.delay(event.pk), robust=True)
     except IntegrityError:
         return WebhookEvent.objects.get(account=account, event_id=event_id), False
     return event, True
@@ -84,7 +85,6 @@ def webhook_receive(*, account_name: str, headers: dict[str, str], body: bytes) 
 def webhook_event_process(*, event_id: int) -> dict[str, Any]:
     """Apply one recorded event: the submission is read from Prolific (its study, its status now) and applied as a
     sync would. Runs at most once per event (the row's state is claimed first)."""
-    from platforms.services.sync import submission_apply
 
     with transaction.atomic():
         claimed = WebhookEvent.objects.filter(pk=event_id, state=WebhookEvent.State.RECEIVED).update(

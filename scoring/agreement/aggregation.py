@@ -15,6 +15,7 @@ import pandas as pd
 from annotation.error_codes import NO_ITEMS
 from annotation.models import Study
 from core.errors import ApplicationError
+from core.jobs import job_create, job_enqueue, progress_for
 from scoring.agreement import selectors
 from scoring.agreement.stats.votes import first_k_responses, votes_compute
 from scoring.error_codes import METHOD, NOTHING_TO_AGGREGATE
@@ -96,20 +97,17 @@ def aggregation_compare(
 
 def aggregation_start(*, run: Any, created_by: str = "") -> Any:
     """Queue Dawid–Skene and MACE for the run's study as a job."""
-    from core.jobs import job_create, job_enqueue
-    from scoring.celery_tasks.agreement import aggregation_task
 
     if not run.study.items.exists():
         raise ApplicationError(f"Study '{run.study.slug}' has no items to aggregate.", code=NO_ITEMS)
     params = {"study": run.study.slug, "agreement_run": run.pk}
     job = job_create(kind="crowd_aggregation", params=params, created_by=created_by)
-    job_enqueue(job=job, task=aggregation_task)
+    job_enqueue(job=job, task="scoring.aggregate_crowd")
     return job
 
 
 def aggregation_execute(*, job: Any) -> dict[str, Any]:
     """Body of the Celery task: the job's row (its params) in, the comparison of the methods out."""
-    from core.jobs import progress_for
 
     params, job_id = job.params, job.pk
     study = selectors.study_get(slug=params["study"])

@@ -19,9 +19,11 @@ Figure = Any
 
 def _pyplot() -> Any:
     """matplotlib, imported when a plot is drawn (not when the admin loads), without a display."""
+    # heavy: matplotlib loads only when a figure is drawn
     import matplotlib
 
     matplotlib.use("Agg")
+    # heavy: matplotlib loads only when a figure is drawn
     import matplotlib.pyplot as plt
 
     return plt

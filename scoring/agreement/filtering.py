@@ -15,9 +15,11 @@ from django.db import transaction
 
 from annotation.models import Study, StudyItem
 from core.errors import ApplicationError
-from core.jobs import job_create, job_enqueue
+from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
+from scoring.agreement import selectors
 from scoring.agreement.runs import json_safe
+from scoring.agreement.selectors import study_get
 from scoring.agreement.stats.summary import agreement_compute
 from scoring.error_codes import INVALID_RULE, NOTHING_TO_FILTER, SEED_REQUIRED
 from scoring.models import FilterRun
@@ -58,7 +60,6 @@ def balance_validated(*, validated: pd.DataFrame, seed: int | None,
 def surplus_stel_apply(*, items: pd.DataFrame, study: Study, k: int, m: int) -> tuple[pd.DataFrame, int]:
     """Decide the items with more than k valid responses by STEL's rule: n_correct = max(0, k − incorrect votes
     among all valid responses). Returns the table and how many items it changed the count of."""
-    from scoring.agreement import selectors
 
     surplus = items["n_valid"].to_numpy() > k
     if not surplus.any():
@@ -113,7 +114,6 @@ def filter_run_start(*, study: Study, min_correct: int | None = None, balance: b
                      balance_groups: list[list[str]] | None = None, surplus: str = "first",
                      seed: int | None = None, created_by: str = "") -> Job:
     """Check the rule, then queue the filter as a job (nothing is stored when the rule is refused)."""
-    from scoring.celery_tasks.agreement import filter_run_task
 
     if surplus not in SURPLUS_RULES:
         raise ApplicationError(f"Surplus rule must be one of {', '.join(SURPLUS_RULES)}.", code=INVALID_RULE,
@@ -124,7 +124,7 @@ def filter_run_start(*, study: Study, min_correct: int | None = None, balance: b
               "balance_groups": balance_groups, "surplus": surplus}
     with transaction.atomic():
         job = job_create(kind="filter_instances", params=params, created_by=created_by)
-        job_enqueue(job=job, task=filter_run_task)
+        job_enqueue(job=job, task="scoring.filter_instances")
     return job
 
 
@@ -231,8 +231,6 @@ def filter_run_summary(run: FilterRun) -> dict[str, Any]:
 
 def filter_run_execute(*, job: Job) -> dict[str, Any]:
     """Body of the Celery task: the job's row (its params) in, a FilterRun out (once per job)."""
-    from core.jobs import progress_for
-    from scoring.agreement.selectors import study_get
 
     params = job.params
     run = instances_filter(

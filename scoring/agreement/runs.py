@@ -16,7 +16,9 @@ from annotation.models import Study
 from core.commands import json_default
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
+from scoring.agreement.dashboard import plots_prerender
 from scoring.error_codes import INVALID_RESAMPLES
+from scoring.model_annotators.comparison import model_comparison_compute
 from scoring.models import AgreementRun
 
 from .stats.bootstrap import DEFAULT_RESAMPLES
@@ -61,9 +63,8 @@ def agreement_run_start(
         job.params = {**job.params, "agreement_run": run.pk}
         job.save(update_fields=["params"])
         if enqueue:
-            from scoring.celery_tasks.agreement import agreement_compute_task
 
-            job_enqueue(job=job, task=agreement_compute_task, args=[run.pk])
+            job_enqueue(job=job, task="scoring.agreement_compute", args=[run.pk])
     return run
 
 
@@ -82,7 +83,6 @@ def agreement_run_compute(
         progress=progress or progress_for(job_id, every=20),
     )
     # Model annotators beside the crowd: computed apart, from their own table, after every human figure.
-    from scoring.model_annotators.comparison import model_comparison_compute
 
     models = model_comparison_compute(
         study=run.study, question=run.question, level=run.level, component=run.component, k=params.get("k"),
@@ -104,7 +104,6 @@ def agreement_run_compute(
 def agreement_run_execute(*, job: Any) -> dict[str, Any]:
     """Body of the Celery task: the run this job fills (its parameters live on the run), computed once, its plots
     drawn; the job's result."""
-    from scoring.agreement.dashboard import plots_prerender
 
     run = agreement_run_compute(run_id=AgreementRun.objects.values_list("pk", flat=True).get(job=job), job_id=job.pk)
     plots_prerender(run=run)

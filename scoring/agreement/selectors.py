@@ -32,6 +32,7 @@ def study_get(*, slug: str) -> Study:
 
 
 def _psycopg_cursor() -> Any:
+    # PostgreSQL only: the SQLite demo never loads psycopg
     import psycopg
 
     connection.ensure_connection()

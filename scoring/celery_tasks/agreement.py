@@ -5,6 +5,9 @@ from __future__ import annotations
 from celery import shared_task
 
 from core.jobs import job_running
+from scoring.agreement.aggregation import aggregation_execute
+from scoring.agreement.filtering import filter_run_execute
+from scoring.agreement.runs import agreement_run_execute
 
 __all__ = ["agreement_compute_task", "filter_run_task", "aggregation_task"]
 
@@ -12,8 +15,6 @@ __all__ = ["agreement_compute_task", "filter_run_task", "aggregation_task"]
 # `run_id`: the run is the one that holds the job (AgreementRun.job); the id travels for the logs and the broker.
 @shared_task(name="scoring.agreement_compute", acks_late=True, reject_on_worker_lost=True)
 def agreement_compute_task(job_id: int, run_id: int) -> int:
-    from scoring.agreement.runs import agreement_run_execute
-
     with job_running(job_id) as job:
         if job is None:
             return run_id
@@ -25,8 +26,6 @@ def agreement_compute_task(job_id: int, run_id: int) -> int:
 # holds the same dict, so they are ignored.
 @shared_task(name="scoring.filter_instances", acks_late=True, reject_on_worker_lost=True)
 def filter_run_task(job_id: int, legacy_params: dict | None = None) -> int | None:
-    from scoring.agreement.filtering import filter_run_execute
-
     with job_running(job_id) as job:
         if job is None:
             return None
@@ -36,8 +35,6 @@ def filter_run_task(job_id: int, legacy_params: dict | None = None) -> int | Non
 
 @shared_task(name="scoring.aggregate_crowd", acks_late=True, reject_on_worker_lost=True)
 def aggregation_task(job_id: int, legacy_params: dict | None = None) -> int | None:
-    from scoring.agreement.aggregation import aggregation_execute
-
     with job_running(job_id) as job:
         if job is None:
             return None

@@ -4,14 +4,13 @@ from __future__ import annotations
 from celery import shared_task
 
 from core.jobs import job_running
+from scoring.export.jobs import export_execute
 
 __all__ = ["benchmark_export_task"]
 
 
 @shared_task(name="scoring.benchmark_export", acks_late=True, reject_on_worker_lost=True)
 def benchmark_export_task(job_id: int) -> int | None:
-    from scoring.export.jobs import export_execute
-
     with job_running(job_id) as job:
         if job is None:
             return None

@@ -8,14 +8,13 @@ from __future__ import annotations
 from celery import shared_task
 
 from core.jobs import job_running
+from scoring.metric_evaluation.services import metric_evaluation_execute
 
 __all__ = ["metric_evaluation_execute_task"]
 
 
 @shared_task(name="scoring.evaluate_metrics", acks_late=True, reject_on_worker_lost=True)
 def metric_evaluation_execute_task(job_id: int, evaluation_id: int) -> int:
-    from scoring.metric_evaluation.services import metric_evaluation_execute
-
     with job_running(job_id) as job:
         if job is None:
             return evaluation_id

@@ -8,14 +8,13 @@ from __future__ import annotations
 from celery import shared_task
 
 from core.jobs import job_running
+from scoring.model_annotators.runs import model_run_execute
 
 __all__ = ["model_run_execute_task"]
 
 
 @shared_task(name="scoring.model_annotators.run", acks_late=True, reject_on_worker_lost=True)
 def model_run_execute_task(job_id: int, run_id: int) -> int:
-    from scoring.model_annotators.runs import model_run_execute
-
     with job_running(job_id) as job:
         if job is None:
             return run_id

@@ -9,14 +9,13 @@ from __future__ import annotations
 from celery import shared_task
 
 from core.jobs import job_running
+from scoring.model_scoring.runs import score_run_execute
 
 __all__ = ["score_run_execute_task"]
 
 
 @shared_task(name="scoring.model_scoring.score_run", acks_late=True, reject_on_worker_lost=True)
 def score_run_execute_task(job_id: int, run_id: int) -> int:
-    from scoring.model_scoring.runs import score_run_execute
-
     with job_running(job_id) as job:
         if job is None:
             return run_id

@@ -41,6 +41,7 @@ class ModelEditor:
             raise ApplicationError(f"Model: {path} is not a directory with a saved model.", code=MODEL_NOT_FOUND,
                                    field="model")
         try:
+            # heavy: torch/transformers load only when a model runs
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - the models group is installed in tests
             raise ApplicationError("Model: needs transformers (pip install '.[models]').", field="model",
@@ -56,6 +57,7 @@ class ModelEditor:
         self.max_new_tokens = max_new_tokens
 
     def make(self, *, text: str, error_type: str, seed: int) -> ContentEdit | None:
+        # heavy: torch/transformers load only when a model runs
         import torch
 
         prompt = f"{PROMPTS[error_type]}\nOriginal: {text}\nWith the error:"

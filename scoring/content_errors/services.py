@@ -12,6 +12,7 @@ from annotation.models import ItemKind, Study
 from annotation.services.studies import QUESTION_PRESETS, study_create
 from core.errors import ApplicationError
 from scoring.content_errors.editors import ERROR_TYPES, ContentEdit, content_error_make
+from scoring.content_errors.generative import ModelEditor
 from scoring.content_errors.pairs import RewritePair
 from scoring.error_codes import INVALID_DECISION, INVALID_ERROR_TYPE, NOTHING_ACCEPTED
 from scoring.models import ContentError, ContentErrorSet
@@ -59,7 +60,6 @@ def content_error_set_build(*, name: str, pairs: Sequence[RewritePair], source: 
         raise ApplicationError(f"a content-error set named {name!r} already exists", code=CONFLICT, status=409)
     editor: Editor = _rules
     if model_path:
-        from scoring.content_errors.generative import ModelEditor
 
         model = ModelEditor(path=model_path)
         editor = lambda text, error_type, s: model.make(text=text, error_type=error_type, seed=s)  # noqa: E731

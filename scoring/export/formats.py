@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from core.errors import ApplicationError
 from scoring.error_codes import INVALID_FORMAT
+from scoring.export.selection import SPLIT_RANK
 from tasks.stel import tsv as stel_tsv
 
 STEL_COLUMNS = stel_tsv.COLUMNS  # the format is defined once, in tasks.stel.tsv
@@ -171,9 +172,22 @@ def _file_writer(write: Callable[..., None], *, stel: bool = False) -> Writer:
     return writer
 
 
-def _hub_writer(frame: pd.DataFrame, out: Path, ids_only: bool) -> list[dict[str, Any]]:
-    from scoring.export.hub import hub_data_write
+def hub_data_write(frame: pd.DataFrame, folder: Path, *, ids_only: bool) -> list[dict[str, Any]]:
+    """data/<component>/<split>.parquet, rows in the export's order, `index` counting within each file."""
+    columns = row_columns(ids_only=ids_only, with_setup=not ids_only)
+    files = []
+    for component in sorted(set(frame["style_type"])):
+        of_component = frame[frame["style_type"] == component]
+        for split in sorted(set(of_component["split"]), key=SPLIT_RANK.__getitem__):
+            rows = of_component[of_component["split"] == split]
+            path = folder / "data" / str(component) / f"{split}.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_parquet(rows, path, columns=columns)
+            files.append(file_facts(path, root=folder, rows=len(rows), config=str(component), split=split))
+    return files
 
+
+def _hub_writer(frame: pd.DataFrame, out: Path, ids_only: bool) -> list[dict[str, Any]]:
     return hub_data_write(frame, out, ids_only=ids_only)
 
 

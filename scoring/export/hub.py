@@ -6,11 +6,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from core.errors import ApplicationError
 from scoring.error_codes import INVALID_OUT
-from scoring.export.formats import file_facts, row_columns, write_parquet
 from scoring.export.selection import SPLIT_RANK
 
 ALL_CONFIG = "all"
@@ -21,21 +18,6 @@ SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"
 
 def size_category(n: int) -> str:
     return next((label for limit, label in SIZE_CATEGORIES if n < limit), "10M<n<100M")
-
-
-def hub_data_write(frame: pd.DataFrame, folder: Path, *, ids_only: bool) -> list[dict[str, Any]]:
-    """data/<component>/<split>.parquet, rows in the export's order, `index` counting within each file."""
-    columns = row_columns(ids_only=ids_only, with_setup=not ids_only)
-    files = []
-    for component in sorted(set(frame["style_type"])):
-        of_component = frame[frame["style_type"] == component]
-        for split in sorted(set(of_component["split"]), key=SPLIT_RANK.__getitem__):
-            rows = of_component[of_component["split"] == split]
-            path = folder / "data" / str(component) / f"{split}.parquet"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_parquet(rows, path, columns=columns)
-            files.append(file_facts(path, root=folder, rows=len(rows), config=str(component), split=split))
-    return files
 
 
 def hub_configs(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -61,6 +43,7 @@ def hub_configs(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def hub_readme(*, card: dict[str, Any], markdown: str, files: list[dict[str, Any]], licence_ids: list[str]) -> str:
     """README.md: the hub's YAML front matter (huggingface_hub's DatasetCardData writes it) and the card."""
+    # heavy: huggingface_hub loads only when the Hub is used
     from huggingface_hub import DatasetCardData
 
     languages = sorted({c["language"] for c in card["preprocessing"]["corpora"]}) or ["en"]

@@ -55,7 +55,10 @@ def hub_token() -> str:
 
 def _timeouts() -> None:
     """Every request huggingface_hub makes gets the timeout (its own default client waits forever)."""
+    # heavy: huggingface_hub's HTTP stack loads only when the Hub is used
     import httpx2
+
+    # heavy: huggingface_hub loads only when the Hub is used
     from huggingface_hub.utils import set_client_factory
     from huggingface_hub.utils._http import default_client_factory
 
@@ -73,6 +76,7 @@ def _timeouts() -> None:
 def _online() -> Iterator[None]:
     """This process may be in huggingface_hub's offline mode (model loading sets HF_HUB_OFFLINE so that no weights are
     ever downloaded); an upload the researcher asked for is the one call let through, for its duration."""
+    # heavy: huggingface_hub loads only when the Hub is used
     from huggingface_hub import constants
 
     before = constants.HF_HUB_OFFLINE
@@ -98,6 +102,7 @@ def _http_error(exc: Exception, *, during: str) -> ApplicationError:
 
 def hub_upload_folder(*, folder: Path, repo: str, token: str, private: bool, message: str) -> HubCommit:
     """Create the dataset repository if needed and upload the folder as one commit."""
+    # heavy: huggingface_hub loads only when the Hub is used
     from huggingface_hub import HfApi
 
     _timeouts()
@@ -107,7 +112,10 @@ def hub_upload_folder(*, folder: Path, repo: str, token: str, private: bool, mes
 
 
 def _upload(*, api: Any, folder: Path, repo: str, private: bool, message: str) -> HubCommit:
+    # heavy: huggingface_hub's HTTP stack loads only when the Hub is used
     import httpx2
+
+    # heavy: huggingface_hub loads only when the Hub is used
     from huggingface_hub.errors import HfHubHTTPError
 
     try:

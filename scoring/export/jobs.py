@@ -34,11 +34,10 @@ def export_start(*, fmt: str, status: str = "validated", corpus: str = "", compo
     export_selection_check(selection=selection, study=study, ids_only=ids_only)
     params = {"format": fmt, "status": status, "corpus": corpus, "component": component, "setup": setup,
               "study": study_slug, "name": name, "ids_only": ids_only}
-    from scoring.celery_tasks.export import benchmark_export_task
 
     with transaction.atomic():
         job = job_create(kind=JOB_KIND, params=params, created_by=created_by)
-        job_enqueue(job=job, task=benchmark_export_task)
+        job_enqueue(job=job, task="scoring.benchmark_export")
     return job
 
 

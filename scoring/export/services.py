@@ -155,7 +155,7 @@ def _votes_write(*, spec: ExportFormat, target: Path, frame: Any, studies: list[
         lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in table.to_pylist())
         atomic_write(path, lambda tmp: tmp.write_text(lines, encoding="utf-8", newline="\n"))
     else:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # heavy: the Parquet writer loads only for Parquet exports
 
         atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
     root = target if spec.folder else target.parent

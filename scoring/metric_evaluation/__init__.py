@@ -3,6 +3,29 @@
 `base` holds the interface and registry; `lexical`, `neural` and `logprob` the built-in metrics;
 `selectors`/`services` the meta-evaluation; `correlation` the statistics; `plots` the admin figure.
 """
-from .base import REGISTRY, Metric, MetricItem, metric_names, metrics_resolve
+from core.errors import ApplicationError
+from scoring.error_codes import NO_METRICS, UNKNOWN_METRIC
+
+# The built-in metrics register themselves on import; they are cheap until a metric runs (their models load then).
+from . import lexical, logprob, neural  # noqa: F401
+from .base import REGISTRY, Metric, MetricItem
 
 __all__ = ["REGISTRY", "Metric", "MetricItem", "metric_names", "metrics_resolve"]
+
+
+def metrics_resolve(names: list[str]) -> list[Metric]:
+    """Metric objects for the given names, in order, without duplicates; unknown names are an error."""
+    cleaned = [name.strip() for name in names if name.strip()]
+    if not cleaned:
+        raise ApplicationError(f"no metrics given; choose from {', '.join(sorted(REGISTRY))}", code=NO_METRICS)
+    unknown = [name for name in cleaned if name not in REGISTRY]
+    if unknown:
+        raise ApplicationError(
+            f"unknown metric(s) {', '.join(unknown)}; known metrics: {', '.join(sorted(REGISTRY))}",
+            code=UNKNOWN_METRIC,
+        )
+    return [REGISTRY[name]() for name in dict.fromkeys(cleaned)]
+
+
+def metric_names() -> list[str]:
+    return sorted(REGISTRY)

@@ -16,7 +16,7 @@ from core.views import job_accepted, job_accepted_schema, job_body
 from scoring.error_codes import NOT_COMPUTED
 from scoring.models import MetricEvaluation
 
-from .base import metric_names
+from . import metric_names
 from .plots import evaluation_plot_cached
 from .services import metric_evaluation_start, metric_evaluation_summary
 
@@ -54,8 +54,6 @@ def _evaluation_body(evaluation: Any, *, full: bool) -> dict[str, Any]:
 
 
 def _evaluations() -> Any:
-    from scoring.models import MetricEvaluation
-
     return MetricEvaluation.objects.select_related("study", "job")
 
 

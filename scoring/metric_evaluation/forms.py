@@ -7,7 +7,8 @@ from django import forms
 
 from annotation.models import ItemKind, Study
 
-from .base import REGISTRY, metric_names
+from . import metric_names
+from .base import REGISTRY
 
 
 class MetricEvaluationForm(forms.Form):

@@ -16,12 +16,13 @@ its own, so the three contexts score exactly the same rewrite tokens.
 """
 from __future__ import annotations
 
-import functools
+import math
 from typing import Any
 
 import numpy as np
 
 from core.errors import ApplicationError
+from core.model_backends.causal_lm import causal_lm_load
 from scoring.error_codes import BAD_OPTION
 
 from .base import (
@@ -42,17 +43,6 @@ TEMPLATES: dict[str, str] = {
     "repeat": "Repeat the following sentence.\nSentence: {source}\nRepeated sentence:",
 }
 CONTEXTS = ("style", "paraphrase", "repeat")
-
-
-@functools.lru_cache(maxsize=2)
-def _causal_lm(path: str, device: str) -> tuple[Any, Any]:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    dtype = torch.float16 if device == "cuda" else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=dtype).to(device).eval()
-    return tokenizer, model
 
 
 def build_contexts(item: MetricItem, templates: dict[str, str]) -> dict[str, str]:
@@ -82,6 +72,7 @@ def token_probabilities(
     positions (`logits_to_keep`) instead of the whole sequence — the softmax over a 30-150k vocabulary is most
     of the cost of a small LM on CPU.
     """
+    # heavy: torch/transformers load only when a model runs
     import torch
 
     out: list[list[float]] = [[] for _ in sequences]
@@ -121,7 +112,6 @@ def token_probabilities(
 
 def content_and_style(p_style: list[float], p_paraphrase: list[float], p_repeat: list[float]) -> tuple[float, float]:
     """C and S of one rewrite from its per-token probabilities under the three contexts."""
-    import math
 
     n = len(p_style)
     if n == 0:
@@ -162,7 +152,7 @@ class LogprobMetric(Metric):
         distinct = list(dict.fromkeys(keys))
 
         def compute(missing: list[str]) -> list[list[float]]:
-            tokenizer, model = _causal_lm(options["model_path"], options["device"])
+            tokenizer, model = causal_lm_load(options["model_path"], options["device"])
             pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
             sequences = [encode_pair(tokenizer, *key.split("\x00", 1)) for key in missing]
             return token_probabilities(model, sequences, device=options["device"], batch_size=options["batch_size"],

@@ -6,6 +6,7 @@ Celery worker on the `gpu` queue loads each one once.
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ def _common_options(metric: str, options: dict[str, Any], default: Path | None) 
 
 @functools.lru_cache(maxsize=4)
 def _sentence_transformer(path: str, device: str) -> Any:
+    # heavy: sentence-transformers (torch) loads only when a model runs
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(path, device=device, local_files_only=True)
@@ -86,6 +88,7 @@ class EmbeddingCosineMetric(Metric):
 
 @functools.lru_cache(maxsize=2)
 def _bert_scorer(path: str, num_layers: int, device: str, batch_size: int) -> Any:
+    # heavy: bert-score (torch) loads only when the metric runs
     from bert_score import BERTScorer
 
     return BERTScorer(model_type=path, num_layers=num_layers, device=device, batch_size=batch_size)
@@ -101,7 +104,6 @@ class BertScoreMetric(Metric):
         options = _common_options(self.name, options, minilm_path())
         if options.get("num_layers") in (None, ""):
             # bert-score only knows default layers for hub names; for a local path use the last layer.
-            import json
 
             config = json.loads((Path(options["model_path"]) / "config.json").read_text())
             options["num_layers"] = int(config.get("num_hidden_layers") or 1)
@@ -126,6 +128,7 @@ class BertScoreMetric(Metric):
 
 @functools.lru_cache(maxsize=2)
 def _nli_model(path: str, device: str) -> tuple[Any, Any]:
+    # heavy: torch/transformers load only when a model runs
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
@@ -152,13 +155,13 @@ class NliMutualMetric(Metric):
 
     def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         options = _common_options(self.name, options, None)
-        import json
 
         config = json.loads((Path(options["model_path"]) / "config.json").read_text())
         options["entailment_id"] = entailment_index(config.get("label2id") or {})
         return options
 
     def score(self, items: list[MetricItem], *, options: dict[str, Any], progress: Progress | None = None) -> Scores:
+        # heavy: torch/transformers load only when a model runs
         import torch
 
         tokenizer, model = _nli_model(options["model_path"], options["device"])

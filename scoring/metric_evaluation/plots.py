@@ -4,6 +4,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from core.file_cache import cached_bytes
+
 MAX_SCATTERS = 6
 
 
@@ -17,7 +19,6 @@ def evaluation_plot_caption(results: dict[str, Any]) -> str:
 
 def evaluation_plot_cached(evaluation: Any) -> bytes:
     """Drawn once per computed evaluation and kept as a file (see core/file_cache.py)."""
-    from core.file_cache import cached_bytes
 
     stamp = evaluation.computed_at.strftime("%Y%m%dT%H%M%S%f") if evaluation.computed_at else "pending"
     return cached_bytes(key=f"metrics/evaluation-{evaluation.pk}-{stamp}.png",
@@ -27,9 +28,11 @@ def evaluation_plot_cached(evaluation: Any) -> bytes:
 def evaluation_plot_png(results: dict[str, Any]) -> bytes:
     """Left: Spearman rho per metric column (overall bar, one dot per style). Right: metric vs mean human rating
     scatters for the first columns, coloured by system."""
+    # heavy: matplotlib loads only when a figure is drawn
     import matplotlib
 
     matplotlib.use("Agg")
+    # heavy: matplotlib loads only when a figure is drawn
     import matplotlib.pyplot as plt
 
     columns = results.get("columns") or {}

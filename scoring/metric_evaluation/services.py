@@ -18,9 +18,12 @@ from annotation.models import Study
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, job_progress
 from scoring.error_codes import BAD_OPTION
+from scoring.metric_evaluation.plots import evaluation_plot_cached
 from scoring.model_cache.services import model_cache_used
+from scoring.models import MetricEvaluation
 
-from .base import Metric, metrics_resolve
+from . import metrics_resolve
+from .base import Metric
 from .correlation import by_group, spearman, system_level
 from .selectors import RatedItem, likert_study_get, rated_items_select
 
@@ -136,13 +139,11 @@ def metric_evaluation_compute(
 def metric_evaluation_execute(*, job: Any) -> dict[str, Any]:
     """Body of the Celery task: the evaluation this job fills (its request lives on the evaluation), computed once,
     its plot drawn; the job's result."""
-    from scoring.models import MetricEvaluation
 
     evaluation = metric_evaluation_stored_compute(
         evaluation_id=MetricEvaluation.objects.values_list("pk", flat=True).get(job=job), job_id=job.pk)
     summary = metric_evaluation_summary(evaluation)
     if (evaluation.results or {}).get("columns"):
-        from scoring.metric_evaluation.plots import evaluation_plot_cached
 
         evaluation_plot_cached(evaluation)  # drawn once, now, not when the page is opened
     return {"evaluation": evaluation.pk, "n_items": summary["n_items"],
@@ -151,7 +152,6 @@ def metric_evaluation_execute(*, job: Any) -> dict[str, Any]:
 
 def _evaluation_create(*, request: EvaluationRequest, created_by: str, results: dict[str, Any] | None,
                        job: Any = None) -> Any:
-    from scoring.models import MetricEvaluation
 
     return MetricEvaluation.objects.create(
         study=request.study, question=request.question, metrics=[m.name for m in request.metrics],
@@ -178,7 +178,6 @@ def metric_evaluation_start(
     created_by: str = "",
 ) -> Any:
     """Validate, store an empty evaluation with a Job row, and queue the computation once committed."""
-    from scoring.celery_tasks.metric_evaluation import metric_evaluation_execute_task
 
     request = metric_evaluation_prepare(
         study_slug=study_slug, question=question, metric_names=metric_names, options=options, by=by
@@ -189,13 +188,12 @@ def metric_evaluation_start(
                                                  "metrics": [m.name for m in request.metrics], "queue": queue},
                          created_by=created_by)
         evaluation = _evaluation_create(request=request, created_by=created_by, results=None, job=job)
-        job_enqueue(job=job, task=metric_evaluation_execute_task, args=[evaluation.pk], queue=queue)
+        job_enqueue(job=job, task="scoring.evaluate_metrics", args=[evaluation.pk], queue=queue)
     return evaluation
 
 
 def metric_evaluation_stored_compute(*, evaluation_id: int, job_id: int | None = None) -> Any:
     """Compute a stored evaluation from its request (idempotent: a finished one is left alone)."""
-    from scoring.models import MetricEvaluation
 
     evaluation = MetricEvaluation.objects.select_related("study").get(pk=evaluation_id)
     if evaluation.is_computed:

@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annotation.models import Study
+from annotation.models import Study, StudyItem
 from scoring.agreement import selectors
 from scoring.agreement.stats.alpha import alpha_counts, krippendorff_alpha_of
 from scoring.agreement.stats.scales import study_scale
 from scoring.agreement.stats.votes import first_k_responses, votes_compute
-from scoring.models import ModelRun
+from scoring.models import AgreementRun, ModelAnswer, ModelRun
 from tasks.models import InstanceStatus, TaskInstance
 
 from .selectors import item_verdicts, model_answers_frame
@@ -38,6 +38,7 @@ MAX_SPLIT_ITEMS = 30
 
 
 def cohen_kappa(model: np.ndarray, human: np.ndarray, *, ordinal: bool) -> float | None:
+    # heavy: scikit-learn loads only when this computation runs
     from sklearn.metrics import cohen_kappa_score
 
     if len(model) < 2 or len(set(model) | set(human)) < 2:
@@ -236,8 +237,6 @@ def _by_vote_share(answers: pd.DataFrame, per_item: pd.DataFrame, k: int) -> lis
 def models_card(*, instance_ids: list[int], studies: list[Study]) -> list[dict[str, Any]]:
     """The dataset card's model section: per finished model run of the studies that gave the votes, its accuracy on
     the exported rows (and on those validated), with the agreement figures of the study's latest agreement run."""
-    from annotation.models import StudyItem
-    from scoring.models import AgreementRun, ModelAnswer
 
     if not studies or not instance_ids:
         return []

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.models import ORDERING_KINDS, ItemKind, Study, StudyItem
+from annotation.models import ORDERING_KINDS, ItemKind, Study, StudyItem, swap_answer
 from annotation.services.answers import validate_answer
-from annotation.services.display import public_item, public_questions, shown_for_item, swap_answer
+from annotation.services.display import public_item, public_questions, shown_for_item
 from core.errors import ApplicationError
 from core.model_backends import ChoiceQuestion
 from scoring.error_codes import TOO_MANY_OUTPUTS, UNSUPPORTED_KIND

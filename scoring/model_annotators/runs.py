@@ -134,9 +134,8 @@ def model_run_start(
         job.params = {**job.params, "model_run": run.pk}
         job.save(update_fields=["params"])
         if enqueue:
-            from scoring.celery_tasks.model_annotators import model_run_execute_task
 
-            job_enqueue(job=job, task=model_run_execute_task, args=[run.pk], queue=queue)
+            job_enqueue(job=job, task="scoring.model_annotators.run", args=[run.pk], queue=queue)
     return run
 
 

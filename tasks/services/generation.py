@@ -18,6 +18,7 @@ from core.errors import ApplicationError
 from tasks.error_codes import CONFLICT, INSTANCES_EXIST, INSTANCES_IN_USE, INVALID_COUNT, TOO_FEW_PAIRS, UNKNOWN_SETUP
 from tasks.models import Corpus, GenerationRun, Order, ParallelPair, Setup, StyleComponent, TaskInstance
 from tasks.services.pair_test import PAIR_TEST_REASONS, STEL_MIN_EDIT_DISTANCE, pair_test
+from tasks.services.stel_or_content import style_or_content_from_stel
 
 GENERATION_VERSION = 2  # 2: STEL's pair test screens anchor and alternative pairs; STEL-style ID tags
 INSERT_BATCH = 5000
@@ -123,7 +124,6 @@ def _instances(corpus: Corpus, run: GenerationRun, setup: str, pairs: list[tuple
 def _from_stel(*, corpus: Corpus, setup: str, seed: int, count: int | None,
                progress: Callable[[int, int], None] | None) -> GenerationRun:
     """An imported STEL corpus has instances, not pairs: style-or-content ones can be built from its quadruples."""
-    from tasks.services.stel_or_content import style_or_content_from_stel
 
     if setup != Setup.STYLE_OR_CONTENT:
         raise ApplicationError(f"corpus '{corpus.name}' holds imported STEL instances, not pairs: only "

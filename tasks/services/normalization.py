@@ -39,6 +39,7 @@ def has_tokenization_artefact(text: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _detokenizer():  # noqa: ANN202 - sacremoses has no type hints
+    # heavy: sacremoses loads only when text is detokenised
     from sacremoses import MosesDetokenizer
 
     return MosesDetokenizer(lang="en")

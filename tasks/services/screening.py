@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 
@@ -111,9 +114,7 @@ def screening_questions_load_published() -> dict[str, Any]:
     """Load STEL's published screening questions, the data `loaddata screening_questions` loads, matched by name
     (never by primary key, so no question of one's own is overwritten); components they need are created, and a
     component or question that exists is left as it is (a researcher may have switched one off). Idempotent."""
-    import json
 
-    from django.conf import settings
 
     path = next((d / f"{PUBLISHED_FIXTURE}.json" for d in map(_as_path, settings.FIXTURE_DIRS)
                  if (d / f"{PUBLISHED_FIXTURE}.json").exists()), None)
@@ -143,6 +144,4 @@ def screening_questions_load_published() -> dict[str, Any]:
 
 
 def _as_path(folder: Any) -> Any:
-    from pathlib import Path
-
     return Path(folder)

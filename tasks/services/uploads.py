@@ -28,9 +28,10 @@ from tasks.error_codes import (
     WRONG_FILE_FIELD,
 )
 from tasks.licences import licence_resolve
-from tasks.models import Corpus
+from tasks.models import Corpus, Setup, TaskInstance
 from tasks.services.corpus_formats import CORPUS_FORMATS, FORMATS
-from tasks.services.imports import component_get
+from tasks.services.generation import instances_generate
+from tasks.services.imports import component_get, corpus_import
 
 
 def upload_size_check(*, files: list[UploadedFile]) -> None:
@@ -102,11 +103,10 @@ def corpus_import_start(
         "replace": replace, "source": source or ", ".join(f.name or "" for f in files), "licence": licence,
         "attribution": attribution, "language": language, "upload_dir": str(upload_dir),
     }
-    from tasks.celery_tasks import corpus_import_task
 
     with transaction.atomic():
         job = job_create(kind="corpus_import", params=params, created_by=created_by)
-        job_enqueue(job=job, task=corpus_import_task)
+        job_enqueue(job=job, task="tasks.corpus_import")
     return job
 
 
@@ -114,8 +114,6 @@ def instances_generate_start(
     *, corpus: Corpus, setup: str, seed: int = 0, count: int | None = None, replace: bool = False,
     created_by: str = "",
 ) -> Job:
-    from tasks.celery_tasks import instances_generate_task
-    from tasks.models import Setup, TaskInstance
 
     # What the generation would refuse in the worker, refused here in plain words (no job row is left).
     if setup not in Setup.values:
@@ -133,13 +131,12 @@ def instances_generate_start(
             "corpus_id": corpus.pk, "corpus": corpus.name, "setup": setup, "seed": seed, "count": count,
             "replace": replace,
         })
-        job_enqueue(job=job, task=instances_generate_task)
+        job_enqueue(job=job, task="tasks.instances_generate")
     return job
 
 
 def corpus_import_execute(*, job: Job) -> dict[str, Any]:
     """Import the files the start service saved (named in the job's params); the uploads are removed after."""
-    from tasks.services.imports import corpus_import
 
     params = job.params
     try:
@@ -166,8 +163,6 @@ def corpus_import_execute(*, job: Job) -> dict[str, Any]:
 
 
 def instances_generate_execute(*, job: Job) -> dict[str, Any]:
-    from tasks.services.generation import instances_generate
-
     params = job.params
     corpus = Corpus.objects.select_related("component").get(pk=params["corpus_id"])
     run = instances_generate(

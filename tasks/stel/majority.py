@@ -37,6 +37,7 @@ def m_of_k_borderline(n_correct: Any, m: int) -> Any:
 def stel_surplus_correct(n_incorrect: Any, k: int) -> Any:
     """STEL's rule for an item with more than k valid answers (eval_annotations.py): surplus votes are removed
     correct ones first, so the item keeps min(k, incorrect) incorrect votes and k − that many correct ones."""
+    # heavy: numpy loads only when the vectorised path runs (the rule itself needs none)
     import numpy as np
 
     return np.maximum(0, k - np.asarray(n_incorrect))

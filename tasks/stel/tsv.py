@@ -137,6 +137,7 @@ def stel_tsv_write(rows: dict[str, Any], path: Path) -> None:
 
     pandas' writer is how STEL produced its files: the same quoting, the leading unnamed 0-based index column and
     "\\n" line endings, so an export of STEL's instances reproduces STEL's files."""
+    # heavy: pandas loads only when a table is read
     import pandas as pd
 
     table = pd.DataFrame({column: rows[column] for column in COLUMNS}, columns=COLUMNS)

@@ -21,8 +21,8 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
 
-from annotation import selectors
 from annotation.models import Batch, Participant, Response, Study
+from annotation.services import sessions
 from annotation.services.studies import study_create
 from tests.annotation.helpers import make_study
 from tests.gunicorn_server import gunicorn
@@ -255,7 +255,7 @@ def test_a_server_error_on_a_participant_endpoint_has_the_json_shape(client: Cli
     def broken(batch: Batch) -> dict:
         raise RuntimeError(f"internal detail {MARKER}")
 
-    monkeypatch.setattr(selectors, "session_payload", broken)
+    monkeypatch.setattr(sessions, "session_payload", broken)
     response = client.http.get(f"{client.base}/api/v1/sessions/{client.token}/", timeout=30)
     error = assert_json_error(response, 500, "server_error")
     assert "echo-9f3c" not in response.text and "internal detail" not in response.text

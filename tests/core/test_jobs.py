@@ -1,7 +1,7 @@
 import pytest
 
 from core.errors import ApplicationError
-from core.jobs import job_create, job_progress, job_running
+from core.jobs import job_create, job_enqueue, job_progress, job_running
 from core.models import Job
 
 pytestmark = pytest.mark.django_db
@@ -27,3 +27,12 @@ def test_a_failed_job_records_the_error_and_a_done_job_is_not_run_again() -> Non
     Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
     with job_running(job.pk) as again:
         assert again is None  # a redelivered task finds the work done
+
+
+def test_a_job_is_queued_by_its_tasks_registered_name_and_an_unknown_name_is_refused_at_once() -> None:
+    job = job_create(kind="test", params={})
+    job_enqueue(job=job, task="tasks.corpus_import", queue="gpu")  # sent on commit, which this test never reaches
+    job.refresh_from_db()
+    assert (job.task_name, job.task_args, job.queue) == ("tasks.corpus_import", [], "gpu")
+    with pytest.raises(LookupError, match="no Celery task is registered as 'tasks.corpus_imprt'"):
+        job_enqueue(job=job, task="tasks.corpus_imprt")

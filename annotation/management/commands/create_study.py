@@ -16,6 +16,8 @@ from annotation.services.study_build import study_build, study_items_source_chec
 from annotation.services.study_settings import REWRITE_DEFAULTS, STUDY_SETTINGS, cli_arguments_add
 from core.commands import JsonCommand, json_file_read
 from core.errors import ApplicationError
+from tasks.models import Corpus
+from tasks.services.leaks import instances_audit
 
 
 class Command(JsonCommand):
@@ -122,8 +124,6 @@ class Command(JsonCommand):
 
     def audit(self, study: Any) -> list[str]:
         """The leak detector on every corpus the study draws instances from (tasks.services.leaks)."""
-        from tasks.models import Corpus
-        from tasks.services.leaks import instances_audit
 
         corpus_ids = set(study.items.filter(instance__isnull=False).values_list("instance__corpus_id", flat=True))
         warnings: list[str] = []

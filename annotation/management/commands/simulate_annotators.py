@@ -28,7 +28,7 @@ from annotation.management.simulated_writers import (
     writer_kind_draw,
     writers_parse,
 )
-from annotation.models import EntryPlatform, ItemKind, Study
+from annotation.models import EntryPlatform, ItemKind, Reservation, Response, Study
 from annotation.selectors import batch_answer_key
 from annotation.services.rewrites import copy_ratio
 from core.commands import JsonCommand
@@ -70,6 +70,7 @@ class Crowd:
                                  for q in study.eligibility_questions}
 
     async def call(self, session: Any, method: str, endpoint: str, path: str, body: Any = None) -> tuple[int, Any]:
+        # optional: aiohttp is needed only by the HTTP simulation
         import aiohttp
 
         started = time.perf_counter()
@@ -103,7 +104,6 @@ class Crowd:
     def _rewrite(self, item: dict[str, Any], sloppy: bool) -> str:
         """A simulated writer's rewrite of the shown source: a good one keeps every word (contractions expanded) in a
         formal frame, different enough not to count as a copy; a sloppy one keeps the first word and drops the rest."""
-        from annotation.services.rewrites import copy_ratio
 
         source = item["texts"]["source"]
         if sloppy:
@@ -245,6 +245,7 @@ class Crowd:
                     status, body = await self.call(session, "GET", "next", f"/api/v1/sessions/{token}/next/")
 
     async def run(self, *, participants: int, concurrency: int, ramp_up: float = 0.0) -> float:
+        # optional: aiohttp is needed only by the HTTP simulation
         import aiohttp
 
         semaphore = asyncio.Semaphore(concurrency)
@@ -271,7 +272,6 @@ class Crowd:
 
 def _other_rewrites(public_id: str) -> list[str]:
     """The rewrites other writers stored for the item behind `public_id` (what a copier finds shared elsewhere)."""
-    from annotation.models import Reservation, Response
 
     reservation = Reservation.objects.filter(public_id=public_id).values_list("study_item_id", "participant_id").first()
     if reservation is None:

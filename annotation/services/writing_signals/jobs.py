@@ -11,12 +11,16 @@ from django.db.models import Max
 
 from annotation.error_codes import NOT_A_REWRITE_STUDY
 from annotation.models import ItemKind, Response, RewriteSettings, Study, WritingSignal
+from annotation.services.review import review_autoflag
+from annotation.services.writing_signals.language_model import model_dir_check
+from annotation.services.writing_signals.model_rewrite import RewriteModel, rewrite_model_options, study_model_rewriter
 from annotation.services.writing_signals.registry import auto_reject_validate, thresholds_validate
 from annotation.services.writing_signals.services import NEAR_DUPLICATE_METHODS
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
+from core.paths import data_path_check
 
 
 def rewrite_study_get(slug: str) -> Study:
@@ -57,9 +61,6 @@ def writing_signals_options(*, language_model: str | None, near_duplicate_method
     """The models a run uses, checked as every door checks them: given directories (inside the data folders for the
     web doors), else settings.STYLECROWD_WRITING_LM for the language model; the endpoint that writes the model's
     own rewrites (`rewrite_model`: a RewriteModel, or None) answers."""
-    from annotation.services.writing_signals.language_model import model_dir_check
-    from annotation.services.writing_signals.model_rewrite import rewrite_model_options
-    from core.paths import data_path_check
 
     if near_duplicate_method not in NEAR_DUPLICATE_METHODS:
         raise ApplicationError(f"Near-duplicate method must be one of {NEAR_DUPLICATE_METHODS}, not "
@@ -84,8 +85,6 @@ def writing_signals_run(*, study: Study, options: dict[str, Any],
     """One measurement with checked `options` (`writing_signals_options`, or a job's params): the review service's
     auto-flag, with the model rewriter opened for the run (the API key read from the environment here) and
     closed after it."""
-    from annotation.services.review import review_autoflag
-    from annotation.services.writing_signals.model_rewrite import RewriteModel, study_model_rewriter
 
     endpoint = options.get("rewrite_model")
     if isinstance(endpoint, dict):
@@ -113,7 +112,6 @@ def writing_signals_start(
     """Check the input, save the study's thresholds and rule, and queue the computation (and the rule) as a job.
     `language_model` defaults to settings.STYLECROWD_WRITING_LM; `rewrite_model_url` + `rewrite_model` switch on
     the similarity to the model's own rewrites (the job stores the name of the key's variable, never the key)."""
-    from annotation.celery_tasks import writing_signals_task
 
     study = rewrite_study_get(study_slug)
     paths = writing_signals_options(language_model=language_model, near_duplicate_method=near_duplicate_method,
@@ -128,7 +126,7 @@ def writing_signals_start(
             "near_duplicate_method": near_duplicate_method, "embedding_model": paths["embedding_model"],
             "rewrite_model": endpoint.params() if endpoint else None})
         heavy = paths["language_model"] or near_duplicate_method == "embedding"
-        job_enqueue(job=job, task=writing_signals_task, queue="gpu" if heavy else None)
+        job_enqueue(job=job, task="annotation.writing_signals", queue="gpu" if heavy else None)
     return job
 
 
@@ -141,7 +139,6 @@ def writing_signals_execute(*, job: Job) -> dict[str, Any]:
 def writing_signals_refresh() -> dict[str, Any]:
     """The periodic auto-flag: every active reviewed rewrite study with rewrites newer than its signals gets the
     signals that need no model measured again, and its auto-reject rule applied. Returns the studies refreshed."""
-    from annotation.services.review import review_autoflag
 
     refreshed = []
     for study in Study.objects.filter(status=Study.Status.ACTIVE, item_kind=ItemKind.REWRITE,

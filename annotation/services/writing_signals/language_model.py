@@ -12,12 +12,12 @@ no model configured: the signal is off.
 """
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from core.errors import ApplicationError
+from core.model_backends.causal_lm import causal_lm_load, device_resolve
 
 
 def model_dir_check(path: str, *, field: str = "language_model") -> str:
@@ -29,14 +29,10 @@ def model_dir_check(path: str, *, field: str = "language_model") -> str:
     return str(resolved.resolve())
 
 
-@functools.lru_cache(maxsize=2)
 def _load(path: str) -> tuple[Any, Any, str]:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True).to(device).eval()
+    device = device_resolve("auto")
+    # Full precision: the thresholds on perplexity and entropy were set on float32 numbers.
+    tokenizer, model = causal_lm_load(path, device, half_on_cuda=False)
     return tokenizer, model, device
 
 
@@ -50,6 +46,7 @@ def _ids(tokenizer: Any, text: str, limit: int) -> list[int]:
 def llm_statistics(texts: list[str], *, path: str, batch_size: int = 16,
                    progress: Callable[[int, int], None] | None = None) -> list[tuple[float, float] | None]:
     """(log-perplexity, mean entropy) per text, in nats; None for a text of fewer than two tokens."""
+    # heavy: torch/transformers load only when a model runs
     import torch
 
     tokenizer, model, device = _load(path)

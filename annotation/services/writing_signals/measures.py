@@ -129,6 +129,7 @@ def near_duplicates(rewrites: Sequence[tuple[int, str, str, Any]], *,
 
 def char_similarity(texts: list[str]) -> Any:
     """rapidfuzz's normalized Indel similarity (0-100) of every pair of texts."""
+    # heavy: rapidfuzz loads only when edit distances are computed
     from rapidfuzz import fuzz, process
 
     return process.cdist(texts, texts, scorer=fuzz.ratio)
@@ -137,6 +138,7 @@ def char_similarity(texts: list[str]) -> Any:
 def model_similarity(*, text: str, model_text: str, model: str) -> Measure:
     """rapidfuzz's normalized Indel similarity (0-100) of a rewrite with the model's own rewrite of its source; the
     evidence quotes the model's text so that a reviewer can compare the two."""
+    # heavy: rapidfuzz loads only when edit distances are computed
     from rapidfuzz import fuzz
 
     score = round(fuzz.ratio(normalize(text), normalize(model_text)), 1)

@@ -20,8 +20,18 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.error_codes import NOT_A_REWRITE_STUDY
-from annotation.models import ItemKind, Response, RewriteSettings, Signal, Study, TelemetryStatus, WritingSignal
+from annotation.models import (
+    ItemKind,
+    Response,
+    RewriteReview,
+    RewriteSettings,
+    Signal,
+    Study,
+    TelemetryStatus,
+    WritingSignal,
+)
 from annotation.services.writing_signals import measures
+from annotation.services.writing_signals.language_model import llm_statistics, model_dir_check
 from annotation.services.writing_signals.registry import SPECS, thresholds_resolve
 from core.errors import ApplicationError
 
@@ -41,6 +51,7 @@ def _rewrites(study: Study) -> list[Response]:
 
 def _embedding_similarity(path: str) -> Callable[[list[str]], Any]:
     def similarity(texts: list[str]) -> Any:
+        # heavy: sentence-transformers (torch) loads only when a model runs
         from sentence_transformers import SentenceTransformer
 
         model = SentenceTransformer(path, local_files_only=True)
@@ -69,7 +80,6 @@ def writing_signals_compute(
         raise ApplicationError("Near-duplicate method 'embedding' needs an embedding model (a local "
                                "sentence-transformers directory).", field="embedding_model")
     if language_model:
-        from annotation.services.writing_signals.language_model import model_dir_check
 
         language_model = model_dir_check(language_model)
     thresholds = study_thresholds(study=study)
@@ -101,7 +111,6 @@ def writing_signals_compute(
             measure.details["method"] = near_duplicate_method
             measured[response_id][Signal.NEAR_DUPLICATE] = measure
     if language_model and thresholds[Signal.LLM_LIKENESS] is not None:
-        from annotation.services.writing_signals.language_model import llm_statistics
 
         name = Path(language_model).name
         stats = llm_statistics([r.answer for r in rewrites], path=language_model, progress=progress)
@@ -201,7 +210,6 @@ def signals_of(*, response_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
 def study_signal_summary(*, study: Study, excluded: set[int] | None = None) -> dict[str, Any]:
     """How many rewrites each signal flagged and what was done with them (the review's decision; `excluded`: the
     response ids left out of a corpus), and the telemetry statuses: for the dataset card."""
-    from annotation.models import RewriteReview
 
     rewrites = Response.objects.filter(study=study, study_item__kind=ItemKind.REWRITE)
     statuses = defaultdict(int)

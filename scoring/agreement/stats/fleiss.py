@@ -29,6 +29,7 @@ def fleiss_kappa_of(table: np.ndarray) -> float | None:
     """statsmodels' Fleiss' kappa; None when undefined (no items, or one category only)."""
     if table.shape[0] == 0 or table.shape[1] < 2:
         return None
+    # heavy: statsmodels loads only when the statistic is computed
     from statsmodels.stats.inter_rater import fleiss_kappa
 
     with np.errstate(divide="ignore", invalid="ignore"):  # one category only: kappa is undefined (NaN)

@@ -1,6 +1,7 @@
 """agreement_compute: every statistic of a study in one vectorized pass (overall, per component, per setup)."""
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -132,8 +133,6 @@ def agreement_compute(
 
 class _Clock:
     def __init__(self, sink: dict[str, float] | None) -> None:
-        import time
-
         self._time = time.perf_counter
         self._sink = sink
         self._last = self._time()

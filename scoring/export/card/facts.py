@@ -16,6 +16,7 @@ from scoring.agreement.filtering import filter_run_summary
 from scoring.export.card.annotators import study_personas_released
 from scoring.export.card.context import CardContext
 from scoring.export.card.costs import study_cost_facts
+from scoring.model_annotators.comparison import models_card
 from scoring.models import AgreementRun, FilterRun
 from tasks.models import GenerationRun, ScreeningQuestion, StyleComponent
 from tasks.services.leaks import rows_audit
@@ -238,7 +239,6 @@ def agreement_facts(ctx: CardContext) -> dict[str, Any]:
 def models_facts(ctx: CardContext) -> list[dict[str, Any]]:
     """Each finished model run of the card's studies: its accuracy on these rows and on those validated, with the
     agreement figures of the study's latest agreement run (scoring.model_annotators.comparison)."""
-    from scoring.model_annotators.comparison import models_card
 
     if ctx.frame.empty or "instance_id" not in ctx.frame:
         return []

@@ -8,8 +8,10 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from core.permissions import user_may
 from scoring.erasures import erasures_fields
 from scoring.export.formats import EXPORT_FORMATS, card_paths
+from scoring.export.jobs import export_downloads
 from scoring.models import BenchmarkExport
 
 
@@ -23,6 +25,7 @@ def _front_matter_stripped(text: str) -> str:
 
 def markdown_html(text: str) -> SafeString:
     """CommonMark with raw HTML off: researchers' texts (instructions, consent) are shown, never run."""
+    # heavy: the Markdown renderer loads only when a card is rendered
     from markdown_it import MarkdownIt
 
     return mark_safe(MarkdownIt("commonmark", {"html": False}).enable("table").render(text))  # noqa: S308
@@ -41,8 +44,6 @@ def export_card_html(*, export: BenchmarkExport) -> SafeString:
 
 def export_job_panel(*, job: Any, user: Any) -> SafeString | None:
     """The export job's page: its downloads (the hub folder as a zip) and the card, for users who may view exports."""
-    from core.permissions import user_may
-    from scoring.export.jobs import export_downloads
 
     export_id = (job.result or {}).get("export")
     if not isinstance(export_id, int) or not user_may(user, BenchmarkExport, "view"):

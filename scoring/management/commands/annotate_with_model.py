@@ -10,6 +10,7 @@ from typing import Any
 from core.commands import JsonCommand
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
+from core.jobs import job_running
 from scoring.agreement.selectors import study_get
 from scoring.error_codes import MISSING_STUDY
 from scoring.model_annotators.guidance import model_guidance_apply
@@ -75,7 +76,6 @@ class Command(JsonCommand):
         )
         if options["background"]:
             return {"model_run": run.pk, "job": run.job_id, "queue": run.job.params.get("queue"), "queued": True}
-        from core.jobs import job_running
 
         assert run.job_id is not None
         with job_running(run.job_id) as job:

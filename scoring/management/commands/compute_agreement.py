@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.commands import JsonCommand
+from core.jobs import job_running
 from scoring.agreement.runs import agreement_run_compute, agreement_run_start, agreement_run_summary
 from scoring.agreement.selectors import study_get
 
@@ -33,7 +34,6 @@ class Command(JsonCommand):
         )
         if options["background"]:
             return {"agreement_run": run.pk, "job": run.job_id, "queued": True}
-        from core.jobs import job_running
 
         assert run.job_id is not None
         with job_running(run.job_id) as job:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.commands import JsonCommand
-from scoring.metric_evaluation.base import metric_names
+from scoring.metric_evaluation import metric_names
 from scoring.metric_evaluation.services import metric_evaluation_run, metric_evaluation_summary
 
 

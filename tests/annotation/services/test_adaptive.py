@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
 from annotation.models import Participant, StudyItem
-from annotation.selectors import study_progress
-from annotation.services.adaptive import item_decision_final, study_adaptive_savings
+from annotation.selectors import study_adaptive_savings, study_progress
+from annotation.services.adaptive import item_decision_final
 from annotation.services.answers import participant_exclude
 from tests.annotation.helpers import Participant as P
 from tests.annotation.helpers import make_study

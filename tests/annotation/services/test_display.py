@@ -1,7 +1,8 @@
 """Display helpers: the swap is undone on the way back, and redirects only ever carry an http(s) link."""
 from __future__ import annotations
 
-from annotation.services.display import canonical_answer, displayed_answer, redirect_with_code, swap_answer
+from annotation.models import canonical_answer, displayed_answer, swap_answer
+from annotation.services.display import redirect_with_code
 
 
 def test_a_swapped_display_is_undone_for_storage():

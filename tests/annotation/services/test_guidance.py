@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
 from annotation.models import Participant, Response, StudyItem
-from annotation.services.adaptive import guide_agrees, study_adaptive_savings
+from annotation.selectors import study_adaptive_savings
+from annotation.services.adaptive import guide_agrees
 from annotation.services.answers import participant_exclude
 from annotation.services.guidance import study_guide_clear, study_guide_set
 from core.errors import ApplicationError

@@ -10,10 +10,9 @@ import pytest
 from django.db import connections
 from rest_framework.test import APIClient
 
-from annotation.models import Batch, Participant, Reservation, Response
+from annotation.models import Batch, Participant, Reservation, Response, canonical_answer
 from annotation.selectors import reservation_expected_answer, reservation_is_screening
 from annotation.services import answers, session_creation, sessions
-from annotation.services.display import canonical_answer
 from tests.annotation.helpers import Participant as P
 from tests.annotation.helpers import make_study
 

@@ -193,7 +193,7 @@ def test_a_task_that_kills_its_worker_every_time_fails_after_the_attempts(tmp_pa
 
         with transaction.atomic():
             job = job_create(kind="doomed", params={})
-            job_enqueue(job=job, task=kill_own_worker_task)
+            job_enqueue(job=job, task=kill_own_worker_task.name)
         wait_for(lambda: Job.objects.get(pk=job.pk).status == Job.Status.FAILED, timeout=120,
                  what="the job to be failed", log=tmp_path / "doomed.log")
     finally:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scoring.metric_evaluation.base import MetricItem, metrics_resolve
+from scoring.metric_evaluation import MetricItem, metrics_resolve
 from scoring.model_cache.services import (
     cache_namespace,
     cache_trim,
@@ -119,7 +119,7 @@ def test_cached_metrics_give_the_same_scores_without_the_model(tmp_path, monkeyp
         with model_cache_used():
             cold = metric.score(items, options=options)
         runs[name] = (metric, options, plain, cold)
-    monkeypatch.setattr(logprob, "_causal_lm", lambda *a: (_ for _ in ()).throw(AssertionError("model loaded")))
+    monkeypatch.setattr(logprob, "causal_lm_load", lambda *a: (_ for _ in ()).throw(AssertionError("model loaded")))
     monkeypatch.setattr(neural, "_sentence_transformer", lambda *a: (_ for _ in ()).throw(AssertionError("loaded")))
     for metric, options, plain, cold in runs.values():
         with model_cache_used():
