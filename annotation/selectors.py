@@ -11,6 +11,7 @@ from django.db.models import Count, F, Max, Min, Q
 from django.db.models.functions import Coalesce
 
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
+from annotation.services.consent import consent_statement, special_category_questions
 from annotation.services.display import displayed_answer, public_questions, redirect_with_code
 from annotation.services.participation import batch_time_limit_at
 from annotation.services.review import review_feedback
@@ -60,6 +61,9 @@ def session_payload(batch: Batch) -> dict[str, Any]:
             "item_kind": study.item_kind,
             "task_description": study.task_description,
             "consent_text": study.consent_text,
+            "consent_statement": consent_statement(study=study),
+            "special_category_consent": study.special_category_consent
+            if special_category_questions(questions=study.eligibility_questions) else "",
             "eligibility_questions": [
                 {"name": q["name"], "text": q.get("text", q["name"]), "choices": list(q.get("choices", []))}
                 for q in study.eligibility_questions
@@ -68,6 +72,8 @@ def session_payload(batch: Batch) -> dict[str, Any]:
             "rewrite_min_length": study.rewrite_min_length,
             "estimated_minutes": study.estimated_minutes,
         },
+        # The code the participant quotes to withdraw or ask for erasure (annotation.services.consent).
+        "consent_receipt": batch.consent_receipt,
         "progress": batch_progress(batch),
         "expires_at": batch_time_limit_at(batch),
         "completion_code": code,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from annotation.models.batches import Batch, Reservation
+from annotation.models.consent import ConsentVersion, new_consent_receipt
 from annotation.models.participants import Participant, Response, TelemetryStatus
 from annotation.models.practice import PracticeAnswer, PracticeItem
 from annotation.models.review import (
@@ -30,6 +31,7 @@ __all__ = [
     "HTTP_URL",
     "ORDERING_KINDS",
     "Batch",
+    "ConsentVersion",
     "EntryPlatform",
     "ItemKind",
     "Participant",
@@ -46,6 +48,7 @@ __all__ = [
     "TelemetryStatus",
     "WorkerBlock",
     "WritingSignal",
+    "new_consent_receipt",
     "new_study_code",
     "random_sort_key",
 ]

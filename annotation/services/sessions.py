@@ -7,10 +7,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.error_codes import NO_WORK_AVAILABLE
+from annotation.error_codes import NO_WORK_AVAILABLE, SPECIAL_CATEGORY_CONSENT_MISSING
 from annotation.models import Batch, Participant, Reservation, Study
 from annotation.selectors import batch_code
 from annotation.services import participation
+from annotation.services.consent import consent_version_resolve, special_category_questions
 from annotation.services.display import finished_payload, public_item
 from annotation.services.engine import batch_reserve
 from annotation.services.rewrites import persona_store
@@ -37,9 +38,11 @@ def _passed_eligibility_before(batch: Batch) -> bool:
     )
 
 
-def session_consent(*, token: str, agree: Any) -> Batch:
+def session_consent(*, token: str, agree: Any, special_category: bool = False) -> Batch:
     """`agree: true` moves on; `agree: false` records the decline: the batch ends in `declined` (it holds no
-    reservations yet), and a reload shows the declined ending, not the consent page again."""
+    reservations yet), and a reload shows the declined ending, not the consent page again. Agreeing records the
+    consent version of the text shown now (annotation.services.consent) and the time; a study asking special-category
+    questions also needs `special_category: true`, the separate tick of its explicit-consent statement."""
     if not isinstance(agree, bool):
         raise ApplicationError("Send {\"agree\": true} to take part, or {\"agree\": false} to decline.",
                                details={"agree": ["must be true or false"]})
@@ -51,10 +54,19 @@ def session_consent(*, token: str, agree: Any) -> Batch:
         if batch.state in (Batch.State.ELIGIBILITY, Batch.State.INSTRUCTIONS, Batch.State.ITEMS):
             return batch  # a repeated click: nothing to change
         if batch.state == Batch.State.CONSENT:
-            needs_eligibility = bool(batch.study.eligibility_questions) and not _passed_eligibility_before(batch)
+            study = batch.study
+            special = bool(special_category_questions(questions=study.eligibility_questions))
+            if special and special_category is not True:
+                raise ApplicationError(
+                    "This study asks special-category questions: tick the separate explicit consent to take part.",
+                    code=SPECIAL_CATEGORY_CONSENT_MISSING, status=400,
+                    details={"special_category": ["must be true to take part"]})
+            needs_eligibility = bool(study.eligibility_questions) and not _passed_eligibility_before(batch)
             batch.state = Batch.State.ELIGIBILITY if needs_eligibility else Batch.State.INSTRUCTIONS
             batch.consented_at = timezone.now()
-            batch.save(update_fields=["state", "consented_at"])
+            batch.consent_version = consent_version_resolve(study=study)
+            batch.special_consented_at = batch.consented_at if special else None
+            batch.save(update_fields=["state", "consented_at", "consent_version", "special_consented_at"])
             return batch
         if not overdue:
             raise _wrong_state(batch, "consent")

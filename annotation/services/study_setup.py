@@ -9,6 +9,7 @@ from django.db import transaction
 
 from annotation.error_codes import NO_ITEMS, PLATFORM_MISMATCH
 from annotation.models import Study
+from annotation.services.consent import special_category_check
 from annotation.services.display import public_item, redirect_with_code, shown_for_item
 from annotation.services.participation import accepted_platforms
 from core.errors import ApplicationError
@@ -17,12 +18,15 @@ PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSI
 
 
 def study_open(*, study: Study) -> Study:
-    """Open a draft (or closed) study to participants; refused while it has no items."""
+    """Open a draft (or closed) study to participants; refused while it has no items, or while it asks
+    special-category questions without the explicit-consent statement (an edit of its questions may add one)."""
     with transaction.atomic():
         locked = Study.objects.select_for_update().get(pk=study.pk)
         if not locked.items.exists():
             raise ApplicationError(f"Study '{locked.slug}' has no items: it cannot be opened to participants.",
                                    code=NO_ITEMS, status=409)
+        special_category_check(questions=locked.eligibility_questions, statement=locked.special_category_consent,
+                               where=f"Study '{locked.slug}' cannot be opened. ")
         if locked.status != Study.Status.ACTIVE:
             locked.status = Study.Status.ACTIVE
             locked.save(update_fields=["status"])

@@ -57,7 +57,8 @@ upload_too_large url_not_allowed webhook_refused workspace_missing wrong_file_co
 """.split())
 DRF_CODES = {"authentication_failed", "method_not_allowed", "not_acceptable", "not_authenticated", "parse_error",
              "throttled", "unsupported_media_type"}
-NEW_CODES = {"error_codes_stale"}  # manage.py error_codes --check, a developer's command
+NEW_CODES = {"error_codes_stale",  # manage.py error_codes --check, a developer's command
+             "special_category_consent_missing"}  # studies asking special-category questions
 
 
 @pytest.fixture(scope="module")
