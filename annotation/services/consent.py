@@ -60,7 +60,7 @@ def special_category_check(*, questions: list[dict[str, Any]], statement: str, w
         names = ", ".join(str(q.get("name")) for q in asked)
         raise ApplicationError(
             f"{where}Special-category consent: the study asks special-category questions ({names}); give the "
-            "explicit-consent statement participants tick separately (--special-category-consent TEXT).",
+            "explicit-consent statement that participants tick separately.",
             code=SPECIAL_CATEGORY_CONSENT_MISSING, status=400, field=SPECIAL_FIELD,
             details={SPECIAL_FIELD: [f"required: the study asks {names}"]},
         )
