@@ -42,11 +42,6 @@ class Migration(migrations.Migration):
             field=models.DateTimeField(blank=True, help_text='When the explicit consent to special-category questions was ticked.', null=True),
         ),
         migrations.AddField(
-            model_name='rewritesettings',
-            name='persona_from_platform',
-            field=models.JSONField(blank=True, default=list, help_text="Persona attributes read from the platform's demographics (Prolific) instead of asked."),
-        ),
-        migrations.AddField(
             model_name='study',
             name='special_category_consent',
             field=models.TextField(blank=True, default='', help_text='The explicit-consent statement for special-category questions (ethnicity, political orientation, a question marked special_category); required before a study asking them is created or opened.'),

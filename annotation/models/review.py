@@ -24,9 +24,6 @@ class RewriteSettings(models.Model):
         help_text="A rewrite whose rapidfuzz ratio with its source (0-100) is at least this is a copy.")
     review_required = models.BooleanField(default=True, help_text="Only rewrites accepted by a reviewer count.")
     persona_questions = models.JSONField(default=list, blank=True, help_text="Names of the persona questions asked.")
-    persona_from_platform = models.JSONField(
-        default=list, blank=True,
-        help_text="Persona attributes read from the platform's demographics (Prolific) instead of asked.")
     filters = models.JSONField(default=dict, blank=True, help_text="Source preprocessing filters and their counts.")
     qualification_min_accepted = models.PositiveIntegerField(
         default=0, help_text="Minimum rewrites accepted in earlier studies (GYAFC's experts: more than 100).")

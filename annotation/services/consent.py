@@ -5,7 +5,7 @@ participants agree to (stored once under their sha256; a session points at the o
 What a participant reads is the researcher's own text followed by the statement (`consent_text_full`). The
 statement names the answers, the platform id (kept until retention ends, then a pseudonym), times on the server's
 clock, writing telemetry where the study records it (free-text answers), every eligibility and persona question by
-its text, persona attributes read from the platform instead of asked, the retention period, whether pseudonymous
+its text, the retention period, whether pseudonymous
 per-annotator labels are published, and whom to write to for withdrawal and erasure with the receipt code shown on
 the page (`Batch.consent_receipt`). The data plan (`manage.py data_plan`) reads the same facts.
 """
@@ -66,25 +66,15 @@ def special_category_check(*, questions: list[dict[str, Any]], statement: str, w
         )
 
 
-def _platform_persona(study: Study) -> list[str]:
-    # Read from the platform only for Prolific rewrite studies (the one query a session's payload would add).
-    if not study.pk or study.item_kind != ItemKind.REWRITE or study.platform != EntryPlatform.PROLIFIC:
-        return []
-    rewrite = getattr(study, "rewrite_settings", None)
-    return list(getattr(rewrite, "persona_from_platform", None) or [])
-
-
 def consent_facts(*, study: Study) -> dict[str, Any]:
     """What the study collects, as data: the one source of the statement and of the data plan."""
     questions = list(study.eligibility_questions or [])
-    from_platform = _platform_persona(study)
     return {
         "answers": ANSWERS.get(study.item_kind, "your answers"),
         "platform_id": PLATFORM_IDS.get(study.platform, PLATFORM_IDS[EntryPlatform.ANY]),
         "telemetry": study.item_kind in FREE_TEXT_KINDS,
         "eligibility": [q for q in questions if not q.get("persona")],
         "persona": [q for q in questions if q.get("persona")],
-        "persona_from_platform": from_platform,
         "special": special_category_questions(questions=questions),
         "retention_days": retention_days(study=study),
         "release_annotator_labels": study.release_annotator_labels,
@@ -118,9 +108,6 @@ def consent_statement_parts(*, study: Study) -> list[tuple[str, str]]:
                                  "retention period ends, then only as counts over groups of people): "
                                  f"{_question_list(facts['persona'])}. You may answer “prefer not to say” where "
                                  "offered."))
-    if facts["persona_from_platform"]:
-        names = ", ".join(facts["persona_from_platform"])
-        parts.append(("persona-platform", f"From your Prolific profile instead of asking you: {names}."))
     if facts["special"]:
         parts.append(("special", "Some of these questions ask for special categories of personal data "
                                  f"({_question_list(facts['special'])}): they need your explicit consent, asked "
