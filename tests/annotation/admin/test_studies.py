@@ -30,7 +30,8 @@ def test_the_change_page_lists_the_versions_and_who_agreed_to_each(admin_client)
     Study.objects.filter(pk=study.pk).update(consent_text="The edited text.")
     _agree(study, LATER)
     page = admin_client.get(reverse("admin:annotation_study_change", args=[study.pk])).content.decode()
-    page = page[page.index("<details><summary>sha256"):]  # the versions' field (the text box above holds the text)
+    start = page.index("<details><summary>sha256")  # the versions' field (the text box above holds the text)
+    page = page[start:page.rindex("</details>") + len("</details>")]
     first_at, later_at = page.index("The first text."), page.index("The edited text.")
     assert first_at < later_at and page.count("1 participant(s), 1 session(s)") == 2
     first_pseudonym = pseudonym(platform="prolific", external_id=FIRST)
