@@ -48,6 +48,10 @@ PLATFORM_MISMATCH = codes.declare("platform_mismatch", "The study takes links of
 SCREENED_OUT = codes.declare("screened_out", "The participant failed eligibility earlier.")
 SESSION_IN_PROGRESS = codes.declare("session_in_progress",
                                     "This participant's batch is open in another browser; no token is returned.")
+SPECIAL_CATEGORY_CONSENT_MISSING = codes.declare(
+    "special_category_consent_missing",
+    "The study asks special-category questions (ethnicity, political orientation, a question marked special_category) "
+    "without an explicit-consent statement, or the participant did not tick it.")
 SIGNALS_NOT_COMPUTED = codes.declare("signals_not_computed", "Accepted rewrites have no writing signals yet.")
 STUDY_BUSY = codes.declare("study_busy",
                            "The study's cap of batches open at once is reached; Retry-After says when to try again.")

@@ -11,7 +11,16 @@ from django.conf import settings
 from django.db.models import Count, F, Max, Min, Q
 from django.db.models.functions import Coalesce
 
-from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem, displayed_answer
+from annotation.models import (
+    Batch,
+    ConsentVersion,
+    Participant,
+    Reservation,
+    Response,
+    Study,
+    StudyItem,
+    displayed_answer,
+)
 
 SPEEDER_RATIO = 0.33  # median seconds per item below a third of the study's median: flagged as a speeder
 SPEEDER_MIN_ANSWERS = 5
@@ -70,6 +79,16 @@ def batch_answer_key(*, token: str) -> dict[str, dict[str, Any]]:
 
 
 # --- researcher side ----------------------------------------------------------------------------------
+
+
+def study_consent_versions(*, study: Study) -> list[dict[str, Any]]:
+    """The consent versions participants of `study` agreed to, oldest first: sha256, text, when first stored, and
+    how many participants and sessions agreed to each (one query)."""
+    rows = (ConsentVersion.objects.filter(batches__study=study)
+            .annotate(participants=Count("batches__participant", distinct=True), sessions=Count("batches"))
+            .order_by("created_at", "pk"))
+    return [{"sha256": v.sha256, "text": v.text, "created_at": v.created_at, "participants": v.participants,
+             "sessions": v.sessions} for v in rows]
 
 
 def study_progress(*, study: Study) -> dict[str, Any]:

@@ -27,6 +27,10 @@ class SessionCreateInput(serializers.Serializer):
 
 class ConsentInput(serializers.Serializer):
     agree = serializers.BooleanField(help_text="true: take part; false: decline (recorded; the batch ends).")
+    special_category = serializers.BooleanField(
+        required=False, default=False,
+        help_text="The separate tick of the explicit consent to special-category questions: required (true) with "
+                  "agree true when the study asks them (the session's study.special_category_consent is not empty).")
 
 
 class EligibilityInput(serializers.Serializer):
@@ -82,7 +86,12 @@ class SessionStudySerializer(serializers.Serializer):
     title = serializers.CharField()
     item_kind = serializers.CharField()
     task_description = serializers.CharField()
-    consent_text = serializers.CharField()
+    consent_text = serializers.CharField(help_text="The researcher's own consent text.")
+    consent_statement = serializers.CharField(
+        help_text="What we record, and for how long: generated from the study's settings, shown after consent_text.")
+    special_category_consent = serializers.CharField(
+        allow_blank=True, help_text="The explicit-consent statement of special-category questions, ticked separately "
+                                    "(consent's special_category); empty: the study asks none.")
     eligibility_questions = EligibilityQuestionSerializer(many=True)
     questions = LikertQuestionSerializer(many=True)
     rewrite_min_length = serializers.IntegerField()
@@ -96,6 +105,7 @@ class SessionSerializer(serializers.Serializer):
     ])
     batch = serializers.IntegerField()
     study = SessionStudySerializer()
+    consent_receipt = serializers.CharField(help_text="The code the participant quotes to withdraw or ask for erasure.")
     progress = ProgressSerializer()
     expires_at = serializers.DateTimeField(allow_null=True)
     completion_code = serializers.CharField(allow_null=True)

@@ -17,9 +17,14 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
 from annotation.models import Study
+from annotation.services.consent import (
+    SPECIAL_HEADING,
+    STATEMENT_HEADING,
+    consent_statement_parts,
+    special_category_questions,
+)
 from annotation.services.display import public_questions
 from annotation.services.participation import PLACEHOLDER, accepted_platforms, entry_check, grace_seconds
-from annotation.services.telemetry import CONSENT_NOTICE, FREE_TEXT_KINDS
 from core.errors import ApplicationError
 
 # Query parameters each recruiting platform appends to the study link (Prolific's and MTurk's documented names).
@@ -155,8 +160,10 @@ def participant_page(request: HttpRequest, study: Study, *, who: dict[str, str],
                      preview: dict[str, Any] | None = None) -> HttpResponse:
     """The participant page of `study` for `who`; with `preview` (study_setup.study_preview) the page plays the
     session in the browser and sends nothing (the researcher's preview)."""
+    special = bool(special_category_questions(questions=study.eligibility_questions))
     config = {
         "slug": study.slug,
+        "special_consent": special,
         "kind": study.item_kind,
         "who": who,
         "eligibility": _public_eligibility(study.eligibility_questions),
@@ -173,9 +180,11 @@ def participant_page(request: HttpRequest, study: Study, *, who: dict[str, str],
         config["mturk_submit"] = MTURK_SUBMIT_HOSTS[1] + "/mturk/externalSubmit"  # shown, never posted (preview.js)
     context = {
         "study": study, "config": config, "consent_html": prose_html(study.consent_text),
+        # What is recorded and for how long, generated from the study's settings (free-text answers: telemetry).
+        "consent_heading": STATEMENT_HEADING, "consent_parts": consent_statement_parts(study=study),
+        "special_consent": special, "special_heading": SPECIAL_HEADING,
+        "special_consent_html": prose_html(study.special_category_consent) if special else "",
         "task_html": prose_html(study.task_description),
-        # Free-text answers carry writing telemetry: the consent screen always says what it records.
-        "telemetry_notice": CONSENT_NOTICE if study.item_kind in FREE_TEXT_KINDS else "",
         "preview": preview, "preview_who": PREVIEW_WHO.get(who["platform"], ""),
     }
     return render(request, "annotation/study.html", context)

@@ -17,13 +17,15 @@ from annotation.admin.rewrite_corpus import RewriteCorpusAdminMixin
 from annotation.admin.study_setup import StudySetupAdminMixin
 from annotation.api.erasure import may_erase
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
-from annotation.selectors import study_progress
+from annotation.selectors import study_consent_versions, study_progress
 from annotation.services.answers import participant_exclude
+from annotation.services.consent import special_category_check
 from annotation.services.exports import decisions_serialize, responses_serialize, study_recommendations
 from annotation.services.screening import screening_require
 from core.admin import PersonalDataAdminMixin, job_link_register
 from core.errors import ApplicationError
 from core.permissions import user_may
+from core.pseudonyms import pseudonym
 
 
 def _export(study: Study, fmt: str) -> StreamingHttpResponse:
@@ -61,6 +63,11 @@ class StudyChangeForm(forms.ModelForm):
                                   screening_per_batch=data["screening_per_batch"])
             except ApplicationError as exc:
                 self.add_error("screening_per_batch", exc.message)
+        try:  # an edit that adds a special-category question needs the explicit-consent statement too
+            special_category_check(questions=data.get("eligibility_questions") or [],
+                                   statement=data.get("special_category_consent") or "")
+        except ApplicationError as exc:
+            self.add_error("special_category_consent", exc.message)
         return data
 
     def clean_status(self) -> str:
@@ -79,7 +86,7 @@ class StudyAdmin(PersonalDataAdminMixin, StudySetupAdminMixin, RewriteCorpusAdmi
     search_fields = ["slug", "title"]
     # The guide is set from a finished model run (its page's "Stop items early where this model agrees"), never typed.
     readonly_fields = ["live_progress", "participant_links", "recommendations", "created_at", "selection",
-                       "guide_stop_after", "guide_source"]
+                       "guide_stop_after", "guide_source", "consent_versions"]
     actions = ["open_studies", "close_studies", "export_csv", "export_jsonl", "export_decisions_prolific",
                "export_decisions_mturk", "build_corpus_from_rewrites"]
     form = StudyChangeForm
@@ -90,7 +97,8 @@ class StudyAdmin(PersonalDataAdminMixin, StudySetupAdminMixin, RewriteCorpusAdmi
                                    "max_batches_per_participant", "batch_time_limit_minutes",
                                    "allow_multiple_setups", "adaptive_stopping", "guide_stop_after", "guide_source",
                                    "selection"]}),
-        ("Participant texts", {"fields": ["consent_text", "eligibility_questions", "task_description", "questions",
+        ("Participant texts", {"fields": ["consent_text", "special_category_consent", "consent_versions",
+                                          "eligibility_questions", "task_description", "questions",
                                           "rewrite_min_length"]}),
         ("Platform", {"fields": ["completion_code", "screened_out_code", "redirect_url", "estimated_minutes",
                                  "target_hourly_pay"]}),
@@ -109,6 +117,26 @@ class StudyAdmin(PersonalDataAdminMixin, StudySetupAdminMixin, RewriteCorpusAdmi
         if not hasattr(obj, "_progress_cache"):
             obj._progress_cache = study_progress(study=obj)
         return obj._progress_cache
+
+    @admin.display(description="consent versions")
+    def consent_versions(self, obj: Study) -> str:
+        """Which participants agreed to which version of the consent (pseudonyms: no raw id on this page)."""
+        if not obj.pk:
+            return "–"
+        versions = study_consent_versions(study=obj)
+        if not versions:
+            return "Nobody has agreed yet; the text participants will see is the consent text followed by the " \
+                   "statement generated from the study's settings."
+        agreed: dict[str, list[str]] = {}
+        for sha, platform, external_id in (Batch.objects.filter(study=obj, consent_version__isnull=False)
+                                           .values_list("consent_version__sha256", "participant__platform",
+                                                        "participant__external_id").distinct()):
+            agreed.setdefault(sha, []).append(pseudonym(platform=platform, external_id=external_id))
+        return format_html_join(
+            "", "<details><summary>sha256 <code>{}</code>: {} participant(s), {} session(s)</summary>"
+                "<pre style=\"white-space: pre-wrap\">{}</pre><p>{}</p></details>",
+            ((v["sha256"][:12], v["participants"], v["sessions"], v["text"],
+              ", ".join(sorted(set(agreed.get(v["sha256"], []))))) for v in versions))
 
     @admin.display(description="progress")
     def progress_summary(self, obj: Study) -> str:
@@ -289,7 +317,7 @@ class BatchAdmin(PersonalDataAdminMixin, admin.ModelAdmin):
 
     list_display = ["participant", "study", "number", "state", "n_items", "started_at", "finished_at"]
     list_filter = ["study", "state"]
-    search_fields = ["participant__external_id", "session_ref", "assignment"]
+    search_fields = ["participant__external_id", "session_ref", "assignment", "consent_receipt"]
     readonly_fields = ["token", "created_at", "consented_at", "started_at", "expires_at", "finished_at",
                        "eligibility_answers"]
     inlines = [ReservationInline]

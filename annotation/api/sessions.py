@@ -126,7 +126,8 @@ class SessionConsentView(ParticipantView):
                    responses={200: serializers.SessionSerializer, **ERRORS})
     def post(self, request: Request, token: str) -> Response:
         data = _valid(serializers.ConsentInput, request.data)
-        return Response(sessions.session_payload(sessions.session_consent(token=token, agree=data["agree"])))
+        batch = sessions.session_consent(token=token, agree=data["agree"], special_category=data["special_category"])
+        return Response(sessions.session_payload(batch))
 
 
 class SessionEligibilityView(ParticipantView):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from annotation.models.batches import Batch, Reservation
+from annotation.models.consent import ConsentVersion, new_consent_receipt
 from annotation.models.participants import Participant, Response, TelemetryStatus
 from annotation.models.practice import PracticeAnswer, PracticeItem
 from annotation.models.review import (
@@ -38,6 +39,7 @@ __all__ = [
     "HTTP_URL",
     "ORDERING_KINDS",
     "Batch",
+    "ConsentVersion",
     "EntryPlatform",
     "ItemKind",
     "Participant",
@@ -54,6 +56,7 @@ __all__ = [
     "TelemetryStatus",
     "WorkerBlock",
     "WritingSignal",
+    "new_consent_receipt",
     "new_study_code",
     "random_sort_key",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from annotation.models.consent import ConsentVersion, new_consent_receipt
 from annotation.models.participants import Participant
 from annotation.models.studies import Study, StudyItem
 from tasks.models import ScreeningQuestion
@@ -37,6 +38,17 @@ class Batch(models.Model):
     n_items = models.PositiveSmallIntegerField(default=0, help_text="Items reserved when the batch started.")
     created_at = models.DateTimeField(auto_now_add=True)
     consented_at = models.DateTimeField(null=True, blank=True)
+    consent_version = models.ForeignKey(
+        ConsentVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="batches",
+        help_text="The consent text the participant agreed to in this session.",
+    )
+    special_consented_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the explicit consent to special-category questions was ticked.",
+    )
+    consent_receipt = models.CharField(
+        max_length=16, default=new_consent_receipt, db_index=True,
+        help_text="The code shown with the consent, which the participant quotes to withdraw or ask for erasure.",
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -164,6 +164,11 @@ class Study(models.Model):
         help_text="Publish each valid vote with its annotator's pseudonym (the per-annotator votes table); the "
                   "consent says so.",
     )
+    special_category_consent = models.TextField(
+        blank=True, default="",
+        help_text="The explicit-consent statement for special-category questions (ethnicity, political orientation, "
+                  "a question marked special_category); required before a study asking them is created or opened.",
+    )
     closed_at = models.DateTimeField(null=True, blank=True, help_text="When the study was closed.")
     retention_applied_at = models.DateTimeField(
         null=True, blank=True, help_text="When retention replaced raw ids and deleted persona answers and telemetry.",

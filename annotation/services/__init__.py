@@ -19,6 +19,8 @@ Participants
 - `session_lookup`: session_load (expiring an overdue batch on the way), the locked read, the session errors;
 - `session_creation`: session_create (a participant's arrival: a new batch, or the one resumed);
 - `sessions`: session_consent (and decline)/eligibility/start/next;
+- `consent`: the "What we record" statement generated from a study's settings, the special-category rule, consent
+  versions (consent_version_resolve);
 - `answers`: answer_submit, participant_exclude;
 - `answer_checks`: validate_answer, what an answer must be on both serving paths;
 - `engine`: batch_reserve (serving order: `fill`, then a random key), reservations_release(_expired);
@@ -37,5 +39,6 @@ Rewrites
 - `writing_signals/`: is the crowd's writing human? measures, thresholds, their job;
 
 Out
-- `exports`: responses_export, decisions_export (approve / reject / return CSVs for Prolific and MTurk).
+- `exports`: responses_export, decisions_export (approve / reject / return CSVs for Prolific and MTurk);
+- `data_plan`: a data-management-plan section (Markdown) from a study's facts (`manage.py data_plan`).
 """

@@ -22,20 +22,21 @@ from tasks.services.parsers import read_text, records_read
 URL_RE = re.compile(r"(https?://|www\.)\S+", re.IGNORECASE)
 DEFAULT_FILTERS: dict[str, Any] = {"questions": True, "urls": True, "min_words": 5, "max_words": 25}
 
-# PASTEL's persona attributes (Kang et al. 2019, table 1), as multiple-choice questions.
+# PASTEL's persona attributes (Kang et al. 2019, table 1), as multiple-choice questions. Ethnicity and political
+# orientation are special categories of personal data (GDPR art. 9): asking them needs a separate explicit consent.
 PERSONA_QUESTIONS: dict[str, dict[str, Any]] = {
     "gender": {"text": "Your gender?", "choices": ["female", "male", "non-binary", "prefer not to say"]},
     "age": {"text": "Your age?", "choices": ["18-24", "25-34", "35-44", "45-54", "55-74", "75+"]},
     "ethnicity": {"text": "Your ethnicity?", "choices": [
         "White", "Black or African American", "Hispanic or Latino", "Asian", "Native American", "Pacific Islander",
-        "mixed", "other", "prefer not to say"]},
+        "mixed", "other", "prefer not to say"], "special_category": True},
     "country": {"text": "The country you live in?", "choices": [
         "U.S.A.", "U.K.", "Canada", "Australia", "India", "other", "prefer not to say"]},
     "education": {"text": "Your highest education?", "choices": [
         "no degree", "high school", "associate degree", "bachelor's degree", "master's degree", "doctorate",
         "prefer not to say"]},
     "political_orientation": {"text": "Your political orientation?", "choices": [
-        "left", "left of centre", "centre", "right of centre", "right", "prefer not to say"]},
+        "left", "left of centre", "centre", "right of centre", "right", "prefer not to say"], "special_category": True},
 }
 
 DEFAULT_EXAMPLES = {
@@ -127,7 +128,8 @@ def persona_questions_build(*, attributes: list[str | dict[str, Any]]) -> list[d
                 raise ApplicationError(f"Persona: question {n} needs a 'name' and a list of at least 2 'choices'.",
                                        field="persona")
             questions.append({"name": str(entry["name"]), "text": str(entry.get("text") or entry["name"]),
-                              "choices": [str(c) for c in choices], "persona": True})
+                              "choices": [str(c) for c in choices], "persona": True,
+                              **({"special_category": True} if entry.get("special_category") else {})})
         elif entry in PERSONA_QUESTIONS:
             questions.append({"name": entry, "persona": True, **PERSONA_QUESTIONS[entry]})
         else:

@@ -7,10 +7,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.error_codes import NO_WORK_AVAILABLE
+from annotation.error_codes import NO_WORK_AVAILABLE, SPECIAL_CATEGORY_CONSENT_MISSING
 from annotation.models import Batch, Participant, Reservation, Study
 from annotation.selectors import batch_progress
 from annotation.services import participation
+from annotation.services.consent import consent_statement, consent_version_resolve, special_category_questions
 from annotation.services.display import finished_payload, public_item, public_questions, redirect_with_code
 from annotation.services.engine import batch_reserve
 from annotation.services.review import review_feedback
@@ -38,9 +39,11 @@ def _passed_eligibility_before(batch: Batch) -> bool:
     )
 
 
-def session_consent(*, token: str, agree: Any) -> Batch:
+def session_consent(*, token: str, agree: Any, special_category: bool = False) -> Batch:
     """`agree: true` moves on; `agree: false` records the decline: the batch ends in `declined` (it holds no
-    reservations yet), and a reload shows the declined ending, not the consent page again."""
+    reservations yet), and a reload shows the declined ending, not the consent page again. Agreeing records the
+    consent version of the text shown now (annotation.services.consent) and the time; a study asking special-category
+    questions also needs `special_category: true`, the separate tick of its explicit-consent statement."""
     if not isinstance(agree, bool):
         raise ApplicationError("Send {\"agree\": true} to take part, or {\"agree\": false} to decline.",
                                details={"agree": ["must be true or false"]})
@@ -52,10 +55,19 @@ def session_consent(*, token: str, agree: Any) -> Batch:
         if batch.state in (Batch.State.ELIGIBILITY, Batch.State.INSTRUCTIONS, Batch.State.ITEMS):
             return batch  # a repeated click: nothing to change
         if batch.state == Batch.State.CONSENT:
-            needs_eligibility = bool(batch.study.eligibility_questions) and not _passed_eligibility_before(batch)
+            study = batch.study
+            special = bool(special_category_questions(questions=study.eligibility_questions))
+            if special and special_category is not True:
+                raise ApplicationError(
+                    "This study asks special-category questions: tick the separate explicit consent to take part.",
+                    code=SPECIAL_CATEGORY_CONSENT_MISSING, status=400,
+                    details={"special_category": ["must be true to take part"]})
+            needs_eligibility = bool(study.eligibility_questions) and not _passed_eligibility_before(batch)
             batch.state = Batch.State.ELIGIBILITY if needs_eligibility else Batch.State.INSTRUCTIONS
             batch.consented_at = timezone.now()
-            batch.save(update_fields=["state", "consented_at"])
+            batch.consent_version = consent_version_resolve(study=study)
+            batch.special_consented_at = batch.consented_at if special else None
+            batch.save(update_fields=["state", "consented_at", "consent_version", "special_consented_at"])
             return batch
         if not overdue:
             raise _wrong_state(batch, "consent")
@@ -289,6 +301,9 @@ def session_payload(batch: Batch) -> dict[str, Any]:
             "item_kind": study.item_kind,
             "task_description": study.task_description,
             "consent_text": study.consent_text,
+            "consent_statement": consent_statement(study=study),
+            "special_category_consent": study.special_category_consent
+            if special_category_questions(questions=study.eligibility_questions) else "",
             "eligibility_questions": [
                 {"name": q["name"], "text": q.get("text", q["name"]), "choices": list(q.get("choices", []))}
                 for q in study.eligibility_questions
@@ -297,6 +312,8 @@ def session_payload(batch: Batch) -> dict[str, Any]:
             "rewrite_min_length": study.rewrite_min_length,
             "estimated_minutes": study.estimated_minutes,
         },
+        # The code the participant quotes to withdraw or ask for erasure (annotation.services.consent).
+        "consent_receipt": batch.consent_receipt,
         "progress": batch_progress(batch),
         "expires_at": participation.batch_time_limit_at(batch),
         "completion_code": code,

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.models import HTTP_URL, ORDERING_KINDS, EntryPlatform, ItemKind, Study, StudyItem, new_study_code
+from annotation.services.consent import special_category_check
 from annotation.services.descriptions import task_description_compose
 from annotation.services.participation import PROLIFIC_ID
 from annotation.services.screening import screening_require
@@ -76,10 +77,12 @@ DEFAULT_ELIGIBILITY = [
      "accept": ["yes"]},
 ]
 
+# The researcher's part of the consent when none is given. What is recorded, for how long, who sees it and how to
+# withdraw is the statement generated from the study's settings (annotation.services.consent), so this text says
+# nothing of it: it could only contradict the statement.
 DEFAULT_CONSENT = (
     "You are invited to take part in a research study on how people perceive writing style. You will read short "
-    "sentences and answer questions about them. Taking part is voluntary; you may stop at any time. We store your "
-    "answers and your platform id, and no other personal data. Answers are used for research only."
+    "sentences and answer questions about them. Your answers are used for research."
 )
 
 
@@ -260,7 +263,7 @@ def study_create(
     platform: str = "any", prolific_study_id: str = "", allow_anonymous: bool | None = None,
     first_answer_grace_seconds: int | None = None, max_open_batches: int | None = None,
     min_seconds_per_item: float | None = None, counts_per_component: dict[str, int] | None = None,
-    study_status: str = Study.Status.ACTIVE,
+    special_category_consent: str = "", study_status: str = Study.Status.ACTIVE,
 ) -> Study:
     """Create a study and its items in one transaction; nothing is stored when any check fails.
 
@@ -274,7 +277,8 @@ def study_create(
     help, in `annotation.services.study_settings.STUDY_SETTINGS`; their bounds are checked here, as are the
     cross-field rules: 1 ≤ m (`min_correct`, default a strict majority) ≤ k (`annotators_per_item`, default 5),
     codes that differ (`study_codes`), a platform's entry rules (`participation_settings_check`), an http(s)
-    `redirect_url`. `consent_text`, `eligibility_questions` and `task_description` None take the defaults.
+    `redirect_url`. `consent_text`, `eligibility_questions` and `task_description` None take the defaults; a study
+    asking special-category questions needs `special_category_consent` (annotation.services.consent).
     `study_status` draft keeps it closed until `study_open`. Each error is an ApplicationError whose `field` is the
     keyword at fault. The doors call `annotation.services.study_build.study_build`, which adds presets, files of
     outputs, sampling plans, practice items and rewrite studies on top of this.
@@ -295,6 +299,9 @@ def study_create(
     if count is not None and count < 1:
         raise ApplicationError(f"Count must be at least 1, not {count}.", field="count")
     redirect_url_check(redirect_url=redirect_url)
+    if eligibility_questions is None:
+        eligibility_questions = DEFAULT_ELIGIBILITY
+    special_category_check(questions=eligibility_questions, statement=special_category_consent)
     if Study.objects.filter(slug=slug).exists():
         raise ApplicationError(f"A study with slug '{slug}' already exists.", code=CONFLICT, status=409)
     if annotators_per_item is None:
@@ -348,7 +355,7 @@ def study_create(
             batch_time_limit_minutes=time_limit_minutes, adaptive_stopping=adaptive,
             allow_multiple_setups=allow_multiple_setups,
             consent_text=DEFAULT_CONSENT if consent_text is None else consent_text,
-            eligibility_questions=DEFAULT_ELIGIBILITY if eligibility_questions is None else eligibility_questions,
+            eligibility_questions=eligibility_questions, special_category_consent=special_category_consent.strip(),
             task_description=task_description or DESCRIPTIONS[item_kind], questions=questions or [],
             completion_code=completion_code, screened_out_code=screened_out_code,
             redirect_url=redirect_url, estimated_minutes=estimated_minutes, target_hourly_pay=target_hourly_pay,

@@ -93,6 +93,10 @@ STUDY_SETTINGS: tuple[StudySetting, ...] = (
                  "Per hour, in the platform's currency.", min_value=0, cli="--hourly-pay"),
     StudySetting("consent_text", str, None, "Consent text", "Empty: the default consent text.", nullable=True,
                  multiline=True),
+    StudySetting("special_category_consent", str, "", "Special-category consent",
+                 "The explicit-consent statement participants tick separately; required when the study asks "
+                 "special-category questions (ethnicity, political orientation, a question marked special_category).",
+                 multiline=True),
     StudySetting("task_description", str, None, "Task description",
                  "Empty: composed from the study's components and setup (or the kind's default).", nullable=True,
                  multiline=True),

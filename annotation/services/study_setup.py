@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from annotation.error_codes import NO_ITEMS, PLATFORM_MISMATCH, WRONG_STATE
 from annotation.models import Batch, Reservation, Study
+from annotation.services.consent import special_category_check
 from annotation.services.display import public_item, redirect_with_code, shown_for_item
 from annotation.services.engine import reservations_release
 from annotation.services.participation import accepted_platforms
@@ -22,9 +23,11 @@ PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSI
 
 
 def study_open(*, study: Study) -> Study:
-    """Open a draft (or closed) study to participants; refused while it has no items. Opening a closed study again
-    clears `closed_at` (the retention clock starts anew at the next close), and is refused once retention has
-    replaced its participants' ids: new people's raw ids would sit beside pseudonyms nobody can recognise again."""
+    """Open a draft (or closed) study to participants; refused while it has no items, or while it asks
+    special-category questions without the explicit-consent statement (an edit of its questions may add one).
+    Opening a closed study again clears `closed_at` (the retention clock starts anew at the next close), and is
+    refused once retention has replaced its participants' ids: new people's raw ids would sit beside pseudonyms
+    nobody can recognise again."""
     with transaction.atomic():
         locked = Study.objects.select_for_update().get(pk=study.pk)
         if not locked.items.exists():
@@ -34,6 +37,8 @@ def study_open(*, study: Study) -> Study:
             raise ApplicationError(f"Study '{locked.slug}' is past its retention period (its participants' ids are "
                                    "pseudonyms now): it cannot be opened again; copy it into a new study instead.",
                                    code=WRONG_STATE, status=409)
+        special_category_check(questions=locked.eligibility_questions, statement=locked.special_category_consent,
+                               where=f"Study '{locked.slug}' cannot be opened. ")
         if locked.status != Study.Status.ACTIVE:
             locked.status = Study.Status.ACTIVE
             locked.closed_at = None

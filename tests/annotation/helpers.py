@@ -46,7 +46,9 @@ class Participant:
         return response.json()
 
     def consent(self) -> dict[str, Any]:
-        response = self.client.post(f"/api/v1/sessions/{self.token}/consent/", {"agree": True}, format="json")
+        # The separate tick of special-category questions goes along: a study that asks none ignores it.
+        response = self.client.post(f"/api/v1/sessions/{self.token}/consent/",
+                                    {"agree": True, "special_category": True}, format="json")
         assert response.status_code == 200, response.content
         return response.json()
 

@@ -60,6 +60,7 @@ DRF_CODES = {"authentication_failed", "method_not_allowed", "not_acceptable", "n
 NEW_CODES = {
     "error_codes_stale",  # manage.py error_codes --check, a developer's command
     "nothing_to_erase", "erased_person",  # erasure on request: an id with no data; an import of an erased person
+    "special_category_consent_missing",  # studies asking special-category questions
 }
 
 

@@ -199,8 +199,9 @@ class Crowd:
                 return
             token = body["token"]
             link = {**link, "token": token}
+            # A simulated person ticks the separate special-category consent too (ignored where none is asked).
             status, body = await self.call(session, "POST", "consent", f"/api/v1/sessions/{token}/consent/",
-                                           {"agree": True})
+                                           {"agree": True, "special_category": True})
             if body.get("state") == "eligibility":
                 status, body = await self.call(session, "POST", "eligibility",
                                                f"/api/v1/sessions/{token}/eligibility/",

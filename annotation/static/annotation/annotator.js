@@ -285,7 +285,7 @@
     session = data;
     if (data.progress) setProgress(data.progress);
     switch (data.state) {
-      case "consent": return show("consent");
+      case "consent": return showConsent();
       case "eligibility": return showEligibility();
       case "instructions": return showInstructions();
       case "items":
@@ -304,11 +304,27 @@
 
   function tokenPath(suffix) { return "sessions/" + encodeURIComponent(session.token) + "/" + suffix; }
 
+  function showConsent() {
+    // The receipt code the participant quotes to withdraw or ask for erasure: this session's own.
+    if (session && session.consent_receipt) $("consent-receipt").textContent = session.consent_receipt;
+    show("consent");
+  }
+
   $("consent-agree").addEventListener("click", async () => {
     if (busy) return;
+    // A study asking special-category questions needs its own explicit tick, separate from the general consent.
+    const tick = $("special-consent-tick");
+    if (config.special_consent && tick && !tick.checked) {
+      $("special-consent-error").textContent = "Tick the explicit consent above to take part, or choose “I do not agree”.";
+      tick.focus();
+      return;
+    }
+    if (tick) $("special-consent-error").textContent = "";
     busy = true;
     try {
-      const { data } = await api("POST", tokenPath("consent/"), { agree: true });
+      const body = { agree: true };
+      if (config.special_consent) body.special_category = true;
+      const { data } = await api("POST", tokenPath("consent/"), body);
       route(data);
     } catch (err) { fail(explain(err), boot); } finally { busy = false; }
   });

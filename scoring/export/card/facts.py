@@ -10,6 +10,8 @@ from typing import Any
 from django.db.models import Count, Max, Min, Q
 
 from annotation.models import Batch, Participant, Response, Study
+from annotation.selectors import study_consent_versions
+from annotation.services.consent import consent_sha256, consent_text_full
 from core.erasure import erasures_of_study
 from platforms.services.retention import retention_days
 from scoring.agreement.filtering import filter_run_summary
@@ -186,6 +188,19 @@ def collection_facts(ctx: CardContext) -> dict[str, Any]:
 # --- instructions, examples, practice items and consent, verbatim----------------------------------------------------
 
 
+def _consent_versions(study: Study) -> list[dict[str, Any]]:
+    """Each consent text participants agreed to, with its sha256 and how many agreed; a study nobody has agreed to
+    yet (or of imported annotations) shows the text it would show now, agreed to by nobody."""
+    versions = study_consent_versions(study=study)
+    if not versions and study.origin == Study.Origin.PLATFORM:
+        text = consent_text_full(study=study)
+        versions = [{"sha256": consent_sha256(text), "text": text, "created_at": None, "participants": 0,
+                     "sessions": 0}]
+    return [{"sha256": v["sha256"], "text": v["text"], "participants": v["participants"], "sessions": v["sessions"],
+             "first_agreed": v["created_at"].isoformat(timespec="seconds") if v["created_at"] else None}
+            for v in versions]
+
+
 def instructions_facts(ctx: CardContext) -> dict[str, Any]:
     out = []
     for study in ctx.studies:
@@ -194,6 +209,7 @@ def instructions_facts(ctx: CardContext) -> dict[str, Any]:
             "study": study.slug,
             "task_description": study.task_description,
             "consent_text": study.consent_text,
+            "consent_versions": _consent_versions(study),
             "eligibility_questions": study.eligibility_questions,
             "questions": study.questions,
             "practice_items": [{"anchor_1": p.anchor_1, "anchor_2": p.anchor_2, "sentence_1": p.sentence_1,

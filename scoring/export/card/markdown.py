@@ -123,13 +123,28 @@ def collection_markdown(facts: dict[str, Any]) -> list[str]:
     return lines
 
 
+def consent_versions_markdown(versions: list[dict[str, Any]], consent_text: str) -> list[str]:
+    """Every consent version participants agreed to, quoted in full with its sha256 prefix and how many agreed."""
+    if not versions:
+        return ["Consent text:", "", *_quote(consent_text), ""]
+    lines = [f"Consent ({len(versions)} version{'s' if len(versions) != 1 else ''}; each participant's session "
+             "records the version they agreed to):", ""]
+    for n, v in enumerate(versions, 1):
+        lines += [f"Consent version {n} (sha256 `{v['sha256'][:12]}`): agreed to by {v['participants']} "
+                  f"participant(s) in {v['sessions']} session(s)" + (f", first on {v['first_agreed']}"
+                                                                      if v.get("first_agreed") else ""), "",
+                  *_quote(v["text"]), ""]
+    return lines
+
+
 def instructions_markdown(facts: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     if not facts["studies"]:
         return ["No study: nobody was instructed."]
     for s in facts["studies"]:
         lines += [f"### Study `{s['study']}`", "", "Instructions, as participants saw them:", "",
-                  *_quote(s["task_description"]), "", "Consent text:", "", *_quote(s["consent_text"]), ""]
+                  *_quote(s["task_description"]), ""]
+        lines += consent_versions_markdown(s.get("consent_versions") or [], s["consent_text"])
         if s["eligibility_questions"]:
             lines += ["Eligibility questions:", ""]
             lines += [f"- {q.get('text', q.get('name'))} ({' / '.join(map(str, q.get('choices', [])))}; accepted: "

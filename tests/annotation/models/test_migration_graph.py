@@ -38,7 +38,7 @@ def test_the_annotation_models_keep_their_label_and_tables() -> None:
     assert {name: model._meta.db_table for name, model in models.items()} == {
         name: f"annotation_{name.lower()}" for name in (
             "Study", "StudyItem", "Participant", "Response", "Batch", "Reservation", "PracticeItem",
-            "PracticeAnswer", "RewriteSettings", "RewriteReview", "WorkerBlock", "WritingSignal",
+            "PracticeAnswer", "RewriteSettings", "RewriteReview", "WorkerBlock", "WritingSignal", "ConsentVersion",
         )
     }
     assert all(model.__module__.startswith("annotation.models.") for model in models.values())

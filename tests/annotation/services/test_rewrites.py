@@ -128,7 +128,7 @@ def test_persona_questions_configurable(tmp_path: Path) -> None:
     assert Study.objects.get(slug="own").eligibility_questions == [
         {"name": "region", "text": "Where do you live?", "choices": ["north", "south"], "persona": True}]
     create("--slug", "all", "--kind", "rewrite", "--sources", str(lines), "--persona", "pastel", "--eligibility",
-           "none", "--min-words", "0")
+           "none", "--min-words", "0", "--special-category-consent", "I agree to be asked my ethnicity and politics.")
     assert [q["name"] for q in Study.objects.get(slug="all").eligibility_questions] == [
         "gender", "age", "ethnicity", "country", "education", "political_orientation"]
     out = StringIO()

@@ -188,3 +188,23 @@ def test_stel_tsv_card_names_no_server_folder_and_says_k_for_the_votes_column(co
     assert "--out bench.tsv" in reproduce and "/" not in reproduce
     assert "Votes (`# Votes out of 5 for Correct Alternative`): Votes out of k = 3" in markdown
     assert "kept for compatibility" in markdown
+
+
+def test_the_card_quotes_each_consent_version_with_its_participants(collected_study, tmp_path) -> None:
+    """Eight people agreed to the first text; after the researcher edits it, one more agrees to the second."""
+    study = collected_study
+    study.consent_text = "An edited text, after participants."
+    study.save(update_fields=["consent_text"])
+    late = Participant(APIClient(), study.slug, "LATE")
+    late.start()
+    late.consent()
+    out = tmp_path / "bench.jsonl"
+    run_command("export_benchmark", "--format", "jsonl", "--study", study.slug, "--status", "all", "--out", str(out))
+    versions = json.loads((tmp_path / "bench.card.json").read_text())["instructions"]["studies"][0]["consent_versions"]
+    assert [(v["participants"], v["text"].splitlines()[0]) for v in versions] == [
+        (8, CONSENT.splitlines()[0]), (1, "An edited text, after participants.")]
+    markdown = (tmp_path / "bench.card.md").read_text()
+    assert "Consent (2 versions;" in markdown
+    assert f"Consent version 1 (sha256 `{versions[0]['sha256'][:12]}`): agreed to by 8 participant(s)" in markdown
+    assert f"Consent version 2 (sha256 `{versions[1]['sha256'][:12]}`): agreed to by 1 participant(s)" in markdown
+    assert "> An edited text, after participants." in markdown and "> What we record, and for how long" in markdown
