@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -52,50 +53,74 @@ def _invalid(message: str) -> ApplicationError:
     return ApplicationError(message, details={"answer": [message]})
 
 
-def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list[tuple[str, str, float | None]]:
+AnswerRows = list[tuple[str, str, float | None]]
+
+
+def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> AnswerRows:
     """The displayed answer as (question, canonical answer, value) rows; ApplicationError (400) when invalid."""
     kind = shown["kind"]
     if kind in ORDERING_KINDS:
-        if not isinstance(answer, str) or answer not in shown["choices"]:
-            raise _invalid(f"answer must be one of {shown['choices']}.")
-        return [("", canonical_answer(shown=shown, displayed=answer), None)]
-    if kind == ItemKind.LIKERT:
-        if not isinstance(answer, dict):
-            raise _invalid("answer must be an object {question name: integer rating}.")
-        names = [q["name"] for q in study.questions]
-        if set(answer) - set(names):
-            raise _invalid(f"answer names a question this study does not ask; the questions are {names}.")
-        rows = []
-        for question in study.questions:
-            value = answer.get(question["name"])
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-                raise _invalid(f"question '{question['name']}' needs an integer rating.")
-            if not question["min"] <= value <= question["max"]:
-                raise _invalid(
-                    f"question '{question['name']}': the rating is outside {question['min']}…{question['max']}."
-                )
-            rows.append((question["name"], str(int(value)), float(value)))
-        return rows
-    if kind == ItemKind.RANKING:
-        ids = sorted(o["id"] for o in shown["outputs"])
-        if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer) or sorted(answer) != ids:
-            raise _invalid(f"answer must list every output id exactly once, best first: a permutation of {ids}.")
-        return [("", json.dumps(answer), None)]
-    if kind == ItemKind.REWRITE:
-        if not isinstance(answer, str):
-            raise _invalid("answer must be a string.")
-        text = answer.strip()
-        if len(text) < study.rewrite_min_length:
-            raise _invalid(f"the rewrite needs at least {study.rewrite_min_length} characters, got {len(text)}.")
-        if len(text) > 5000:
-            raise _invalid("the rewrite is longer than 5000 characters.")
-        if "\x00" in text:
-            raise _invalid("the rewrite contains a NUL character.")
-        refused = rewrite_check(shown=shown, text=text)  # max length, copy of the source (reviewed studies)
-        if refused:
-            raise _invalid(refused)
-        return [("", text, None)]
-    raise _invalid(f"unknown item kind {kind!r}.")
+        return _ordering_rows(study, shown, answer)
+    rows_of = ANSWER_READERS.get(kind)
+    if rows_of is None:
+        raise _invalid(f"unknown item kind {kind!r}.")
+    return rows_of(study, shown, answer)
+
+
+def _ordering_rows(study: Study, shown: dict[str, Any], answer: Any) -> AnswerRows:
+    if not isinstance(answer, str) or answer not in shown["choices"]:
+        raise _invalid(f"answer must be one of {shown['choices']}.")
+    return [("", canonical_answer(shown=shown, displayed=answer), None)]
+
+
+def _likert_rows(study: Study, shown: dict[str, Any], answer: Any) -> AnswerRows:
+    if not isinstance(answer, dict):
+        raise _invalid("answer must be an object {question name: integer rating}.")
+    names = [q["name"] for q in study.questions]
+    if set(answer) - set(names):
+        raise _invalid(f"answer names a question this study does not ask; the questions are {names}.")
+    rows: AnswerRows = []
+    for question in study.questions:
+        value = answer.get(question["name"])
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+            raise _invalid(f"question '{question['name']}' needs an integer rating.")
+        if not question["min"] <= value <= question["max"]:
+            raise _invalid(
+                f"question '{question['name']}': the rating is outside {question['min']}…{question['max']}."
+            )
+        rows.append((question["name"], str(int(value)), float(value)))
+    return rows
+
+
+def _ranking_rows(study: Study, shown: dict[str, Any], answer: Any) -> AnswerRows:
+    ids = sorted(o["id"] for o in shown["outputs"])
+    if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer) or sorted(answer) != ids:
+        raise _invalid(f"answer must list every output id exactly once, best first: a permutation of {ids}.")
+    return [("", json.dumps(answer), None)]
+
+
+def _rewrite_rows(study: Study, shown: dict[str, Any], answer: Any) -> AnswerRows:
+    if not isinstance(answer, str):
+        raise _invalid("answer must be a string.")
+    text = answer.strip()
+    if len(text) < study.rewrite_min_length:
+        raise _invalid(f"the rewrite needs at least {study.rewrite_min_length} characters, got {len(text)}.")
+    if len(text) > 5000:
+        raise _invalid("the rewrite is longer than 5000 characters.")
+    if "\x00" in text:
+        raise _invalid("the rewrite contains a NUL character.")
+    refused = rewrite_check(shown=shown, text=text)  # max length, copy of the source (reviewed studies)
+    if refused:
+        raise _invalid(refused)
+    return [("", text, None)]
+
+
+# How an answer to each item kind is read (the ordering kinds share `_ordering_rows`).
+ANSWER_READERS: dict[str, Callable[[Study, dict[str, Any], Any], AnswerRows]] = {
+    ItemKind.LIKERT: _likert_rows,
+    ItemKind.RANKING: _ranking_rows,
+    ItemKind.REWRITE: _rewrite_rows,
+}
 
 
 MAX_CLIENT_SECONDS = 3600.0
@@ -177,11 +202,7 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
         raise ApplicationError("telemetry is recorded for free-text answers only; this item is answered by choice.",
                                details={"telemetry": ["only for free-text answers"]})
     if reservation.answered_at is not None:
-        existing = list(Response.objects.filter(reservation=reservation).values_list("question", "answer"))
-        if sorted(existing) == sorted((q, a) for q, a, _ in rows):
-            return AnswerResult(False, batch.state, _progress(batch))
-        raise ApplicationError("This item was already answered differently; answers cannot be changed.",
-                               code=ANSWER_CONFLICT, status=409)
+        return _answer_repeated(batch=batch, reservation=reservation, rows=rows)
     before = Reservation.objects.filter(batch=batch).aggregate(
         total=Count("id"), done=Count("id", filter=Q(answered_at__isnull=False)), last=Max("answered_at")
     )
@@ -201,10 +222,8 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
         first_answer_extend(batch=batch, now=now)
     is_screening = reservation.screening_question_id is not None
     study_item = reservation.study_item
-    if is_screening:
-        correct = reservation.screening_question.correct_answer_for(study.item_kind)
-    else:
-        correct = study_item.correct_answer
+    correct = (reservation.screening_question.correct_answer_for(study.item_kind) if is_screening
+               else study_item.correct_answer)
     Response.objects.bulk_create([
         Response(
             study=study, participant=participant, study_item=study_item,
@@ -228,6 +247,15 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
         batch.finished_at = now
         batch.save(update_fields=["state", "finished_at"])
     return AnswerResult(True, batch.state, progress)
+
+
+def _answer_repeated(*, batch: Batch, reservation: Reservation, rows: AnswerRows) -> AnswerResult:
+    """An item answered before: the same answer again is stored already (200), a different one a conflict."""
+    existing = list(Response.objects.filter(reservation=reservation).values_list("question", "answer"))
+    if sorted(existing) == sorted((q, a) for q, a, _ in rows):
+        return AnswerResult(False, batch.state, _progress(batch))
+    raise ApplicationError("This item was already answered differently; answers cannot be changed.",
+                           code=ANSWER_CONFLICT, status=409)
 
 
 def _progress(batch: Batch) -> dict[str, int]:
