@@ -187,7 +187,7 @@ class StudyCreateForm(forms.Form):
         name = FORM_FIELD_OF.get(exc.field or "", exc.field)
         return name if name in self.fields else None
 
-    def build_kwargs(self) -> dict[str, Any]:
+    def build_kwargs(self) -> dict[str, Any]:  # noqa: C901 split with the study door's settings object
         """study_build's arguments from what is typed and uploaded (files read here, checked by the service)."""
         d = self.cleaned_data
         kind = d.get("kind") or "ordering"

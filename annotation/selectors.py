@@ -172,6 +172,31 @@ def _median_seconds(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
+def _recommendation(participant: Participant, *, failed: list[dict[str, Any]], checks: int, answered: int,
+                    batches: dict[str, Any], evidence: list[str]) -> str:
+    """Approve / return / reject for one participant (the rule `participant_recommendations` describes); the
+    evidence for it is appended to `evidence`."""
+    if participant.screened_out:
+        evidence.append(f"screened out: {participant.exclusion_reason or 'eligibility'}")
+        return "return"
+    if len(failed) >= 2:
+        evidence.append(f"failed {len(failed)} of {checks} attention checks")
+        return "reject"
+    if answered == 0:
+        # Nothing to pay for and nothing to reject: no decision (ask for a return).
+        if batches.get("declined"):
+            evidence.append("declined consent")
+        elif batches.get("expired"):
+            evidence.append("timed out without answering")
+        else:
+            evidence.append("no answers")
+        return "return"
+    if failed:
+        evidence.append("failed 1 attention check: data excluded, payment approved (one failure is no "
+                        "ground for rejection)")
+    return "approve"
+
+
 def participant_recommendations(*, study: Study) -> list[dict[str, Any]]:
     """Approve / return / reject with evidence, following Prolific's guidance on attention and comprehension
     checks: excluding data is not refusing payment. A participant with no answers (declined, timed out, left) gets
@@ -223,27 +248,8 @@ def participant_recommendations(*, study: Study) -> list[dict[str, Any]]:
         absolute_speeder = bool(median is not None and study.min_seconds_per_item
                                 and median < study.min_seconds_per_item)
         speeder = relative_speeder or absolute_speeder
-        if participant.screened_out:
-            recommendation = "return"
-            evidence.append(f"screened out: {participant.exclusion_reason or 'eligibility'}")
-        elif len(failed[pid]) >= 2:
-            recommendation = "reject"
-            evidence.append(f"failed {len(failed[pid])} of {checks[pid]} attention checks")
-        elif answered[pid] == 0:
-            # Nothing to pay for and nothing to reject: no decision (ask for a return).
-            recommendation = "return"
-            info = batch_info.get(pid, {})
-            if info.get("declined"):
-                evidence.append("declined consent")
-            elif info.get("expired"):
-                evidence.append("timed out without answering")
-            else:
-                evidence.append("no answers")
-        else:
-            recommendation = "approve"
-            if failed[pid]:
-                evidence.append("failed 1 attention check: data excluded, payment approved (one failure is no "
-                                "ground for rejection)")
+        recommendation = _recommendation(participant, failed=failed[pid], checks=checks[pid],
+                                         answered=answered[pid], batches=batch_info.get(pid, {}), evidence=evidence)
         if absolute_speeder:
             evidence.append(f"speeder: median {median:.1f} s per item (server-measured) is below the study's "
                             f"minimum of {study.min_seconds_per_item:g} s")

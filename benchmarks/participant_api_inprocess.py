@@ -39,8 +39,18 @@ class Wsgi:
         self.app = get_wsgi_application()
         self.times: dict[str, list[float]] = {}
         self.cpu: dict[str, list[float]] = {}
+        self.profiler = cProfile.Profile()
+        self.profiled: str | None = None  # the endpoint whose calls the profiler records
 
     def call(self, endpoint: str, method: str, path: str, body: object = None) -> tuple[int, dict]:
+        if endpoint == self.profiled:
+            self.profiler.enable()
+        try:
+            return self._call(endpoint, method, path, body)
+        finally:
+            self.profiler.disable()
+
+    def _call(self, endpoint: str, method: str, path: str, body: object = None) -> tuple[int, dict]:
         raw = json.dumps(body).encode() if body is not None else b""
         environ = {
             "REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1",
@@ -63,6 +73,32 @@ class Wsgi:
         return int(status[0].split()[0]), json.loads(data or b"null")
 
 
+def participant_run(client: Wsgi, *, slug: str, index: int, rng: random.Random) -> None:
+    """One participant through the session: arrival, consent, start, then every item answered."""
+    from annotation.selectors import reservation_expected_answer, reservation_is_screening
+
+    status, session = client.call("sessions", "POST", f"/api/v1/studies/{slug}/sessions/",
+                                  {"participant": f"inproc-{index}", "platform": "prolific"})
+    assert status == 201, session
+    token = session["token"]
+    fails_screening = rng.random() < 0.05
+    client.call("consent", "POST", f"/api/v1/sessions/{token}/consent/", {"agree": True})
+    client.call("start", "POST", f"/api/v1/sessions/{token}/start/")
+    while True:
+        status, body = client.call("next", "GET", f"/api/v1/sessions/{token}/next/")
+        assert status == 200, body
+        if body["item"] is None:
+            break
+        # As in the load benchmark: 85 % right, and 5 % of the participants answer screening questions wrongly.
+        expected = reservation_expected_answer(public_id=body["item"]["id"])
+        wrong = [c for c in body["item"]["choices"] if c != expected]
+        is_screening = reservation_is_screening(public_id=body["item"]["id"])
+        right = (not fails_screening) if is_screening else rng.random() < 0.85
+        status, result = client.call("answers", "POST", f"/api/v1/sessions/{token}/answers/",
+                                     {"item": body["item"]["id"], "answer": expected if right else wrong[0]})
+        assert status in (200, 201), result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--participants", type=int, default=60)
@@ -74,48 +110,13 @@ def main() -> None:
     ensure_database()
     slug, _ = build_study(args.items, 5, 14, 2)
     client = Wsgi()
-    from annotation.selectors import reservation_expected_answer, reservation_is_screening
+    client.profiled = args.profile
     rng = random.Random(1)
-    profiler = cProfile.Profile()
     for _ in range(200):  # warm up: imports, URL resolver, connections, statement caches
         client.call("ping_warm", "GET", "/api/v1/ping/")
         client.call("ping_db_warm", "GET", "/api/v1/ping/db/")
     for i in range(args.participants):
-        if args.profile == "sessions":
-            profiler.enable()
-        status, session = client.call("sessions", "POST", f"/api/v1/studies/{slug}/sessions/",
-                                      {"participant": f"inproc-{i}", "platform": "prolific"})
-        assert status == 201, session
-        profiler.disable()
-        token = session["token"]
-        fails_screening = rng.random() < 0.05
-        if args.profile == "consent":
-            profiler.enable()
-        client.call("consent", "POST", f"/api/v1/sessions/{token}/consent/", {"agree": True})
-        profiler.disable()
-        if args.profile == "start":
-            profiler.enable()
-        client.call("start", "POST", f"/api/v1/sessions/{token}/start/")
-        profiler.disable()
-        while True:
-            if args.profile == "next":
-                profiler.enable()
-            status, body = client.call("next", "GET", f"/api/v1/sessions/{token}/next/")
-            profiler.disable()
-            assert status == 200, body
-            if body["item"] is None:
-                break
-            # As in the load benchmark: 85 % right, and 5 % of the participants answer screening questions wrongly.
-            expected = reservation_expected_answer(public_id=body["item"]["id"])
-            wrong = [c for c in body["item"]["choices"] if c != expected]
-            is_screening = reservation_is_screening(public_id=body["item"]["id"])
-            right = (not fails_screening) if is_screening else rng.random() < 0.85
-            if args.profile == "answers":
-                profiler.enable()
-            status, result = client.call("answers", "POST", f"/api/v1/sessions/{token}/answers/",
-                                         {"item": body["item"]["id"], "answer": expected if right else wrong[0]})
-            profiler.disable()
-            assert status in (200, 201), result
+        participant_run(client, slug=slug, index=i, rng=rng)
     for _ in range(500):
         client.call("ping", "GET", "/api/v1/ping/")
         client.call("ping_db", "GET", "/api/v1/ping/db/")
@@ -127,7 +128,7 @@ def main() -> None:
     }
     if args.profile:
         out = io.StringIO()
-        stats = pstats.Stats(profiler, stream=out).sort_stats(os.environ.get("PROFILE_SORT", "cumulative"))
+        stats = pstats.Stats(client.profiler, stream=out).sort_stats(os.environ.get("PROFILE_SORT", "cumulative"))
         stats.print_stats(args.top)
         if os.environ.get("PROFILE_CALLERS"):
             stats.print_callers(os.environ["PROFILE_CALLERS"])

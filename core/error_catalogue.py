@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import importlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -217,44 +217,62 @@ class _Scanner:
 
     def sites(self) -> Iterator[Site | None]:
         for node in ast.walk(self.scan.tree):
-            if isinstance(node, ast.Call):
-                if self._is_error_call(node):
-                    for kw in node.keywords:
-                        if kw.arg == "code":
-                            status = self._call_status(node)
-                            for value in self._strings(kw.value):
-                                yield self.site(value, "call", status)
-                if _func_name(node.func) in RESPONSE_CALLS:
-                    status = next((_int(kw.value) for kw in node.keywords if kw.arg == "status"), None)
-                    for part in node.args:
-                        for inner in ast.walk(part):
-                            if isinstance(inner, ast.Dict):
-                                for key, value in zip(inner.keys, inner.values, strict=True):
-                                    if isinstance(key, ast.Constant) and key.value == "code":
-                                        yield self.site(value, "response", status)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                owner = self._enclosing_class(node) if node.name == "__init__" else node.name
-                if owner in self.errors or owner in ERROR_FUNCTIONS:
-                    args = node.args
-                    positional = args.posonlyargs + args.args
-                    pairs = [*zip(args.kwonlyargs, args.kw_defaults, strict=True),
-                             *zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True)]
-                    status = _status_default(node, None)
-                    for arg, default in pairs:
-                        if arg.arg == "code" and default is not None:
-                            yield self.site(default, "default", status)
-            elif isinstance(node, ast.Compare):
-                operands = [node.left, *node.comparators]
-                if any(isinstance(o, ast.Attribute) and o.attr == "code" for o in operands):
-                    for operand in operands:
-                        items = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
-                        for item in items:
-                            if not (isinstance(item, ast.Attribute) and item.attr == "code"):
-                                yield self.site(item, "compare")
-            elif isinstance(node, ast.Assign):
-                if any(isinstance(t, ast.Name) and t.id == "code" for t in node.targets):
-                    for value in self._strings(node.value):
-                        yield self.site(value, "assign")
+            for kind, read in self._READERS:
+                if isinstance(node, kind):
+                    yield from read(self, node)
+                    break
+
+    def _call_sites(self, node: ast.Call) -> Iterator[Site | None]:
+        if self._is_error_call(node):
+            for kw in node.keywords:
+                if kw.arg == "code":
+                    status = self._call_status(node)
+                    for value in self._strings(kw.value):
+                        yield self.site(value, "call", status)
+        if _func_name(node.func) in RESPONSE_CALLS:
+            status = next((_int(kw.value) for kw in node.keywords if kw.arg == "status"), None)
+            for part in node.args:
+                for inner in ast.walk(part):
+                    if isinstance(inner, ast.Dict):
+                        for key, value in zip(inner.keys, inner.values, strict=True):
+                            if isinstance(key, ast.Constant) and key.value == "code":
+                                yield self.site(value, "response", status)
+
+    def _default_sites(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Site | None]:
+        owner = self._enclosing_class(node) if node.name == "__init__" else node.name
+        if owner not in self.errors and owner not in ERROR_FUNCTIONS:
+            return
+        args = node.args
+        positional = args.posonlyargs + args.args
+        pairs = [*zip(args.kwonlyargs, args.kw_defaults, strict=True),
+                 *zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True)]
+        status = _status_default(node, None)
+        for arg, default in pairs:
+            if arg.arg == "code" and default is not None:
+                yield self.site(default, "default", status)
+
+    def _compare_sites(self, node: ast.Compare) -> Iterator[Site | None]:
+        operands = [node.left, *node.comparators]
+        if not any(isinstance(o, ast.Attribute) and o.attr == "code" for o in operands):
+            return
+        for operand in operands:
+            items = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
+            for item in items:
+                if not (isinstance(item, ast.Attribute) and item.attr == "code"):
+                    yield self.site(item, "compare")
+
+    def _assign_sites(self, node: ast.Assign) -> Iterator[Site | None]:
+        if any(isinstance(t, ast.Name) and t.id == "code" for t in node.targets):
+            for value in self._strings(node.value):
+                yield self.site(value, "assign")
+
+    # Where a code can be given, by the kind of node that gives it.
+    _READERS: tuple[tuple[type | tuple[type, ...], Callable[..., Iterator[Site | None]]], ...] = (
+        (ast.Call, _call_sites),
+        ((ast.FunctionDef, ast.AsyncFunctionDef), _default_sites),
+        (ast.Compare, _compare_sites),
+        (ast.Assign, _assign_sites),
+    )
 
 
 def scan(root: Path = ROOT, dirs: tuple[str, ...] = SOURCE_DIRS) -> list[Site]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from annotation.models import ORDERING_KINDS, ItemKind, Study, canonical_answer
@@ -14,47 +15,71 @@ def _invalid(message: str) -> ApplicationError:
     return ApplicationError(message, details={"answer": [message]})
 
 
-def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> list[tuple[str, str, float | None]]:
+AnswerRows = list[tuple[str, str, float | None]]
+
+
+def validate_answer(*, study: Study, shown: dict[str, Any], answer: Any) -> AnswerRows:
     """The displayed answer as (question, canonical answer, value) rows; ApplicationError (400) when invalid."""
     kind = shown["kind"]
     if kind in ORDERING_KINDS:
-        if not isinstance(answer, str) or answer not in shown["choices"]:
-            raise _invalid(f"answer must be one of {shown['choices']}.")
-        return [("", canonical_answer(shown=shown, displayed=answer), None)]
-    if kind == ItemKind.LIKERT:
-        if not isinstance(answer, dict):
-            raise _invalid("answer must be an object {question name: integer rating}.")
-        names = [q["name"] for q in study.questions]
-        if set(answer) - set(names):
-            raise _invalid(f"answer names a question this study does not ask; the questions are {names}.")
-        rows = []
-        for question in study.questions:
-            value = answer.get(question["name"])
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-                raise _invalid(f"question '{question['name']}' needs an integer rating.")
-            if not question["min"] <= value <= question["max"]:
-                raise _invalid(
-                    f"question '{question['name']}': the rating is outside {question['min']}…{question['max']}."
-                )
-            rows.append((question["name"], str(int(value)), float(value)))
-        return rows
-    if kind == ItemKind.RANKING:
-        ids = sorted(o["id"] for o in shown["outputs"])
-        if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer) or sorted(answer) != ids:
-            raise _invalid(f"answer must list every output id exactly once, best first: a permutation of {ids}.")
-        return [("", json.dumps(answer), None)]
-    if kind == ItemKind.REWRITE:
-        if not isinstance(answer, str):
-            raise _invalid("answer must be a string.")
-        text = answer.strip()
-        if len(text) < study.rewrite_min_length:
-            raise _invalid(f"the rewrite needs at least {study.rewrite_min_length} characters, got {len(text)}.")
-        if len(text) > 5000:
-            raise _invalid("the rewrite is longer than 5000 characters.")
-        if "\x00" in text:
-            raise _invalid("the rewrite contains a NUL character.")
-        refused = rewrite_check(shown=shown, text=text)  # max length, copy of the source (reviewed studies)
-        if refused:
-            raise _invalid(refused)
-        return [("", text, None)]
-    raise _invalid(f"unknown item kind {kind!r}.")
+        return _ordering_rows(study, shown, answer)
+    rows_of = ANSWER_READERS.get(kind)
+    if rows_of is None:
+        raise _invalid(f"unknown item kind {kind!r}.")
+    return rows_of(study, shown, answer)
+
+
+def _ordering_rows(study: Study, shown: dict[str, Any], answer: Any) -> AnswerRows:
+    if not isinstance(answer, str) or answer not in shown["choices"]:
+        raise _invalid(f"answer must be one of {shown['choices']}.")
+    return [("", canonical_answer(shown=shown, displayed=answer), None)]
+
+
+def _likert_rows(study: Study, shown: dict[str, Any], answer: Any) -> AnswerRows:
+    if not isinstance(answer, dict):
+        raise _invalid("answer must be an object {question name: integer rating}.")
+    names = [q["name"] for q in study.questions]
+    if set(answer) - set(names):
+        raise _invalid(f"answer names a question this study does not ask; the questions are {names}.")
+    rows: AnswerRows = []
+    for question in study.questions:
+        value = answer.get(question["name"])
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+            raise _invalid(f"question '{question['name']}' needs an integer rating.")
+        if not question["min"] <= value <= question["max"]:
+            raise _invalid(
+                f"question '{question['name']}': the rating is outside {question['min']}…{question['max']}."
+            )
+        rows.append((question["name"], str(int(value)), float(value)))
+    return rows
+
+
+def _ranking_rows(study: Study, shown: dict[str, Any], answer: Any) -> AnswerRows:
+    ids = sorted(o["id"] for o in shown["outputs"])
+    if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer) or sorted(answer) != ids:
+        raise _invalid(f"answer must list every output id exactly once, best first: a permutation of {ids}.")
+    return [("", json.dumps(answer), None)]
+
+
+def _rewrite_rows(study: Study, shown: dict[str, Any], answer: Any) -> AnswerRows:
+    if not isinstance(answer, str):
+        raise _invalid("answer must be a string.")
+    text = answer.strip()
+    if len(text) < study.rewrite_min_length:
+        raise _invalid(f"the rewrite needs at least {study.rewrite_min_length} characters, got {len(text)}.")
+    if len(text) > 5000:
+        raise _invalid("the rewrite is longer than 5000 characters.")
+    if "\x00" in text:
+        raise _invalid("the rewrite contains a NUL character.")
+    refused = rewrite_check(shown=shown, text=text)  # max length, copy of the source (reviewed studies)
+    if refused:
+        raise _invalid(refused)
+    return [("", text, None)]
+
+
+# How an answer to each item kind is read (the ordering kinds share `_ordering_rows`).
+ANSWER_READERS: dict[str, Callable[[Study, dict[str, Any], Any], AnswerRows]] = {
+    ItemKind.LIKERT: _likert_rows,
+    ItemKind.RANKING: _ranking_rows,
+    ItemKind.REWRITE: _rewrite_rows,
+}

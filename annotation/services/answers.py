@@ -24,7 +24,7 @@ from annotation.models import (
 )
 from annotation.services import hot_path
 from annotation.services.adaptive import item_refresh_closed
-from annotation.services.answer_checks import validate_answer
+from annotation.services.answer_checks import AnswerRows, validate_answer
 from annotation.services.engine import first_answer_extend, reservations_release
 from annotation.services.session_lookup import _expired, _lock_batch, _not_found, _wrong_state, session_load
 from annotation.services.sessions import session_next_body
@@ -125,11 +125,7 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
         raise ApplicationError("telemetry is recorded for free-text answers only; this item is answered by choice.",
                                details={"telemetry": ["only for free-text answers"]})
     if reservation.answered_at is not None:
-        existing = list(Response.objects.filter(reservation=reservation).values_list("question", "answer"))
-        if sorted(existing) == sorted((q, a) for q, a, _ in rows):
-            return AnswerResult(False, batch.state, _progress(batch))
-        raise ApplicationError("This item was already answered differently; answers cannot be changed.",
-                               code=ANSWER_CONFLICT, status=409)
+        return _answer_repeated(batch=batch, reservation=reservation, rows=rows)
     before = Reservation.objects.filter(batch=batch).aggregate(
         total=Count("id"), done=Count("id", filter=Q(answered_at__isnull=False)), last=Max("answered_at")
     )
@@ -149,10 +145,8 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
         first_answer_extend(batch=batch, now=now)
     is_screening = reservation.screening_question_id is not None
     study_item = reservation.study_item
-    if is_screening:
-        correct = reservation.screening_question.correct_answer_for(study.item_kind)
-    else:
-        correct = study_item.correct_answer
+    correct = (reservation.screening_question.correct_answer_for(study.item_kind) if is_screening
+               else study_item.correct_answer)
     Response.objects.bulk_create([
         Response(
             study=study, participant=participant, study_item=study_item,
@@ -176,6 +170,15 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
         batch.finished_at = now
         batch.save(update_fields=["state", "finished_at"])
     return AnswerResult(True, batch.state, progress)
+
+
+def _answer_repeated(*, batch: Batch, reservation: Reservation, rows: AnswerRows) -> AnswerResult:
+    """An item answered before: the same answer again is stored already (200), a different one a conflict."""
+    existing = list(Response.objects.filter(reservation=reservation).values_list("question", "answer"))
+    if sorted(existing) == sorted((q, a) for q, a, _ in rows):
+        return AnswerResult(False, batch.state, _progress(batch))
+    raise ApplicationError("This item was already answered differently; answers cannot be changed.",
+                           code=ANSWER_CONFLICT, status=409)
 
 
 def _progress(batch: Batch) -> dict[str, int]:

@@ -64,20 +64,28 @@ def entry_check(*, study: Study, platform: str, participant_id: str, study_ref: 
     if platform == Participant.Platform.ANONYMOUS:
         return
     if study.platform == EntryPlatform.PROLIFIC:
-        if not PROLIFIC_ID.match(participant_id):
-            raise _bad_link("PROLIFIC_PID", "must be a Prolific id of 24 hexadecimal characters.")
-        if not PROLIFIC_ID.match(study_ref):
-            raise _bad_link("STUDY_ID", "must be a Prolific study id of 24 hexadecimal characters.")
-        if study.prolific_study_id and study_ref.lower() != study.prolific_study_id.lower():
-            raise _bad_link("STUDY_ID", "this link belongs to another Prolific study.")
-        if not PROLIFIC_SESSION.match(session_ref):
-            raise _bad_link("SESSION_ID", "is missing or malformed.")
+        _prolific_link_check(study, participant_id=participant_id, study_ref=study_ref, session_ref=session_ref)
     elif study.platform == EntryPlatform.MTURK:
-        if assignment == MTURK_PREVIEW:
-            raise _bad_link("assignmentId", "this is MTurk's preview: accept the HIT first.")
-        for field, value in given.items():
-            if not MTURK_ID.match(value):
-                raise _bad_link(field, "is missing or malformed (upper-case letters and digits).")
+        _mturk_link_check(given, assignment=assignment)
+
+
+def _prolific_link_check(study: Study, *, participant_id: str, study_ref: str, session_ref: str) -> None:
+    if not PROLIFIC_ID.match(participant_id):
+        raise _bad_link("PROLIFIC_PID", "must be a Prolific id of 24 hexadecimal characters.")
+    if not PROLIFIC_ID.match(study_ref):
+        raise _bad_link("STUDY_ID", "must be a Prolific study id of 24 hexadecimal characters.")
+    if study.prolific_study_id and study_ref.lower() != study.prolific_study_id.lower():
+        raise _bad_link("STUDY_ID", "this link belongs to another Prolific study.")
+    if not PROLIFIC_SESSION.match(session_ref):
+        raise _bad_link("SESSION_ID", "is missing or malformed.")
+
+
+def _mturk_link_check(given: dict[str, str], *, assignment: str) -> None:
+    if assignment == MTURK_PREVIEW:
+        raise _bad_link("assignmentId", "this is MTurk's preview: accept the HIT first.")
+    for field, value in given.items():
+        if not MTURK_ID.match(value):
+            raise _bad_link(field, "is missing or malformed (upper-case letters and digits).")
 
 
 # --- room ---------------------------------------------------------------------------------------------------

@@ -121,16 +121,7 @@ def rating_items_build(*, records: list[tuple[int, Any]], kind: str, where: str 
     seen_ids: dict[str, int] = {}
     for number, record in records:
         where = f"{path}, {unit} {number}"
-        if not isinstance(record, dict):
-            raise ApplicationError(f"{where}: expected an object", code=INVALID, field="outputs")
-        source = str(record.get("source") or "").strip()
-        row_id = str(record.get("id") or "").strip()
-        if not source or not row_id:
-            raise ApplicationError(f"{where}: missing {'source' if not source else 'id'}", code=MISSING_FIELD)
-        outputs = _outputs_of(record, where)
-        empty = [s or "rewrite" for s, text in outputs.items() if not text]
-        if empty:
-            raise ApplicationError(f"{where}: empty output for {', '.join(empty)}", code=EMPTY_TEXT)
+        source, row_id, outputs = _record_read(record, where)
         meta = {k: str(record[k]).strip() for k in ("reference", "target_style") if record.get(k)}
         long_row = "rewrite" in record
         for system, text in outputs.items():
@@ -151,6 +142,26 @@ def rating_items_build(*, records: list[tuple[int, Any]], kind: str, where: str 
             group["outputs"][name] = text
     if kind == ItemKind.LIKERT:
         return likert
+    return _ranking_items(groups, path=path, unit=unit)
+
+
+def _record_read(record: Any, where: str) -> tuple[str, str, dict[str, str]]:
+    """One record's source, id and outputs (system → text), or the ApplicationError that names what is missing."""
+    if not isinstance(record, dict):
+        raise ApplicationError(f"{where}: expected an object", code=INVALID, field="outputs")
+    source = str(record.get("source") or "").strip()
+    row_id = str(record.get("id") or "").strip()
+    if not source or not row_id:
+        raise ApplicationError(f"{where}: missing {'source' if not source else 'id'}", code=MISSING_FIELD)
+    outputs = _outputs_of(record, where)
+    empty = [s or "rewrite" for s, text in outputs.items() if not text]
+    if empty:
+        raise ApplicationError(f"{where}: empty output for {', '.join(empty)}", code=EMPTY_TEXT)
+    return source, row_id, outputs
+
+
+def _ranking_items(groups: dict[str, dict[str, Any]], *, path: str, unit: str) -> list[dict[str, Any]]:
+    """One ranking item per source, its outputs in the order they came; a source needs at least 2."""
     ranking = []
     for key, group in groups.items():
         if len(group["outputs"]) < 2:

@@ -250,7 +250,7 @@ def study_codes(*, completion_code: str = "", screened_out_code: str = "") -> tu
     return completion_code, screened_out_code
 
 
-def study_create(
+def study_create(  # noqa: C901 split with the study door's settings object
     *, slug: str, item_kind: str, title: str = "", setup: str | None = None, corpus: list[str] | None = None,
     component: list[str] | None = None, status: str | None = InstanceStatus.CANDIDATE, count: int | None = None,
     seed: int = 0, annotators_per_item: int | None = None, min_correct: int | None = None, items_per_batch: int = 14,

@@ -75,7 +75,7 @@ def study_items_source_check(*, items: Any, outputs: Any, outputs_study: Any) ->
                                field=given[1])
 
 
-def study_build(
+def study_build(  # noqa: C901 split with the study door's settings object
     *, slug: str, kind: str, setup: str | None = None, corpus: list[str] | None = None,
     component: list[str] | None = None, status: str | None = "candidate", count: int | None = None, seed: int = 0,
     items: list[Any] | None = None, outputs: list[tuple[int, dict[str, Any]]] | None = None,

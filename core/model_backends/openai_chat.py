@@ -105,6 +105,27 @@ class OpenAIChatClient:
                 pass
         return delay
 
+    @staticmethod
+    def _answer(url: str, response: httpx.Response) -> dict[str, Any]:
+        """A final (not retried) response: its JSON object, or the error that its status or body means."""
+        if response.status_code in (401, 403):
+            raise EndpointError(f"Base URL: {url} refused the credentials (HTTP {response.status_code}); set "
+                                "OPENAI_API_KEY to the endpoint's key.", code=MODEL_ENDPOINT_AUTH)
+        if response.status_code == 404:
+            raise EndpointError(f"Base URL: {url} answered 404: {_error_text(response)} (is the model served "
+                                "there, and does the URL end in /v1?)", code=MODEL_NOT_FOUND, status=404)
+        if response.status_code >= 400:
+            raise EndpointError(f"Base URL: {url} refused the request (HTTP {response.status_code}): "
+                                f"{_error_text(response)}", code=MODEL_REQUEST_REFUSED, status=502)
+        try:
+            data = response.json()
+        except ValueError:
+            raise MalformedReply(f"{url} answered HTTP {response.status_code} with a body that is not JSON: "
+                                 f"{response.text[:200]!r}") from None
+        if not isinstance(data, dict):
+            raise MalformedReply(f"{url} answered a JSON {type(data).__name__}, not an object")
+        return data
+
     def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[dict[str, Any], int]:
         """One call with retries; (decoded JSON body, requests made)."""
         url = f"{self.base_url}{path}"
@@ -135,23 +156,7 @@ class OpenAIChatClient:
                                         status=429 if response.status_code == 429 else 502, transient=True)
                 self._sleep(self._delay(attempt, response))
                 continue
-            if response.status_code in (401, 403):
-                raise EndpointError(f"Base URL: {url} refused the credentials (HTTP {response.status_code}); set "
-                                    "OPENAI_API_KEY to the endpoint's key.", code=MODEL_ENDPOINT_AUTH)
-            if response.status_code == 404:
-                raise EndpointError(f"Base URL: {url} answered 404: {_error_text(response)} (is the model served "
-                                    "there, and does the URL end in /v1?)", code=MODEL_NOT_FOUND, status=404)
-            if response.status_code >= 400:
-                raise EndpointError(f"Base URL: {url} refused the request (HTTP {response.status_code}): "
-                                    f"{_error_text(response)}", code=MODEL_REQUEST_REFUSED, status=502)
-            try:
-                data = response.json()
-            except ValueError:
-                raise MalformedReply(f"{url} answered HTTP {response.status_code} with a body that is not JSON: "
-                                     f"{response.text[:200]!r}") from None
-            if not isinstance(data, dict):
-                raise MalformedReply(f"{url} answered a JSON {type(data).__name__}, not an object")
-            return data, requests
+            return self._answer(url, response), requests
         raise AssertionError("unreachable")  # pragma: no cover
 
     def models(self) -> list[str]:

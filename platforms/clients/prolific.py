@@ -74,6 +74,26 @@ def _detail(response: httpx.Response) -> str:
     return str(body)[:300]
 
 
+def _answer(response: httpx.Response, what: str) -> Any:
+    """A final (not retried) response: its decoded JSON body, or the refusal its 4xx status means."""
+    if response.status_code == 401:
+        raise PlatformCallError(
+            f"Prolific refused the API token (401) while {what}: check the account's token.",
+            outcome=REFUSED, code=PLATFORM_UNAUTHORIZED, status=400, platform_status=401)
+    if response.status_code == 403:
+        raise PlatformCallError(
+            f"Prolific refused {what} (403: the token's user may not do this): {_detail(response)}",
+            outcome=REFUSED, code=PLATFORM_FORBIDDEN, status=400, platform_status=403)
+    if response.status_code == 404:
+        raise PlatformCallError(f"Prolific does not know this resource (404) while {what}.",
+                                outcome=REFUSED, code=PLATFORM_NOT_FOUND, status=404, platform_status=404)
+    if response.status_code >= 400:
+        raise PlatformCallError(f"Prolific refused {what} ({response.status_code}): {_detail(response)}",
+                                outcome=REFUSED, code=PLATFORM_REFUSED, status=400,
+                                platform_status=response.status_code, body=_safe_json(response))
+    return _safe_json(response)
+
+
 class ProlificClient:
     """Prolific's API for one account. `sleep` is injectable so tests need not wait out a Retry-After."""
 
@@ -155,22 +175,7 @@ class ProlificClient:
                         platform_status=response.status_code)
                 self._sleep(self._backoff(attempt))
                 continue
-            if response.status_code == 401:
-                raise PlatformCallError(
-                    f"Prolific refused the API token (401) while {what}: check the account's token.",
-                    outcome=REFUSED, code=PLATFORM_UNAUTHORIZED, status=400, platform_status=401)
-            if response.status_code == 403:
-                raise PlatformCallError(
-                    f"Prolific refused {what} (403: the token's user may not do this): {_detail(response)}",
-                    outcome=REFUSED, code=PLATFORM_FORBIDDEN, status=400, platform_status=403)
-            if response.status_code == 404:
-                raise PlatformCallError(f"Prolific does not know this resource (404) while {what}.",
-                                        outcome=REFUSED, code=PLATFORM_NOT_FOUND, status=404, platform_status=404)
-            if response.status_code >= 400:
-                raise PlatformCallError(f"Prolific refused {what} ({response.status_code}): {_detail(response)}",
-                                        outcome=REFUSED, code=PLATFORM_REFUSED, status=400,
-                                        platform_status=response.status_code, body=_safe_json(response))
-            return _safe_json(response)
+            return _answer(response, what)
         raise AssertionError("unreachable")  # pragma: no cover
 
     # --- reads ---------------------------------------------------------------------------------------------

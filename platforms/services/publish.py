@@ -88,6 +88,38 @@ def _devices(devices: list[str] | None) -> list[str]:
     return devices
 
 
+def _filters(filters: list[Any], platform: str) -> list[Any]:
+    if not isinstance(filters, list) or not all(isinstance(f, dict) and f for f in filters):
+        raise ApplicationError("Filters: a JSON list of filter objects (Prolific: {filter_id, selected_values} "
+                               "or {filter_id, selected_range}; MTurk: QualificationRequirements).",
+                               field="filters")
+    if platform == Platform.PROLIFIC:
+        for n, flt in enumerate(filters, start=1):
+            ok = isinstance(flt.get("filter_id"), str) and (
+                isinstance(flt.get("selected_values"), list) or isinstance(flt.get("selected_range"), dict))
+            if not ok:
+                raise ApplicationError(f"Filters: filter {n} needs a filter_id and selected_values (a list) or "
+                                       "selected_range (an object with lower and/or upper).", field="filters")
+    return filters
+
+
+def _allow_list(allow_list: dict[str, Any], platform_study: PlatformStudy) -> dict[str, Any]:
+    allowed = {"participants", "accepted_writers_of", "min_accepted"}
+    if not isinstance(allow_list, dict) or set(allow_list) - allowed:
+        raise ApplicationError(f"Allow list: an object with {', '.join(sorted(allowed))}.", field="allow_list")
+    if allow_list and not allow_list_members(platform_study=PlatformStudy(
+            study=platform_study.study, platform=platform_study.platform, allow_list=allow_list)):
+        raise ApplicationError("Allow list: it holds nobody (no named participant, no accepted writer), so nobody "
+                               "could take part.", code=EMPTY_ALLOW_LIST, field="allow_list")
+    return allow_list
+
+
+def _bonus_cap(name: str, value: Decimal) -> Decimal:
+    if Decimal(value) <= 0:
+        raise ApplicationError(f"{name.replace('_', ' ').capitalize()}: must be positive.", field=name)
+    return Decimal(value)
+
+
 def publish_settings_save(*, platform_study: PlatformStudy, devices: list[str] | None = None,
                           filters: list[Any] | None = None, allow_list: dict[str, Any] | None = None,
                           screen_out_reward_cents: int | None = None, use_block_list: bool | None = None,
@@ -98,27 +130,9 @@ def publish_settings_save(*, platform_study: PlatformStudy, devices: list[str] |
     if devices is not None:
         changes["devices"] = _devices(devices)
     if filters is not None:
-        if not isinstance(filters, list) or not all(isinstance(f, dict) and f for f in filters):
-            raise ApplicationError("Filters: a JSON list of filter objects (Prolific: {filter_id, selected_values} "
-                                   "or {filter_id, selected_range}; MTurk: QualificationRequirements).",
-                                   field="filters")
-        if platform_study.platform == Platform.PROLIFIC:
-            for n, flt in enumerate(filters, start=1):
-                ok = isinstance(flt.get("filter_id"), str) and (
-                    isinstance(flt.get("selected_values"), list) or isinstance(flt.get("selected_range"), dict))
-                if not ok:
-                    raise ApplicationError(f"Filters: filter {n} needs a filter_id and selected_values (a list) or "
-                                           "selected_range (an object with lower and/or upper).", field="filters")
-        changes["filters"] = filters
+        changes["filters"] = _filters(filters, platform_study.platform)
     if allow_list is not None:
-        allowed = {"participants", "accepted_writers_of", "min_accepted"}
-        if not isinstance(allow_list, dict) or set(allow_list) - allowed:
-            raise ApplicationError(f"Allow list: an object with {', '.join(sorted(allowed))}.", field="allow_list")
-        if allow_list and not allow_list_members(platform_study=PlatformStudy(
-                study=platform_study.study, platform=platform_study.platform, allow_list=allow_list)):
-            raise ApplicationError("Allow list: it holds nobody (no named participant, no accepted writer), so nobody "
-                                   "could take part.", code=EMPTY_ALLOW_LIST, field="allow_list")
-        changes["allow_list"] = allow_list
+        changes["allow_list"] = _allow_list(allow_list, platform_study)
     if screen_out_reward_cents is not None:
         if screen_out_reward_cents < 0:
             raise ApplicationError("Screen-out reward: must not be negative.", field="screen_out_reward")
@@ -128,9 +142,7 @@ def publish_settings_save(*, platform_study: PlatformStudy, devices: list[str] |
     for name, value in (("bonus_cap_per_participant", bonus_cap_per_participant),
                         ("bonus_cap_per_study", bonus_cap_per_study)):
         if value is not None:
-            if Decimal(value) <= 0:
-                raise ApplicationError(f"{name.replace('_', ' ').capitalize()}: must be positive.", field=name)
-            changes[name] = Decimal(value)
+            changes[name] = _bonus_cap(name, value)
     if not changes:
         return platform_study
     frozen = {"devices", "filters", "allow_list", "screen_out_reward_cents", "use_block_list"}

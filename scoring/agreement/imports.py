@@ -68,14 +68,18 @@ def _canonical(raw: str, *, numeric: bool, domain: list) -> tuple[str, float | N
     return text, number
 
 
-def _read_rows(*, path: Path, question: str, numeric: bool, domain: list) -> list[Row]:
+def _file_text(path: Path) -> str:
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        return path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         raise ApplicationError(f"{path}: file not found", code=FILE_NOT_FOUND) from None
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
         raise ApplicationError(f"{path}:{line}: not valid UTF-8 ({exc.reason})", code=BAD_ENCODING) from None
+
+
+def _read_rows(*, path: Path, question: str, numeric: bool, domain: list) -> list[Row]:
+    text = _file_text(path)
     dialect = "excel-tab" if path.suffix.lower() in {".tsv", ".tab"} else "excel"
     reader = csv.DictReader(io.StringIO(text, newline=""), dialect=dialect)
     header = [h.strip() for h in (reader.fieldnames or [])]
@@ -101,17 +105,8 @@ def _read_rows(*, path: Path, question: str, numeric: bool, domain: list) -> lis
         parsed = _canonical(values["value"], numeric=numeric, domain=domain) if values["value"] else None
         if values["value"] and parsed is None:
             problems.append(f"value '{values['value']}' is not on the scale {_scale_text(numeric, domain)}")
-        correct = ""
-        if values["correct"]:
-            parsed_correct = _canonical(values["correct"], numeric=numeric, domain=domain)
-            if parsed_correct is None:
-                problems.append(f"correct '{values['correct']}' is not on the scale {_scale_text(numeric, domain)}")
-            else:
-                correct = parsed_correct[0]
-                earlier = correct_of.setdefault(values["item"], (correct, line))
-                if earlier[0] != correct:
-                    problems.append(f"item '{values['item']}' has correct '{correct}' here but '{earlier[0]}' on "
-                                    f"line {earlier[1]}")
+        correct = _correct_read(values, line=line, numeric=numeric, domain=domain, correct_of=correct_of,
+                                problems=problems) if values["correct"] else ""
         row_question = values["question"] or question
         key = (values["item"], values["annotator"], row_question)
         if values["item"] and values["annotator"] and key in seen:
@@ -125,10 +120,7 @@ def _read_rows(*, path: Path, question: str, numeric: bool, domain: list) -> lis
         rows.append(Row(line=line, item=values["item"], annotator=values["annotator"], question=row_question,
                         answer=parsed[0], value=parsed[1], item_text=values["item_text"], correct=correct))
     if errors:
-        shown = errors[:MAX_REPORTED]
-        more = f" (and {len(errors) - MAX_REPORTED} more)" if len(errors) > MAX_REPORTED else ""
-        raise ApplicationError(f"{len(errors)} bad row(s); nothing was imported:\n" + "\n".join(shown) + more,
-                               code=BAD_ROWS, details={"errors": errors[:200]})
+        raise _bad_rows(errors)
     if not rows:
         raise ApplicationError(f"{path}: no annotations found", code=EMPTY_FILE)
     return rows
@@ -145,6 +137,29 @@ def _refuse_erased(*, path: Any, rows: list[Row]) -> None:
     more = f"\n… and {len(bad) - 10} more" if len(bad) > 10 else ""
     raise ApplicationError(f"{len(bad)} row(s) of erased people; nothing was imported:\n" + "\n".join(bad[:10]) + more,
                            code=ERASED_PERSON)
+
+
+def _correct_read(values: dict[str, str], *, line: int, numeric: bool, domain: list,
+                  correct_of: dict[str, tuple[str, int]], problems: list[str]) -> str:
+    """A row's `correct` on the scale ("" when it is not: the problem is appended), the same on every row of its
+    item (the first line that gives it is remembered in `correct_of`)."""
+    parsed_correct = _canonical(values["correct"], numeric=numeric, domain=domain)
+    if parsed_correct is None:
+        problems.append(f"correct '{values['correct']}' is not on the scale {_scale_text(numeric, domain)}")
+        return ""
+    correct = parsed_correct[0]
+    earlier = correct_of.setdefault(values["item"], (correct, line))
+    if earlier[0] != correct:
+        problems.append(f"item '{values['item']}' has correct '{correct}' here but '{earlier[0]}' on "
+                        f"line {earlier[1]}")
+    return correct
+
+
+def _bad_rows(errors: list[str]) -> ApplicationError:
+    shown = errors[:MAX_REPORTED]
+    more = f" (and {len(errors) - MAX_REPORTED} more)" if len(errors) > MAX_REPORTED else ""
+    return ApplicationError(f"{len(errors)} bad row(s); nothing was imported:\n" + "\n".join(shown) + more,
+                            code=BAD_ROWS, details={"errors": errors[:200]})
 
 
 def _scale_text(numeric: bool, domain: list) -> str:
@@ -190,6 +205,23 @@ def annotations_import(
     spec_base.update({"min": domain[0], "max": domain[-1]} if numeric else {"categories": domain})
     question_names = sorted({row.question for row in rows})
 
+    study, created = _study_for_import(study_slug=study_slug, path=Path(path), kind=kind, k=k,
+                                       question_names=question_names, spec_base=spec_base)
+    items, new_items = _items_import(study, rows, kind=kind, path=path)
+    people, new_people = _annotators_import(study, rows)
+
+    responses = _responses_build(study, rows, items=items, people=people, path=path, progress=progress)
+    Response.objects.bulk_create(responses, batch_size=5000)
+    return {
+        "study": study.slug, "created": created, "question": question_names, "scale": scale, "level": level,
+        "items_created": len(new_items), "annotators_created": len(new_people), "responses": len(responses),
+        "annotators_per_item": study.annotators_per_item, "min_correct": study.min_correct,
+    }
+
+
+def _study_for_import(*, study_slug: str, path: Path, kind: str, k: int, question_names: list[str],
+                      spec_base: dict[str, Any]) -> tuple[Study, bool]:
+    """The imported study (created, or an earlier import extended) with the file's questions on its scale."""
     study, created = Study.objects.select_for_update().get_or_create(
         slug=study_slug,
         defaults={"title": f"Imported annotations ({Path(path).name})", "item_kind": kind,
@@ -216,7 +248,12 @@ def annotations_import(
     if not created and k > study.annotators_per_item:
         study.annotators_per_item = k
     study.save()
+    return study, created
 
+
+def _items_import(study: Study, rows: list[Row], *, kind: str, path: Path
+                  ) -> tuple[dict[str, StudyItem], list[StudyItem]]:
+    """The study's items by external id, the file's new ones created (their correct answer from the file)."""
     items = {i.external_id: i for i in StudyItem.objects.filter(study=study)}
     position = max((i.position for i in items.values()), default=-1) + 1
     new_items = []
@@ -236,13 +273,22 @@ def annotations_import(
     for item in new_items:
         item.correct_answer = correct_of.get(item.external_id, "")
     StudyItem.objects.bulk_create(new_items, batch_size=5000)
+    return items, new_items
 
+
+def _annotators_import(study: Study, rows: list[Row]) -> tuple[dict[str, Participant], list[Participant]]:
+    """The study's imported annotators by external id, the file's new ones created."""
     people = {p.external_id: p for p in Participant.objects.filter(study=study, platform=Participant.Platform.IMPORTED)}
     new_people = [Participant(study=study, platform=Participant.Platform.IMPORTED, external_id=name)
                   for name in dict.fromkeys(row.annotator for row in rows) if name not in people]
     Participant.objects.bulk_create(new_people, batch_size=5000)
     people.update({p.external_id: p for p in new_people})
+    return people, new_people
 
+
+def _responses_build(study: Study, rows: list[Row], *, items: dict[str, StudyItem], people: dict[str, Participant],
+                     path: Path, progress: Callable[[int, int], None] | None) -> list[Response]:
+    """One response per row, refused when the annotator already rated the item in this study."""
     existing = set(Response.objects.filter(study=study).values_list("participant_id", "study_item_id", "question"))
     # File order is time order: "the first k responses" of an item are its first k lines.
     base = timezone.now()
@@ -252,7 +298,7 @@ def annotations_import(
         person = people[row.annotator]
         if (person.pk, item.pk, row.question) in existing:
             raise ApplicationError(f"{path}:{row.line}: annotator '{row.annotator}' already rated item '{row.item}' "
-                                   f"({row.question}) in study '{study_slug}'", code=DUPLICATE_RESPONSE)
+                                   f"({row.question}) in study '{study.slug}'", code=DUPLICATE_RESPONSE)
         correct = item.correct_answer
         responses.append(Response(
             study=study, participant=person, study_item=item, question=row.question, answer=row.answer,
@@ -261,9 +307,4 @@ def annotations_import(
         ))
         if progress and index % 5000 == 0:
             progress(index, len(rows))
-    Response.objects.bulk_create(responses, batch_size=5000)
-    return {
-        "study": study.slug, "created": created, "question": question_names, "scale": scale, "level": level,
-        "items_created": len(new_items), "annotators_created": len(new_people), "responses": len(responses),
-        "annotators_per_item": study.annotators_per_item, "min_correct": study.min_correct,
-    }
+    return responses

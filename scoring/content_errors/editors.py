@@ -100,6 +100,16 @@ def _sentence_start(text: str, pos: int) -> bool:
 
 def substitution_candidates(text: str, rng: random.Random) -> list[ContentEdit]:
     """Numbers, then dates, then names, then nouns: the first kind the sentence has (Pauli's order of salience)."""
+    words = _tokens(text)
+    # In order, and lazily: a later kind draws from `rng` only when the earlier kinds found nothing.
+    for kind in (_number_edits, _date_edits, _name_edits):
+        edits = kind(text, words, rng)
+        if edits:
+            return edits
+    return _noun_edits(text, words, rng)
+
+
+def _number_edits(text: str, words: list[re.Match[str]], rng: random.Random) -> list[ContentEdit]:
     numbers = []
     for match in DIGITS.finditer(text):
         value = float(match.group().replace(",", ""))
@@ -107,13 +117,14 @@ def substitution_candidates(text: str, rng: random.Random) -> list[ContentEdit]:
             [d for d in range(2, 13) if d != value])
         new_text = str(int(new)) if float(new).is_integer() else f"{new:g}"
         numbers.append(ContentEdit(SUBSTITUTION, "number", match.start(), match.end(), match.group(), new_text))
-    words = _tokens(text)
     for match in words:
         if match.group().lower() in NUMBER_WORDS and match.group().lower() != "one":  # "one" is mostly a pronoun
             numbers.append(ContentEdit(SUBSTITUTION, "number", match.start(), match.end(), match.group(),
                                        _pick_other(rng, NUMBER_WORDS, match.group())))
-    if numbers:
-        return numbers
+    return numbers
+
+
+def _date_edits(text: str, words: list[re.Match[str]], rng: random.Random) -> list[ContentEdit]:
     dates = []
     for match in words:
         word = match.group()
@@ -121,13 +132,16 @@ def substitution_candidates(text: str, rng: random.Random) -> list[ContentEdit]:
             if word.lower() in (w.lower() for w in pool):
                 dates.append(ContentEdit(SUBSTITUTION, "date", match.start(), match.end(), word,
                                          _pick_other(rng, pool, word)))
-    if dates:
-        return dates
-    names = [ContentEdit(SUBSTITUTION, "name", m.start(), m.end(), m.group(), _pick_other(rng, NAMES, m.group()))
-             for m in words if m.group()[0].isupper() and m.group().lower() not in FUNCTION_WORDS
-             and m.group() != "I" and not _sentence_start(text, m.start())]
-    if names:
-        return names
+    return dates
+
+
+def _name_edits(text: str, words: list[re.Match[str]], rng: random.Random) -> list[ContentEdit]:
+    return [ContentEdit(SUBSTITUTION, "name", m.start(), m.end(), m.group(), _pick_other(rng, NAMES, m.group()))
+            for m in words if m.group()[0].isupper() and m.group().lower() not in FUNCTION_WORDS
+            and m.group() != "I" and not _sentence_start(text, m.start())]
+
+
+def _noun_edits(text: str, words: list[re.Match[str]], rng: random.Random) -> list[ContentEdit]:
     nouns = []
     for index, determiner in enumerate(words):
         if determiner.group().lower() not in DETERMINERS:
@@ -150,35 +164,7 @@ def substitution_candidates(text: str, rng: random.Random) -> list[ContentEdit]:
 def deletion_candidates(text: str, rng: random.Random) -> list[ContentEdit]:
     """Prepositional phrases and trailing clauses, as long as at least three words remain."""
     words = _tokens(text)
-    candidates = []
-    for index, match in enumerate(words):
-        head = match.group().lower()
-        if head not in PREPOSITIONS and not (head in {"because", "which", "although", "while"} and index > 1):
-            continue
-        following = words[index + 1].group() if index + 1 < len(words) else ""
-        if head == "to" and not (following.lower() in DETERMINERS or following[:1].isupper()):
-            continue  # "to watch …" is an infinitive, not a place or a recipient
-        last = index
-        for follower in words[index + 1:]:
-            between = text[words[last].end():follower.start()]
-            if follower.group().lower() in BOUNDARY or any(c in between for c in ",;:.!?") \
-                    or last - index + 1 >= MAX_PHRASE_WORDS:
-                break
-            last = words.index(follower)
-        if last == index or len(words) - (last - index + 1) < 3:
-            continue
-        phrase = words[index:last + 1]
-        if all(w.group().lower() in FUNCTION_WORDS for w in phrase[1:]):
-            continue  # "to be", "for it": not a content phrase
-        start, end = phrase[0].start(), phrase[-1].end()
-        # Take one of the spaces around the phrase with it, and a comma that introduced it.
-        if start > 0 and text[start - 1] == " ":
-            start -= 1
-            if start > 0 and text[start - 1] == ",":
-                start -= 1
-        elif end < len(text) and text[end] == " ":
-            end += 1
-        candidates.append(ContentEdit(DELETION, "phrase", start, end, text[start:end], ""))
+    candidates = [edit for index in range(len(words)) if (edit := _phrase_deletion(text, words, index))]
     for match in TRAILING_CLAUSE.finditer(text):
         if len(_tokens(text[:match.start()])) >= 3:
             candidates.append(ContentEdit(DELETION, "clause", match.start(), match.end(), match.group(), ""))
@@ -191,6 +177,43 @@ def deletion_candidates(text: str, rng: random.Random) -> list[ContentEdit]:
                 start = match.start() - 1 if match.start() > 0 and text[match.start() - 1] == " " else match.start()
                 candidates.append(ContentEdit(DELETION, "time", start, match.end(), text[start:match.end()], ""))
     return candidates
+
+
+def _phrase_end(text: str, words: list[re.Match[str]], index: int) -> int:
+    """The index of the last word of the phrase that words[index] opens (itself when nothing follows it)."""
+    last = index
+    for follower in words[index + 1:]:
+        between = text[words[last].end():follower.start()]
+        if follower.group().lower() in BOUNDARY or any(c in between for c in ",;:.!?") \
+                or last - index + 1 >= MAX_PHRASE_WORDS:
+            break
+        last = words.index(follower)
+    return last
+
+
+def _phrase_deletion(text: str, words: list[re.Match[str]], index: int) -> ContentEdit | None:
+    """The prepositional phrase or clause that words[index] opens, as a deletion, if it is one."""
+    head = words[index].group().lower()
+    if head not in PREPOSITIONS and not (head in {"because", "which", "although", "while"} and index > 1):
+        return None
+    following = words[index + 1].group() if index + 1 < len(words) else ""
+    if head == "to" and not (following.lower() in DETERMINERS or following[:1].isupper()):
+        return None  # "to watch …" is an infinitive, not a place or a recipient
+    last = _phrase_end(text, words, index)
+    if last == index or len(words) - (last - index + 1) < 3:
+        return None
+    phrase = words[index:last + 1]
+    if all(w.group().lower() in FUNCTION_WORDS for w in phrase[1:]):
+        return None  # "to be", "for it": not a content phrase
+    start, end = phrase[0].start(), phrase[-1].end()
+    # Take one of the spaces around the phrase with it, and a comma that introduced it.
+    if start > 0 and text[start - 1] == " ":
+        start -= 1
+        if start > 0 and text[start - 1] == ",":
+            start -= 1
+    elif end < len(text) and text[end] == " ":
+        end += 1
+    return ContentEdit(DELETION, "phrase", start, end, text[start:end], "")
 
 
 def fabrication_candidates(text: str, rng: random.Random) -> list[ContentEdit]:

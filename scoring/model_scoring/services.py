@@ -68,6 +68,49 @@ def _fmt(value: float) -> str:
     return "" if np.isnan(value) else f"{value:.6f}"
 
 
+def _compared(compare: list[str] | str | None, specs: list[str]) -> list[str]:
+    """The methods to compare pairwise (McNemar): two or more of the methods scored, or none."""
+    compared = (methods_parse(compare) if isinstance(compare, str) else list(compare)) if compare else []
+    if compared:
+        unknown = [spec for spec in compared if spec not in specs]
+        if unknown or len(compared) < 2:
+            raise ApplicationError(f"Compare: give two or more of the methods ({', '.join(specs)}); got "
+                                   f"{', '.join(compared)}", field="compare")
+    return compared
+
+
+def _method_predictions(spec: str, method: SimilarityMethod, left: list[str], right: list[str], is_quad: np.ndarray,
+                        *, seed: int, progress: MethodProgress | None) -> dict[str, Any]:
+    """One method's similarities of every pair, its decided predictions and their seeded forced form."""
+    report = (lambda done, total: progress(spec, done, total)) if progress else None
+    try:
+        with model_cache_used():  # embeddings computed before (any run, any machine) are read, not encoded
+            values = method.similarity(left, right, **({"progress": report} if report else {}))
+    finally:
+        method.close()
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != (len(left),):
+        raise ApplicationError(f"method '{spec}' returned {values.shape} similarities for {len(left)} pairs")
+    sims = _split_similarities(values, is_quad)
+    decided = predictions_decide(sims["sim_a1_s1"], sims["sim_a1_s2"], sims["sim_a2_s2"], sims["sim_a2_s1"],
+                                 is_quad)
+    return {"sims": sims, "prediction": decided, "forced": predictions_force(decided, seed=seed, method=spec)}
+
+
+def _prediction_rows(set_slices: dict[str, slice], everything: list[StelInstance], specs: list[str],
+                     per_method: dict[str, dict[str, Any]]) -> list[list[Any]]:
+    rows = []
+    for name, part in set_slices.items():
+        for index in range(part.start, part.stop):
+            inst = everything[index]
+            for spec in specs:
+                data = per_method[spec]
+                rows.append([name, inst.id, spec, inst.component, int(data["prediction"][index]),
+                             int(data["forced"][index]), inst.correct,
+                             *(_fmt(data["sims"][key][index]) for key in PREDICTION_COLUMNS[7:])])
+    return rows
+
+
 def stel_score(
     *,
     benchmark_paths: list[str | Path],
@@ -85,12 +128,7 @@ def stel_score(
     all the similarities of both sets in one call, so each distinct sentence is encoded once per model.
     """
     specs = methods_parse(methods) if isinstance(methods, str) else methods_parse(",".join(methods))
-    compared = (methods_parse(compare) if isinstance(compare, str) else list(compare)) if compare else []
-    if compared:
-        unknown = [spec for spec in compared if spec not in specs]
-        if unknown or len(compared) < 2:
-            raise ApplicationError(f"Compare: give two or more of the methods ({', '.join(specs)}); got "
-                                   f"{', '.join(compared)}", field="compare")
+    compared = _compared(compare, specs)
     if seed < 0:
         raise ApplicationError(f"Seed must be 0 or more, not {seed}", field="seed")
     if not benchmark_paths:
@@ -115,20 +153,7 @@ def stel_score(
     encoded: dict[str, int] = {}
     for spec, method in zip(specs, resolved, strict=True):
         began = time.perf_counter()
-        report = (lambda done, total, _spec=spec: progress(_spec, done, total)) if progress else None
-        try:
-            with model_cache_used():  # embeddings computed before (any run, any machine) are read, not encoded
-                values = method.similarity(left, right, **({"progress": report} if report else {}))
-        finally:
-            method.close()
-        values = np.asarray(values, dtype=np.float64)
-        if values.shape != (len(left),):
-            raise ApplicationError(f"method '{spec}' returned {values.shape} similarities for {len(left)} pairs")
-        sims = _split_similarities(values, is_quad)
-        decided = predictions_decide(sims["sim_a1_s1"], sims["sim_a1_s2"], sims["sim_a2_s2"], sims["sim_a2_s1"],
-                                     is_quad)
-        per_method[spec] = {"sims": sims, "prediction": decided,
-                            "forced": predictions_force(decided, seed=seed, method=spec)}
+        per_method[spec] = _method_predictions(spec, method, left, right, is_quad, seed=seed, progress=progress)
         timings[spec] = round(time.perf_counter() - began, 3)
         if hasattr(method, "encoded"):
             encoded[spec] = method.encoded  # distinct sentences the model encoded; the rest came from the cache
@@ -142,25 +167,14 @@ def stel_score(
             "methods": {spec: accuracy_table(per_method[spec]["prediction"][part], correct[part], components[part])
                         for spec in specs},
         }
-    comparisons = []
-    for first, second in itertools.combinations(compared, 2):
-        for name, part in set_slices.items():
-            # McNemar needs right/wrong: undecided instances take their seeded random prediction.
-            right_1 = per_method[first]["forced"][part] == correct[part]
-            right_2 = per_method[second]["forced"][part] == correct[part]
-            comparisons.append({"set": name, "methods": [first, second], **mcnemar_compare(right_1, right_2)})
+    comparisons = [{"set": name, "methods": [first, second],
+                    # McNemar needs right/wrong: undecided instances take their seeded random prediction.
+                    **mcnemar_compare(per_method[first]["forced"][part] == correct[part],
+                                      per_method[second]["forced"][part] == correct[part])}
+                   for first, second in itertools.combinations(compared, 2) for name, part in set_slices.items()]
 
     if predictions_path:
-        rows = []
-        for name, part in set_slices.items():
-            for index in range(part.start, part.stop):
-                inst = everything[index]
-                for spec in specs:
-                    data = per_method[spec]
-                    rows.append([name, inst.id, spec, inst.component, int(data["prediction"][index]),
-                                 int(data["forced"][index]), inst.correct,
-                                 *(_fmt(data["sims"][key][index]) for key in PREDICTION_COLUMNS[7:])])
-        _write_predictions(Path(predictions_path), rows)
+        _write_predictions(Path(predictions_path), _prediction_rows(set_slices, everything, specs, per_method))
 
     return {
         "methods": specs, "seed": seed, "device": device, "devices": {m.name: m.device for m in resolved},

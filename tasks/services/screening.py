@@ -39,6 +39,31 @@ def _next_names(prefix: str, component: str, count: int, taken: set[str]) -> lis
     return names
 
 
+def _parsed_row(row: list[str], *, where: str, lineno: int, components: dict[str, StyleComponent]
+                ) -> dict[str, Any]:
+    """One TSV row as a question's fields, or the ApplicationError that names what is wrong with it."""
+    if len(row) not in (6, 7):
+        raise ApplicationError(f"{where}: line {lineno}: expected 6 or 7 tab-separated columns, got {len(row)}.")
+    cells = [cell.strip() for cell in row]
+    name, order, anchor_1, anchor_2, sentence_1, sentence_2 = cells[:6]
+    if name not in components:
+        raise ApplicationError(f"{where}: line {lineno}: unknown style type {name!r} (known: "
+                               f"{', '.join(sorted(components))}).")
+    if order not in Order.values:
+        raise ApplicationError(f"{where}: line {lineno}: Correct Order must be S1-S2 or S2-S1, not {order!r}.")
+    if not all((anchor_1, anchor_2, sentence_1, sentence_2)):
+        raise ApplicationError(f"{where}: line {lineno}: every sentence (Anchor 1, Anchor 2, Alternative 1.1, "
+                               "Alternative 1.2) is required.")
+    if sentence_1 == sentence_2 or anchor_1 == anchor_2:
+        raise ApplicationError(f"{where}: line {lineno}: the two anchors and the two alternatives must differ.")
+    setups = [s.strip() for s in (cells[6] if len(cells) == 7 else "").split(",") if s.strip()]
+    unknown = sorted(set(setups) - set(Setup.values))
+    if unknown:
+        raise ApplicationError(f"{where}: line {lineno}: unknown setup(s) {unknown} (known: {Setup.values}).")
+    return {"component": components[name], "correct_order": order, "anchor_1": anchor_1, "anchor_2": anchor_2,
+            "sentence_1": sentence_1, "sentence_2": sentence_2, "setups": setups}
+
+
 def screening_questions_import(*, text: str, where: str, prefix: str = "private", source: str = "",
                                active: bool = True) -> list[ScreeningQuestion]:
     """Create one screening question per TSV row, named `<prefix>-<component>-<n>`; all rows or none."""
@@ -54,28 +79,8 @@ def screening_questions_import(*, text: str, where: str, prefix: str = "private"
         raise ApplicationError(f"{where}: line 1: expected the header {' | '.join(HEADER)} [| setups], got "
                                f"{' | '.join(header)[:200]}.")
     components = {c.name: c for c in StyleComponent.objects.all()}
-    parsed: list[dict[str, Any]] = []
-    for lineno, row in enumerate(rows[1:], start=2):
-        if len(row) not in (6, 7):
-            raise ApplicationError(f"{where}: line {lineno}: expected 6 or 7 tab-separated columns, got {len(row)}.")
-        cells = [cell.strip() for cell in row]
-        name, order, anchor_1, anchor_2, sentence_1, sentence_2 = cells[:6]
-        if name not in components:
-            raise ApplicationError(f"{where}: line {lineno}: unknown style type {name!r} (known: "
-                                   f"{', '.join(sorted(components))}).")
-        if order not in Order.values:
-            raise ApplicationError(f"{where}: line {lineno}: Correct Order must be S1-S2 or S2-S1, not {order!r}.")
-        if not all((anchor_1, anchor_2, sentence_1, sentence_2)):
-            raise ApplicationError(f"{where}: line {lineno}: every sentence (Anchor 1, Anchor 2, Alternative 1.1, "
-                                   "Alternative 1.2) is required.")
-        if sentence_1 == sentence_2 or anchor_1 == anchor_2:
-            raise ApplicationError(f"{where}: line {lineno}: the two anchors and the two alternatives must differ.")
-        setups = [s.strip() for s in (cells[6] if len(cells) == 7 else "").split(",") if s.strip()]
-        unknown = sorted(set(setups) - set(Setup.values))
-        if unknown:
-            raise ApplicationError(f"{where}: line {lineno}: unknown setup(s) {unknown} (known: {Setup.values}).")
-        parsed.append({"component": components[name], "correct_order": order, "anchor_1": anchor_1,
-                       "anchor_2": anchor_2, "sentence_1": sentence_1, "sentence_2": sentence_2, "setups": setups})
+    parsed = [_parsed_row(row, where=where, lineno=lineno, components=components)
+              for lineno, row in enumerate(rows[1:], start=2)]
     if not parsed:
         raise ApplicationError(f"{where}: no questions below the header.")
     with transaction.atomic():

@@ -59,6 +59,80 @@ def _choices(user: str) -> list[str]:
     return line[-1].removeprefix("Answer with exactly one of: ").rstrip(".").split(", ") if line else []
 
 
+# One small reply per canned fault: (status, body, extra headers), or None when the fault needs the answerer.
+Reply = tuple[int, Any, "dict[str, str] | None"]
+
+
+def _fault_timeout(fake: FakeOpenAI, body: dict[str, Any]) -> Reply:
+    time.sleep(fake.sleep)
+    return 200, fake.completion(body, "{}"), None
+
+
+def _fault_status(fault: str) -> Callable[[FakeOpenAI, dict[str, Any]], Reply]:
+    return lambda fake, body: (int(fault), {"error": {"message": f"fake {fault}"}},
+                               {"Retry-After": "0"} if fault == "429" else None)
+
+
+FAULT_REPLIES: dict[str, Callable[[FakeOpenAI, dict[str, Any]], Reply]] = {
+    "timeout": _fault_timeout,
+    **{code: _fault_status(code) for code in ("429", "500", "401", "404")},
+    "malformed": lambda fake, body: (200, b"<html>gateway</html>", None),
+    "no_choices": lambda fake, body: (200, {"id": "x", "object": "chat.completion", "choices": []}, None),
+    "refusal": lambda fake, body: (200, fake.completion(body, None, refusal="I can't help with that."), None),
+    "out_of_choice": lambda fake, body: (200, fake.completion(body, json.dumps({"answer": "S3"})), None),
+    "empty": lambda fake, body: (200, fake.completion(body, ""), None),
+}
+
+
+def _answered(fake: FakeOpenAI, body: dict[str, Any], fault: str) -> Reply:
+    answer = fake.answerer(body["messages"], body)
+    if fault == "prose":
+        return 200, fake.completion(body, f"I think the answer is {answer}."), None
+    content = json.dumps({"answer": answer}) if fake.wrap else answer
+    return 200, fake.completion(body, content, finish_reason="length" if fault == "cut" else "stop"), None
+
+
+class _ChatHandler(BaseHTTPRequestHandler):
+    fake: FakeOpenAI  # set per server
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        try:
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/v1/models"):
+            self._send(200, {"object": "list", "data": [{"id": self.fake.model, "object": "model"}]})
+        else:
+            self._send(404, {"error": {"message": "no such route"}})
+
+    def do_POST(self) -> None:
+        fake = self.fake
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"{}")
+        with fake.lock:
+            fake.requests.append({"path": self.path, "body": body,
+                                  "authorization": self.headers.get("Authorization", "")})
+            fault = fake.faults.popleft() if fake.faults else ""  # "" = no fault for this request
+        if not self.path.rstrip("/").endswith("/v1/chat/completions"):
+            return self._send(404, {"error": {"message": "no such route"}})
+        if body.get("model") != fake.model:
+            return self._send(404, {"error": {"message": f"model {body.get('model')!r} not found"}})
+        reply = FAULT_REPLIES[fault](fake, body) if fault in FAULT_REPLIES else _answered(fake, body, fault)
+        return self._send(*reply)
+
+
 class FakeOpenAI:
     def __init__(self, answerer: Answerer = oracle, *, model: str = "fake-model", sleep: float = 2.0,
                  wrap: bool = True) -> None:
@@ -69,66 +143,8 @@ class FakeOpenAI:
         self.faults: deque[str] = deque()
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-                data = body if isinstance(body, bytes) else json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                try:
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-            def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/v1/models"):
-                    self._send(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
-                else:
-                    self._send(404, {"error": {"message": "no such route"}})
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                with fake.lock:
-                    fake.requests.append({"path": self.path, "body": body,
-                                          "authorization": self.headers.get("Authorization", "")})
-                    fault = fake.faults.popleft() if fake.faults else ""  # "" = no fault for this request
-                if not self.path.rstrip("/").endswith("/v1/chat/completions"):
-                    return self._send(404, {"error": {"message": "no such route"}})
-                if body.get("model") != fake.model:
-                    return self._send(404, {"error": {"message": f"model {body.get('model')!r} not found"}})
-                if fault == "timeout":
-                    time.sleep(fake.sleep)
-                    return self._send(200, fake.completion(body, "{}"))
-                if fault in ("429", "500", "401", "404"):
-                    return self._send(int(fault), {"error": {"message": f"fake {fault}"}},
-                                      {"Retry-After": "0"} if fault == "429" else None)
-                if fault == "malformed":
-                    return self._send(200, b"<html>gateway</html>")
-                if fault == "no_choices":
-                    return self._send(200, {"id": "x", "object": "chat.completion", "choices": []})
-                if fault == "refusal":
-                    return self._send(200, fake.completion(body, None, refusal="I can't help with that."))
-                if fault == "out_of_choice":
-                    return self._send(200, fake.completion(body, json.dumps({"answer": "S3"})))
-                if fault == "empty":
-                    return self._send(200, fake.completion(body, ""))
-                answer = fake.answerer(body["messages"], body)
-                if fault == "prose":
-                    return self._send(200, fake.completion(body, f"I think the answer is {answer}."))
-                content = json.dumps({"answer": answer}) if fake.wrap else answer
-                return self._send(200, fake.completion(body, content, finish_reason="length" if fault == "cut"
-                                                       else "stop"))
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        handler = type("Handler", (_ChatHandler,), {"fake": self})
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 

@@ -180,6 +180,16 @@ class Crowd:
 
     async def participant(self, session: Any, index: int) -> None:
         link = self.link()
+        fails_screening, answers = await self._persona(link)
+        for _ in range(self.batches_each):
+            # The token of the previous batch proves it is the same participant (a browser sends its cookie).
+            link = await self._batch_start(session, link, answers)
+            if link is None or not await self._batch_answer(session, link, fails_screening):
+                return
+
+    async def _persona(self, link: dict[str, str]) -> tuple[bool, dict[str, Any]]:
+        """Who this participant is: a writer's kind (rewrite studies), whether they fail screening (or write
+        sloppily), and their eligibility answers."""
         writes = self.study.item_kind == ItemKind.REWRITE
         if writes and self.writers:
             kind = writer_kind_draw(self.rng, self.writers)
@@ -191,59 +201,73 @@ class Crowd:
         self.counts["sloppy_writers" if writes else "screen_failers"] += fails_screening
         answers = {**self.eligible_answers, **{  # persona questions (rewrite studies): any answer, drawn at random
             q["name"]: self.rng.choice(q["choices"]) for q in self.study.eligibility_questions if q.get("persona")}}
-        for _ in range(self.batches_each):
-            # The token of the previous batch proves it is the same participant (a browser sends its cookie).
-            status, body = await self.open_session(session, link)
-            if status not in (200, 201) or not body.get("token"):
-                self.counts["errors" if status == 599 else "refused"] += 1
-                return
-            token = body["token"]
-            link = {**link, "token": token}
-            # A simulated person ticks the separate special-category consent too (ignored where none is asked).
-            status, body = await self.call(session, "POST", "consent", f"/api/v1/sessions/{token}/consent/",
-                                           {"agree": True, "special_category": True})
-            if body.get("state") == "eligibility":
-                status, body = await self.call(session, "POST", "eligibility",
-                                               f"/api/v1/sessions/{token}/eligibility/",
-                                               {"answers": answers})
-            if body.get("state") == "instructions":
-                status, body = await self.call(session, "POST", "start", f"/api/v1/sessions/{token}/start/", {})
-                if status != 200:
-                    self.counts["refused"] += 1
-                    return
-            answer_key = await sync_to_async(batch_answer_key)(token=token)
-            status, body = await self.call(session, "GET", "next", f"/api/v1/sessions/{token}/next/")
-            while True:
-                if status != 200:
-                    self.counts["errors"] += 1
-                    return
-                item = body["item"]
-                if item is None:
-                    self.counts["batches_completed"] += 1
-                    break
-                plan = None
-                if item["kind"] == ItemKind.REWRITE and link["participant"] in self.truth:
-                    plan = await self.written(item, link["participant"])
-                    await asyncio.sleep(plan.seconds + 0.05)  # the writing takes its time on the server's clock too
-                elif self.think_time:
-                    await asyncio.sleep(self.rng.expovariate(1 / self.think_time))
-                answer = plan.text if plan else self._answer(item, answer_key.get(item["id"], {}), fails_screening)
-                if item["kind"] == ItemKind.REWRITE and self.rng.random() < self.copy_rate:
-                    status, body = await self.call(session, "POST", "answers", f"/api/v1/sessions/{token}/answers/",
-                                                   {"item": item["id"], "answer": item["texts"]["source"]})
-                    self.counts["copies_refused" if status == 400 else "copies_stored"] += 1
+        return fails_screening, answers
+
+    async def _batch_start(self, session: Any, link: dict[str, str], answers: dict[str, Any]
+                           ) -> dict[str, str] | None:
+        """A batch opened and taken through consent, eligibility and instructions: the link with its token, or None
+        when it was refused (counted)."""
+        status, body = await self.open_session(session, link)
+        if status not in (200, 201) or not body.get("token"):
+            self.counts["errors" if status == 599 else "refused"] += 1
+            return None
+        token = body["token"]
+        link = {**link, "token": token}
+        # A simulated person ticks the separate special-category consent too (ignored where none is asked).
+        status, body = await self.call(session, "POST", "consent", f"/api/v1/sessions/{token}/consent/",
+                                       {"agree": True, "special_category": True})
+        if body.get("state") == "eligibility":
+            status, body = await self.call(session, "POST", "eligibility",
+                                           f"/api/v1/sessions/{token}/eligibility/",
+                                           {"answers": answers})
+        if body.get("state") == "instructions":
+            status, body = await self.call(session, "POST", "start", f"/api/v1/sessions/{token}/start/", {})
+            if status != 200:
+                self.counts["refused"] += 1
+                return None
+        return link
+
+    async def _batch_answer(self, session: Any, link: dict[str, str], fails_screening: bool) -> bool:
+        """Every item of the batch answered; False when the participant stops on an error (counted)."""
+        token = link["token"]
+        answer_key = await sync_to_async(batch_answer_key)(token=token)
+        status, body = await self.call(session, "GET", "next", f"/api/v1/sessions/{token}/next/")
+        while True:
+            if status != 200:
+                self.counts["errors"] += 1
+                return False
+            item = body["item"]
+            if item is None:
+                self.counts["batches_completed"] += 1
+                return True
+            answer, plan = await self._item_answer(item, link, answer_key, fails_screening)
+            if item["kind"] == ItemKind.REWRITE and self.rng.random() < self.copy_rate:
                 status, body = await self.call(session, "POST", "answers", f"/api/v1/sessions/{token}/answers/",
-                                               {"item": item["id"], "answer": answer,
-                                                **({"telemetry": plan.telemetry} if plan else {})})
-                if status in (200, 201):  # 200: a resent answer the server had already stored
-                    self.counts["answers_stored"] += 1
-                else:
-                    self.counts["errors"] += 1
-                    return
-                if "next" in body and not self.ask_next:
-                    status, body = 200, body["next"]  # as the browser does: the answer carries the next item
-                else:
-                    status, body = await self.call(session, "GET", "next", f"/api/v1/sessions/{token}/next/")
+                                               {"item": item["id"], "answer": item["texts"]["source"]})
+                self.counts["copies_refused" if status == 400 else "copies_stored"] += 1
+            status, body = await self.call(session, "POST", "answers", f"/api/v1/sessions/{token}/answers/",
+                                           {"item": item["id"], "answer": answer,
+                                            **({"telemetry": plan.telemetry} if plan else {})})
+            if status not in (200, 201):  # 200: a resent answer the server had already stored
+                self.counts["errors"] += 1
+                return False
+            self.counts["answers_stored"] += 1
+            if "next" in body and not self.ask_next:
+                status, body = 200, body["next"]  # as the browser does: the answer carries the next item
+            else:
+                status, body = await self.call(session, "GET", "next", f"/api/v1/sessions/{token}/next/")
+
+    async def _item_answer(self, item: dict[str, Any], link: dict[str, str], answer_key: dict[str, Any],
+                           fails_screening: bool) -> tuple[Any, Plan | None]:
+        """The answer to one item, after the time it takes (a writer's plan, or a think time)."""
+        plan = None
+        if item["kind"] == ItemKind.REWRITE and link["participant"] in self.truth:
+            plan = await self.written(item, link["participant"])
+            await asyncio.sleep(plan.seconds + 0.05)  # the writing takes its time on the server's clock too
+        elif self.think_time:
+            await asyncio.sleep(self.rng.expovariate(1 / self.think_time))
+        answer = plan.text if plan else self._answer(item, answer_key.get(item["id"], {}), fails_screening)
+        return answer, plan
 
     async def run(self, *, participants: int, concurrency: int, ramp_up: float = 0.0) -> float:
         # optional: aiohttp is needed only by the HTTP simulation

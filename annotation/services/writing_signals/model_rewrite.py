@@ -107,18 +107,23 @@ def rewrite_model_options(*, base_url: str | None, model: str | None, api_key_en
                                field="api_key_env")
     endpoint = RewriteModel(base_url=base_url, model=model, api_key_env=api_key_env or API_KEY_ENV_DEFAULT)
     if check:
-        client = OpenAIChatClient(base_url=base_url, api_key=os.environ.get(endpoint.api_key_env, ""),
-                                  timeout=CHECK_TIMEOUT, max_retries=1, backoff=0.5, transport=transport)
-        try:
-            client.models()
-        except EndpointError as exc:
-            if exc.code != MODEL_NOT_FOUND:
-                raise _as_door_error(exc, endpoint) from None
-        except MalformedReply:
-            pass  # it answered; whether it serves chat completions shows on the first rewrite
-        finally:
-            client.close()
+        _endpoint_check(endpoint, transport=transport)
     return endpoint
+
+
+def _endpoint_check(endpoint: RewriteModel, *, transport: httpx.BaseTransport | None) -> None:
+    """The endpoint must answer GET /models (a 404 there passes: some servers lack the route)."""
+    client = OpenAIChatClient(base_url=endpoint.base_url, api_key=os.environ.get(endpoint.api_key_env, ""),
+                              timeout=CHECK_TIMEOUT, max_retries=1, backoff=0.5, transport=transport)
+    try:
+        client.models()
+    except EndpointError as exc:
+        if exc.code != MODEL_NOT_FOUND:
+            raise _as_door_error(exc, endpoint) from None
+    except MalformedReply:
+        pass  # it answered; whether it serves chat completions shows on the first rewrite
+    finally:
+        client.close()
 
 
 def study_instructions(study: Study) -> str:

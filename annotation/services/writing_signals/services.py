@@ -70,54 +70,19 @@ def writing_signals_compute(
 
     `language_model` (a local directory) and `model_rewriter` switch the two model signals on for this run; without
     them those signals' earlier rows are kept."""
-    if study.item_kind != ItemKind.REWRITE:
-        raise ApplicationError(f"study {study.slug!r} holds {study.item_kind} items, not rewrites.",
-                               code=NOT_A_REWRITE_STUDY, field="study")
-    if near_duplicate_method not in NEAR_DUPLICATE_METHODS:
-        raise ApplicationError(f"Near-duplicate method must be one of {NEAR_DUPLICATE_METHODS}, not "
-                               f"{near_duplicate_method!r}.", field="near_duplicate_method")
-    if near_duplicate_method == "embedding" and not embedding_model:
-        raise ApplicationError("Near-duplicate method 'embedding' needs an embedding model (a local "
-                               "sentence-transformers directory).", field="embedding_model")
+    _arguments_check(study=study, near_duplicate_method=near_duplicate_method, embedding_model=embedding_model)
     if language_model:
-
         language_model = model_dir_check(language_model)
     thresholds = study_thresholds(study=study)
     rewrites = _rewrites(study)
     measured: dict[int, dict[str, measures.Measure]] = defaultdict(dict)
     off = {name: "switched off by the study's thresholds" for name, value in thresholds.items()
            if name in SPECS and value is None}
-    for response in rewrites:
-        record = response.telemetry
-        if response.telemetry_status == TelemetryStatus.NONE or not record:
-            continue
-        out = measured[response.pk]
-        out[Signal.TELEMETRY_INCONSISTENT] = measures.telemetry_inconsistent(record)
-        out[Signal.MOSTLY_PASTED] = measures.mostly_pasted(record)
-        speed = measures.typing_speed(record)
-        if speed is not None:
-            out[Signal.TYPING_SPEED] = speed
-        out[Signal.FOCUS_LOSS_INSERT] = measures.focus_loss_insert(
-            record, min_chars=thresholds["focus_loss_insert_chars"])
-    similarity = (measures.char_similarity if near_duplicate_method == "chars"
-                  else _embedding_similarity(embedding_model or ""))
-    by_source: dict[int, list[Response]] = defaultdict(list)
-    for response in rewrites:
-        by_source[response.study_item_id].append(response)
-    for group in by_source.values():
-        rows = [(r.pk, f"{r.participant.platform}:{r.participant.external_id}", r.answer, r.answered_at)
-                for r in group]
-        for response_id, measure in measures.near_duplicates(rows, similarity=similarity).items():
-            measure.details["method"] = near_duplicate_method
-            measured[response_id][Signal.NEAR_DUPLICATE] = measure
+    _telemetry_measures(rewrites, measured, thresholds=thresholds)
+    by_source = _near_duplicate_measures(rewrites, measured, method=near_duplicate_method,
+                                         embedding_model=embedding_model)
     if language_model and thresholds[Signal.LLM_LIKENESS] is not None:
-
-        name = Path(language_model).name
-        stats = llm_statistics([r.answer for r in rewrites], path=language_model, progress=progress)
-        for response, pair in zip(rewrites, stats, strict=True):
-            if pair is not None:
-                measured[response.pk][Signal.LLM_LIKENESS] = measures.llm_likeness(
-                    log_ppl=pair[0], entropy=pair[1], model=name)
+        _llm_measures(rewrites, measured, language_model=language_model, progress=progress)
     elif not language_model:
         off.setdefault(Signal.LLM_LIKENESS, "no local language model configured" if not settings.STYLECROWD_WRITING_LM
                        else "not measured in this run (earlier results kept)")
@@ -135,16 +100,7 @@ def writing_signals_compute(
         replaced.append(Signal.LLM_LIKENESS)
     if model_rewriter is not None:
         replaced.append(Signal.MODEL_SIMILARITY)
-    rows = []
-    for response_id, signals in measured.items():
-        for name, measure in signals.items():
-            threshold = thresholds[name]
-            if threshold is None:
-                continue
-            flagged = measure.eligible and SPECS[name].flags(measure.score, threshold)
-            rows.append(WritingSignal(response_id=response_id, signal=name, score=measure.score,
-                                      threshold=threshold, flagged=flagged, evidence=measure.evidence[:500],
-                                      details=measure.details, computed_at=now))
+    rows = _signal_rows(measured, thresholds=thresholds, now=now)
     with transaction.atomic():
         WritingSignal.objects.filter(response__study=study, signal__in=replaced).delete()
         WritingSignal.objects.bulk_create(rows, batch_size=2000)
@@ -163,6 +119,78 @@ def writing_signals_compute(
         "off": dict(off), "thresholds": thresholds, "near_duplicate_method": near_duplicate_method,
         "language_model": language_model or None, "model_rewrites": model_rewrites, "computed_at": now.isoformat(),
     }
+
+
+def _arguments_check(*, study: Study, near_duplicate_method: str, embedding_model: str | None) -> None:
+    if study.item_kind != ItemKind.REWRITE:
+        raise ApplicationError(f"study {study.slug!r} holds {study.item_kind} items, not rewrites.",
+                               code=NOT_A_REWRITE_STUDY, field="study")
+    if near_duplicate_method not in NEAR_DUPLICATE_METHODS:
+        raise ApplicationError(f"Near-duplicate method must be one of {NEAR_DUPLICATE_METHODS}, not "
+                               f"{near_duplicate_method!r}.", field="near_duplicate_method")
+    if near_duplicate_method == "embedding" and not embedding_model:
+        raise ApplicationError("Near-duplicate method 'embedding' needs an embedding model (a local "
+                               "sentence-transformers directory).", field="embedding_model")
+
+
+Measured = dict[int, dict[str, measures.Measure]]
+
+
+def _telemetry_measures(rewrites: list[Response], measured: Measured, *, thresholds: dict[str, Any]) -> None:
+    """The telemetry signals of every rewrite that came with telemetry."""
+    for response in rewrites:
+        record = response.telemetry
+        if response.telemetry_status == TelemetryStatus.NONE or not record:
+            continue
+        out = measured[response.pk]
+        out[Signal.TELEMETRY_INCONSISTENT] = measures.telemetry_inconsistent(record)
+        out[Signal.MOSTLY_PASTED] = measures.mostly_pasted(record)
+        speed = measures.typing_speed(record)
+        if speed is not None:
+            out[Signal.TYPING_SPEED] = speed
+        out[Signal.FOCUS_LOSS_INSERT] = measures.focus_loss_insert(
+            record, min_chars=thresholds["focus_loss_insert_chars"])
+
+
+def _near_duplicate_measures(rewrites: list[Response], measured: Measured, *, method: str,
+                             embedding_model: str | None) -> dict[int, list[Response]]:
+    """Each rewrite against the other rewrites of its source; returns the rewrites grouped by source."""
+    similarity = (measures.char_similarity if method == "chars" else _embedding_similarity(embedding_model or ""))
+    by_source: dict[int, list[Response]] = defaultdict(list)
+    for response in rewrites:
+        by_source[response.study_item_id].append(response)
+    for group in by_source.values():
+        rows = [(r.pk, f"{r.participant.platform}:{r.participant.external_id}", r.answer, r.answered_at)
+                for r in group]
+        for response_id, measure in measures.near_duplicates(rows, similarity=similarity).items():
+            measure.details["method"] = method
+            measured[response_id][Signal.NEAR_DUPLICATE] = measure
+    return by_source
+
+
+def _llm_measures(rewrites: list[Response], measured: Measured, *, language_model: str,
+                  progress: Callable[[int, int], None] | None) -> None:
+    name = Path(language_model).name
+    stats = llm_statistics([r.answer for r in rewrites], path=language_model, progress=progress)
+    for response, pair in zip(rewrites, stats, strict=True):
+        if pair is not None:
+            measured[response.pk][Signal.LLM_LIKENESS] = measures.llm_likeness(
+                log_ppl=pair[0], entropy=pair[1], model=name)
+
+
+def _signal_rows(measured: Measured, *, thresholds: dict[str, Any], now: Any) -> list[WritingSignal]:
+    """A row per measured signal the study's thresholds keep on, flagged where its score crosses the threshold."""
+    rows = []
+    for response_id, signals in measured.items():
+        for name, measure in signals.items():
+            threshold = thresholds[name]
+            if threshold is None:
+                continue
+            flagged = measure.eligible and SPECS[name].flags(measure.score, threshold)
+            rows.append(WritingSignal(response_id=response_id, signal=name, score=measure.score,
+                                      threshold=threshold, flagged=flagged, evidence=measure.evidence[:500],
+                                      details=measure.details, computed_at=now))
+    return rows
 
 
 def _model_similarity(by_source: dict[int, list[Response]], measured: dict[int, dict[str, measures.Measure]], *,
