@@ -42,6 +42,7 @@ def production_env(tmp_path: Path) -> dict[str, str]:
     """What an operator exports (README, "Running it for real"), for a plain-HTTP server on localhost."""
     env = {
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "STYLECROWD_PSEUDONYM_KEY": secrets.token_hex(32),
         "DJANGO_STATIC_ROOT": str(tmp_path / "staticfiles"),
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
         # plain HTTP on localhost: no TLS in front, so no HTTPS redirect and no Secure-only cookies

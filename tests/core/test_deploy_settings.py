@@ -28,7 +28,8 @@ def test_check_deploy_leaves_only_the_two_documented_hsts_warnings() -> None:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--settings=config.settings.production"],
-        cwd=REPO, env={**clean, "DJANGO_SECRET_KEY": secrets.token_urlsafe(50)}, capture_output=True, text=True,
+        cwd=REPO, env={**clean, "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+                                   "STYLECROWD_PSEUDONYM_KEY": secrets.token_hex(32)}, capture_output=True, text=True,
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
@@ -43,7 +44,10 @@ def test_celery_app_never_falls_back_to_debug_settings() -> None:
             "print(os.environ['DJANGO_SETTINGS_MODULE'], settings.DEBUG)")
     refused = run_python(code, {})
     assert refused.returncode != 0 and "DJANGO_SECRET_KEY must be set" in refused.stderr
-    ok = run_python(code, {"DJANGO_SECRET_KEY": secrets.token_urlsafe(50)})
+    without_key = run_python(code, {"DJANGO_SECRET_KEY": secrets.token_urlsafe(50), "STYLECROWD_PSEUDONYM_KEY": ""})
+    assert without_key.returncode != 0 and "STYLECROWD_PSEUDONYM_KEY must be set" in without_key.stderr
+    ok = run_python(code, {"DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+                           "STYLECROWD_PSEUDONYM_KEY": secrets.token_hex(32)})
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.split() == ["config.settings.production", "False"]
     assert "config.settings.local" not in (REPO / "config" / "celery.py").read_text()
