@@ -110,6 +110,7 @@ serve: $(STAMP)
 test: $(STAMP) browsers
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(TEST_ENV) $(BIN)/python -m pytest
 
 # The lane without Celery workers, Chromium, neural models or slow tests (live-server HTTP tests, the concurrency
@@ -117,12 +118,15 @@ test: $(STAMP) browsers
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(TEST_ENV) $(BIN)/python -m pytest -n auto -m "not worker and not browser and not model and not slow" -q
 
-# ruff, and the apps' one-way layering (import-linter's contract in pyproject.toml, [tool.importlinter]).
+# ruff, the apps' one-way layering (import-linter's contract in pyproject.toml, [tool.importlinter]), and mypy on the
+# platforms app (its backends checked against their Protocol; [tool.mypy]).
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) demo.sqlite3 .pytest_cache test-artifacts

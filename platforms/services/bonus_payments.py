@@ -116,7 +116,7 @@ def _stopped(made: dict[str, Any], why: str | None, platform_study: PlatformStud
 
 
 def _pay_bulk(platform_study: PlatformStudy, backend: Any) -> dict[str, Any]:
-    made = {"calls_made": 0, "set_ups": [], "errors": []}
+    made: dict[str, Any] = {"calls_made": 0, "set_ups": [], "errors": []}
     with transaction.atomic():  # claim: rows into set-ups, committed before any call
         rows = list(BonusPayment.objects.select_for_update(skip_locked=True).filter(
             platform_study=platform_study, state=BonusPayment.State.PENDING).order_by("worker_id", "created_at"))
@@ -169,7 +169,7 @@ def _pay_bulk(platform_study: PlatformStudy, backend: Any) -> dict[str, Any]:
 
 
 def _pay_each(platform_study: PlatformStudy, backend: Any) -> dict[str, Any]:
-    made = {"calls_made": 0, "errors": []}
+    made: dict[str, Any] = {"calls_made": 0, "errors": []}
     while True:
         with transaction.atomic():
             row = (BonusPayment.objects.select_for_update(skip_locked=True, of=("self",)).select_related("submission")

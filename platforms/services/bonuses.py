@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -216,7 +217,7 @@ def _dry_calls(platform_study: PlatformStudy, rows: list[dict[str, Any]],
 # --- resolving unknown outcomes (a person's answer, after checking on the platform) -----------------------------
 
 
-def bonus_resolve(*, platform_study: PlatformStudy, paid: bool, bulk_id: str = "", payment_ids: list[str] = (),
+def bonus_resolve(*, platform_study: PlatformStudy, paid: bool, bulk_id: str = "", payment_ids: Sequence[str] = (),
                   by: Any = None, note: str = "") -> dict[str, Any]:
     """Resolve rows whose outcome is unknown: `paid` (seen paid on the platform) or not (they become pending and are
     paid by a later run: on MTurk with the same UniqueRequestToken). A Prolific bulk bonus is resolved whole."""

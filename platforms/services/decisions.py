@@ -176,7 +176,7 @@ def platform_decide(
 def decisions_send(*, platform_study: PlatformStudy, backend: Any) -> dict[str, Any]:
     """Send every pending decision of the study that this runner can claim (skip-locked), recording each answer."""
     _stale_to_unknown(platform_study)
-    outcome = {"sent": 0, "failed": 0, "unknown": 0, "calls_made": 0, "errors": []}
+    outcome: dict[str, Any] = {"sent": 0, "failed": 0, "unknown": 0, "calls_made": 0, "errors": []}
     with transaction.atomic():
         rows = list(Decision.objects.select_for_update(skip_locked=True, of=("self",))
                     .filter(platform_study=platform_study, state=CallState.PENDING).select_related("submission"))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.apps import apps
 from django.conf import settings
@@ -128,7 +128,7 @@ def retention_state(*, study: Study, now: datetime) -> dict[str, Any]:
     blockers = retention_blockers(study=study)
     if blockers:
         return {**row, "state": "blocked", "blockers": blockers}
-    due_at = settled_at(study=study) + timedelta(days=row["retention_days"])  # type: ignore[operator]
+    due_at = cast(datetime, settled_at(study=study)) + timedelta(days=row["retention_days"])  # settled: it is closed
     return {**row, "state": "due" if due_at <= now else "not_due", "due_at": due_at}
 
 

@@ -90,7 +90,7 @@ def platform_sync(*, platform_study: PlatformStudy, progress: Any = None) -> dic
     backend = backend_for(platform_study.account)
     statuses: Counter[str] = Counter()
     unknown_people: list[str] = []
-    totals = Counter()
+    totals: Counter[str] = Counter()
     try:
         # The study first: one the platform does not know is a clear 404 before anything is read or stored.
         external_status = backend.study_status(platform_study)
