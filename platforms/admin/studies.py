@@ -21,6 +21,7 @@ from annotation.models import Study
 from core.errors import ApplicationError
 from core.permissions import admin_permission_required, user_may
 from core.personal_data_doors import personal_data_door
+from platforms.backends import people_platform
 from platforms.models import BonusPayment, BonusRule, Decision, PlatformAccount, PlatformStudy, PlatformSubmission
 from platforms.services.bonuses import platform_bonus
 from platforms.services.decisions import platform_decide
@@ -195,7 +196,7 @@ class PlatformStudyAdmin(admin.ModelAdmin):
         """A plan names workers: raw ids with the personal-data permission (logged), pseudonyms otherwise."""
         text = str(plan)
         workers = set(platform_study.submissions.values_list("worker_id", flat=True))
-        people = [(platform_study.platform, worker) for worker in workers if worker and worker in text]
+        people = [(people_platform(platform_study.platform), worker) for worker in workers if worker and worker in text]
         return personal_data_door(request=request, door="admin", what=what, body=plan, people=people,
                                   study_slug=platform_study.study.slug)
 

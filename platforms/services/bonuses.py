@@ -32,7 +32,7 @@ from annotation.error_codes import WRONG_STATE
 from annotation.models import Response
 from annotation.services.rewrite_corpus import accepted_rewrites
 from core.errors import ApplicationError
-from platforms.backends import backend_for
+from platforms.backends import backend_for, people_platform
 from platforms.error_codes import BONUS_CAP_EXCEEDED
 from platforms.models import BonusPayment, BonusRule, BulkBonus, PlatformStudy, PlatformSubmission
 from platforms.services.bonus_payments import _by_worker_chunks, bonuses_pay
@@ -86,7 +86,7 @@ def _units(platform_study: PlatformStudy, rule: BonusRule, approved: set[str]) -
             counts[response.participant.external_id] += 1
     else:  # known-answer items: the study's items with a correct answer, answered correctly (not screening)
         rows = (Response.objects.filter(study=study, is_valid=True, is_screening=False, is_correct=True,
-                                        participant__platform=platform_study.platform)
+                                        participant__platform=people_platform(platform_study.platform))
                 .values_list("participant__external_id", flat=True))
         for worker in rows:
             counts[worker] += 1

@@ -43,7 +43,7 @@ from core.errors import ApplicationError
 from core.jobs import job_create, job_running
 from core.models import Job
 from core.pseudonyms import is_pseudonym, person_key
-from platforms.backends import PLATFORM_BACKENDS
+from platforms.backends import PLATFORM_BACKENDS, people_platform
 from platforms.models import (
     BonusPayment,
     BulkBonus,
@@ -148,7 +148,7 @@ def study_raw_ids(*, study: Study) -> dict[str, str]:
         add(platform, external_id)
     platform_study = PlatformStudy.objects.filter(study=study).first()
     if platform_study is not None:
-        platform = platform_study.platform
+        platform = people_platform(platform_study.platform)
         for model in (PlatformSubmission, Decision, BonusPayment):
             for worker_id in model.objects.filter(platform_study=platform_study).values_list("worker_id", flat=True):
                 add(platform, worker_id)
