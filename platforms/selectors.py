@@ -15,9 +15,9 @@ from platforms.models import BonusPayment, PlatformStudy
 
 def link_arrivals(*, platform_study: PlatformStudy) -> list[Arrival]:
     """Who came to the study through the platform's link, for a platform that cannot see them itself (the mock):
-    the study's participants of the platform's people, raw ids only (a pseudonymised one can no longer be named)."""
-    rows = Participant.objects.filter(study=platform_study.study, platform=people_platform(platform_study.platform),
-                                      created_at__gte=platform_study.published_at or platform_study.created_at)
+    every participant of the study who entered as the platform's people do (the mock's: by the anonymous link), raw
+    ids only (a pseudonymised one can no longer be named)."""
+    rows = Participant.objects.filter(study=platform_study.study, platform=people_platform(platform_study.platform))
     return [Arrival(worker_id=external_id, arrived_at=created_at)
             for external_id, created_at in rows.order_by("created_at").values_list("external_id", "created_at")
             if not is_pseudonym(external_id)]

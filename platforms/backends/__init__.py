@@ -15,6 +15,8 @@ PLATFORM_BACKENDS: dict[str, str] = {
     "mturk": "platforms.backends.mturk.MTurkBackend",
     "mock": "platforms.backends.mock.MockBackend",
 }
+# A study that names no platform of its own is published on this one's default account (PROLIFIC_API_TOKEN).
+DEFAULT_PLATFORM = "prolific"
 
 
 def backend_class(platform: str) -> type[PlatformBackend]:

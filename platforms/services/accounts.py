@@ -11,7 +11,7 @@ from annotation.error_codes import PLATFORM_MISMATCH
 from annotation.models import EntryPlatform, Study
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
-from platforms.backends import backend_for
+from platforms.backends import DEFAULT_PLATFORM, backend_for
 from platforms.backends.base import PlatformBackend
 from platforms.crypto import secret_encrypt
 from platforms.error_codes import ACCOUNT_FIXED, EXISTS, INVALID_TOKEN_ENV, NO_ACCOUNT, NOT_ON_PLATFORM
@@ -165,7 +165,7 @@ def platform_study_for(*, study: Study, account: PlatformAccount | None = None) 
         return existing
     wanted = study.platform if study.platform != EntryPlatform.ANY else None
     if account is None:
-        account = account_default(platform=wanted or Platform.PROLIFIC)
+        account = account_default(platform=wanted or DEFAULT_PLATFORM)
     if account is None:
         raise ApplicationError(
             f"Study {study.slug} has no platform account: create one (platform_account create …, or the admin's "

@@ -107,7 +107,8 @@ def _plan(platform_study: PlatformStudy, backend: PlatformBackend, *, reject_mes
     return planned, skipped
 
 
-def _calls(platform_study: PlatformStudy, backend: PlatformBackend, rows: list[Any]) -> list[tuple[PlannedCall, list[Any]]]:
+def _calls(platform_study: PlatformStudy, backend: PlatformBackend,
+           rows: list[Any]) -> list[tuple[PlannedCall, list[Any]]]:
     """The calls that send `rows` (planned dicts or Decision rows), each with the rows it decides."""
     def attr(row: Any, name: str) -> Any:
         return row[name] if isinstance(row, dict) else getattr(row, name)

@@ -28,7 +28,8 @@ LEFT_REASONS = {
 }
 
 
-def submission_apply(*, platform_study: PlatformStudy, info: SubmissionInfo, backend: PlatformBackend) -> dict[str, Any]:
+def submission_apply(*, platform_study: PlatformStudy, info: SubmissionInfo,
+                     backend: PlatformBackend) -> dict[str, Any]:
     """Store one submission as the platform reports it and act on what changed. Idempotent. A worker who asked
     for erasure is stored under their person key only (they have no participant any more); so is every worker of a
     study past its retention period (a late report stores the key, never the raw id)."""
