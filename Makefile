@@ -36,6 +36,7 @@ demo-data: $(STAMP)
 	rm -f demo.sqlite3
 	$(DEMO_ENV) $(MANAGE) migrate --noinput
 	$(DEMO_ENV) $(MANAGE) create_roles
+	$(DEMO_ENV) $(MANAGE) platform_account create --name mock --platform mock
 	$(DEMO_ENV) $(MANAGE) loaddata screening_questions
 	$(DEMO_ENV) $(MANAGE) import_corpus --name formality-demo --component formality --format aligned --licence GPL-3.0-or-later --attribution "written for StyleCrowd by its authors" fixtures/corpora/formality_informal.txt fixtures/corpora/formality_formal.txt
 	$(DEMO_ENV) $(MANAGE) import_corpus --name turkcorpus-sample --component simplicity --format turkcorpus --seed 1 fixtures/corpora/turkcorpus_sample.tsv

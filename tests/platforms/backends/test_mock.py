@@ -170,3 +170,13 @@ def test_the_mock_platform_people_are_keyed_and_erased_as_anonymous_participants
     # A later sync of the platform that still knows the raw id stores only the key.
     platform_sync(platform_study=ps)
     assert not PlatformSubmission.objects.filter(worker_id=raw).exists()
+
+
+def test_the_command_line_creates_a_mock_account(capsys) -> None:
+    import json
+
+    from django.core.management import call_command
+
+    call_command("platform_account", "create", "--name", "mock", "--platform", "mock")
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert "mock" in json.dumps(summary) and PlatformAccount.objects.get(name="mock").platform == "mock"
