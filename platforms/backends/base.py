@@ -11,10 +11,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
+from urllib.parse import urlsplit
 
 from platforms.models import PlatformStudy
 
 CURRENCY_SIGNS = {"GBP": "£", "USD": "$", "EUR": "€"}
+
+
+def origin(url: str) -> str:
+    """scheme://host[:port] of a URL, lower-cased: where a call would go."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def money(amount: Decimal | float, currency: str) -> str:

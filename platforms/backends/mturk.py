@@ -14,8 +14,7 @@ from xml.sax.saxutils import escape
 from django.conf import settings
 
 from core.errors import ApplicationError
-from platforms.backends.base import Arrival, PlannedCall, StudyPlan, SubmissionInfo
-from platforms.backends.prolific import origin
+from platforms.backends.base import Arrival, PlannedCall, StudyPlan, SubmissionInfo, origin
 from platforms.clients.mturk import mturk_call, mturk_clients
 from platforms.error_codes import HTTPS_REQUIRED, PLATFORM_REFUSED, URL_NOT_ALLOWED
 from platforms.models import PlatformAccount, PlatformStudy

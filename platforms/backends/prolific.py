@@ -10,13 +10,12 @@ from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from core.errors import ApplicationError
-from platforms.backends.base import Arrival, PlannedCall, StudyPlan, SubmissionInfo, money
+from platforms.backends.base import Arrival, PlannedCall, StudyPlan, SubmissionInfo, money, origin
 from platforms.clients.prolific import BONUS_SETUP_CHUNK, BULK_APPROVE_CHUNK, ProlificClient
 from platforms.crypto import secret_decrypt
 from platforms.error_codes import (
@@ -67,11 +66,6 @@ def reward_floor_check(*, reward_cents: int, minutes: int, currency: str) -> Non
             f"{money(hourly.quantize(Decimal('0.01')), currency)} an hour, below Prolific's minimum of "
             f"{money(Decimal(floor), currency)} an hour. Raise the study's hourly pay target (target_hourly_pay) or "
             "lower its estimated minutes.", code=REWARD_BELOW_MINIMUM, field="target_hourly_pay")
-
-
-def origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def _when(value: Any) -> datetime | None:

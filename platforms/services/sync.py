@@ -15,7 +15,7 @@ from django.utils import timezone
 from annotation.models import Participant
 from annotation.services.departures import participant_departed
 from core.pseudonyms import is_pseudonym, person_key
-from platforms.backends import backend_for
+from platforms.backends import backend_for, people_platform
 from platforms.backends.base import PlatformBackend, SubmissionInfo
 from platforms.error_codes import NOT_PUBLISHED
 from platforms.models import CallState, Decision, PlatformStudy, PlatformSubmission
@@ -33,7 +33,7 @@ def submission_apply(*, platform_study: PlatformStudy, info: SubmissionInfo,
     """Store one submission as the platform reports it and act on what changed. Idempotent. A worker who asked
     for erasure is stored under their person key only (they have no participant any more); so is every worker of a
     study past its retention period (a late report stores the key, never the raw id)."""
-    people = backend.PEOPLE  # the platform its people enter with: their person keys are made with it
+    people = people_platform(platform_study.platform)  # the platform its people enter with: their person keys
     worker_id = erased_worker_id(platform=people, worker_id=info.worker_id)
     if worker_id != info.worker_id:
         info = replace(info, worker_id=worker_id, raw=erased_scrub(platform=people, value=info.raw))
