@@ -45,7 +45,8 @@ def _job_redirect(request: HttpRequest, job: Any, what: str) -> HttpResponseRedi
 
 class PublishForm(forms.Form):
     account = forms.ModelChoiceField(queryset=PlatformAccount.objects.all(), required=False,
-                                     help_text="Empty: the account PROLIFIC_API_TOKEN stands for.")
+                                     help_text="Empty: the account PROLIFIC_API_TOKEN stands for. `make demo` has "
+                                               "`mock`: a platform in memory, no account needed.")
     base_url = forms.URLField(required=False, help_text="Where participants reach this server (default: "
                                                         "STYLECROWD_PUBLIC_URL).")
     devices = forms.MultipleChoiceField(choices=[("desktop", "desktop"), ("tablet", "tablet"),
