@@ -36,6 +36,7 @@ demo-data: $(STAMP)
 	rm -f demo.sqlite3
 	$(DEMO_ENV) $(MANAGE) migrate --noinput
 	$(DEMO_ENV) $(MANAGE) create_roles
+	$(DEMO_ENV) $(MANAGE) platform_account create --name mock --platform mock
 	$(DEMO_ENV) $(MANAGE) loaddata screening_questions
 	$(DEMO_ENV) $(MANAGE) import_corpus --name formality-demo --component formality --format aligned --licence GPL-3.0-or-later --attribution "written for StyleCrowd by its authors" fixtures/corpora/formality_informal.txt fixtures/corpora/formality_formal.txt
 	$(DEMO_ENV) $(MANAGE) import_corpus --name turkcorpus-sample --component simplicity --format turkcorpus --seed 1 fixtures/corpora/turkcorpus_sample.tsv
@@ -110,6 +111,7 @@ serve: $(STAMP)
 test: $(STAMP) browsers
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(TEST_ENV) $(BIN)/python -m pytest
 
 # The lane without Celery workers, Chromium, neural models or slow tests (live-server HTTP tests, the concurrency
@@ -117,12 +119,15 @@ test: $(STAMP) browsers
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(TEST_ENV) $(BIN)/python -m pytest -n auto -m "not worker and not browser and not model and not slow" -q
 
-# ruff, and the apps' one-way layering (import-linter's contract in pyproject.toml, [tool.importlinter]).
+# ruff, the apps' one-way layering (import-linter's contract in pyproject.toml, [tool.importlinter]), and mypy on the
+# platforms app (its backends checked against their Protocol; [tool.mypy]).
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) demo.sqlite3 .pytest_cache test-artifacts

@@ -6,8 +6,21 @@ from typing import Any
 
 from django.db.models import Count, Sum
 
-from annotation.models import Study
+from annotation.models import Participant, Study
+from core.pseudonyms import is_pseudonym
+from platforms.backends import people_platform
+from platforms.backends.base import Arrival
 from platforms.models import BonusPayment, PlatformStudy
+
+
+def link_arrivals(*, platform_study: PlatformStudy) -> list[Arrival]:
+    """Who came to the study through the platform's link, for a platform that cannot see them itself (the mock):
+    every participant of the study who entered as the platform's people do (the mock's: by the anonymous link), raw
+    ids only (a pseudonymised one can no longer be named)."""
+    rows = Participant.objects.filter(study=platform_study.study, platform=people_platform(platform_study.platform))
+    return [Arrival(worker_id=external_id, arrived_at=created_at)
+            for external_id, created_at in rows.order_by("created_at").values_list("external_id", "created_at")
+            if not is_pseudonym(external_id)]
 
 
 def study_bonus_totals(*, study: Study) -> dict[str, Any] | None:

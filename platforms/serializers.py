@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from platforms.models import BonusPayment, Decision, PlatformAccount, PlatformMessage, PlatformStudy
+from platforms.models import BonusPayment, Decision, Platform, PlatformAccount, PlatformMessage, PlatformStudy
 
 DEVICES = [("desktop", "desktop"), ("tablet", "tablet"), ("mobile", "mobile")]
 
@@ -24,7 +24,7 @@ class PlatformAccountSerializer(serializers.ModelSerializer):
 
 class PlatformAccountInput(serializers.Serializer):
     name = serializers.SlugField(max_length=80)
-    platform = serializers.ChoiceField(choices=["prolific", "mturk"])
+    platform = serializers.ChoiceField(choices=Platform.choices)
     token = serializers.CharField(required=False, allow_blank=True, default="", write_only=True,
                                   trim_whitespace=True, help_text="Prolific: stored encrypted, never shown back.")
     token_env = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)

@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from core.errors import ApplicationError
+from platforms.backends import backend_class
 from platforms.models import PlatformAccount
 from platforms.services.accounts import account_create, account_set_token, account_update
 
@@ -70,7 +71,7 @@ class PlatformAccountAdmin(admin.ModelAdmin):
             return f"from ${obj.token_env}"
         if obj.token_encrypted:
             return "stored encrypted (hidden)"
-        return "boto3's credential chain" if obj.platform == "mturk" else "none"
+        return backend_class(obj.platform).CREDENTIALS
 
     def save_model(self, request: HttpRequest, obj: PlatformAccount, form: Any, change: bool) -> None:
         if not change:  # the service created it, after checking the token with the platform

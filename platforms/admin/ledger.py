@@ -15,6 +15,7 @@ from core.admin import PersonalDataAdminMixin
 from core.errors import ApplicationError
 from core.pseudonyms import person_key
 from platforms.admin.studies import may_spend
+from platforms.backends import backend_for, people_platform
 from platforms.models import (
     BonusPayment,
     BulkBonus,
@@ -26,6 +27,15 @@ from platforms.models import (
 )
 from platforms.services.bonuses import bonus_resolve, ledger_csv
 from platforms.services.decisions import decision_resolve
+
+
+class PlatformPeopleMixin(PersonalDataAdminMixin):
+    """A worker's person key is made with the platform their people enter with (the mock's: the anonymous link),
+    the same key annotation's pages show for them."""
+
+    def person_of(self, obj: Any) -> tuple[str, str]:
+        platform, external_id = super().person_of(obj)
+        return people_platform(platform), external_id
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -44,20 +54,17 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 def what_to_check(row: BonusPayment) -> str:
     """Where a person looks on the platform to resolve an unknown outcome."""
-    if row.platform_study.platform == "prolific":
-        bulk = row.bulk
-        ident = f"bulk bonus {bulk.external_id}" if bulk and bulk.external_id else "a bulk bonus set up"
-        when = (bulk.pay_called_at or bulk.setup_called_at) if bulk else None
-        return (f"On Prolific, study {row.platform_study.external_id} › Bonus payments: is {ident} "
-                f"({bulk.total if bulk else row.amount} {row.currency}, {bulk.payments.count() if bulk else 1} "
-                f"participant(s)) paid{f' (sent {when:%Y-%m-%d %H:%M} UTC)' if when else ''}?")
-    return (f"On MTurk (requester site, or ListBonusPayments for assignment "
-            f"{row.submission.external_id if row.submission else '?'}): a bonus of ${row.amount} to {row.worker_id} "
-            f"whose reason ends with [ref {row.pk}]?")
+    bulk = row.bulk
+    return backend_for(row.platform_study.account).bonus_check_hint(
+        study_id=row.platform_study.external_id, bulk_id=bulk.external_id if bulk else "",
+        total=bulk.total if bulk else row.amount, currency=row.currency, people=bulk.payments.count() if bulk else 1,
+        sent_at=(bulk.pay_called_at or bulk.setup_called_at) if bulk else None,
+        assignment_id=row.submission.external_id if row.submission else "", amount=row.amount,
+        worker_id=row.worker_id, ref=str(row.pk))
 
 
 @admin.register(BonusPayment)
-class BonusPaymentAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
+class BonusPaymentAdmin(PlatformPeopleMixin, ReadOnlyAdmin):
     person_paths = ("platform_study__platform", "worker_id")
     raw_fields = ("worker_id",)
     personal_data_what = "bonus ledger"
@@ -72,7 +79,8 @@ class BonusPaymentAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
                        "sent_at", "paid_at", "resolved_by", "resolved_at", "resolution", "check_on_platform"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return super().get_queryset(request).select_related("platform_study__study", "bulk", "submission")
+        return super().get_queryset(request).select_related("platform_study__study", "platform_study__account", "bulk",
+                                                     "submission")
 
     @admin.display(description="study", ordering="platform_study__study__slug")
     def study(self, obj: BonusPayment) -> str:
@@ -100,7 +108,8 @@ class BonusPaymentAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
             if not self._may(request):
                 platforms = dict(qs.values_list("platform_study__study__slug", "platform_study__platform").distinct())
                 for row in response.context_data["totals_by_participant"]:
-                    row["worker_id"] = person_key(platform=platforms.get(row["platform_study__study__slug"], ""),
+                    row["worker_id"] = person_key(platform=people_platform(
+                                                      platforms.get(row["platform_study__study__slug"], "")),
                                                   external_id=row["worker_id"])
         return response
 
@@ -109,7 +118,7 @@ class BonusPaymentAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
         studies = {row.platform_study for row in queryset.select_related("platform_study")}
         text = "".join(ledger_csv(platform_study=ps).split("\n", 1)[1] if i else ledger_csv(platform_study=ps)
                        for i, ps in enumerate(sorted(studies, key=lambda p: p.pk)))
-        people = {(ps.platform, worker) for ps in studies
+        people = {(people_platform(ps.platform), worker) for ps in studies
                   for worker in BonusPayment.objects.filter(platform_study=ps).values_list("worker_id", flat=True)}
         text = self.action_output(request, body=text, people=people, what="bonus ledger CSV")
         response = HttpResponse(text, content_type="text/csv; charset=utf-8")
@@ -153,7 +162,7 @@ class BulkBonusAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Decision)
-class DecisionAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
+class DecisionAdmin(PlatformPeopleMixin, ReadOnlyAdmin):
     person_paths = ("platform_study__platform", "worker_id")
     raw_fields = ("worker_id",)
     withheld_fields = ("request", "response")  # the platform calls name the worker
@@ -185,7 +194,7 @@ class DecisionAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
 
 
 @admin.register(PlatformSubmission)
-class PlatformSubmissionAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
+class PlatformSubmissionAdmin(PlatformPeopleMixin, ReadOnlyAdmin):
     person_paths = ("platform_study__platform", "worker_id")
     raw_fields = ("worker_id",)
     personal_data_what = "platform submissions"
@@ -201,14 +210,15 @@ class PlatformSubmissionAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
 
 
 @admin.register(PlatformMessage)
-class PlatformMessageAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
+class PlatformMessageAdmin(PlatformPeopleMixin, ReadOnlyAdmin):
     withheld_fields = ("recipients",)
     personal_data_what = "messages' recipients"
 
     def people_on_page(self, objects: list[Any], page: str) -> list[tuple[str, str]]:
         if page != "detail":
             return []  # counts only
-        return [(message.platform_study.platform, worker) for message in objects for worker in message.recipients]
+        return [(people_platform(message.platform_study.platform), worker) for message in objects
+                for worker in message.recipients]
 
     list_display = ["created_at", "platform_study", "recipient_count", "subject", "state", "created_by"]
     list_filter = ["state"]
@@ -219,14 +229,14 @@ class PlatformMessageAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
 
 
 @admin.register(WebhookEvent)
-class WebhookEventAdmin(PersonalDataAdminMixin, ReadOnlyAdmin):
+class WebhookEventAdmin(PlatformPeopleMixin, ReadOnlyAdmin):
     withheld_fields = ("payload",)  # a submission event names its worker
     personal_data_what = "webhook payloads"
 
     def people_on_page(self, objects: list[Any], page: str) -> list[tuple[str, str]]:
         if page == "list":
             return []
-        return [(event.account.platform, str(event.payload.get("participant_id") or ""))
+        return [(people_platform(event.account.platform), str(event.payload.get("participant_id") or ""))
                 for event in objects if isinstance(event.payload, dict) and event.payload.get("participant_id")]
 
     list_display = ["received_at", "account", "event_type", "resource_id", "status", "state", "processed_at"]

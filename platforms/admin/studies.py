@@ -21,6 +21,7 @@ from annotation.models import Study
 from core.errors import ApplicationError
 from core.permissions import admin_permission_required, user_may
 from core.personal_data_doors import personal_data_door
+from platforms.backends import people_platform
 from platforms.models import BonusPayment, BonusRule, Decision, PlatformAccount, PlatformStudy, PlatformSubmission
 from platforms.services.bonuses import platform_bonus
 from platforms.services.decisions import platform_decide
@@ -44,7 +45,8 @@ def _job_redirect(request: HttpRequest, job: Any, what: str) -> HttpResponseRedi
 
 class PublishForm(forms.Form):
     account = forms.ModelChoiceField(queryset=PlatformAccount.objects.all(), required=False,
-                                     help_text="Empty: the account PROLIFIC_API_TOKEN stands for.")
+                                     help_text="Empty: the account PROLIFIC_API_TOKEN stands for. `make demo` has "
+                                               "`mock`: a platform in memory, no account needed.")
     base_url = forms.URLField(required=False, help_text="Where participants reach this server (default: "
                                                         "STYLECROWD_PUBLIC_URL).")
     devices = forms.MultipleChoiceField(choices=[("desktop", "desktop"), ("tablet", "tablet"),
@@ -195,7 +197,7 @@ class PlatformStudyAdmin(admin.ModelAdmin):
         """A plan names workers: raw ids with the personal-data permission (logged), pseudonyms otherwise."""
         text = str(plan)
         workers = set(platform_study.submissions.values_list("worker_id", flat=True))
-        people = [(platform_study.platform, worker) for worker in workers if worker and worker in text]
+        people = [(people_platform(platform_study.platform), worker) for worker in workers if worker and worker in text]
         return personal_data_door(request=request, door="admin", what=what, body=plan, people=people,
                                   study_slug=platform_study.study.slug)
 

@@ -1,4 +1,4 @@
-"""The one interface both platforms implement, and the values that cross it.
+"""The one interface every platform implements, and the values that cross it.
 
 A backend turns StyleCrowd's intent into the platform's calls. Every call that changes something is first built as
 a `PlannedCall` — exactly what will be sent (method and path with the JSON body for Prolific, the operation and its
@@ -9,9 +9,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from decimal import Decimal
+from typing import Any, Protocol, runtime_checkable
+from urllib.parse import urlsplit
 
 from platforms.models import PlatformStudy
+
+CURRENCY_SIGNS = {"GBP": "£", "USD": "$", "EUR": "€"}
+
+
+def origin(url: str) -> str:
+    """scheme://host[:port] of a URL, lower-cased: where a call would go."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def money(amount: Decimal | float, currency: str) -> str:
+    return f"{CURRENCY_SIGNS.get(currency, currency + ' ')}{Decimal(str(amount)):.2f}"
 
 
 @dataclass(frozen=True)
@@ -74,24 +88,71 @@ class SubmissionInfo:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Arrival:
+    """Someone who came to the study through the platform's link, as StyleCrowd recorded them: what a platform that
+    cannot see its own participants (the mock) is told before a sync (`arrivals_record`)."""
+
+    worker_id: str
+    arrived_at: datetime | None = None
+
+
+@runtime_checkable
 class PlatformBackend(Protocol):
-    """What services ask of a platform (ProlificBackend, MTurkBackend). Steps a platform lacks return None (MTurk
-    has no return request); `BONUS_MODE` says how bonuses are paid: "bulk" (Prolific: set up, then pay once) or
-    "each" (MTurk: one SendBonus per ledger row with its id as UniqueRequestToken)."""
+    """What services ask of a platform (ProlificBackend, MTurkBackend, MockBackend): every difference between the
+    platforms is an attribute or a method here, never an `if platform == …` in a service. Steps a platform lacks
+    return None (MTurk has no return request). A backend never touches the database: what it learns for the
+    account (`account_learned`) a service stores."""
 
     platform: str
+    ID_NAME: str               # what the platform calls its study's id, for people ("Prolific study id")
+    PEOPLE: str                # annotation Participant.platform of the people who come through this platform
+    LINKS_STUDY: bool          # publishing makes the study take this platform's links only (study_platform_link)
     LEFT: frozenset[str]       # statuses of someone who left without finishing: their slots are freed at once
     WITHDRAWN: frozenset[str]  # statuses of someone who withdrew: their answers are not used
     DECIDABLE: frozenset[str]  # statuses an approval or rejection may be sent for
     RETURNABLE: frozenset[str]
     DECIDED: dict[str, str]    # decision kind -> the status the platform shows once it is done
     MESSAGE_CHUNK: int
-    BONUS_MODE: str
+    BONUS_MODE: str            # "bulk" (set up, then pay once: Prolific) or "each" (one call per ledger row)
+    BONUS_SETUP_CHUNK: int     # participants per bulk set-up ("bulk" only)
     FEEDBACK_MAX: int
+    CREATES_ON_PUBLISH: bool   # the draft is a template (MTurk's HIT type); the study itself is created on publish
+    TAKES_TOKEN: bool          # the account holds an API token (else: the platform's own credentials, or none)
+    CREDENTIALS: str           # where the credentials come from when no token is stored, for the admin
+    WEBHOOKS: bool             # the platform can push submission changes (else they are synced)
+    ARRIVALS_FROM_LINK: bool   # the platform learns who came from StyleCrowd (`arrivals_record`) before a sync
+
+    # --- the account --------------------------------------------------------------------------------------------
+
+    def account_fields_check(self, *, token: str, token_env: str, api_url: str, endpoint_url: str) -> None: ...
+
+    def default_account(self) -> dict[str, Any] | None: ...
+
+    def currency(self) -> str: ...
 
     def account_check(self) -> dict[str, Any]: ...
 
-    def create_call(self, plan: StudyPlan) -> PlannedCall: ...
+    def account_learned(self) -> dict[str, str]: ...
+
+    # --- the study ------------------------------------------------------------------------------------------------
+
+    def filters_check(self, filters: list[dict[str, Any]]) -> None: ...
+
+    def plan_terms(self, *, reward_cents: int, currency: str, estimated_minutes: int, time_limit_minutes: int,
+                   screen_out_reward_cents: int) -> tuple[int, int]: ...
+
+    def description_text(self, text: str) -> str: ...
+
+    def draft_call(self, plan: StudyPlan) -> PlannedCall: ...
+
+    def draft_ref(self, response: Any) -> str: ...
+
+    def publish_call(self, platform_study: PlatformStudy, plan: StudyPlan | None = None) -> PlannedCall: ...
+
+    def published_status(self, response: Any) -> str: ...
+
+    def entry_study_id(self, external_id: str) -> str: ...
 
     def send(self, call: PlannedCall) -> Any: ...
 
@@ -101,9 +162,15 @@ class PlatformBackend(Protocol):
 
     def study_status(self, platform_study: PlatformStudy) -> str: ...
 
+    # --- submissions ----------------------------------------------------------------------------------------------
+
+    def arrivals_record(self, platform_study: PlatformStudy, arrivals: list[Arrival]) -> None: ...
+
     def submissions(self, platform_study: PlatformStudy) -> Iterator[SubmissionInfo]: ...
 
     def submission(self, platform_study: PlatformStudy | None, external_id: str) -> tuple[SubmissionInfo, str]: ...
+
+    # --- decisions ------------------------------------------------------------------------------------------------
 
     def approve_calls(self, platform_study: PlatformStudy, submission_ids: list[str],
                       feedback: str = "") -> list[PlannedCall]: ...
@@ -115,11 +182,31 @@ class PlatformBackend(Protocol):
 
     def screen_out_call(self, platform_study: PlatformStudy, submission_id: str) -> PlannedCall | None: ...
 
+    # --- bonuses --------------------------------------------------------------------------------------------------
+
+    def bonus_setup_call(self, platform_study: PlatformStudy, lines: list[tuple[str, Decimal]] | None = None, *,
+                         csv_text: str | None = None) -> PlannedCall: ...
+
+    def bonus_pay_call(self, bulk_id: str) -> PlannedCall: ...
+
+    def bonus_call(self, *, worker_id: str, assignment_id: str, amount: Decimal, reason: str,
+                   token: str) -> PlannedCall: ...
+
+    def bonus_check_hint(self, *, study_id: str, bulk_id: str, total: Decimal, currency: str, people: int,
+                         sent_at: datetime | None, assignment_id: str, amount: Decimal, worker_id: str,
+                         ref: str) -> str: ...
+
+    # --- messages, lists, webhooks ----------------------------------------------------------------------------------
+
     def message_call(self, platform_study: PlatformStudy, worker_ids: list[str], subject: str,
                      body: str) -> PlannedCall: ...
 
     def list_create(self, *, name: str, description: str, members: list[str]) -> str: ...
 
     def list_sync(self, list_id: str, members: set[str]) -> dict[str, int]: ...
+
+    def webhook_secret_create(self) -> str: ...
+
+    def webhook_subscribe(self, *, event_type: str, target_url: str) -> str: ...
 
     def close(self) -> None: ...

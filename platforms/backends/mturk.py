@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
+from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
 from django.conf import settings
 
 from core.errors import ApplicationError
-from platforms.backends.base import PlannedCall, StudyPlan, SubmissionInfo
+from platforms.backends.base import Arrival, PlannedCall, StudyPlan, SubmissionInfo, origin
 from platforms.clients.mturk import mturk_call, mturk_clients
-from platforms.error_codes import HTTPS_REQUIRED
+from platforms.error_codes import HTTPS_REQUIRED, PLATFORM_REFUSED, URL_NOT_ALLOWED
 from platforms.models import PlatformAccount, PlatformStudy
 
 EXTERNAL_QUESTION = ('<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
@@ -37,6 +39,14 @@ class MTurkBackend:
     BONUS_MODE = "each"
     FEEDBACK_MAX = FEEDBACK_MAX
     ID_NAME = "MTurk HIT id"
+    PEOPLE = "mturk"
+    LINKS_STUDY = True
+    BONUS_SETUP_CHUNK = 0
+    CREATES_ON_PUBLISH = True
+    TAKES_TOKEN = False
+    CREDENTIALS = "boto3's credential chain"
+    WEBHOOKS = False
+    ARRIVALS_FROM_LINK = False
 
     def __init__(self, account: PlatformAccount, *, clients: tuple[Any, Any] | None = None) -> None:
         self.account = account
@@ -59,9 +69,63 @@ class MTurkBackend:
         client = self.clients[0] if call.repeatable else self.clients[1]
         return mturk_call(client, call.operation, call.body, what=call.what)
 
+    # --- the account ------------------------------------------------------------------------------------------
+
+    def account_fields_check(self, *, token: str, token_env: str, api_url: str, endpoint_url: str) -> None:
+        if token or token_env:
+            raise ApplicationError("Token: MTurk uses boto3's own credential chain (environment, ~/.aws, instance "
+                                   "role; aws_profile names a profile), never a token stored here.", field="token")
+        if endpoint_url:
+            host = urlsplit(endpoint_url).hostname or ""
+            allowed = {origin(u) for u in [settings.MTURK_ENDPOINT_URL, *settings.PLATFORM_ALLOWED_API_URLS] if u}
+            if not (host.endswith(".amazonaws.com") and endpoint_url.startswith("https://")) and \
+                    origin(endpoint_url) not in allowed:
+                raise ApplicationError(f"Endpoint URL: {endpoint_url} is not an MTurk endpoint "
+                                       "(https://….amazonaws.com or PLATFORM_ALLOWED_API_URLS).",
+                                       code=URL_NOT_ALLOWED, field="endpoint_url")
+
+    def default_account(self) -> dict[str, Any] | None:
+        return None  # an MTurk account is always made on purpose (it spends real money unless in the sandbox)
+
+    def currency(self) -> str:
+        return "USD"
+
     def account_check(self) -> dict[str, Any]:
         balance = self._read("GetAccountBalance", "checking the AWS credentials")
         return {"user_id": "", "balance": balance.get("AvailableBalance", "")}
+
+    def account_learned(self) -> dict[str, str]:
+        return {}
+
+    # --- the study's terms ---------------------------------------------------------------------------------------
+
+    def filters_check(self, filters: list[dict[str, Any]]) -> None:
+        return None  # QualificationRequirements are checked by MTurk when the HIT type is created
+
+    def plan_terms(self, *, reward_cents: int, currency: str, estimated_minutes: int, time_limit_minutes: int,
+                   screen_out_reward_cents: int) -> tuple[int, int]:
+        return time_limit_minutes, 0  # no fixed screen-out payment on MTurk
+
+    def description_text(self, text: str) -> str:
+        return text
+
+    def draft_call(self, plan: StudyPlan) -> PlannedCall:
+        return self.hit_type_call(plan)
+
+    def draft_ref(self, response: Any) -> str:
+        return str((response or {}).get("HITTypeId", ""))
+
+    def publish_call(self, platform_study: PlatformStudy, plan: StudyPlan | None = None) -> PlannedCall:
+        if plan is None:
+            raise ApplicationError("MTurk creates the HIT on publish: the study's plan is needed.",
+                                   code=PLATFORM_REFUSED)
+        return self.create_call(plan, hit_type_id=platform_study.hit_type_id)
+
+    def published_status(self, response: Any) -> str:
+        return "Assignable"
+
+    def entry_study_id(self, external_id: str) -> str:
+        return ""
 
     # --- the HIT: a HIT type first (the draft), the HIT itself on publish ---------------------------------------
 
@@ -129,6 +193,9 @@ class MTurkBackend:
                               completed_at=row.get("SubmitTime"), study_code=match.group(1).strip() if match else "",
                               raw={k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()})
 
+    def arrivals_record(self, platform_study: PlatformStudy, arrivals: list[Arrival]) -> None:
+        return None  # MTurk lists its own assignments
+
     def submissions(self, platform_study: PlatformStudy) -> Iterator[SubmissionInfo]:
         token = None
         while True:
@@ -163,10 +230,10 @@ class MTurkBackend:
                            operation="RejectAssignment",
                            body={"AssignmentId": submission_id, "RequesterFeedback": message}, repeatable=True)
 
-    def return_call(self, platform_study: PlatformStudy, submission_id: str, reason: str) -> None:
+    def return_call(self, platform_study: PlatformStudy, submission_id: str, reason: str) -> PlannedCall | None:
         return None  # MTurk has no return request: an unfinished assignment is returned or abandoned by the worker
 
-    def screen_out_call(self, platform_study: PlatformStudy, submission_id: str) -> None:
+    def screen_out_call(self, platform_study: PlatformStudy, submission_id: str) -> PlannedCall | None:
         return None
 
     # --- bonuses: one SendBonus per ledger row, its id the UniqueRequestToken ------------------------------------
@@ -177,6 +244,19 @@ class MTurkBackend:
                            operation="SendBonus",
                            body={"WorkerId": worker_id, "BonusAmount": f"{amount:.2f}", "AssignmentId": assignment_id,
                                  "Reason": reason, "UniqueRequestToken": token})
+
+    def bonus_setup_call(self, platform_study: PlatformStudy, lines: list[tuple[str, Decimal]] | None = None, *,
+                         csv_text: str | None = None) -> PlannedCall:
+        raise ApplicationError("MTurk pays each bonus with its own SendBonus (bonus_call).", code=PLATFORM_REFUSED)
+
+    def bonus_pay_call(self, bulk_id: str) -> PlannedCall:
+        raise ApplicationError("MTurk pays each bonus with its own SendBonus (bonus_call).", code=PLATFORM_REFUSED)
+
+    def bonus_check_hint(self, *, study_id: str, bulk_id: str, total: Decimal, currency: str, people: int,
+                         sent_at: datetime | None, assignment_id: str, amount: Decimal, worker_id: str,
+                         ref: str) -> str:
+        return (f"On MTurk (requester site, or ListBonusPayments for assignment {assignment_id or '?'}): a bonus of "
+                f"${amount} to {worker_id} whose reason ends with [ref {ref}]?")
 
     # --- messages --------------------------------------------------------------------------------------------
 
@@ -228,3 +308,11 @@ class MTurkBackend:
                                   body={"QualificationTypeId": list_id, "WorkerId": worker,
                                         "Reason": "No longer on this requester's list."}, repeatable=True))
         return {"added": len(add), "removed": len(remove), "members": len(members)}
+
+    # --- webhooks: none (MTurk studies are synced) -----------------------------------------------------------------
+
+    def webhook_secret_create(self) -> str:
+        raise ApplicationError("Webhooks: Prolific accounts only (MTurk studies are synced).", field="account")
+
+    def webhook_subscribe(self, *, event_type: str, target_url: str) -> str:
+        raise ApplicationError("Webhooks: Prolific accounts only (MTurk studies are synced).", field="account")

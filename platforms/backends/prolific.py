@@ -15,10 +15,16 @@ from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from core.errors import ApplicationError
-from platforms.backends.base import PlannedCall, StudyPlan, SubmissionInfo
+from platforms.backends.base import Arrival, PlannedCall, StudyPlan, SubmissionInfo, money, origin
 from platforms.clients.prolific import BONUS_SETUP_CHUNK, BULK_APPROVE_CHUNK, ProlificClient
 from platforms.crypto import secret_decrypt
-from platforms.error_codes import TOKEN_MISSING, WORKSPACE_MISSING
+from platforms.error_codes import (
+    PLATFORM_REFUSED,
+    REWARD_BELOW_MINIMUM,
+    TOKEN_MISSING,
+    URL_NOT_ALLOWED,
+    WORKSPACE_MISSING,
+)
 from platforms.models import PlatformAccount, PlatformStudy
 
 URL_PARAMETERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -45,6 +51,23 @@ def account_token(account: PlatformAccount) -> str:
                            code=TOKEN_MISSING, field="token")
 
 
+ENV_ACCOUNT = "prolific-env"  # the account PROLIFIC_API_TOKEN stands for
+
+
+def reward_floor_check(*, reward_cents: int, minutes: int, currency: str) -> None:
+    """Prolific refuses studies below its minimum hourly reward; say so before anything is sent."""
+    floor = settings.PROLIFIC_MIN_HOURLY_REWARD.get(currency)
+    if floor is None:
+        return
+    hourly = Decimal(reward_cents) / 100 * 60 / Decimal(max(1, minutes))
+    if hourly < Decimal(floor):
+        raise ApplicationError(
+            f"Reward: {money(Decimal(reward_cents) / 100, currency)} for an estimated {minutes} minutes is "
+            f"{money(hourly.quantize(Decimal('0.01')), currency)} an hour, below Prolific's minimum of "
+            f"{money(Decimal(floor), currency)} an hour. Raise the study's hourly pay target (target_hourly_pay) or "
+            "lower its estimated minutes.", code=REWARD_BELOW_MINIMUM, field="target_hourly_pay")
+
+
 def _when(value: Any) -> datetime | None:
     return parse_datetime(value) if isinstance(value, str) and value else None
 
@@ -60,10 +83,18 @@ class ProlificBackend:
     BONUS_MODE = "bulk"
     FEEDBACK_MAX = 10_000
     ID_NAME = "Prolific study id"
+    PEOPLE = "prolific"
+    LINKS_STUDY = True
+    CREATES_ON_PUBLISH = False
+    TAKES_TOKEN = True
+    CREDENTIALS = "none"
+    WEBHOOKS = True
+    ARRIVALS_FROM_LINK = False
 
     def __init__(self, account: PlatformAccount, *, client: ProlificClient | None = None) -> None:
         self.account = account
         self._client = client
+        self._workspace_learned = False
 
     @property
     def client(self) -> ProlificClient:
@@ -78,11 +109,67 @@ class ProlificBackend:
 
     # --- account ---------------------------------------------------------------------------------------------
 
+    def account_fields_check(self, *, token: str, token_env: str, api_url: str, endpoint_url: str) -> None:
+        """A token goes only to Prolific's API (or an address the server's settings allow: PLATFORM_ALLOWED_API_URLS),
+        so an admin form cannot send it elsewhere."""
+        if api_url:
+            allowed = {origin(u) for u in [settings.PROLIFIC_API_URL, *settings.PLATFORM_ALLOWED_API_URLS] if u}
+            if origin(api_url) not in allowed:
+                raise ApplicationError(f"API URL: {api_url} is not Prolific's API; the token is only ever sent to "
+                                       f"{', '.join(sorted(allowed))} (PLATFORM_ALLOWED_API_URLS adds another).",
+                                       code=URL_NOT_ALLOWED, field="api_url")
+
+    def default_account(self) -> dict[str, Any] | None:
+        """PROLIFIC_API_TOKEN stands for an account without set-up."""
+        if not settings.PROLIFIC_API_TOKEN:
+            return None
+        return {"name": ENV_ACCOUNT, "token_env": "PROLIFIC_API_TOKEN", "workspace_id": settings.PROLIFIC_WORKSPACE_ID,
+                "project_id": settings.PROLIFIC_PROJECT_ID}
+
+    def currency(self) -> str:
+        return str(settings.STYLECROWD_PAY_CURRENCY)
+
     def account_check(self) -> dict[str, Any]:
         me = self.client.me() or {}
         return {"user_id": me.get("id", ""), "email": me.get("email", "")}
 
+    def account_learned(self) -> dict[str, str]:
+        """The workspace read from the token when none was set: the service stores it."""
+        return {"workspace_id": self.account.workspace_id} if self._workspace_learned else {}
+
     # --- the study -------------------------------------------------------------------------------------------
+
+    def filters_check(self, filters: list[dict[str, Any]]) -> None:
+        for n, flt in enumerate(filters, start=1):
+            ok = isinstance(flt.get("filter_id"), str) and (
+                isinstance(flt.get("selected_values"), list) or isinstance(flt.get("selected_range"), dict))
+            if not ok:
+                raise ApplicationError(f"Filters: filter {n} needs a filter_id and selected_values (a list) or "
+                                       "selected_range (an object with lower and/or upper).", field="filters")
+
+    def plan_terms(self, *, reward_cents: int, currency: str, estimated_minutes: int, time_limit_minutes: int,
+                   screen_out_reward_cents: int) -> tuple[int, int]:
+        """(maximum minutes, screen-out reward): Prolific's reward floor and its floor for the maximum time."""
+        reward_floor_check(reward_cents=reward_cents, minutes=estimated_minutes, currency=currency)
+        if screen_out_reward_cents and screen_out_reward_cents >= reward_cents:
+            raise ApplicationError("Screen-out reward: must be less than the study's reward "
+                                   f"({money(Decimal(reward_cents) / 100, currency)}).", field="screen_out_reward")
+        return max(time_limit_minutes, prolific_minimum_time(estimated_minutes)), screen_out_reward_cents
+
+    def description_text(self, text: str) -> str:
+        return description_html(text)
+
+    def draft_call(self, plan: StudyPlan) -> PlannedCall:
+        return self.create_call(plan)
+
+    def draft_ref(self, response: Any) -> str:
+        return self.created_id(response)
+
+    def published_status(self, response: Any) -> str:
+        return str((response or {}).get("status") or "ACTIVE")
+
+    def entry_study_id(self, external_id: str) -> str:
+        return external_id  # participants' links carry it (STUDY_ID), and the entry check compares
 
     def create_call(self, plan: StudyPlan) -> PlannedCall:
         if plan.screen_out_reward_cents:
@@ -128,7 +215,7 @@ class ProlificBackend:
         return PlannedCall(platform=self.platform, what="creating the draft study", method="POST",
                            path="/api/v1/studies/", body=body)
 
-    def publish_call(self, platform_study: PlatformStudy) -> PlannedCall:
+    def publish_call(self, platform_study: PlatformStudy, plan: StudyPlan | None = None) -> PlannedCall:
         return PlannedCall(platform=self.platform, what=f"publishing study {platform_study.external_id}",
                            method="POST", path=f"/api/v1/studies/{platform_study.external_id}/transition/",
                            body={"action": "PUBLISH"})
@@ -153,6 +240,9 @@ class ProlificBackend:
                                    what=call.what)
 
     # --- submissions -----------------------------------------------------------------------------------------
+
+    def arrivals_record(self, platform_study: PlatformStudy, arrivals: list[Arrival]) -> None:
+        return None  # Prolific knows its participants itself
 
     def _info(self, row: dict[str, Any]) -> SubmissionInfo:
         return SubmissionInfo(
@@ -218,6 +308,18 @@ class ProlificBackend:
 
     BONUS_SETUP_CHUNK = BONUS_SETUP_CHUNK
 
+    def bonus_call(self, *, worker_id: str, assignment_id: str, amount: Decimal, reason: str,
+                   token: str) -> PlannedCall:
+        raise ApplicationError("Prolific pays bonuses in bulk (bonus_setup_call, then bonus_pay_call).",
+                               code=PLATFORM_REFUSED)
+
+    def bonus_check_hint(self, *, study_id: str, bulk_id: str, total: Decimal, currency: str, people: int,
+                         sent_at: datetime | None, assignment_id: str, amount: Decimal, worker_id: str,
+                         ref: str) -> str:
+        ident = f"bulk bonus {bulk_id}" if bulk_id else "a bulk bonus set up"
+        return (f"On Prolific, study {study_id} › Bonus payments: is {ident} ({total} {currency}, {people} "
+                f"participant(s)) paid{f' (sent {sent_at:%Y-%m-%d %H:%M} UTC)' if sent_at else ''}?")
+
     # --- messages --------------------------------------------------------------------------------------------
 
     def message_call(self, platform_study: PlatformStudy, worker_ids: list[str], subject: str,
@@ -230,7 +332,7 @@ class ProlificBackend:
     # --- block and allow lists: participant groups used as filters ---------------------------------------------
 
     def workspace_id(self) -> str:
-        """The account's workspace; with none set, the token's only workspace (read once, then stored)."""
+        """The account's workspace; with none set, the token's only workspace (read once; the service stores it)."""
         if self.account.workspace_id:
             return self.account.workspace_id
         spaces = self.client.workspaces()
@@ -239,8 +341,8 @@ class ProlificBackend:
                 f"Account {self.account.name}: the token's user has {len(spaces)} workspaces; say which one to use "
                 f"(workspace id: {', '.join(str(w.get('id')) for w in spaces[:5]) or 'none'}).",
                 code=WORKSPACE_MISSING, field="workspace_id")
-        PlatformAccount.objects.filter(pk=self.account.pk).update(workspace_id=str(spaces[0]["id"]))
         self.account.workspace_id = str(spaces[0]["id"])
+        self._workspace_learned = True  # stored by the service that asked (account_learned)
         return self.account.workspace_id
 
     def list_create(self, *, name: str, description: str, members: list[str]) -> str:
@@ -256,6 +358,25 @@ class ProlificBackend:
         for chunk in _chunks(remove, 1000):
             self.client.group_remove(list_id, chunk)
         return {"added": len(add), "removed": len(remove), "members": len(members)}
+
+    # --- webhooks --------------------------------------------------------------------------------------------
+
+    def webhook_secret_create(self) -> str:
+        secret = self.client.hook_secret_create(self.account.workspace_id) or {}
+        if not secret.get("value"):
+            raise ApplicationError("Prolific did not return a webhook secret.", code=PLATFORM_REFUSED, status=502)
+        return str(secret["value"])
+
+    def webhook_subscribe(self, *, event_type: str, target_url: str) -> str:
+        """Subscribe, and confirm the subscription when Prolific asks; its id."""
+        subscription, hook_secret = self.client.hook_subscribe(
+            workspace_id=self.account.workspace_id, event_type=event_type, target_url=target_url)
+        subscription_id = str(subscription.get("id") or "")
+        if not subscription_id and subscription.get("results"):
+            subscription_id = str(subscription["results"][0].get("id") or "")
+        if hook_secret:
+            self.client.hook_confirm(subscription_id, hook_secret)
+        return subscription_id
 
 
 def _filter_normalised(flt: dict[str, Any]) -> dict[str, Any]:

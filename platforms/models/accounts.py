@@ -9,6 +9,8 @@ from django.db import models
 class Platform(models.TextChoices):
     PROLIFIC = "prolific", "Prolific"
     MTURK = "mturk", "Amazon Mechanical Turk"
+    # In process memory, no account or network (platforms/backends/mock.py); its people enter by the anonymous link.
+    MOCK = "mock", "Mock platform (in memory, for demos)"
 
 
 class PlatformAccount(models.Model):

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -13,37 +11,27 @@ from annotation.error_codes import PLATFORM_MISMATCH
 from annotation.models import EntryPlatform, Study
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
-from platforms.backends import backend_for
+from platforms.backends import DEFAULT_PLATFORM, backend_for
+from platforms.backends.base import PlatformBackend
 from platforms.crypto import secret_encrypt
-from platforms.error_codes import ACCOUNT_FIXED, EXISTS, INVALID_TOKEN_ENV, NO_ACCOUNT, NOT_ON_PLATFORM, URL_NOT_ALLOWED
+from platforms.error_codes import ACCOUNT_FIXED, EXISTS, INVALID_TOKEN_ENV, NO_ACCOUNT, NOT_ON_PLATFORM
 from platforms.models import Platform, PlatformAccount, PlatformStudy
 
-ENV_ACCOUNT = "prolific-env"  # the account PROLIFIC_API_TOKEN stands for
 TOKEN_ENV = re.compile(r"^[A-Z][A-Z0-9_]*PROLIFIC[A-Z0-9_]*$|^PROLIFIC[A-Z0-9_]*$")
 
 
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
+def _backend(platform: str) -> PlatformBackend:
+    """A backend for an account not stored yet: for the platform's own rules on its fields."""
+    return backend_for(PlatformAccount(platform=platform))
 
 
-def account_urls_check(*, platform: str, api_url: str = "", endpoint_url: str = "", token_env: str = "") -> None:
-    """Where a token may be sent, and which variable may be read as one. A token goes only to Prolific's API (or an
-    address the server's settings allow: PLATFORM_ALLOWED_API_URLS), so an admin form cannot send it elsewhere; only
-    a variable named for Prolific is read as a token (never DJANGO_SECRET_KEY or AWS keys)."""
-    if platform == Platform.PROLIFIC and api_url:
-        allowed = {_origin(u) for u in [settings.PROLIFIC_API_URL, *settings.PLATFORM_ALLOWED_API_URLS] if u}
-        if _origin(api_url) not in allowed:
-            raise ApplicationError(f"API URL: {api_url} is not Prolific's API; the token is only ever sent to "
-                                   f"{', '.join(sorted(allowed))} (PLATFORM_ALLOWED_API_URLS adds another).",
-                                   code=URL_NOT_ALLOWED, field="api_url")
-    if platform == Platform.MTURK and endpoint_url:
-        host = urlsplit(endpoint_url).hostname or ""
-        allowed = {_origin(u) for u in [settings.MTURK_ENDPOINT_URL, *settings.PLATFORM_ALLOWED_API_URLS] if u}
-        if not (host.endswith(".amazonaws.com") and endpoint_url.startswith("https://")) and \
-                _origin(endpoint_url) not in allowed:
-            raise ApplicationError(f"Endpoint URL: {endpoint_url} is not an MTurk endpoint (https://….amazonaws.com "
-                                   "or PLATFORM_ALLOWED_API_URLS).", code=URL_NOT_ALLOWED, field="endpoint_url")
+def account_urls_check(*, platform: str, api_url: str = "", endpoint_url: str = "", token_env: str = "",
+                       token: str = "") -> None:
+    """Where a token may be sent, and which variable may be read as one: each platform says where its calls may go
+    (a token only to Prolific's API or an address PLATFORM_ALLOWED_API_URLS allows, so an admin form cannot send it
+    elsewhere); only a variable named for Prolific is read as a token (never DJANGO_SECRET_KEY or AWS keys)."""
+    _backend(platform).account_fields_check(token=token, token_env=token_env, api_url=api_url,
+                                            endpoint_url=endpoint_url)
     if token_env and not TOKEN_ENV.match(token_env):
         raise ApplicationError(f"Token env: {token_env!r} — only an upper-case variable whose name contains PROLIFIC "
                                "is read as a token (so no other secret of the server can be sent).",
@@ -63,14 +51,11 @@ def account_create(
     if PlatformAccount.objects.filter(name=name).exists():
         raise ApplicationError(f"Name: an account named {name!r} exists already.", code=EXISTS, status=409,
                                field="name")
-    if platform == Platform.PROLIFIC:
-        if bool(token) == bool(token_env):
-            raise ApplicationError("Token: give either the token (stored encrypted) or the name of the environment "
-                                   "variable that holds it (token_env), not both or neither.", field="token")
-    elif token or token_env:
-        raise ApplicationError("Token: MTurk uses boto3's own credential chain (environment, ~/.aws, instance role; "
-                               "aws_profile names a profile), never a token stored here.", field="token")
-    account_urls_check(platform=platform, api_url=api_url, endpoint_url=endpoint_url, token_env=token_env)
+    if _backend(platform).TAKES_TOKEN and bool(token) == bool(token_env):
+        raise ApplicationError("Token: give either the token (stored encrypted) or the name of the environment "
+                               "variable that holds it (token_env), not both or neither.", field="token")
+    account_urls_check(platform=platform, api_url=api_url, endpoint_url=endpoint_url, token_env=token_env,
+                       token=token)
     account = PlatformAccount(name=name, platform=platform, token_env=token_env, workspace_id=workspace_id,
                               project_id=project_id, api_url=api_url, sandbox=sandbox, aws_profile=aws_profile,
                               endpoint_url=endpoint_url)
@@ -102,7 +87,7 @@ def account_check(*, account: PlatformAccount) -> dict[str, Any]:
 
 def account_set_token(*, account: PlatformAccount, token: str, check: bool = True) -> PlatformAccount:
     """Replace a Prolific account's token (checked first; a refused token changes nothing)."""
-    if account.platform != Platform.PROLIFIC or not token:
+    if not backend_for(account).TAKES_TOKEN or not token:
         raise ApplicationError("Token: only a Prolific account takes a token.", field="token")
     candidate = PlatformAccount(pk=account.pk, name=account.name, platform=account.platform, api_url=account.api_url,
                                 token_encrypted=secret_encrypt(token))
@@ -135,13 +120,13 @@ def account_update(*, account: PlatformAccount, **fields: Any) -> PlatformAccoun
 
 
 def account_default(*, platform: str) -> PlatformAccount | None:
-    """The account an environment variable stands for: PROLIFIC_API_TOKEN makes a Prolific account without set-up."""
-    if platform != Platform.PROLIFIC or not settings.PROLIFIC_API_TOKEN:
+    """The account a platform has without set-up: PROLIFIC_API_TOKEN makes a Prolific account, the mock platform
+    always has one; MTurk none."""
+    fields = _backend(platform).default_account() if platform in Platform.values else None
+    if fields is None:
         return None
-    account, _ = PlatformAccount.objects.get_or_create(
-        name=ENV_ACCOUNT, defaults={"platform": Platform.PROLIFIC, "token_env": "PROLIFIC_API_TOKEN",
-                                    "workspace_id": settings.PROLIFIC_WORKSPACE_ID,
-                                    "project_id": settings.PROLIFIC_PROJECT_ID})
+    name = fields.pop("name")
+    account, _ = PlatformAccount.objects.get_or_create(name=name, defaults={"platform": platform, **fields})
     return account
 
 
@@ -180,7 +165,7 @@ def platform_study_for(*, study: Study, account: PlatformAccount | None = None) 
         return existing
     wanted = study.platform if study.platform != EntryPlatform.ANY else None
     if account is None:
-        account = account_default(platform=wanted or Platform.PROLIFIC)
+        account = account_default(platform=wanted or DEFAULT_PLATFORM)
     if account is None:
         raise ApplicationError(
             f"Study {study.slug} has no platform account: create one (platform_account create …, or the admin's "
@@ -193,6 +178,5 @@ def platform_study_for(*, study: Study, account: PlatformAccount | None = None) 
     with transaction.atomic():
         platform_study, _ = PlatformStudy.objects.get_or_create(
             study=study, defaults={"account": account, "platform": account.platform,
-                                   "currency": "USD" if account.platform == Platform.MTURK
-                                   else settings.STYLECROWD_PAY_CURRENCY})
+                                   "currency": backend_for(account).currency()})
     return PlatformStudy.objects.select_related("account", "study").get(pk=platform_study.pk)

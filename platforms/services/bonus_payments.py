@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from core.errors import ApplicationError
 from platforms.backends import backend_for
+from platforms.backends.base import PlannedCall, PlatformBackend
 from platforms.clients.errors import NOT_SENT, UNKNOWN, PlatformCallError
 from platforms.error_codes import UNKNOWN_OUTCOME
 from platforms.models import BonusPayment, BulkBonus, PlatformStudy
@@ -98,7 +99,7 @@ class BonusCallOutcome:
     error: str = ""
 
 
-def _send(backend: Any, call: Any, made: dict[str, Any]) -> BonusCallOutcome:
+def _send(backend: PlatformBackend, call: PlannedCall, made: dict[str, Any]) -> BonusCallOutcome:
     """Send one bonus call, once, and classify what came back; the call and its error are counted in `made`. The
     caller wrote and committed its rows (the idempotency key, the state) before; nothing here retries, and what an
     outcome does to the rows is the caller's (an unknown one always stops the run for a person to resolve)."""
@@ -115,8 +116,8 @@ def _stopped(made: dict[str, Any], why: str | None, platform_study: PlatformStud
     return {**made, "stopped": why, **_outcome(platform_study)}
 
 
-def _pay_bulk(platform_study: PlatformStudy, backend: Any) -> dict[str, Any]:
-    made = {"calls_made": 0, "set_ups": [], "errors": []}
+def _pay_bulk(platform_study: PlatformStudy, backend: PlatformBackend) -> dict[str, Any]:
+    made: dict[str, Any] = {"calls_made": 0, "set_ups": [], "errors": []}
     with transaction.atomic():  # claim: rows into set-ups, committed before any call
         rows = list(BonusPayment.objects.select_for_update(skip_locked=True).filter(
             platform_study=platform_study, state=BonusPayment.State.PENDING).order_by("worker_id", "created_at"))
@@ -168,8 +169,8 @@ def _pay_bulk(platform_study: PlatformStudy, backend: Any) -> dict[str, Any]:
     return _stopped(made, None, platform_study)
 
 
-def _pay_each(platform_study: PlatformStudy, backend: Any) -> dict[str, Any]:
-    made = {"calls_made": 0, "errors": []}
+def _pay_each(platform_study: PlatformStudy, backend: PlatformBackend) -> dict[str, Any]:
+    made: dict[str, Any] = {"calls_made": 0, "errors": []}
     while True:
         with transaction.atomic():
             row = (BonusPayment.objects.select_for_update(skip_locked=True, of=("self",)).select_related("submission")

@@ -21,6 +21,7 @@ import csv
 import io
 import uuid
 from collections import defaultdict
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -33,7 +34,7 @@ from annotation.models import Response
 from annotation.services.exports import csv_cell
 from annotation.services.rewrite_corpus import accepted_rewrites
 from core.errors import ApplicationError
-from platforms.backends import backend_for
+from platforms.backends import backend_for, people_platform
 from platforms.error_codes import BONUS_CAP_EXCEEDED
 from platforms.models import BonusPayment, BonusRule, BulkBonus, PlatformStudy, PlatformSubmission
 from platforms.services.bonus_payments import _by_worker_chunks, bonuses_pay
@@ -87,7 +88,7 @@ def _units(platform_study: PlatformStudy, rule: BonusRule, approved: set[str]) -
             counts[response.participant.external_id] += 1
     else:  # known-answer items: the study's items with a correct answer, answered correctly (not screening)
         rows = (Response.objects.filter(study=study, is_valid=True, is_screening=False, is_correct=True,
-                                        participant__platform=platform_study.platform)
+                                        participant__platform=people_platform(platform_study.platform))
                 .values_list("participant__external_id", flat=True))
         for worker in rows:
             counts[worker] += 1
@@ -218,7 +219,7 @@ def _dry_calls(platform_study: PlatformStudy, rows: list[dict[str, Any]],
 # --- resolving unknown outcomes (a person's answer, after checking on the platform) -----------------------------
 
 
-def bonus_resolve(*, platform_study: PlatformStudy, paid: bool, bulk_id: str = "", payment_ids: list[str] = (),
+def bonus_resolve(*, platform_study: PlatformStudy, paid: bool, bulk_id: str = "", payment_ids: Sequence[str] = (),
                   by: Any = None, note: str = "") -> dict[str, Any]:
     """Resolve rows whose outcome is unknown: `paid` (seen paid on the platform) or not (they become pending and are
     paid by a later run: on MTurk with the same UniqueRequestToken). A Prolific bulk bonus is resolved whole."""

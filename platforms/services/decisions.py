@@ -17,8 +17,8 @@ from annotation.selectors import participant_recommendations
 from annotation.services.exports import decision_reason, rejection_category
 from annotation.services.review import review_recommendations
 from core.errors import ApplicationError
-from platforms.backends import backend_for
-from platforms.backends.base import PlannedCall
+from platforms.backends import backend_for, people_platform
+from platforms.backends.base import PlannedCall, PlatformBackend
 from platforms.clients.errors import UNKNOWN, PlatformCallError
 from platforms.error_codes import CONFIRMATION_REQUIRED, MESSAGE_TOO_LONG, MESSAGE_TOO_SHORT
 from platforms.models import CallState, Decision, PlatformStudy, PlatformSubmission
@@ -55,10 +55,11 @@ def return_reason(rec: dict[str, Any]) -> str:
 def _recommendations(platform_study: PlatformStudy) -> dict[str, dict[str, Any]]:
     study = platform_study.study
     recs = review_recommendations(study=study, recs=participant_recommendations(study=study))
-    return {rec["participant"]: rec for rec in recs if rec["platform"] == platform_study.platform}
+    people = people_platform(platform_study.platform)
+    return {rec["participant"]: rec for rec in recs if rec["platform"] == people}
 
 
-def _plan(platform_study: PlatformStudy, backend: Any, *, reject_message: str,
+def _plan(platform_study: PlatformStudy, backend: PlatformBackend, *, reject_message: str,
           retry_failed: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(decisions to make, submissions skipped with the reason) from the stored submissions."""
     recs = _recommendations(platform_study)
@@ -106,7 +107,8 @@ def _plan(platform_study: PlatformStudy, backend: Any, *, reject_message: str,
     return planned, skipped
 
 
-def _calls(platform_study: PlatformStudy, backend: Any, rows: list[Any]) -> list[tuple[PlannedCall, list[Any]]]:
+def _calls(platform_study: PlatformStudy, backend: PlatformBackend,
+           rows: list[Any]) -> list[tuple[PlannedCall, list[Any]]]:
     """The calls that send `rows` (planned dicts or Decision rows), each with the rows it decides."""
     def attr(row: Any, name: str) -> Any:
         return row[name] if isinstance(row, dict) else getattr(row, name)
@@ -118,11 +120,12 @@ def _calls(platform_study: PlatformStudy, backend: Any, rows: list[Any]) -> list
     calls: list[tuple[PlannedCall, list[Any]]] = []
     approvals = [r for r in rows if attr(r, "kind") == Decision.Kind.APPROVE]
     by_id = {sid(r): r for r in approvals}
-    for call in backend.approve_calls(platform_study, [sid(r) for r in approvals], APPROVAL_FEEDBACK):
-        ids = call.body.get("submission_ids") or [call.body.get("AssignmentId")]
-        calls.append((call, [by_id[i] for i in ids]))
+    for approval in backend.approve_calls(platform_study, [sid(r) for r in approvals], APPROVAL_FEEDBACK):
+        ids = approval.body.get("submission_ids") or [approval.body.get("AssignmentId")]
+        calls.append((approval, [by_id[i] for i in ids]))
     for row in rows:
         kind = attr(row, "kind")
+        call: PlannedCall | None
         if kind == Decision.Kind.REJECT:
             call = backend.reject_call(platform_study, sid(row), category=attr(row, "rejection_category")
                                        if not isinstance(row, dict) else row["category"], message=attr(row, "message"))
@@ -132,7 +135,8 @@ def _calls(platform_study: PlatformStudy, backend: Any, rows: list[Any]) -> list
             call = backend.screen_out_call(platform_study, sid(row))
         else:
             continue
-        calls.append((call, [row]))
+        if call is not None:  # a step the platform lacks was skipped when planned
+            calls.append((call, [row]))
     return calls
 
 
@@ -173,10 +177,10 @@ def platform_decide(
             "sync": _sync_brief(sync_summary)}
 
 
-def decisions_send(*, platform_study: PlatformStudy, backend: Any) -> dict[str, Any]:
+def decisions_send(*, platform_study: PlatformStudy, backend: PlatformBackend) -> dict[str, Any]:
     """Send every pending decision of the study that this runner can claim (skip-locked), recording each answer."""
     _stale_to_unknown(platform_study)
-    outcome = {"sent": 0, "failed": 0, "unknown": 0, "calls_made": 0, "errors": []}
+    outcome: dict[str, Any] = {"sent": 0, "failed": 0, "unknown": 0, "calls_made": 0, "errors": []}
     with transaction.atomic():
         rows = list(Decision.objects.select_for_update(skip_locked=True, of=("self",))
                     .filter(platform_study=platform_study, state=CallState.PENDING).select_related("submission"))

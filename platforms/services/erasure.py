@@ -13,6 +13,7 @@ from typing import Any
 
 from core.erasure import ErasurePart, ErasureTarget, erased_person_keys, id_pattern, replace_in
 from core.pseudonyms import person_key
+from platforms.backends import platforms_of_people
 from platforms.models import BonusPayment, Decision, PlatformSubmission
 
 
@@ -22,7 +23,8 @@ def _scrub(value: Any, external_id: str, replacement: str) -> Any:
 
 def platform_worker_erase(target: ErasureTarget) -> ErasurePart:
     part = ErasurePart()
-    submissions = PlatformSubmission.objects.filter(platform_study__platform=target.platform,
+    platforms = platforms_of_people(target.platform)  # the mock's people are anonymous-link participants
+    submissions = PlatformSubmission.objects.filter(platform_study__platform__in=platforms,
                                                     worker_id=target.external_id)
     for row in submissions.select_related("platform_study"):
         part.study_ids.add(row.platform_study.study_id)
@@ -30,7 +32,7 @@ def platform_worker_erase(target: ErasureTarget) -> ErasurePart:
             worker_id=target.person_key, raw=_scrub(row.raw, target.external_id, target.person_key))
         part.counts["platforms.PlatformSubmission"] = part.counts.get("platforms.PlatformSubmission", 0) + 1
     for model in (Decision, BonusPayment):
-        rows = model.objects.filter(platform_study__platform=target.platform, worker_id=target.external_id)
+        rows = model.objects.filter(platform_study__platform__in=platforms, worker_id=target.external_id)
         part.study_ids |= set(rows.values_list("platform_study__study_id", flat=True))
         part.counts[model._meta.label] = rows.update(worker_id=target.person_key)
     return part

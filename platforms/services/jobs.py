@@ -10,6 +10,7 @@ from django.db import transaction
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
+from platforms.backends import DEFAULT_PLATFORM, PLATFORM_BACKENDS
 from platforms.error_codes import CONFIRMATION_REQUIRED, NO_ACCOUNT
 from platforms.models import PlatformAccount, PlatformStudy
 from platforms.services import bonuses, decisions, lists, messages, publish, sync
@@ -51,7 +52,7 @@ def _account_precheck(study: Any, account_name: str) -> None:
     if account_name:
         account_get(name=account_name)
         return
-    wanted = study.platform if study.platform in ("prolific", "mturk") else "prolific"
+    wanted = study.platform if study.platform in PLATFORM_BACKENDS else DEFAULT_PLATFORM
     if account_default(platform=wanted) is None:
         raise ApplicationError(
             f"Study {study.slug} has no platform account: create one (platform_account create …, or the admin's "

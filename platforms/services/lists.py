@@ -14,7 +14,8 @@ from annotation.services.rewrite_corpus import accepted_rewrites
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from core.pseudonyms import is_pseudonym
-from platforms.backends import backend_for
+from platforms.backends import backend_for, people_platform
+from platforms.backends.base import PlatformBackend
 from platforms.error_codes import EMPTY_ALLOW_LIST
 from platforms.models import PlatformAccount, PlatformStudy
 
@@ -26,19 +27,30 @@ def block_list_members(*, platform: str) -> set[str]:
             if not is_pseudonym(worker)}
 
 
-def block_list_ensure(*, account: PlatformAccount, backend: Any) -> str:
+def account_learned_save(*, account: PlatformAccount, backend: PlatformBackend) -> None:
+    """Store what a backend learned for the account while calling (Prolific: the token's only workspace): backends
+    never write to the database themselves."""
+    learned = backend.account_learned()
+    if learned:
+        PlatformAccount.objects.filter(pk=account.pk).update(**learned)
+        for name, value in learned.items():
+            setattr(account, name, value)
+
+
+def block_list_ensure(*, account: PlatformAccount, backend: PlatformBackend) -> str:
     """The account's block list on the platform, made with the current members if it does not exist yet."""
     if account.block_list_id:
         return account.block_list_id
     list_id = backend.list_create(
         name="StyleCrowd block list", description="Workers blocked in StyleCrowd; kept in sync by StyleCrowd.",
         members=sorted(block_list_members(platform=account.platform)))
+    account_learned_save(account=account, backend=backend)
     PlatformAccount.objects.filter(pk=account.pk).update(block_list_id=list_id)
     account.block_list_id = list_id
     return list_id
 
 
-def block_list_sync(*, account: PlatformAccount, backend: Any | None = None) -> dict[str, Any]:
+def block_list_sync(*, account: PlatformAccount, backend: PlatformBackend | None = None) -> dict[str, Any]:
     """Make the platform's block list equal to StyleCrowd's blocked workers (membership calls are idempotent)."""
 
     own = backend is None
@@ -70,7 +82,7 @@ def allow_list_members(*, platform_study: PlatformStudy) -> set[str]:
         counts: dict[str, int] = {}
         for study in found:
             for response in accepted_rewrites(study=study):
-                if response.participant.platform == platform_study.platform and not is_pseudonym(
+                if response.participant.platform == people_platform(platform_study.platform) and not is_pseudonym(
                         response.participant.external_id):  # a writer past retention cannot be named to the platform
                     worker = response.participant.external_id
                     counts[worker] = counts.get(worker, 0) + 1
@@ -79,7 +91,7 @@ def allow_list_members(*, platform_study: PlatformStudy) -> set[str]:
     return members - blocked
 
 
-def allow_list_ensure(*, platform_study: PlatformStudy, backend: Any) -> str:
+def allow_list_ensure(*, platform_study: PlatformStudy, backend: PlatformBackend) -> str:
     members = allow_list_members(platform_study=platform_study)
     if not members:
         raise ApplicationError("Allow list: it holds nobody (no named participant, no accepted writer), so nobody "
@@ -90,6 +102,7 @@ def allow_list_ensure(*, platform_study: PlatformStudy, backend: Any) -> str:
     list_id = backend.list_create(name=f"StyleCrowd allow list: {platform_study.study.slug}",
                                   description="Who may take this StyleCrowd study; kept in sync by StyleCrowd.",
                                   members=sorted(members))
+    account_learned_save(account=platform_study.account, backend=backend)
     PlatformStudy.objects.filter(pk=platform_study.pk).update(allow_list_id=list_id)
     platform_study.allow_list_id = list_id
     return list_id

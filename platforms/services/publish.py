@@ -20,8 +20,7 @@ from annotation.models import Study
 from annotation.services.study_setup import study_platform_link
 from core.errors import ApplicationError
 from platforms.backends import backend_for
-from platforms.backends.base import StudyPlan
-from platforms.backends.prolific import description_html, prolific_minimum_time
+from platforms.backends.base import PlatformBackend, StudyPlan
 from platforms.clients.errors import UNKNOWN, PlatformCallError
 from platforms.error_codes import (
     BASE_URL_MISSING,
@@ -32,17 +31,12 @@ from platforms.error_codes import (
     REWARD_BELOW_MINIMUM,
     STUDY_NOT_OPEN,
 )
-from platforms.models import Platform, PlatformAccount, PlatformStudy
+from platforms.models import PlatformAccount, PlatformStudy
 from platforms.services.accounts import platform_study_for
 from platforms.services.lists import allow_list_ensure, allow_list_members, block_list_ensure
 
-CURRENCY_SIGNS = {"GBP": "£", "USD": "$", "EUR": "€"}
 STALE = timedelta(minutes=10)  # a creating/publishing step older than this lost its runner: outcome unknown
 DEVICES = ("desktop", "tablet", "mobile")
-
-
-def money(amount: Decimal | float, currency: str) -> str:
-    return f"{CURRENCY_SIGNS.get(currency, currency + ' ')}{Decimal(str(amount)):.2f}"
 
 
 def places_for(study: Study) -> int:
@@ -55,20 +49,6 @@ def reward_cents_for(study: Study) -> int:
     """The reward of one place at the study's hourly pay target for its estimated minutes."""
     reward = Decimal(str(study.target_hourly_pay)) * Decimal(study.estimated_minutes) / 60 * 100
     return int(reward.quantize(Decimal("1"), rounding=ROUND_HALF_UP))
-
-
-def reward_floor_check(*, reward_cents: int, minutes: int, currency: str) -> None:
-    """Prolific refuses studies below its minimum hourly reward; say so before anything is sent."""
-    floor = settings.PROLIFIC_MIN_HOURLY_REWARD.get(currency)
-    if floor is None:
-        return
-    hourly = Decimal(reward_cents) / 100 * 60 / Decimal(max(1, minutes))
-    if hourly < Decimal(floor):
-        raise ApplicationError(
-            f"Reward: {money(Decimal(reward_cents) / 100, currency)} for an estimated {minutes} minutes is "
-            f"{money(hourly.quantize(Decimal('0.01')), currency)} an hour, below Prolific's minimum of "
-            f"{money(Decimal(floor), currency)} an hour. Raise the study's hourly pay target (target_hourly_pay) or "
-            "lower its estimated minutes.", code=REWARD_BELOW_MINIMUM, field="target_hourly_pay")
 
 
 def _participant_url(study: Study, base_url: str) -> str:
@@ -88,18 +68,12 @@ def _devices(devices: list[str] | None) -> list[str]:
     return devices
 
 
-def _filters(filters: list[Any], platform: str) -> list[Any]:
+def _filters(filters: list[Any], platform_study: PlatformStudy) -> list[Any]:
     if not isinstance(filters, list) or not all(isinstance(f, dict) and f for f in filters):
         raise ApplicationError("Filters: a JSON list of filter objects (Prolific: {filter_id, selected_values} "
                                "or {filter_id, selected_range}; MTurk: QualificationRequirements).",
                                field="filters")
-    if platform == Platform.PROLIFIC:
-        for n, flt in enumerate(filters, start=1):
-            ok = isinstance(flt.get("filter_id"), str) and (
-                isinstance(flt.get("selected_values"), list) or isinstance(flt.get("selected_range"), dict))
-            if not ok:
-                raise ApplicationError(f"Filters: filter {n} needs a filter_id and selected_values (a list) or "
-                                       "selected_range (an object with lower and/or upper).", field="filters")
+    backend_for(platform_study.account).filters_check(filters)  # each platform's own shape of a filter
     return filters
 
 
@@ -130,7 +104,7 @@ def publish_settings_save(*, platform_study: PlatformStudy, devices: list[str] |
     if devices is not None:
         changes["devices"] = _devices(devices)
     if filters is not None:
-        changes["filters"] = _filters(filters, platform_study.platform)
+        changes["filters"] = _filters(filters, platform_study)
     if allow_list is not None:
         changes["allow_list"] = _allow_list(allow_list, platform_study)
     if screen_out_reward_cents is not None:
@@ -167,21 +141,15 @@ def study_plan(*, platform_study: PlatformStudy, base_url: str = "", key: str) -
     if reward < 1:
         raise ApplicationError("Reward: the study's pay target gives nothing per place.", code=REWARD_BELOW_MINIMUM,
                                field="target_hourly_pay")
-    if platform_study.platform == Platform.PROLIFIC:
-        reward_floor_check(reward_cents=reward, minutes=study.estimated_minutes, currency=currency)
-        maximum = max(study.batch_time_limit_minutes, prolific_minimum_time(study.estimated_minutes))
-        screen_out = platform_study.screen_out_reward_cents
-        if screen_out and screen_out >= reward:
-            raise ApplicationError("Screen-out reward: must be less than the study's reward "
-                                   f"({money(Decimal(reward) / 100, currency)}).", field="screen_out_reward")
-    else:
-        maximum = study.batch_time_limit_minutes
-        screen_out = 0
+    backend = backend_for(platform_study.account)
+    maximum, screen_out = backend.plan_terms(
+        reward_cents=reward, currency=currency, estimated_minutes=study.estimated_minutes,
+        time_limit_minutes=study.batch_time_limit_minutes,
+        screen_out_reward_cents=platform_study.screen_out_reward_cents)
     description = study.task_description or study.title or study.slug
     labels = ["writing_task"] if study.item_kind == "rewrite" else ["annotation"]
     return StudyPlan(
-        title=study.title or study.slug, description=description_html(description)
-        if platform_study.platform == Platform.PROLIFIC else description,
+        title=study.title or study.slug, description=backend.description_text(description),
         participant_url=_participant_url(study, base_url), places=places_for(study), reward_cents=reward,
         currency=currency, estimated_minutes=study.estimated_minutes, maximum_minutes=maximum,
         completion_code=study.completion_code, screened_out_code=study.screened_out_code,
@@ -255,15 +223,14 @@ def _summary(platform_study: PlatformStudy, steps: list[str]) -> dict[str, Any]:
             "steps": steps, "sent": platform_study.create_request}
 
 
-def _draft(platform_study: PlatformStudy, backend: Any, *, base_url: str, steps: list[str]) -> None:
+def _draft(platform_study: PlatformStudy, backend: PlatformBackend, *, base_url: str, steps: list[str]) -> None:
     if platform_study.state == PlatformStudy.State.CREATING:
         raise ApplicationError(f"Study {platform_study.study.slug}: its draft is being created by another run.",
                                code=BUSY, status=409)
     if platform_study.state == PlatformStudy.State.CREATE_UNKNOWN:
-        found = backend.find_created(platform_study.create_key, platform_study) \
-            if platform_study.platform == Platform.PROLIFIC else None
+        found = backend.find_created(platform_study.create_key, platform_study)
         if found:
-            _created(platform_study, found)
+            _created(platform_study, backend, found)
             steps.append("draft found on the platform after an unknown outcome")
             return
         steps.append("the earlier creation did not reach the platform")
@@ -275,16 +242,15 @@ def _draft(platform_study: PlatformStudy, backend: Any, *, base_url: str, steps:
         allow_list_ensure(platform_study=platform_study, backend=backend)
         platform_study.refresh_from_db()
     plan = study_plan(platform_study=platform_study, base_url=base_url, key=key)
-    if platform_study.platform == Platform.MTURK:
-        call = backend.hit_type_call(plan)
-        response = backend.send(call)  # CreateHITType is idempotent: the same settings give the same type
+    call = backend.draft_call(plan)
+    if backend.CREATES_ON_PUBLISH:
+        response = backend.send(call)  # a template (MTurk's HIT type) is idempotent: the same settings, the same one
         PlatformStudy.objects.filter(pk=platform_study.pk).update(
             state=PlatformStudy.State.DRAFT, create_key=key, create_request=call.describe(),
-            hit_type_id=str(response.get("HITTypeId", "")), places=plan.places, reward_cents=plan.reward_cents,
+            hit_type_id=backend.draft_ref(response), places=plan.places, reward_cents=plan.reward_cents,
             last_error="")
         steps.append("HIT type created (the HIT is created on publish)")
         return
-    call = backend.create_call(plan)
     # The key and exactly what is sent are stored, committed, before the call.
     if not _claim(platform_study, frm=[PlatformStudy.State.NONE, PlatformStudy.State.CREATE_UNKNOWN],
                   to=PlatformStudy.State.CREATING, create_key=key, create_request=call.describe(),
@@ -300,19 +266,25 @@ def _draft(platform_study: PlatformStudy, backend: Any, *, base_url: str, steps:
         PlatformStudy.objects.filter(pk=platform_study.pk).update(state=state, last_error=exc.message + note)
         exc.message += note
         raise
-    _created(platform_study, backend.created_id(response))
+    _created(platform_study, backend, backend.created_id(response))
     steps.append("draft created")
 
 
-def _created(platform_study: PlatformStudy, external_id: str) -> None:
+def _study_link(platform_study: PlatformStudy, backend: PlatformBackend, external_id: str = "") -> None:
+    """The study takes the platform's links only (the mock's people come by the anonymous link: left as it is)."""
+    if backend.LINKS_STUDY:
+        study_platform_link(study=platform_study.study, platform=platform_study.platform,
+                            prolific_study_id=backend.entry_study_id(external_id))
+
+
+def _created(platform_study: PlatformStudy, backend: PlatformBackend, external_id: str) -> None:
     PlatformStudy.objects.filter(pk=platform_study.pk).update(
         state=PlatformStudy.State.DRAFT, external_id=external_id, external_status="UNPUBLISHED", last_error="")
-    study_platform_link(study=platform_study.study, platform=platform_study.platform,
-                        prolific_study_id=external_id if platform_study.platform == Platform.PROLIFIC else "")
+    _study_link(platform_study, backend, external_id)
     platform_study.refresh_from_db()
 
 
-def _publish(platform_study: PlatformStudy, backend: Any, *, base_url: str, steps: list[str]) -> None:
+def _publish(platform_study: PlatformStudy, backend: PlatformBackend, *, base_url: str, steps: list[str]) -> None:
     platform_study.refresh_from_db()
     state = platform_study.state
     if state == PlatformStudy.State.PUBLISHED:
@@ -329,11 +301,9 @@ def _publish(platform_study: PlatformStudy, backend: Any, *, base_url: str, step
     elif state != PlatformStudy.State.DRAFT:
         raise ApplicationError(f"Study {platform_study.study.slug}: no draft to publish ({state}).",
                                code=NO_DRAFT, status=409)
-    if platform_study.platform == Platform.MTURK:
-        plan = study_plan(platform_study=platform_study, base_url=base_url, key=platform_study.create_key)
-        call = backend.create_call(plan, hit_type_id=platform_study.hit_type_id)
-    else:
-        call = backend.publish_call(platform_study)
+    plan = study_plan(platform_study=platform_study, base_url=base_url, key=platform_study.create_key) \
+        if backend.CREATES_ON_PUBLISH else None
+    call = backend.publish_call(platform_study, plan)
     if not _claim(platform_study, frm=[PlatformStudy.State.DRAFT, PlatformStudy.State.PUBLISH_UNKNOWN],
                   to=PlatformStudy.State.PUBLISHING, synced_at=timezone.now()):
         raise ApplicationError(f"Study {platform_study.study.slug} is being published by another run.", code=BUSY,
@@ -346,24 +316,23 @@ def _publish(platform_study: PlatformStudy, backend: Any, *, base_url: str, step
         raise
     fields: dict[str, Any] = {"state": PlatformStudy.State.PUBLISHED, "published_at": timezone.now(),
                               "last_error": ""}
-    if platform_study.platform == Platform.MTURK:
-        fields.update(external_id=backend.created_id(response), external_status="Assignable")
-        PlatformStudy.objects.filter(pk=platform_study.pk).update(**fields)
-        study_platform_link(study=platform_study.study, platform=Platform.MTURK)
-    else:
-        fields["external_status"] = str((response or {}).get("status") or "ACTIVE")
-        PlatformStudy.objects.filter(pk=platform_study.pk).update(**fields)
+    fields["external_status"] = backend.published_status(response)
+    if backend.CREATES_ON_PUBLISH:
+        fields["external_id"] = backend.created_id(response)
+    PlatformStudy.objects.filter(pk=platform_study.pk).update(**fields)
+    if backend.CREATES_ON_PUBLISH:
+        _study_link(platform_study, backend)
     steps.append("published")
 
 
-def _published_after_unknown(platform_study: PlatformStudy, backend: Any) -> bool:
+def _published_after_unknown(platform_study: PlatformStudy, backend: PlatformBackend) -> bool:
     """Read what the platform says after an unknown publish; True when it is published (state recorded)."""
-    if platform_study.platform == Platform.MTURK:
+    if backend.CREATES_ON_PUBLISH:
         found = backend.find_created(platform_study.create_key, platform_study)
         if found:
             PlatformStudy.objects.filter(pk=platform_study.pk).update(
                 state=PlatformStudy.State.PUBLISHED, external_id=found, published_at=timezone.now())
-            study_platform_link(study=platform_study.study, platform=Platform.MTURK)
+            _study_link(platform_study, backend)
             return True
         return False
     status = backend.study_status(platform_study)

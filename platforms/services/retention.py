@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.apps import apps
 from django.conf import settings
@@ -43,7 +43,7 @@ from core.errors import ApplicationError
 from core.jobs import job_create, job_running
 from core.models import Job
 from core.pseudonyms import is_pseudonym, person_key
-from platforms.backends import PLATFORM_BACKENDS
+from platforms.backends import PLATFORM_BACKENDS, people_platform
 from platforms.models import (
     BonusPayment,
     BulkBonus,
@@ -128,7 +128,7 @@ def retention_state(*, study: Study, now: datetime) -> dict[str, Any]:
     blockers = retention_blockers(study=study)
     if blockers:
         return {**row, "state": "blocked", "blockers": blockers}
-    due_at = settled_at(study=study) + timedelta(days=row["retention_days"])  # type: ignore[operator]
+    due_at = cast(datetime, settled_at(study=study)) + timedelta(days=row["retention_days"])  # settled: it is closed
     return {**row, "state": "due" if due_at <= now else "not_due", "due_at": due_at}
 
 
@@ -148,7 +148,7 @@ def study_raw_ids(*, study: Study) -> dict[str, str]:
         add(platform, external_id)
     platform_study = PlatformStudy.objects.filter(study=study).first()
     if platform_study is not None:
-        platform = platform_study.platform
+        platform = people_platform(platform_study.platform)
         for model in (PlatformSubmission, Decision, BonusPayment):
             for worker_id in model.objects.filter(platform_study=platform_study).values_list("worker_id", flat=True):
                 add(platform, worker_id)

@@ -17,10 +17,11 @@ from annotation.models import Participant
 from annotation.services.departures import participant_departed
 from core.errors import ApplicationError
 from core.pseudonyms import is_pseudonym, person_key
-from platforms.backends import backend_for
-from platforms.backends.base import SubmissionInfo
+from platforms.backends import backend_for, people_platform
+from platforms.backends.base import PlatformBackend, SubmissionInfo
 from platforms.error_codes import NOT_PUBLISHED
 from platforms.models import CallState, Decision, PlatformStudy, PlatformSubmission
+from platforms.selectors import link_arrivals
 from platforms.services.erasure import erased_scrub, erased_worker_id
 
 LEFT_REASONS = {
@@ -29,17 +30,19 @@ LEFT_REASONS = {
 }
 
 
-def submission_apply(*, platform_study: PlatformStudy, info: SubmissionInfo, backend: Any) -> dict[str, Any]:
+def submission_apply(*, platform_study: PlatformStudy, info: SubmissionInfo,
+                     backend: PlatformBackend) -> dict[str, Any]:
     """Store one submission as the platform reports it and act on what changed. Idempotent. A worker who asked
     for erasure is stored under their person key only (they have no participant any more); so is every worker of a
     study past its retention period (a late report stores the key, never the raw id)."""
-    worker_id = erased_worker_id(platform=platform_study.platform, worker_id=info.worker_id)
+    people = people_platform(platform_study.platform)  # the platform its people enter with: their person keys
+    worker_id = erased_worker_id(platform=people, worker_id=info.worker_id)
     if worker_id != info.worker_id:
-        info = replace(info, worker_id=worker_id, raw=erased_scrub(platform=platform_study.platform, value=info.raw))
+        info = replace(info, worker_id=worker_id, raw=erased_scrub(platform=people, value=info.raw))
     elif platform_study.study.retention_applied_at is not None and not is_pseudonym(info.worker_id):
-        key = person_key(platform=platform_study.platform, external_id=info.worker_id)
+        key = person_key(platform=people, external_id=info.worker_id)
         info = replace(info, worker_id=key, raw={})
-    participant = Participant.objects.filter(study=platform_study.study, platform=platform_study.platform,
+    participant = Participant.objects.filter(study=platform_study.study, platform=people,
                                              external_id=info.worker_id).first()
     with transaction.atomic():
         row, created = PlatformSubmission.objects.select_for_update().get_or_create(
@@ -58,7 +61,7 @@ def submission_apply(*, platform_study: PlatformStudy, info: SubmissionInfo, bac
     released = 0
     if info.status in backend.LEFT and row.slots_released_at is None and participant is not None:
         result = participant_departed(
-            study=platform_study.study, platform=platform_study.platform, external_id=info.worker_id,
+            study=platform_study.study, platform=people, external_id=info.worker_id,
             session_ref=info.external_id, withdrawn=info.status in backend.WITHDRAWN,
             reason=LEFT_REASONS.get(info.status, f"{info.status} on the platform"))
         released = result["slots_released"]
@@ -68,7 +71,7 @@ def submission_apply(*, platform_study: PlatformStudy, info: SubmissionInfo, bac
             "confirmed": confirmed}
 
 
-def _confirm_unknown_decision(row: PlatformSubmission, backend: Any) -> bool:
+def _confirm_unknown_decision(row: PlatformSubmission, backend: PlatformBackend) -> bool:
     """A decision left "unknown" is confirmed by a read: the platform shows the submission in the decided status (or
     a return requested)."""
     decision = Decision.objects.filter(submission=row, state=CallState.UNKNOWN).first()
@@ -91,10 +94,12 @@ def platform_sync(*, platform_study: PlatformStudy, progress: Any = None) -> dic
     backend = backend_for(platform_study.account)
     statuses: Counter[str] = Counter()
     unknown_people: list[str] = []
-    totals = Counter()
+    totals: Counter[str] = Counter()
     try:
         # The study first: one the platform does not know is a clear 404 before anything is read or stored.
         external_status = backend.study_status(platform_study)
+        if backend.ARRIVALS_FROM_LINK:
+            backend.arrivals_record(platform_study, link_arrivals(platform_study=platform_study))
         for n, info in enumerate(backend.submissions(platform_study), start=1):
             result = submission_apply(platform_study=platform_study, info=info, backend=backend)
             statuses[info.status] += 1

@@ -21,9 +21,9 @@ from django.utils import timezone
 from core.error_codes import INVALID
 from core.errors import ApplicationError
 from core.jobs import registered_task
-from platforms.backends import backend_for
+from platforms.backends import backend_class, backend_for
 from platforms.crypto import secret_decrypt, secret_encrypt
-from platforms.error_codes import PLATFORM_REFUSED, WEBHOOK_REFUSED
+from platforms.error_codes import WEBHOOK_REFUSED
 from platforms.models import PlatformAccount, PlatformStudy, WebhookEvent
 from platforms.services.erasure import erased_scrub
 from platforms.services.sync import submission_apply
@@ -42,8 +42,8 @@ def _refused(message: str) -> ApplicationError:
 
 def webhook_receive(*, account_name: str, headers: dict[str, str], body: bytes) -> tuple[WebhookEvent, bool]:
     """Check and record one delivery; returns (event, created). Processing is queued once the row is committed."""
-    account = PlatformAccount.objects.filter(name=account_name, platform="prolific").first()
-    if account is None or not account.webhook_secret_encrypted:
+    account = PlatformAccount.objects.filter(name=account_name).first()
+    if account is None or not account.webhook_secret_encrypted or not backend_class(account.platform).WEBHOOKS:
         raise _refused("Unknown webhook endpoint.")
     signature = headers.get("X-Prolific-Request-Signature", "")
     timestamp = headers.get("X-Prolific-Request-Timestamp", "")
@@ -115,26 +115,18 @@ def webhook_event_process(*, event_id: int) -> dict[str, Any]:
 def webhook_setup(*, account: PlatformAccount, target_url: str) -> dict[str, Any]:
     """Create the workspace's signing secret (stored encrypted), subscribe to submission status changes at
     `target_url` and confirm the subscription."""
-    if account.platform != "prolific":
-        raise ApplicationError("Webhooks: Prolific accounts only (MTurk studies are synced).", field="account")
+    if not backend_class(account.platform).WEBHOOKS:
+        raise ApplicationError(f"Webhooks: Prolific accounts only ({account.get_platform_display()} studies are "
+                               "synced).", field="account")
     if not account.workspace_id:
         raise ApplicationError(f"Account {account.name}: a workspace id is needed for webhooks.", field="workspace_id")
     if not target_url.startswith("https://"):
         raise ApplicationError("Target URL: Prolific delivers only to a public https:// address.", field="url")
     backend = backend_for(account)
     try:
-        secret = backend.client.hook_secret_create(account.workspace_id) or {}
-        if not secret.get("value"):
-            raise ApplicationError("Prolific did not return a webhook secret.", code=PLATFORM_REFUSED, status=502)
-        PlatformAccount.objects.filter(pk=account.pk).update(
-            webhook_secret_encrypted=secret_encrypt(str(secret["value"])))
-        subscription, hook_secret = backend.client.hook_subscribe(
-            workspace_id=account.workspace_id, event_type=EVENT_TYPE, target_url=target_url)
-        subscription_id = str(subscription.get("id") or "")
-        if not subscription_id and subscription.get("results"):
-            subscription_id = str(subscription["results"][0].get("id") or "")
-        if hook_secret:
-            backend.client.hook_confirm(subscription_id, hook_secret)
+        secret = backend.webhook_secret_create()
+        PlatformAccount.objects.filter(pk=account.pk).update(webhook_secret_encrypted=secret_encrypt(secret))
+        subscription_id = backend.webhook_subscribe(event_type=EVENT_TYPE, target_url=target_url)
     finally:
         backend.close()
     PlatformAccount.objects.filter(pk=account.pk).update(webhook_subscription_id=subscription_id,

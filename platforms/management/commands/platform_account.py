@@ -14,7 +14,8 @@ from typing import Any
 
 from core.commands import JsonCommand
 from core.errors import ApplicationError
-from platforms.models import PlatformAccount
+from platforms.backends import DEFAULT_PLATFORM
+from platforms.models import Platform, PlatformAccount
 from platforms.services.accounts import account_check, account_create, account_get, account_set_token
 from platforms.services.webhooks import webhook_setup
 
@@ -23,7 +24,7 @@ def _account_row(account: PlatformAccount) -> dict[str, Any]:
     return {"name": account.name, "platform": account.platform, "workspace_id": account.workspace_id,
             "project_id": account.project_id, "token": "from $" + account.token_env if account.token_env
             else ("stored encrypted" if account.token_encrypted else ""), "sandbox": account.sandbox
-            if account.platform == "mturk" else None, "block_list": account.block_list_id,
+            if account.platform == Platform.MTURK else None, "block_list": account.block_list_id,
             "webhook": account.webhook_url, "checked_at": account.checked_at}
 
 
@@ -33,7 +34,8 @@ class Command(JsonCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("action", choices=["create", "check", "list", "token", "webhook"])
         parser.add_argument("--name", default="")
-        parser.add_argument("--platform", choices=["prolific", "mturk"], default="prolific")
+        parser.add_argument("--platform", choices=Platform.values, default=DEFAULT_PLATFORM,
+                            help="mock: a platform in memory, for demos (no account needed anywhere).")
         parser.add_argument("--token-env", default="", help="Environment variable holding the Prolific token.")
         parser.add_argument("--token-stdin", action="store_true", help="Read the token from standard input.")
         parser.add_argument("--workspace", dest="workspace_id", default="")

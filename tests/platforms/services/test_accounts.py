@@ -130,7 +130,7 @@ def test_every_platform_has_one_backend_behind_the_interface() -> None:
 
     assert list(PLATFORM_BACKENDS) == list(Platform.values)
     interface = {name for name in vars(PlatformBackend) if not name.startswith("_")}
-    assert {"account_check", "create_call", "send", "submissions"} <= interface
+    assert {"account_check", "draft_call", "publish_call", "send", "submissions"} <= interface
     for path in PLATFORM_BACKENDS.values():
         backend = import_string(path)
         assert interface <= set(dir(backend)), (path, sorted(interface - set(dir(backend))))
