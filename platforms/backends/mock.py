@@ -16,6 +16,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.utils import timezone
 
 from core.errors import ApplicationError
@@ -96,8 +97,6 @@ class MockBackend:
         return {"name": "mock"}
 
     def currency(self) -> str:
-        from django.conf import settings
-
         return str(settings.STYLECROWD_PAY_CURRENCY)
 
     def account_check(self) -> dict[str, Any]:
