@@ -1,10 +1,10 @@
 """Erasure on request: one person's data gone from every study, every table and the media folder.
 
 Each app registers an eraser for the tables it owns (in its AppConfig.ready(), from its own `services/erasure.py`),
-so core imports no app. `participant_erase` runs every eraser in one transaction, then a sweep walks the model
-registry and rewrites whatever text or JSON column still mentions the raw id (job parameters, admin log entries,
-webhook payloads, csv text sent to a platform) with the person's key, so the raw id is left nowhere, whichever app
-forgot a column. A dry run is the same work rolled back: its counts are exactly what `--apply` would do.
+so core imports no app. `participant_erase` runs every eraser in one transaction, then a sweep (core/id_sweep.py)
+walks the model registry and rewrites whatever text or JSON column still mentions the raw id (job parameters, admin
+log entries, webhook payloads, csv text sent to a platform) with the person's key, so the raw id is left nowhere,
+whichever app forgot a column. A dry run is the same work rolled back: its counts are exactly what `--apply` would do.
 
 The person is remembered only by a tombstone (`core.ErasureTombstone`): the keyed hash, the date, the counts and the
 studies touched, never the raw id. Imports, platform syncs and webhooks look it up (`erasure_tombstone_for`), and

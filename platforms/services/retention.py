@@ -9,7 +9,8 @@ awaiting a decision. An unknown outcome blocks retention: a person resolving it 
 Applying it to a study (one transaction per study):
 - raw platform ids (participants, the platform's submissions, decisions, the bonus ledger, bulk bonus CSVs, messages,
   allow lists, and anything else linked to the study: every text and JSON column of every model that reaches the
-  study by foreign keys, found by walking the model registry) are replaced by `core.pseudonyms.person_key`;
+  study by foreign keys, found by walking the model registry: core/id_sweep.py, the sweep erasure uses too) are
+  replaced by `core.pseudonyms.person_key`;
 - persona answers, eligibility answers and telemetry detail are deleted, the persona's k-anonymous aggregates kept
   for the card (annotation/services/retention.py);
 - for people who have no raw-id participation left in any other study, the tables not linked to a study (webhook
