@@ -151,7 +151,7 @@ def main() -> None:
                         help="Add a third study: adaptive with a simulated model guide stopping after H agreeing "
                              "answers.")
     args = parser.parse_args()
-    ensure_database()
+    ensure_database(ROOT, sys.executable)
     frame = read_stel(ROOT.parent / "shared" / "data")
     env = {**os.environ, "DJANGO_CONN_MAX_AGE": "600", "DJANGO_LOG_LEVEL": "ERROR"}
     base = f"http://127.0.0.1:{args.port}"

@@ -107,7 +107,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=2000, help="Instances in the study (start scans them).")
     args = parser.parse_args()
 
-    ensure_database()
+    ensure_database(ROOT, sys.executable)
     slug, _ = build_study(args.items, 5, 14, 2)
     client = Wsgi()
     client.profiled = args.profile

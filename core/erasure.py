@@ -1,10 +1,10 @@
 """Erasure on request: one person's data gone from every study, every table and the media folder.
 
 Each app registers an eraser for the tables it owns (in its AppConfig.ready(), from its own `services/erasure.py`),
-so core imports no app. `participant_erase` runs every eraser in one transaction, then a sweep walks the model
-registry and rewrites whatever text or JSON column still mentions the raw id (job parameters, admin log entries,
-webhook payloads, csv text sent to a platform) with the person's key, so the raw id is left nowhere, whichever app
-forgot a column. A dry run is the same work rolled back: its counts are exactly what `--apply` would do.
+so core imports no app. `participant_erase` runs every eraser in one transaction, then a sweep (core/id_sweep.py)
+walks the model registry and rewrites whatever text or JSON column still mentions the raw id (job parameters, admin
+log entries, webhook payloads, csv text sent to a platform) with the person's key, so the raw id is left nowhere,
+whichever app forgot a column. A dry run is the same work rolled back: its counts are exactly what `--apply` would do.
 
 The person is remembered only by a tombstone (`core.ErasureTombstone`): the keyed hash, the date, the counts and the
 studies touched, never the raw id. Imports, platform syncs and webhooks look it up (`erasure_tombstone_for`), and
@@ -14,21 +14,20 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from django.apps import apps
 from django.conf import settings
-from django.db import models, transaction
-from django.db.models.functions import Cast
+from django.db import transaction
 from django.utils import timezone
 
 from core.error_codes import INVALID, NOTHING_TO_ERASE
 from core.errors import ApplicationError
+from core.id_sweep import ids_replace
+from core.id_sweep import text_columns as text_columns  # the sweep's columns, as erasure's callers know them
 from core.jobs import job_create, job_enqueue
 from core.models import ErasureTombstone, Job
 from core.pseudonyms import is_pseudonym, person_key
@@ -81,60 +80,15 @@ def registered_erasers() -> list[RegisteredEraser]:
     return sorted(_ERASERS.values(), key=lambda e: (e.order, e.name))
 
 
-# --- the sweep: every text and JSON column of every model ------------------------------------------------------
-
-def id_pattern(external_id: str) -> re.Pattern[str]:
-    """The raw id as a whole token: a short generated id must not match inside a longer word."""
-    return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(external_id) + r"(?![A-Za-z0-9_])")
-
-
-def replace_in(value: Any, pattern: re.Pattern[str], replacement: str) -> Any:
-    if isinstance(value, str):
-        return pattern.sub(replacement, value)
-    if isinstance(value, list):
-        return [replace_in(v, pattern, replacement) for v in value]
-    if isinstance(value, dict):
-        return {replace_in(k, pattern, replacement): replace_in(v, pattern, replacement) for k, v in value.items()}
-    return value
-
-
-def text_columns(model: type[models.Model]) -> list[models.Field]:
-    """The columns of a model that can hold an id as text: char, text and JSON fields."""
-    return [f for f in model._meta.concrete_fields
-            if isinstance(f, models.CharField | models.TextField | models.JSONField) and not f.primary_key]
-
-
-def swept_models() -> Iterable[type[models.Model]]:
-    for model in apps.get_models():
-        meta = model._meta
-        if meta.proxy or not meta.managed or model is ErasureTombstone:
-            continue
-        if text_columns(model):
-            yield model
-
+# --- the sweep: every text and JSON column of every model (core/id_sweep.py), and the media folder -------------
 
 def mentions_sweep(*, external_id: str, replacement: str) -> dict[str, int]:
     """Rewrite every mention of the raw id left in any text or JSON column with `replacement`; rows per table.
 
-    The database narrows to rows whose text contains the id; Python decides whole-token matches and rewrites
-    strings and JSON (keys included). Portable: the demo's SQLite has no regexp_replace."""
-    pattern = id_pattern(external_id)
-    changed: dict[str, int] = {}
-    for model in swept_models():
-        label = model._meta.label
-        rewritten: set[Any] = set()
-        for column in text_columns(model):
-            alias = f"_erasure_{column.attname}"
-            rows = (model._default_manager.annotate(**{alias: Cast(column.attname, models.TextField())})
-                    .filter(**{f"{alias}__contains": external_id}).values_list("pk", column.attname))
-            for pk, value in rows:
-                new = replace_in(value, pattern, replacement)
-                if new != value:
-                    model._default_manager.filter(pk=pk).update(**{column.attname: new})
-                    rewritten.add(pk)
-        if rewritten:
-            changed[label] = len(rewritten)
-    return changed
+    Written even in a dry run: `participant_erase` rolls the whole transaction back, so the counts are the work
+    itself. Tombstones are the record of erasures and are left as they were written."""
+    return ids_replace(mapping={external_id: replacement}, apply=True,
+                       rows_of=lambda model: None if model is ErasureTombstone else model._default_manager.all())
 
 
 def media_files_with(external_id: str) -> list[Path]:

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.erasure import ErasurePart, ErasureTarget, erased_person_keys, id_pattern, replace_in
+from core.erasure import ErasurePart, ErasureTarget, erased_person_keys
+from core.id_sweep import replacer
 from core.pseudonyms import person_key
 from platforms.backends import platforms_of_people
 from platforms.models import BonusPayment, Decision, PlatformSubmission
 
 
 def _scrub(value: Any, external_id: str, replacement: str) -> Any:
-    return replace_in(value, id_pattern(external_id), replacement)
+    return replacer({external_id: replacement})(value)
 
 
 def platform_worker_erase(target: ErasureTarget) -> ErasurePart:
@@ -58,7 +59,4 @@ def _strings(value: Any) -> set[str]:
 def erased_scrub(*, platform: str, value: Any) -> Any:
     """`value` (a webhook payload, a submission's raw body) with every erased person's raw id replaced by their
     person key."""
-    erased = erased_person_keys(external_ids=_strings(value), platforms=[platform])
-    for raw_id, key in erased.items():
-        value = _scrub(value, raw_id, key)
-    return value
+    return replacer(erased_person_keys(external_ids=_strings(value), platforms=[platform]))(value)

@@ -9,7 +9,8 @@ awaiting a decision. An unknown outcome blocks retention: a person resolving it 
 Applying it to a study (one transaction per study):
 - raw platform ids (participants, the platform's submissions, decisions, the bonus ledger, bulk bonus CSVs, messages,
   allow lists, and anything else linked to the study: every text and JSON column of every model that reaches the
-  study by foreign keys, found by walking the model registry) are replaced by `core.pseudonyms.person_key`;
+  study by foreign keys, found by walking the model registry: core/id_sweep.py, the sweep erasure uses too) are
+  replaced by `core.pseudonyms.person_key`;
 - persona answers, eligibility answers and telemetry detail are deleted, the persona's k-anonymous aggregates kept
   for the card (annotation/services/retention.py);
 - for people who have no raw-id participation left in any other study, the tables not linked to a study (webhook
@@ -23,16 +24,12 @@ Doors: `manage.py retention_apply [--study SLUG] [--apply]` (a dry run by defaul
 `platforms.retention_apply`, which applies it and records the summary on a status row (core Job)."""
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from django.apps import apps
 from django.conf import settings
 from django.db import models, transaction
 from django.db.models import Max
-from django.db.models.functions import Cast
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
@@ -40,6 +37,7 @@ from annotation.models import Participant, Study
 from annotation.services.retention import study_personal_data_retire
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
+from core.id_sweep import ids_replace
 from core.jobs import job_create, job_running
 from core.models import Job
 from core.pseudonyms import is_pseudonym, person_key
@@ -61,9 +59,6 @@ OPEN_BULK = (BulkBonus.State.SETTING_UP, BulkBonus.State.SET_UP, BulkBonus.State
 UNKNOWN_STUDY_STATES = (PlatformStudy.State.CREATING, PlatformStudy.State.CREATE_UNKNOWN,
                         PlatformStudy.State.PUBLISHING, PlatformStudy.State.PUBLISH_UNKNOWN)
 JOB_KIND = "retention_apply"
-# Ids are matched as whole tokens: not inside a longer run of letters and digits.
-_EDGE = "A-Za-z0-9"
-_CHUNK = 300
 
 
 # --- when a study is due ------------------------------------------------------------------------------------------
@@ -157,12 +152,6 @@ def study_raw_ids(*, study: Study) -> dict[str, str]:
     return found
 
 
-def _text_fields(model: type[models.Model]) -> list[models.Field]:
-    return [f for f in model._meta.concrete_fields
-            if isinstance(f, (models.CharField, models.TextField, models.JSONField))
-            and not f.primary_key and not f.choices]
-
-
 def _study_path(model: type[models.Model], depth: int = 3) -> str | None:
     """The lookup from `model` to its study by foreign keys ("study", "platform_study__study", ...), or None."""
     if model is Study:
@@ -180,68 +169,6 @@ def _study_path(model: type[models.Model], depth: int = 3) -> str | None:
                 following.append((field.related_model, path + "__"))
         frontier = following
     return None
-
-
-def _scannable_models() -> Iterator[type[models.Model]]:
-    for model in apps.get_models():
-        if model._meta.managed and not model._meta.proxy and _text_fields(model):
-            yield model
-
-
-def _chunks(ids: list[str]) -> Iterator[list[str]]:
-    for start in range(0, len(ids), _CHUNK):
-        yield ids[start:start + _CHUNK]
-
-
-def _sql_pattern(ids: Iterable[str]) -> str:
-    return f"(^|[^{_EDGE}])(" + "|".join(re.escape(i) for i in ids) + f")([^{_EDGE}]|$)"
-
-
-def _replacer(mapping: dict[str, str]) -> Any:
-    ordered = sorted(mapping, key=len, reverse=True)
-    pattern = re.compile(f"(?<![{_EDGE}])(" + "|".join(re.escape(i) for i in ordered) + f")(?![{_EDGE}])")
-
-    def replace(value: Any) -> Any:
-        if isinstance(value, str):
-            return pattern.sub(lambda m: mapping[m.group(1)], value)
-        if isinstance(value, list):
-            return [replace(v) for v in value]
-        if isinstance(value, dict):
-            return {replace(k): replace(v) for k, v in value.items()}
-        return value
-
-    return replace
-
-
-def ids_replace(*, mapping: dict[str, str], rows_of: Any, apply: bool) -> dict[str, int]:
-    """In every text and JSON column of the rows `rows_of(model)` gives (None: skip the model), replace each raw id
-    of `mapping` by its person key. Returns the rows changed (or that would change) per model label."""
-    changed: dict[str, int] = {}
-    if not mapping:
-        return changed
-    replace = _replacer(mapping)
-    ids = sorted(mapping)
-    for model in _scannable_models():
-        rows = rows_of(model)
-        if rows is None:
-            continue
-        touched: set[Any] = set()
-        for field in _text_fields(model):
-            for chunk in _chunks(ids):
-                hits = rows.annotate(_retention_text=Cast(field.name, models.TextField())).filter(
-                    _retention_text__regex=_sql_pattern(chunk)).values_list("pk", field.name)
-                for pk, value in hits:
-                    new = replace(value)
-                    if new == value:
-                        continue
-                    touched.add(pk)
-                    if apply:
-                        if isinstance(new, str) and getattr(field, "max_length", None):
-                            new = new[:field.max_length]
-                        model._default_manager.filter(pk=pk).update(**{field.name: new})
-        if touched:
-            changed[model._meta.label] = len(touched)
-    return changed
 
 
 def _still_held_elsewhere(*, study: Study, mapping: dict[str, str]) -> set[str]:
