@@ -1,17 +1,19 @@
-"""A study's settings, declared once: name (the service keyword), type, default, bounds, label and help.
+"""A study's settings, declared once: name, type, default, bounds, label, help, the Study field that stores it and
+the admin fieldset it is shown in.
 
-Every door is derived from this table: the service checks the bounds (`study_settings_check`, called by
-`study_create`), the API's `StudyCreateInput` and the admin's "Create a study" form build their fields from it
-(`drf_fields`, `form_fields`: the same bounds, with the service's own error message), and `create_study` adds one
-option per setting (`cli_arguments_add`, `--<name>` unless `cli` names the flag). `tests/annotation/
-test_study_settings.py` checks that every door carries every setting with the same default.
+Everything else is derived from this table. The service's settings object `StudySettings` (a frozen dataclass, one
+field per row) is built by `study_settings_build` alone, which applies the defaults, checks every bound and choice,
+and the rules across settings (1 ≤ m ≤ k, an http(s) redirect URL, a platform's entry rules) once; `study_create`
+takes it and stores `StudySettings.columns()`. The API's `StudyCreateInput` and the admin's "Create a study" form
+build their fields from the rows (`drf_fields`, `form_fields`: the same bounds, with the service's own error
+message), `create_study` adds one option per setting (`cli_arguments_add`, `--<name>` unless `cli` names the flag)
+and prints them in its summary (`study_settings_summary`), and the study's admin page shows each in its `section`
+(`admin_section_fields`). `tests/annotation/services/test_study_settings.py` checks every door against the table.
 
-Cross-field rules (m ≤ k, codes that differ, a platform's links, enough screening questions) are the service's
-alone; the doors map its `ApplicationError.field` back onto their own field.
+The doors map a service `ApplicationError.field` back onto their own field.
 
-Adding a setting: the `Study` field (and its migration), one `StudySetting` row here, and the keyword in
-`study_create` that stores it. The API body, the admin form and the command's option follow from the row; the
-parity test fails until the keyword exists with the declared default.
+Adding a setting: the `Study` field (and its migration) and one `StudySetting` row here (`column` where the field's
+name differs). The settings object, the API body, both admin forms and the command follow from the row.
 """
 from __future__ import annotations
 
