@@ -25,6 +25,7 @@ from tasks.services.imports import corpus_import
 # The browser fixtures (one Chromium per module, a context per test, screenshots): imported, not a conftest.py.
 from tests.annotation.conftest_browser import *  # noqa: F403
 from tests.annotation.conftest_browser import PHONE
+from tests.annotation.helpers import settings_pop
 from tests.factories import CorpusFactory, ScreeningQuestionFactory, StudyFactory, TaskInstanceFactory
 
 # live_server serves from another thread, so the data must be committed; serialized_rollback restores the
@@ -78,7 +79,8 @@ def quadruple_study(slug: str, *, items: int = 4, screening: int = 2, **fields: 
         eligibility_questions=ELIGIBILITY, completion_code=COMPLETED, screened_out_code=SCREENED_OUT,
         redirect_url=REDIRECT,
     )
-    return study_create(slug=slug, item_kind=ItemKind.QUADRUPLE, **{**options, **fields})
+    given = {**options, **fields}
+    return study_create(slug=slug, item_kind=ItemKind.QUADRUPLE, settings=settings_pop(given), **given)
 
 
 def on_screen(page: Any, name: str) -> None:
