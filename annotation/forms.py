@@ -49,6 +49,18 @@ def _json_text(text: str, label: str, field: str) -> Any:
         raise ApplicationError(f"{label}: line {exc.lineno}: invalid JSON ({exc.msg}).", field=field) from None
 
 
+def _jsonl_upload(upload: Any) -> list[Any]:
+    rows = []
+    for number, line in enumerate(_upload_text(upload, "Items", "items").splitlines(), start=1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ApplicationError(f"{upload.name}: line {number}: invalid JSON ({exc.msg}).",
+                                       field="items") from None
+    return rows
+
+
 def _upload_text(upload: Any, label: str, field: str) -> str:
     try:
         return upload.read().decode("utf-8-sig")
@@ -187,17 +199,25 @@ class StudyCreateForm(forms.Form):
         name = FORM_FIELD_OF.get(exc.field or "", exc.field)
         return name if name in self.fields else None
 
-    def build_kwargs(self) -> dict[str, Any]:  # noqa: C901 split with the study door's settings object
+    def build_kwargs(self) -> dict[str, Any]:
         """study_build's arguments from what is typed and uploaded (files read here, checked by the service)."""
         d = self.cleaned_data
         kind = d.get("kind") or "ordering"
-        ordering = kind == "ordering"
         kwargs: dict[str, Any] = {
             "slug": d["slug"], "kind": kind, "setup": d.get("setup") or None,
             "corpus": [c.name for c in d["corpora"]] or None, "component": [c.name for c in d["components"]] or None,
             "status": d["instance_status"], "count": d["count"], "seed": d["seed"] or 0,
-            **form_values(d),
+            **form_values(d), **self._sampling_plan(), **self._uploads(), **self._questions(kind),
         }
+        if kind in ("likert", "ranking", "rewrite"):
+            kwargs["rewrite_min_length"] = d["rewrite_min_length"] or 10
+        if kind == "rewrite" and not d.get("items_file"):
+            kwargs.pop("rewrite_min_length", None)
+            kwargs["rewrite"] = self.rewrite_spec()
+        return kwargs
+
+    def _sampling_plan(self) -> dict[str, Any]:
+        d, kwargs = self.cleaned_data, {}
         if d.get("target_validated") is not None:
             kwargs["target_validated"] = d["target_validated"]
         if d.get("validation_rates"):
@@ -205,22 +225,17 @@ class StudyCreateForm(forms.Form):
                 [p for p in d["validation_rates"].split(",") if p.strip()])
         if d.get("rates_from_studies"):
             kwargs["rates_from_studies"] = [s.slug for s in d["rates_from_studies"]]
+        return kwargs
+
+    def _uploads(self) -> dict[str, Any]:
+        """The files read: practice items, Likert/ranking items, system outputs (or a rewrite study to rate)."""
+        d, kwargs = self.cleaned_data, {}
         if d.get("practice_file"):
             kwargs["practice"] = _json_upload(d["practice_file"], "Practice items", "practice")
             if not isinstance(kwargs["practice"], list):
                 raise ApplicationError("Practice items: expected a JSON list of practice items.", field="practice")
         if d.get("items_file"):
-            upload = d["items_file"]
-            text = _upload_text(upload, "Items", "items")
-            rows = []
-            for number, line in enumerate(text.splitlines(), start=1):
-                if line.strip():
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError as exc:
-                        raise ApplicationError(f"{upload.name}: line {number}: invalid JSON ({exc.msg}).",
-                                               field="items") from None
-            kwargs["items"] = rows
+            kwargs["items"] = _jsonl_upload(d["items_file"])
         if d.get("outputs_file"):
             upload = d["outputs_file"]
             kwargs["outputs"] = records_read(upload.name, _upload_text(upload, "Outputs", "outputs"),
@@ -229,6 +244,11 @@ class StudyCreateForm(forms.Form):
             kwargs["outputs_where"] = upload.name
         if d.get("outputs_study"):
             kwargs["outputs_study"] = d["outputs_study"].slug
+        return kwargs
+
+    def _questions(self, kind: str) -> dict[str, Any]:
+        """The rating preset, the Likert questions and the eligibility questions typed."""
+        d, kwargs = self.cleaned_data, {}
         if d.get("preset"):
             kwargs["preset"] = d["preset"]
         questions = (d.get("questions") or "").strip()
@@ -240,11 +260,6 @@ class StudyCreateForm(forms.Form):
             kwargs["eligibility_questions"] = _json_text(eligibility, "Eligibility questions", "eligibility_questions")
         elif kind == "rewrite":
             kwargs["eligibility_questions"] = []  # the persona questions only
-        if kind in ("likert", "ranking", "rewrite") and not ordering:
-            kwargs["rewrite_min_length"] = d["rewrite_min_length"] or 10
-        if kind == "rewrite" and not d.get("items_file"):
-            kwargs.pop("rewrite_min_length", None)
-            kwargs["rewrite"] = self.rewrite_spec()
         return kwargs
 
     def rewrite_spec(self) -> dict[str, Any]:

@@ -72,6 +72,7 @@ def build(frame: pd.DataFrame, slug: str, adaptive: bool) -> int:
 
     django.setup()
     from annotation.services.studies import study_create
+    from annotation.services.study_settings import study_settings_build
     from tasks.models import Corpus, StyleComponent, TaskInstance
 
     corpus_name = "adaptive-bench-stel"
@@ -92,9 +93,13 @@ def build(frame: pd.DataFrame, slug: str, adaptive: bool) -> int:
             )
             for i, row in frame.iterrows()
         ])
-    study = study_create(slug=slug, item_kind="quadruple", corpus=[corpus_name], annotators_per_item=5,
-                         min_correct=3, items_per_batch=14, screening_per_batch=0, max_batches=50,
-                         adaptive=adaptive, eligibility_questions=[])
+    study = study_create(
+        slug=slug, item_kind="quadruple", corpus=[corpus_name], eligibility_questions=[],
+        settings=study_settings_build(
+            annotators_per_item=5, min_correct=3, items_per_batch=14, screening_per_batch=0, max_batches=50,
+            adaptive=adaptive,
+        ),
+    )
     return study.pk
 
 

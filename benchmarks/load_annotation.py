@@ -61,6 +61,7 @@ def build_study(n_items: int, k: int, per_batch: int, screening: int) -> tuple[s
 
     django.setup()
     from annotation.services.studies import study_create
+    from annotation.services.study_settings import study_settings_build
     from tasks.models import Corpus, ScreeningQuestion, StyleComponent, TaskInstance
 
     component = StyleComponent.objects.get(name="formality")
@@ -81,8 +82,10 @@ def build_study(n_items: int, k: int, per_batch: int, screening: int) -> tuple[s
                       "sentence_1": "Girlfriends is one of my favorite shows on television.",
                       "sentence_2": "GIRLFRIENDS IS ONE OF MY FAVORITE SHOWS.", "correct_order": "S2-S1"},
         )
-    study = study_create(slug=slug, item_kind="quadruple", corpus=[slug], annotators_per_item=k,
-                         items_per_batch=per_batch, screening_per_batch=screening, eligibility_questions=[])
+    study = study_create(
+        slug=slug, item_kind="quadruple", corpus=[slug], eligibility_questions=[],
+        settings=study_settings_build(annotators_per_item=k, items_per_batch=per_batch, screening_per_batch=screening),
+    )
     return slug, study.pk
 
 

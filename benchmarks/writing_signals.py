@@ -46,13 +46,18 @@ def free_port() -> int:
 
 def build_study(k: int, per_batch: int) -> str:
     from annotation.services.rewrites import rewrite_study_create
+    from annotation.services.study_settings import study_settings_build
 
     sources = (ROOT / "fixtures" / "corpora" / "formality_informal.txt").read_text(encoding="utf-8").splitlines()
     slug = f"writing-bench-{int(time.time())}"
-    rewrite_study_create(slug=slug, sources=[(str(n), s) for n, s in enumerate(sources, 1) if s.strip()],
-                         target_style="formal", annotators_per_item=k, items_per_batch=per_batch, max_batches=1,
-                         eligibility_questions=[], filters={"min_words": 0, "max_words": 0, "questions": False},
-                         min_length=10, max_length=400, time_limit_minutes=30)
+    rewrite_study_create(
+        slug=slug, sources=[(str(n), s) for n, s in enumerate(sources, 1) if s.strip()], target_style="formal",
+        eligibility_questions=[], filters={"min_words": 0, "max_words": 0, "questions": False}, min_length=10,
+        max_length=400,
+        settings=study_settings_build(
+            annotators_per_item=k, items_per_batch=per_batch, max_batches=1, time_limit_minutes=30,
+        ),
+    )
     return slug
 
 

@@ -22,6 +22,15 @@ from annotation.services.answers import participant_exclude
 from annotation.services.consent import special_category_check
 from annotation.services.exports import decisions_serialize, responses_serialize, study_recommendations
 from annotation.services.screening import screening_require
+from annotation.services.study_settings import (
+    ASSIGNMENT,
+    ENTRY,
+    PERSONAL_DATA,
+    PLATFORM,
+    STUDY,
+    TEXTS,
+    admin_section_fields,
+)
 from core.admin import PersonalDataAdminMixin, job_link_register
 from core.errors import ApplicationError
 from core.permissions import user_may
@@ -91,24 +100,24 @@ class StudyAdmin(PersonalDataAdminMixin, StudySetupAdminMixin, RewriteCorpusAdmi
                "export_decisions_mturk", "build_corpus_from_rewrites"]
     form = StudyChangeForm
     change_form_template = "admin/annotation/study/change_form.html"
+    # The settings' rows come from their declaration (annotation.services.study_settings: each one's `section`).
     fieldsets = [
-        (None, {"fields": ["slug", "title", "item_kind", "origin", "status", "participant_links", "live_progress"]}),
-        ("Assignment", {"fields": ["annotators_per_item", "min_correct", "items_per_batch", "screening_per_batch",
-                                   "max_batches_per_participant", "batch_time_limit_minutes",
-                                   "allow_multiple_setups", "adaptive_stopping", "guide_stop_after", "guide_source",
-                                   "selection"]}),
-        ("Participant texts", {"fields": ["consent_text", "special_category_consent", "consent_versions",
-                                          "eligibility_questions", "task_description", "questions",
-                                          "rewrite_min_length"]}),
-        ("Platform", {"fields": ["completion_code", "screened_out_code", "redirect_url", "estimated_minutes",
-                                 "target_hourly_pay"]}),
-        ("Who may take part", {
-            "fields": ["platform", "prolific_study_id", "allow_anonymous", "first_answer_grace_seconds",
-                       "max_open_batches", "min_seconds_per_item"],
+        (None, {"fields": ["slug", *admin_section_fields(STUDY), "item_kind", "origin", "status", "participant_links",
+                           "live_progress"]}),
+        (ASSIGNMENT, {"fields": [*admin_section_fields(ASSIGNMENT), "guide_stop_after", "guide_source",
+                                 "selection"]}),
+        (TEXTS, {"fields": [*admin_section_fields(TEXTS), "consent_versions", "eligibility_questions", "questions",
+                            "rewrite_min_length"]}),
+        (PLATFORM, {"fields": admin_section_fields(PLATFORM)}),
+        (ENTRY, {
+            "fields": admin_section_fields(ENTRY),
             "description": "Prolific/MTurk studies check the platform's link parameters and refuse anonymous "
                            "links; a started batch without a first answer within the grace period gives its items "
                            "back (docs/annotator-api.md).",
         }),
+        (PERSONAL_DATA, {"fields": admin_section_fields(PERSONAL_DATA),
+                         "description": "What the consent statement promises and retention applies "
+                                        "(docs/data-protection.md)."}),
         ("Participants", {"fields": ["recommendations"]}),
     ]
 

@@ -3,6 +3,7 @@ Yahoo Answers sentences, turned into a study of k rewrites per source with a tar
 length limits, copy detection (rapidfuzz) and an optional persona questionnaire (PASTEL's attributes)."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from pathlib import Path
@@ -13,6 +14,7 @@ from rapidfuzz import fuzz
 
 from annotation.models import COPY_THRESHOLD_DEFAULT, ItemKind, Participant, RewriteSettings, Study
 from annotation.services.studies import DEFAULT_ELIGIBILITY, study_create
+from annotation.services.study_settings import StudySettings, study_settings_build
 from annotation.services.writing_signals.registry import auto_reject_validate, thresholds_validate
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
@@ -183,11 +185,12 @@ def rewrite_study_create(
     copy_threshold: float = COPY_THRESHOLD_DEFAULT, persona: list[str | dict[str, Any]] | None = None,
     min_accepted: int = 0,
     min_rate: float = 0.0, signal_thresholds: dict[str, Any] | None = None, signal_auto_reject: Any = None,
-    eligibility_questions: list[dict[str, Any]] | None = None, task_description: str | None = None,
-    **study_options: Any,
+    eligibility_questions: list[dict[str, Any]] | None = None, settings: StudySettings | None = None,
+    study_status: str = Study.Status.ACTIVE,
 ) -> tuple[Study, dict[str, Any]]:
-    """A reviewed rewrite study: one item per kept source, k = `annotators_per_item` rewrites each. Returns the
-    study and the preprocessing summary (sources read, kept, dropped by rule)."""
+    """A reviewed rewrite study: one item per kept source, k = `annotators_per_item` rewrites each (`settings`, a
+    `StudySettings`; None: the defaults). Returns the study and the preprocessing summary (sources read, kept,
+    dropped by rule). An empty task description is composed from the target style, examples and lengths."""
     if not 0 <= copy_threshold <= 100:
         raise ApplicationError(f"Copy threshold must be within 0…100, not {copy_threshold}.", field="copy_threshold")
     if not 1 <= min_length <= max_length <= 5000:
@@ -216,12 +219,13 @@ def rewrite_study_create(
     items = [{"id": source_id, "source": text, "target_style": target_style, "max_length": max_length,
               "copy_threshold": copy_threshold} for source_id, text in kept]
     with transaction.atomic():
+        settings = settings or study_settings_build(item_kind=ItemKind.REWRITE)
+        description = settings.task_description or description_compose(
+            target_style=target_style, examples=examples, min_length=min_length, max_length=max_length)
         study = study_create(
             slug=slug, item_kind=ItemKind.REWRITE, items=items, rewrite_min_length=min_length,
-            eligibility_questions=[*base, *persona_qs],
-            task_description=task_description or description_compose(
-                target_style=target_style, examples=examples, min_length=min_length, max_length=max_length),
-            **study_options,
+            eligibility_questions=[*base, *persona_qs], study_status=study_status,
+            settings=dataclasses.replace(settings, task_description=description),
         )
         RewriteSettings.objects.create(
             study=study, target_style=target_style, examples=examples, max_length=max_length,

@@ -6,19 +6,21 @@ import random
 from pathlib import Path
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.models import HTTP_URL, ORDERING_KINDS, EntryPlatform, ItemKind, Study, StudyItem, new_study_code
+from annotation.models import ORDERING_KINDS, ItemKind, Study, StudyItem, new_study_code
 from annotation.services.consent import special_category_check
 from annotation.services.descriptions import task_description_compose
-from annotation.services.participation import PROLIFIC_ID
 from annotation.services.screening import screening_require
-from annotation.services.study_settings import REWRITE_BY_NAME, study_setting_check, study_settings_check
+from annotation.services.study_settings import (
+    REWRITE_BY_NAME,
+    StudySettings,
+    study_setting_check,
+    study_settings_build,
+)
 from core.errors import ApplicationError
 from tasks.error_codes import CONFLICT
 from tasks.models import InstanceStatus, Setup, StyleComponent, TaskInstance
-from tasks.stel.majority import min_correct_default
 
 LIKERT_DESCRIPTION = """\
 In each question you see an original sentence and a rewrite of it (sometimes with a human reference rewrite).
@@ -197,42 +199,6 @@ def instances_select(*, setup: str, corpus: list[str] | None = None, component: 
     return instances
 
 
-def redirect_url_check(*, redirect_url: str) -> None:
-    """A redirect URL must be http(s): the participant's browser follows it (javascript: would run in our origin)."""
-    if not redirect_url:
-        return
-    try:
-        HTTP_URL(redirect_url.replace("{code}", "CODE"))
-    except ValidationError:
-        raise ApplicationError(
-            "Redirect URL must be an http:// or https:// URL (e.g. "
-            "https://app.prolific.com/submissions/complete?cc={code}).",
-            details={"redirect_url": ["must be an http(s) URL"]}, field="redirect_url",
-        ) from None
-
-
-def participation_settings_check(
-    *, platform: str, prolific_study_id: str, allow_anonymous: bool | None, first_answer_grace_seconds: int | None,
-    max_open_batches: int | None, min_seconds_per_item: float | None,
-) -> dict[str, Any]:
-    """Who may take part (annotation/services/participation.py), checked: the Study fields to store."""
-    if platform not in EntryPlatform.values:
-        raise ApplicationError(f"Platform must be one of {EntryPlatform.values}, not {platform!r}.", field="platform")
-    if prolific_study_id and (platform != EntryPlatform.PROLIFIC or not PROLIFIC_ID.match(prolific_study_id)):
-        raise ApplicationError("Prolific study id: needs platform prolific and a Prolific study id "
-                               "(24 hexadecimal characters).", field="prolific_study_id")
-    if allow_anonymous is None:
-        allow_anonymous = platform == EntryPlatform.ANY
-    if allow_anonymous and platform != EntryPlatform.ANY:
-        raise ApplicationError(f"Allow anonymous cannot be used with platform {platform}: a platform study "
-                               "takes participants from the platform's links only.", field="allow_anonymous")
-    study_settings_check({"first_answer_grace_seconds": first_answer_grace_seconds,
-                          "max_open_batches": max_open_batches, "min_seconds_per_item": min_seconds_per_item})
-    return {"platform": platform, "prolific_study_id": prolific_study_id.lower(), "allow_anonymous": allow_anonymous,
-            "first_answer_grace_seconds": first_answer_grace_seconds, "max_open_batches": max_open_batches,
-            "min_seconds_per_item": min_seconds_per_item}
-
-
 def study_codes(*, completion_code: str = "", screened_out_code: str = "") -> tuple[str, str]:
     """The study's two codes: the researcher's, or random ones drawn independently of each other. A screened-out
     code that is, or is derived from, the completion code is refused: it must not earn the full pay."""
@@ -250,20 +216,13 @@ def study_codes(*, completion_code: str = "", screened_out_code: str = "") -> tu
     return completion_code, screened_out_code
 
 
-def study_create(  # noqa: C901 split with the study door's settings object
-    *, slug: str, item_kind: str, title: str = "", setup: str | None = None, corpus: list[str] | None = None,
-    component: list[str] | None = None, status: str | None = InstanceStatus.CANDIDATE, count: int | None = None,
-    seed: int = 0, annotators_per_item: int | None = None, min_correct: int | None = None, items_per_batch: int = 14,
-    screening_per_batch: int = 2, max_batches: int = 5, time_limit_minutes: int = 30, adaptive: bool = False,
-    allow_multiple_setups: bool = False, items: list[dict[str, Any]] | None = None,
-    questions: list[dict[str, Any]] | None = None, consent_text: str | None = None,
-    eligibility_questions: list[dict[str, Any]] | None = None, task_description: str | None = None,
-    completion_code: str = "", screened_out_code: str = "", redirect_url: str = "", estimated_minutes: int = 10,
-    target_hourly_pay: float = 9.0, rewrite_min_length: int = 10,
-    platform: str = "any", prolific_study_id: str = "", allow_anonymous: bool | None = None,
-    first_answer_grace_seconds: int | None = None, max_open_batches: int | None = None,
-    min_seconds_per_item: float | None = None, counts_per_component: dict[str, int] | None = None,
-    special_category_consent: str = "", study_status: str = Study.Status.ACTIVE,
+def study_create(
+    *, slug: str, item_kind: str, settings: StudySettings | None = None, setup: str | None = None,
+    corpus: list[str] | None = None, component: list[str] | None = None,
+    status: str | None = InstanceStatus.CANDIDATE, count: int | None = None, seed: int = 0,
+    counts_per_component: dict[str, int] | None = None, items: list[dict[str, Any]] | None = None,
+    questions: list[dict[str, Any]] | None = None, eligibility_questions: list[dict[str, Any]] | None = None,
+    rewrite_min_length: int = 10, study_status: str = Study.Status.ACTIVE,
 ) -> Study:
     """Create a study and its items in one transaction; nothing is stored when any check fails.
 
@@ -273,93 +232,51 @@ def study_create(  # noqa: C901 split with the study door's settings object
         `counts_per_component` (a sampling plan, annotation.services.sampling_plan); refused when
         `screening_per_batch` screening questions cannot be found for its components (services.screening).
       - likert, ranking, rewrite: `items`, already checked rows (`items_check`); likert needs `questions`.
-    The settings (`title` … `min_seconds_per_item`) are declared once, with their defaults, bounds, labels and
-    help, in `annotation.services.study_settings.STUDY_SETTINGS`; their bounds are checked here, as are the
-    cross-field rules: 1 ≤ m (`min_correct`, default a strict majority) ≤ k (`annotators_per_item`, default 5),
-    codes that differ (`study_codes`), a platform's entry rules (`participation_settings_check`), an http(s)
-    `redirect_url`. `consent_text`, `eligibility_questions` and `task_description` None take the defaults; a study
-    asking special-category questions needs `special_category_consent` (annotation.services.consent).
-    `study_status` draft keeps it closed until `study_open`. Each error is an ApplicationError whose `field` is the
-    keyword at fault. The doors call `annotation.services.study_build.study_build`, which adds presets, files of
-    outputs, sampling plans, practice items and rewrite studies on top of this.
+    `settings` is a `StudySettings` (None: every default): the settings declared once, with their defaults, bounds,
+    labels and help, in `annotation.services.study_settings.STUDY_SETTINGS`, checked by `study_settings_build` with
+    their cross-field rules: 1 ≤ m (`min_correct`, default a strict majority) ≤ k (`annotators_per_item`, default
+    5), a platform's entry rules, an http(s) `redirect_url`. Here: codes that differ (`study_codes`); `consent_text`,
+    `eligibility_questions` and `task_description` None take the defaults; a study asking special-category
+    questions needs `special_category_consent` (annotation.services.consent). `study_status` draft keeps it closed
+    until `study_open`. Each error is an ApplicationError whose `field` is the keyword or setting at fault. The
+    doors call `annotation.services.study_build.study_build`, which adds presets, files of outputs, sampling plans,
+    practice items and rewrite studies on top of this.
     """
     if item_kind not in ItemKind.values:
         raise ApplicationError(f"Kind must be one of {ItemKind.values}, not {item_kind!r}.", field="item_kind")
-    study_settings_check({
-        "title": title, "annotators_per_item": annotators_per_item, "min_correct": min_correct,
-        "items_per_batch": items_per_batch, "screening_per_batch": screening_per_batch, "max_batches": max_batches,
-        "time_limit_minutes": time_limit_minutes, "completion_code": completion_code,
-        "screened_out_code": screened_out_code, "estimated_minutes": estimated_minutes,
-        "target_hourly_pay": target_hourly_pay, "platform": platform, "prolific_study_id": prolific_study_id,
-        "first_answer_grace_seconds": first_answer_grace_seconds, "max_open_batches": max_open_batches,
-        "min_seconds_per_item": min_seconds_per_item,
-    })
+    if settings is None:
+        settings = study_settings_build(item_kind=item_kind)
     # A free-text answer's least characters: the rewrite setting's bounds (the column would refuse a negative one).
     study_setting_check(REWRITE_BY_NAME["min_length"], rewrite_min_length, field="rewrite_min_length")
     if count is not None and count < 1:
         raise ApplicationError(f"Count must be at least 1, not {count}.", field="count")
-    redirect_url_check(redirect_url=redirect_url)
     if eligibility_questions is None:
         eligibility_questions = DEFAULT_ELIGIBILITY
-    special_category_check(questions=eligibility_questions, statement=special_category_consent)
+    special_category_check(questions=eligibility_questions, statement=settings.special_category_consent)
     if Study.objects.filter(slug=slug).exists():
         raise ApplicationError(f"A study with slug '{slug}' already exists.", code=CONFLICT, status=409)
-    if annotators_per_item is None:
-        annotators_per_item = 5
-    if min_correct is None:
-        min_correct = min_correct_default(annotators_per_item)  # a strict majority: 3 of 5, as STEL
-    if item_kind not in ORDERING_KINDS:
-        min_correct = min(min_correct, annotators_per_item)  # no correct answers: the m-of-k rule does not apply
-    if not 1 <= min_correct <= annotators_per_item:
-        raise ApplicationError(f"Min correct must be between 1 and annotators per item ({annotators_per_item}), "
-                               f"not {min_correct}.", field="min_correct")
-    participation = participation_settings_check(
-        platform=platform, prolific_study_id=prolific_study_id, allow_anonymous=allow_anonymous,
-        first_answer_grace_seconds=first_answer_grace_seconds, max_open_batches=max_open_batches,
-        min_seconds_per_item=min_seconds_per_item,
-    )
-    selection: dict[str, Any] = {"count": count, "seed": seed}
-    instances: list[TaskInstance] = []
     if item_kind in ORDERING_KINDS:
-        setup = setup or item_kind
-        if setup != item_kind or setup not in Setup.values:
-            raise ApplicationError(f"Setup {setup!r} does not match the item kind {item_kind!r}.", field="setup")
-        instances = instances_select(setup=setup, corpus=corpus, component=component, status=status, count=count,
-                                     seed=seed, counts_per_component=counts_per_component)
-        if counts_per_component:
-            selection["counts_per_component"] = counts_per_component
-        if not instances:
-            raise ApplicationError(
-                f"No task instances match setup={setup} corpus={corpus} component={component} status={status}."
-            )
-        selection.update({"setup": setup, "corpus": corpus, "component": component, "status": status})
-        component_ids = {inst.component_id for inst in instances}
-        screening_require(item_kind=item_kind, component_ids=component_ids, screening_per_batch=screening_per_batch)
-        if not task_description:
-            task_description = task_description_compose(
-                setup=setup, components=list(StyleComponent.objects.filter(pk__in=component_ids).order_by("name"))
-            )
+        instances, selection, task_description = _ordering_items(
+            item_kind=item_kind, settings=settings, setup=setup, corpus=corpus, component=component, status=status,
+            count=count, seed=seed, counts_per_component=counts_per_component)
+        screening_per_batch = settings.screening_per_batch
     else:
-        if not items:
-            raise ApplicationError(f"A {item_kind} study needs items (a JSONL file of them).", field="items")
-        if item_kind == ItemKind.LIKERT and not questions:
-            raise ApplicationError("A likert study needs questions (a preset name or a JSON file).", field="questions")
+        _given_items_check(item_kind=item_kind, items=items, questions=questions)
+        instances, selection, task_description = [], {"count": count, "seed": seed}, settings.task_description
         screening_per_batch = 0
-    completion_code, screened_out_code = study_codes(completion_code=completion_code,
-                                                     screened_out_code=screened_out_code)
+    completion_code, screened_out_code = study_codes(completion_code=settings.completion_code,
+                                                     screened_out_code=settings.screened_out_code)
+    columns = {
+        **settings.columns(), "title": settings.title or slug, "screening_per_batch": screening_per_batch,
+        "consent_text": DEFAULT_CONSENT if settings.consent_text is None else settings.consent_text,
+        "special_category_consent": settings.special_category_consent.strip(),
+        "task_description": task_description or DESCRIPTIONS[item_kind],
+        "completion_code": completion_code, "screened_out_code": screened_out_code,
+    }
     with transaction.atomic():
         study = Study.objects.create(
-            slug=slug, title=title or slug, item_kind=item_kind, selection=selection,
-            annotators_per_item=annotators_per_item, min_correct=min_correct, items_per_batch=items_per_batch,
-            screening_per_batch=screening_per_batch, max_batches_per_participant=max_batches,
-            batch_time_limit_minutes=time_limit_minutes, adaptive_stopping=adaptive,
-            allow_multiple_setups=allow_multiple_setups,
-            consent_text=DEFAULT_CONSENT if consent_text is None else consent_text,
-            eligibility_questions=eligibility_questions, special_category_consent=special_category_consent.strip(),
-            task_description=task_description or DESCRIPTIONS[item_kind], questions=questions or [],
-            completion_code=completion_code, screened_out_code=screened_out_code,
-            redirect_url=redirect_url, estimated_minutes=estimated_minutes, target_hourly_pay=target_hourly_pay,
-            rewrite_min_length=rewrite_min_length, status=study_status, **participation,
+            slug=slug, item_kind=item_kind, selection=selection, eligibility_questions=eligibility_questions,
+            questions=questions or [], rewrite_min_length=rewrite_min_length, status=study_status, **columns,
         )
         if instances:
             StudyItem.objects.bulk_create([
@@ -374,3 +291,38 @@ def study_create(  # noqa: C901 split with the study door's settings object
                 for i, row in enumerate(items or [])
             ])
     return study
+
+
+def _ordering_items(
+    *, item_kind: str, settings: StudySettings, setup: str | None, corpus: list[str] | None,
+    component: list[str] | None, status: str | None, count: int | None, seed: int,
+    counts_per_component: dict[str, int] | None,
+) -> tuple[list[TaskInstance], dict[str, Any], str | None]:
+    """An ordering study's task instances, the selection stored with it, and its task description."""
+    setup = setup or item_kind
+    if setup != item_kind or setup not in Setup.values:
+        raise ApplicationError(f"Setup {setup!r} does not match the item kind {item_kind!r}.", field="setup")
+    instances = instances_select(setup=setup, corpus=corpus, component=component, status=status, count=count,
+                                 seed=seed, counts_per_component=counts_per_component)
+    selection: dict[str, Any] = {"count": count, "seed": seed}
+    if counts_per_component:
+        selection["counts_per_component"] = counts_per_component
+    if not instances:
+        raise ApplicationError(
+            f"No task instances match setup={setup} corpus={corpus} component={component} status={status}."
+        )
+    selection.update({"setup": setup, "corpus": corpus, "component": component, "status": status})
+    component_ids = {inst.component_id for inst in instances}
+    screening_require(item_kind=item_kind, component_ids=component_ids,
+                      screening_per_batch=settings.screening_per_batch)
+    task_description = settings.task_description or task_description_compose(
+        setup=setup, components=list(StyleComponent.objects.filter(pk__in=component_ids).order_by("name")))
+    return instances, selection, task_description
+
+
+def _given_items_check(*, item_kind: str, items: list[dict[str, Any]] | None,
+                       questions: list[dict[str, Any]] | None) -> None:
+    if not items:
+        raise ApplicationError(f"A {item_kind} study needs items (a JSONL file of them).", field="items")
+    if item_kind == ItemKind.LIKERT and not questions:
+        raise ApplicationError("A likert study needs questions (a preset name or a JSON file).", field="questions")

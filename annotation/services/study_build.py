@@ -5,6 +5,7 @@ rating preset), and rewrite studies (reviewed, over sources given or taken from 
 its input (a file, an upload, a JSON body) into these arguments; every check is here or below."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ from annotation.services.rating_presets import (
 from annotation.services.rewrites import rewrite_study_create, sources_check, sources_from_corpus
 from annotation.services.sampling_plan import sampling_plan_compute
 from annotation.services.studies import QUESTION_PRESETS, items_check, questions_validate, study_create
-from annotation.services.study_settings import ORDERING, SETTINGS_BY_NAME
+from annotation.services.study_settings import ORDERING, SETTINGS_BY_NAME, StudySettings, study_settings_build
 from core.errors import ApplicationError
 
 
@@ -75,7 +76,35 @@ def study_items_source_check(*, items: Any, outputs: Any, outputs_study: Any) ->
                                field=given[1])
 
 
-def study_build(  # noqa: C901 split with the study door's settings object
+@dataclass
+class StudyRequest:
+    """What a door asked for, once its kind is known: the inputs of `study_build` that its builders read."""
+
+    slug: str
+    kind: str
+    setup: str | None
+    corpus: list[str] | None
+    component: list[str] | None
+    status: str | None
+    count: int | None
+    seed: int
+    items: list[Any] | None
+    outputs: list[tuple[int, dict[str, Any]]] | None
+    outputs_where: str
+    outputs_study: str
+    preset: str
+    questions: str | list[dict[str, Any]] | None
+    eligibility_questions: list[dict[str, Any]] | None
+    target_validated: int | None
+    validation_rates: dict[str, float] | None
+    rates_from_studies: list[str] | tuple[str, ...]
+    practice: list[Any] | None
+    rewrite: dict[str, Any] | None
+    study_status: str
+    extra: dict[str, Any]  # the declared settings as given (annotation.services.study_settings), and rewrite_min_length
+
+
+def study_build(
     *, slug: str, kind: str, setup: str | None = None, corpus: list[str] | None = None,
     component: list[str] | None = None, status: str | None = "candidate", count: int | None = None, seed: int = 0,
     items: list[Any] | None = None, outputs: list[tuple[int, dict[str, Any]]] | None = None,
@@ -96,83 +125,138 @@ def study_build(  # noqa: C901 split with the study door's settings object
     component's sample. `practice` items need an ordering kind. A reviewed rewrite study takes `rewrite`: {sources
     [(id, text)] | sources_corpus + side, target_style, filters, examples, min_length, max_length, copy_threshold,
     persona, min_accepted, min_rate, signal_thresholds, signal_auto_reject}. `settings` are the declared study
-    settings (annotation.services.study_settings), passed to `study_create` which checks them."""
+    settings (annotation.services.study_settings), built into one `StudySettings` by `study_settings_build` (which
+    checks them) once a preset has filled in what it gives; `rewrite_min_length` may come with them.
 
+    Each kind has its builder (`BUILDERS`): ordering studies, rated or ranked items, reviewed rewrite studies."""
+    kind = _kind_resolve(kind=kind, setup=setup)
+    request = StudyRequest(
+        slug=slug, kind=kind, setup=setup, corpus=corpus, component=component,
+        status=None if status == STATUS_ANY else status, count=count, seed=seed, items=items, outputs=outputs,
+        outputs_where=outputs_where, outputs_study=outputs_study, preset=preset, questions=questions,
+        eligibility_questions=eligibility_questions, target_validated=target_validated,
+        validation_rates=validation_rates, rates_from_studies=rates_from_studies, practice=practice,
+        rewrite=rewrite, study_status=study_status, extra=settings,
+    )
+    _inputs_of_kind_check(request)
+    return BUILDERS[kind](request)
+
+
+def _kind_resolve(*, kind: str, setup: str | None) -> str:
     if kind == "ordering":  # the admin's and API's older spelling: an ordering study of `setup`
         kind = setup or ""
     if kind not in ItemKind.values:
         raise ApplicationError(f"Kind must be one of {', '.join(ItemKind.values)}, not {kind!r}."
                                if kind else "An ordering study needs a setup (quadruple, triple, style-or-content).",
                                field="setup" if not kind else "kind")
-    ordering = kind in ORDERING_KINDS
-    status = None if status == STATUS_ANY else status
-    if not ordering:
-        for name, value in (("target_validated", target_validated), ("practice", practice)):
-            if value is not None:
-                raise ApplicationError(f"{name.replace('_', ' ').capitalize()}: only for ordering studies "
-                                       f"(quadruple, triple, style-or-content), not {kind}.", field=name)
-    if kind != ItemKind.REWRITE and rewrite is not None:
-        raise ApplicationError(f"Rewrite settings: only for rewrite studies, not {kind}.", field="rewrite")
-    study_items_source_check(items=items, outputs=outputs, outputs_study=outputs_study)
-    if ordering:
-        given = [name for name, value in (("items", items), ("outputs", outputs), ("outputs_study", outputs_study),
-                                          ("preset", preset), ("questions", questions)) if value]
+    return kind
+
+
+def _inputs_of_kind_check(request: StudyRequest) -> None:
+    """Refuse an input that the study's kind does not take, naming it."""
+    kind = request.kind
+    if kind in ORDERING_KINDS:
+        study_items_source_check(items=request.items, outputs=request.outputs, outputs_study=request.outputs_study)
+        given = [name for name in ("items", "outputs", "outputs_study", "preset", "questions")
+                 if getattr(request, name)]
         if given:
             raise ApplicationError(f"{given[0].replace('_', ' ').capitalize()}: only for likert, ranking and "
                                    f"rewrite studies; a {kind} study draws task instances.", field=given[0])
-    if kind == ItemKind.REWRITE and rewrite is not None:
-        if items or outputs or outputs_study:
-            raise ApplicationError("A reviewed rewrite study takes its sources, not items.", field="items")
-        return _rewrite_build(slug=slug, rewrite=rewrite, eligibility_questions=eligibility_questions,
-                              study_status=study_status, settings=settings)
+        return
+    for name in ("target_validated", "practice"):
+        if getattr(request, name) is not None:
+            raise ApplicationError(f"{name.replace('_', ' ').capitalize()}: only for ordering studies "
+                                   f"(quadruple, triple, style-or-content), not {kind}.", field=name)
+    if kind != ItemKind.REWRITE and request.rewrite is not None:
+        raise ApplicationError(f"Rewrite settings: only for rewrite studies, not {kind}.", field="rewrite")
+    study_items_source_check(items=request.items, outputs=request.outputs, outputs_study=request.outputs_study)
 
-    chosen = rating_preset_get(preset=preset, kind=kind) if preset else {}
-    if items is not None and not ordering:
+
+def _settings(request: StudyRequest, **preset: Any) -> tuple[StudySettings, dict[str, Any]]:
+    """The study's settings (a preset's values where none is given) and the keywords study_create takes besides."""
+    given = dict(request.extra)
+    extra = {"rewrite_min_length": given.pop("rewrite_min_length")} if "rewrite_min_length" in given else {}
+    for name, value in preset.items():
+        if not given.get(name):
+            given[name] = value
+    return study_settings_build(item_kind=request.kind, **given), extra
+
+
+def _eligibility_check(questions: list[dict[str, Any]] | None) -> None:
+    if questions is not None and not all(isinstance(q, dict) and q.get("name") and isinstance(
+            q.get("choices"), list) for q in questions):
+        raise ApplicationError("Eligibility questions: each needs a name and a list of choices "
+                               "({name, text, choices, accept}).", field="eligibility_questions")
+
+
+def _ordering_build(request: StudyRequest) -> StudyBuilt:
+    """Task instances of the setup, with an optional sampling plan and practice items."""
+    settings, extra = _settings(request)
+    _eligibility_check(request.eligibility_questions)
+    plan = None
+    if request.target_validated is not None:
+        plan = sampling_plan_compute(setup=request.setup or request.kind, components=request.component or [],
+                                     target_validated=request.target_validated, rates=request.validation_rates or {},
+                                     rates_from_studies=list(request.rates_from_studies), corpus=request.corpus,
+                                     status=request.status)
+    with transaction.atomic():
+        study = study_create(
+            slug=request.slug, item_kind=request.kind, settings=settings, setup=request.setup, corpus=request.corpus,
+            component=request.component, status=request.status, count=request.count, seed=request.seed,
+            eligibility_questions=request.eligibility_questions, study_status=request.study_status,
+            counts_per_component={name: entry["sample"] for name, entry in plan["components"].items()}
+            if plan else None, **extra,
+        )
+        practiced = practice_items_set(study=study, items=request.practice) if request.practice is not None else 0
+    return StudyBuilt(study=study, sampling_plan=plan, practice_items=practiced)
+
+
+def _rated_build(request: StudyRequest) -> StudyBuilt:
+    """Likert and ranking studies (and rewrite items given as they are): items, a file of system outputs or a
+    rewrite study's accepted rewrites, with a rating preset's questions, k and description where none is given."""
+    kind = request.kind
+    chosen = rating_preset_get(preset=request.preset, kind=kind) if request.preset else {}
+    items = request.items
+    if items is not None:
         items = items_check(rows=list(enumerate(items, start=1)), kind=kind, where="Items", unit="item")
-    if outputs:
-        items = rating_items_build(records=outputs, kind=kind, where=outputs_where)
-    if outputs_study:
-        items = rating_items_from_rewrite_study(study_slug=outputs_study, kind=kind)
+    if request.outputs:
+        items = rating_items_build(records=request.outputs, kind=kind, where=request.outputs_where)
+    if request.outputs_study:
+        items = rating_items_from_rewrite_study(study_slug=request.outputs_study, kind=kind)
+    questions = _questions(request.questions) or chosen.get("questions")
+    settings, extra = _settings(request, **{name: chosen[name] for name in ("annotators_per_item", "task_description")
+                                            if chosen.get(name)})
+    _eligibility_check(request.eligibility_questions)
+    study = study_create(slug=request.slug, item_kind=kind, settings=settings, status=request.status,
+                         count=request.count, seed=request.seed, items=items, questions=questions,
+                         eligibility_questions=request.eligibility_questions, study_status=request.study_status,
+                         **extra)
+    return StudyBuilt(study=study)
+
+
+def _questions(questions: str | list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """Likert questions: a preset's name or the list, checked."""
     if isinstance(questions, str):
         if questions not in QUESTION_PRESETS:
             raise ApplicationError(f"Questions: {questions!r} is not a preset ({', '.join(sorted(QUESTION_PRESETS))}).",
                                    field="questions")
-        questions = QUESTION_PRESETS[questions]
-    elif questions is not None:
-        questions = questions_validate(questions, where="Questions")
-    questions = questions or chosen.get("questions")
-    if settings.get("annotators_per_item") is None and "annotators_per_item" in chosen:
-        settings["annotators_per_item"] = chosen["annotators_per_item"]
-    if not settings.get("task_description") and chosen.get("task_description"):
-        settings["task_description"] = chosen["task_description"]
-    if eligibility_questions is not None and not all(isinstance(q, dict) and q.get("name") and isinstance(
-            q.get("choices"), list) for q in eligibility_questions):
-        raise ApplicationError("Eligibility questions: each needs a name and a list of choices "
-                               "({name, text, choices, accept}).", field="eligibility_questions")
-    plan = None
-    if target_validated is not None:
-        plan = sampling_plan_compute(setup=setup or kind, components=component or [],
-                                     target_validated=target_validated, rates=validation_rates or {},
-                                     rates_from_studies=list(rates_from_studies), corpus=corpus, status=status)
-    with transaction.atomic():
-        study = study_create(
-            slug=slug, item_kind=kind, setup=setup if ordering else None, corpus=corpus, component=component,
-            status=status, count=count, seed=seed, items=items, questions=questions,
-            eligibility_questions=eligibility_questions, study_status=study_status,
-            counts_per_component={name: entry["sample"] for name, entry in plan["components"].items()}
-            if plan else None, **settings,
-        )
-        practiced = practice_items_set(study=study, items=practice) if practice is not None else 0
-    return StudyBuilt(study=study, sampling_plan=plan, practice_items=practiced)
+        return QUESTION_PRESETS[questions]
+    if questions is not None:
+        return questions_validate(questions, where="Questions")
+    return None
 
 
 REWRITE_KEYS = ("target_style", "filters", "examples", "min_length", "max_length", "copy_threshold", "persona",
                 "min_accepted", "min_rate", "signal_thresholds", "signal_auto_reject")
 
 
-def _rewrite_build(*, slug: str, rewrite: dict[str, Any], eligibility_questions: list[dict[str, Any]] | None,
-                   study_status: str, settings: dict[str, Any]) -> StudyBuilt:
-
+def _rewrite_build(request: StudyRequest) -> StudyBuilt:
+    """A reviewed rewrite study over sources given or taken from a corpus side; without `rewrite`, items as given."""
+    if request.rewrite is None:
+        return _rated_build(request)
+    if request.items or request.outputs or request.outputs_study:
+        raise ApplicationError("A reviewed rewrite study takes its sources, not items.", field="items")
+    rewrite = request.rewrite
     sources, corpus_name, side = rewrite.get("sources"), rewrite.get("sources_corpus") or "", rewrite.get("side")
     if (sources is None) == (not corpus_name):
         raise ApplicationError("Give the sources, or a corpus and its side (one of the two).",
@@ -188,8 +272,17 @@ def _rewrite_build(*, slug: str, rewrite: dict[str, Any], eligibility_questions:
     if unknown:
         raise ApplicationError(f"Rewrite settings: unknown {', '.join(unknown)}.", field="rewrite")
     options = {key: rewrite[key] for key in REWRITE_KEYS if rewrite.get(key) is not None}
-    kept = {name: value for name, value in settings.items()
+    # An ordering study's settings (screening, adaptive collection, several setups) do not apply to it.
+    kept = {name: value for name, value in request.extra.items()
             if name not in SETTINGS_BY_NAME or SETTINGS_BY_NAME[name].kinds != ORDERING}
-    study, summary = rewrite_study_create(slug=slug, sources=rows, eligibility_questions=eligibility_questions,
-                                          study_status=study_status, **options, **kept)
+    settings = study_settings_build(item_kind=request.kind, **kept)
+    study, summary = rewrite_study_create(slug=request.slug, sources=rows,
+                                          eligibility_questions=request.eligibility_questions,
+                                          study_status=request.study_status, settings=settings, **options)
     return StudyBuilt(study=study, sources=summary)
+
+
+BUILDERS: dict[str, Callable[[StudyRequest], StudyBuilt]] = {
+    ItemKind.QUADRUPLE: _ordering_build, ItemKind.TRIPLE: _ordering_build, ItemKind.STYLE_OR_CONTENT: _ordering_build,
+    ItemKind.LIKERT: _rated_build, ItemKind.RANKING: _rated_build, ItemKind.REWRITE: _rewrite_build,
+}

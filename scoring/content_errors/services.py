@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from annotation.models import ItemKind, Study
 from annotation.services.studies import QUESTION_PRESETS, study_create
+from annotation.services.study_settings import study_settings_build
 from core.errors import ApplicationError
 from scoring.content_errors.editors import ERROR_TYPES, ContentEdit, content_error_make
 from scoring.content_errors.generative import ModelEditor
@@ -117,10 +118,12 @@ def content_error_study_create(*, error_set: ContentErrorSet, slug: str, annotat
                           "rewrite": error.erroneous, "target_style": error.target_style,
                           "system": f"content-error:{error.error_type}", "pair": error.pair_id,
                           "content_error": error.pk})
-        study = study_create(slug=slug, item_kind=ItemKind.LIKERT, title=f"Content errors: {error_set.name}",
-                             items=items, questions=QUESTION_PRESETS["pauli"],
-                             annotators_per_item=annotators_per_item, items_per_batch=items_per_batch,
-                             **study_options)
+        # Any further keyword is a declared study setting (annotation.services.study_settings), checked there.
+        settings = study_settings_build(item_kind=ItemKind.LIKERT, title=f"Content errors: {error_set.name}",
+                                        annotators_per_item=annotators_per_item, items_per_batch=items_per_batch,
+                                        **study_options)
+        study = study_create(slug=slug, item_kind=ItemKind.LIKERT, items=items, questions=QUESTION_PRESETS["pauli"],
+                             settings=settings)
         error_set.study = study
         error_set.save(update_fields=["study"])
     return study

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from annotation.models import ItemKind, Participant, Response, StudyItem
 from annotation.services.studies import QUESTION_PRESETS, items_read_jsonl, study_create
+from annotation.services.study_settings import study_settings_build
 from core.errors import ApplicationError
 from tasks.error_codes import FILE_NOT_FOUND
 
@@ -59,8 +60,12 @@ def likert_demo_load(*, slug: str = "likert-demo", items_path: Path = DEMO_ITEMS
         if ratings_path else []
     )
     with transaction.atomic():
-        study = study_create(slug=slug, item_kind=ItemKind.LIKERT, title="Metric meta-evaluation demo (formality)",
-                             items=items, questions=QUESTIONS, annotators_per_item=3, min_correct=2)
+        study = study_create(
+            slug=slug, item_kind=ItemKind.LIKERT, items=items, questions=QUESTIONS,
+            settings=study_settings_build(
+                title="Metric meta-evaluation demo (formality)", annotators_per_item=3, min_correct=2,
+            ),
+        )
         by_id = {i.external_id: i for i in StudyItem.objects.filter(study=study)}
         people = {name: Participant.objects.create(study=study, platform=Participant.Platform.IMPORTED,
                                                    external_id=name)

@@ -24,6 +24,7 @@ from django.db import IntegrityError, transaction
 from annotation.models import Batch, Participant, Response, Study
 from annotation.services import sessions
 from annotation.services.studies import study_create
+from annotation.services.study_settings import study_settings_build
 from tests.annotation.helpers import make_study
 from tests.gunicorn_server import gunicorn
 
@@ -195,8 +196,9 @@ def test_nul_bytes_in_strings_are_refused(client: Client) -> None:
 
 def rewrite_study(slug: str) -> Study:
     return study_create(
-        slug=slug, item_kind="rewrite", annotators_per_item=3, items_per_batch=3, eligibility_questions=[],
+        slug=slug, item_kind="rewrite", eligibility_questions=[],
         items=[{"id": f"r{i}", "source": "short text", "target_style": "formal"} for i in range(3)],
+        settings=study_settings_build(annotators_per_item=3, items_per_batch=3),
     )
 
 

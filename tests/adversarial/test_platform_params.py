@@ -5,9 +5,10 @@ import pytest
 
 from annotation.models import Batch, Participant, Study
 from annotation.services.studies import study_create
+from annotation.services.study_settings import study_settings_build
 from core.errors import ApplicationError
 from tests.adversarial.crowd import Browser, hex24
-from tests.annotation.helpers import make_study
+from tests.annotation.helpers import make_study, settings_pop
 from tests.helpers import assert_api_error
 
 STUDY_ID = "5f0c3e2a9b1d4c7e8f6a0b12"
@@ -89,9 +90,12 @@ def test_platform_settings_are_checked_when_the_study_is_created():
     ]
     for i, (kwargs, label, field) in enumerate(cases):
         with pytest.raises(ApplicationError, match=label) as refused:
-            study_create(slug=f"bad-{i}", item_kind="quadruple", screening_per_batch=0, **kwargs)
+            study_create(slug=f"bad-{i}", item_kind="quadruple", settings=settings_pop(kwargs, screening_per_batch=0))
         assert "--" not in refused.value.message and refused.value.details["field"] == field
-    study = study_create(slug="mturk", item_kind="quadruple", screening_per_batch=0, platform="mturk")
+    study = study_create(
+        slug="mturk", item_kind="quadruple",
+        settings=study_settings_build(screening_per_batch=0, platform="mturk"),
+    )
     assert study.allow_anonymous is False  # off for platform studies
 
 

@@ -9,7 +9,14 @@ from rest_framework.test import APIClient
 from annotation.models import Study
 from annotation.selectors import reservation_expected_answer, reservation_is_screening
 from annotation.services.studies import study_create
+from annotation.services.study_settings import SETTINGS_BY_NAME, study_settings_build
 from tests.factories import ScreeningQuestionFactory, TaskInstanceFactory
+
+
+def settings_pop(kwargs: dict[str, Any], **defaults: Any) -> Any:
+    """The declared study settings taken out of a test's keywords (over its defaults), checked as the doors do."""
+    given = {name: kwargs.pop(name) for name in list(kwargs) if name in SETTINGS_BY_NAME}
+    return study_settings_build(**{**defaults, **given})
 
 
 def make_study(*, n_instances: int = 6, slug: str = "s1", screening: int = 0, k: int = 3, per_batch: int = 4,
@@ -17,12 +24,12 @@ def make_study(*, n_instances: int = 6, slug: str = "s1", screening: int = 0, k:
     instances = TaskInstanceFactory.create_batch(n_instances)
     if screening:
         ScreeningQuestionFactory.create_batch(max(screening, 3))
+    settings = settings_pop(kwargs, annotators_per_item=k, min_correct=min(kwargs.pop("m", 2), k),
+                            items_per_batch=per_batch, screening_per_batch=screening, completion_code="DONE123",
+                            redirect_url="https://app.prolific.com/submissions/complete?cc={code}")
     return study_create(
         slug=slug, item_kind="quadruple", corpus=[instances[0].corpus.name] if kwargs.pop("one_corpus", False)
-        else None, annotators_per_item=k, min_correct=min(kwargs.pop("m", 2), k), items_per_batch=per_batch,
-        screening_per_batch=screening, eligibility_questions=eligibility or [],
-        **{"completion_code": "DONE123", "redirect_url": "https://app.prolific.com/submissions/complete?cc={code}",
-           **kwargs},
+        else None, eligibility_questions=eligibility or [], settings=settings, **kwargs,
     )
 
 

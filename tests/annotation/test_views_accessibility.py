@@ -13,6 +13,7 @@ from django.utils import timezone
 from annotation.models import Batch, ItemKind, Reservation, Study
 from annotation.services.practice import practice_items_set
 from annotation.services.studies import study_create
+from annotation.services.study_settings import study_settings_build
 from tests.annotation.accessibility import assert_accessible
 
 # The browser fixtures (one Chromium per module, screenshots): imported, not a conftest.py.
@@ -78,9 +79,11 @@ def test_a_triple_item(page: Any, live_server: Any) -> None:
     ensure_components()
     corpus = CorpusFactory()
     TaskInstanceFactory(corpus=corpus, setup=ItemKind.TRIPLE, anchor_2="", anchor_2_style=None)
-    study = study_create(slug="a11y-triple", item_kind=ItemKind.TRIPLE, setup=ItemKind.TRIPLE, corpus=[corpus.name],
-                         items_per_batch=1, screening_per_batch=0, eligibility_questions=[],
-                         completion_code=COMPLETED)
+    study = study_create(
+        slug="a11y-triple", item_kind=ItemKind.TRIPLE, setup=ItemKind.TRIPLE, corpus=[corpus.name],
+        eligibility_questions=[],
+        settings=study_settings_build(items_per_batch=1, screening_per_batch=0, completion_code=COMPLETED),
+    )
     page.goto(f"{live_server.url}/s/{study.slug}/" + LINK.format(pid="a11ytriple"))
     _consent_to_instructions(page)
     page.click("#instructions-start")
@@ -93,10 +96,13 @@ def test_a_likert_item_with_its_reference(page: Any, live_server: Any) -> None:
     questions = [{"name": "style", "text": "How formal is the rewrite?", "min": 1, "max": 5,
                   "labels": {"1": "Not at all", "5": "Completely"}},
                  {"name": "meaning", "text": "How well is the meaning kept?", "min": -3, "max": 3}]
-    study = study_create(slug="a11y-likert", item_kind=ItemKind.LIKERT, items_per_batch=1, questions=questions,
-                         items=[{"id": "l1", "source": "gonna be late lol", "rewrite": "I will be late.",
+    study = study_create(
+        slug="a11y-likert", item_kind=ItemKind.LIKERT, questions=questions,
+        items=[{"id": "l1", "source": "gonna be late lol", "rewrite": "I will be late.",
                                  "reference": "I am going to be late.", "target_style": "formal"}],
-                         completion_code=COMPLETED, eligibility_questions=[])
+        eligibility_questions=[],
+        settings=study_settings_build(items_per_batch=1, completion_code=COMPLETED),
+    )
     page.goto(f"{live_server.url}/s/{study.slug}/" + LINK.format(pid="a11ylikert"))
     _consent_to_instructions(page)
     page.click("#instructions-start")
@@ -110,9 +116,11 @@ def test_a_likert_item_with_its_reference(page: Any, live_server: Any) -> None:
 
 def test_a_ranking_item(page: Any, live_server: Any) -> None:
     outputs = [{"id": "o1", "text": "I will be late."}, {"id": "o2", "text": "I am gonna be late."}]
-    study = study_create(slug="a11y-ranking", item_kind=ItemKind.RANKING, items_per_batch=1,
-                         items=[{"id": "r1", "source": "gonna be late lol", "outputs": outputs}],
-                         completion_code=COMPLETED, eligibility_questions=[])
+    study = study_create(
+        slug="a11y-ranking", item_kind=ItemKind.RANKING,
+        items=[{"id": "r1", "source": "gonna be late lol", "outputs": outputs}], eligibility_questions=[],
+        settings=study_settings_build(items_per_batch=1, completion_code=COMPLETED),
+    )
     page.goto(f"{live_server.url}/s/{study.slug}/" + LINK.format(pid="a11yrank"))
     _consent_to_instructions(page)
     page.click("#instructions-start")
@@ -126,10 +134,13 @@ def test_a_ranking_item(page: Any, live_server: Any) -> None:
 @pytest.mark.parametrize("screen", ["page", "phone_page"])
 def test_a_rewrite_item(screen: str, live_server: Any, request: pytest.FixtureRequest) -> None:
     page = request.getfixturevalue(screen)
-    study = study_create(slug=f"a11y-rewrite-{screen}", item_kind=ItemKind.REWRITE, items_per_batch=1,
-                         rewrite_min_length=20, items=[{"id": "w1", "source": "gonna be late lol",
+    study = study_create(
+        slug=f"a11y-rewrite-{screen}", item_kind=ItemKind.REWRITE, rewrite_min_length=20,
+        items=[{"id": "w1", "source": "gonna be late lol",
                                                         "target_style": "formal"}],
-                         completion_code=COMPLETED, eligibility_questions=[])
+        eligibility_questions=[],
+        settings=study_settings_build(items_per_batch=1, completion_code=COMPLETED),
+    )
     page.goto(f"{live_server.url}/s/{study.slug}/" + LINK.format(pid="a11ywriter"))
     _consent_to_instructions(page)  # the consent screen names the writing telemetry
     page.click("#instructions-start")

@@ -17,6 +17,7 @@ from django.utils import timezone
 from annotation import selectors
 from annotation.models import Batch, ItemKind, Participant, Reservation, Response, Study, StudyItem
 from annotation.services.studies import study_create
+from annotation.services.study_settings import study_settings_build
 from annotation.views import mturk_submit_url, participant_from_query, prose_html
 from tasks.models import ScreeningQuestion, StyleComponent
 from tasks.services.imports import corpus_import
@@ -24,6 +25,7 @@ from tasks.services.imports import corpus_import
 # The browser fixtures (one Chromium per module, a context per test, screenshots): imported, not a conftest.py.
 from tests.annotation.conftest_browser import *  # noqa: F403
 from tests.annotation.conftest_browser import PHONE
+from tests.annotation.helpers import settings_pop
 from tests.factories import CorpusFactory, ScreeningQuestionFactory, StudyFactory, TaskInstanceFactory
 
 # live_server serves from another thread, so the data must be committed; serialized_rollback restores the
@@ -77,7 +79,8 @@ def quadruple_study(slug: str, *, items: int = 4, screening: int = 2, **fields: 
         eligibility_questions=ELIGIBILITY, completion_code=COMPLETED, screened_out_code=SCREENED_OUT,
         redirect_url=REDIRECT,
     )
-    return study_create(slug=slug, item_kind=ItemKind.QUADRUPLE, **{**options, **fields})
+    given = {**options, **fields}
+    return study_create(slug=slug, item_kind=ItemKind.QUADRUPLE, settings=settings_pop(given), **given)
 
 
 def on_screen(page: Any, name: str) -> None:
@@ -384,9 +387,11 @@ def test_likert_item_with_two_questions(page: Any, live_server: Any, shots: Any)
     items = [{"id": f"likert-{n}", "source": f"gonna be late lol {n}", "rewrite": f"I am going to be late {n}.",
               "reference": f"I will be late {n}.", "target_style": "formal"} for n in range(2)]
     study = study_create(
-        slug="browser-likert", item_kind=ItemKind.LIKERT, title="Rate rewrites", items=items, questions=questions,
-        items_per_batch=2, completion_code=COMPLETED, redirect_url=REDIRECT, consent_text="Rate rewrites.",
-        eligibility_questions=[],
+        slug="browser-likert", item_kind=ItemKind.LIKERT, items=items, questions=questions, eligibility_questions=[],
+        settings=study_settings_build(
+            title="Rate rewrites", items_per_batch=2, completion_code=COMPLETED, redirect_url=REDIRECT,
+            consent_text="Rate rewrites.",
+        ),
     )
     page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=rater01&STUDY_ID=STU&SESSION_ID=SES")
     on_screen(page, "consent")
@@ -442,9 +447,11 @@ def test_triple_and_style_or_content_items_show_one_anchor(
         TaskInstanceFactory(corpus=corpus, setup=kind, anchor_2="", anchor_2_style=None)
     ScreeningQuestionFactory.create_batch(2)
     study = study_create(
-        slug=f"browser-{kind}", item_kind=kind, setup=kind, corpus=[corpus.name], items_per_batch=2,
-        screening_per_batch=1, max_batches=1, completion_code=COMPLETED, consent_text="Short texts.",
-        eligibility_questions=[],
+        slug=f"browser-{kind}", item_kind=kind, setup=kind, corpus=[corpus.name], eligibility_questions=[],
+        settings=study_settings_build(
+            items_per_batch=2, screening_per_batch=1, max_batches=1, completion_code=COMPLETED,
+            consent_text="Short texts.",
+        ),
     )
     pid = f"{kind}-01"
     page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID={pid}&STUDY_ID=S&SESSION_ID=T")
@@ -475,9 +482,9 @@ def test_ranking_item_is_ordered_with_keyboard_operable_move_buttons(page: Any, 
                {"id": "o2", "text": "I am gonna be late.", "system": "copy"},
                {"id": "o3", "text": "Late I will be, sadly.", "system": "seq2seq"}]
     study = study_create(
-        slug="browser-ranking", item_kind=ItemKind.RANKING, items_per_batch=1, completion_code=COMPLETED,
-        consent_text="Rank outputs.", eligibility_questions=[],
+        slug="browser-ranking", item_kind=ItemKind.RANKING, eligibility_questions=[],
         items=[{"id": "rank-1", "source": "gonna be late lol", "outputs": outputs}],
+        settings=study_settings_build(items_per_batch=1, completion_code=COMPLETED, consent_text="Rank outputs."),
     )
     page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=ranker01&STUDY_ID=S&SESSION_ID=R")
     on_screen(page, "consent")
@@ -525,9 +532,9 @@ def test_ranking_item_is_ordered_with_keyboard_operable_move_buttons(page: Any, 
 @browser_test
 def test_rewrite_item_enforces_the_minimum_length(page: Any, live_server: Any, shots: Any) -> None:
     study = study_create(
-        slug="browser-rewrite", item_kind=ItemKind.REWRITE, items_per_batch=1, rewrite_min_length=20,
-        completion_code=COMPLETED, consent_text="Rewrite sentences.", eligibility_questions=[],
+        slug="browser-rewrite", item_kind=ItemKind.REWRITE, rewrite_min_length=20, eligibility_questions=[],
         items=[{"id": "rw-1", "source": "gonna be late lol", "target_style": "formal"}],
+        settings=study_settings_build(items_per_batch=1, completion_code=COMPLETED, consent_text="Rewrite sentences."),
     )
     page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=writer01&STUDY_ID=S&SESSION_ID=W")
     on_screen(page, "consent")

@@ -9,6 +9,7 @@ import pytest
 
 from annotation.models import Batch
 from annotation.services.rewrites import PERSONA_QUESTIONS, rewrite_study_create
+from annotation.services.study_settings import study_settings_build
 from tests.annotation.accessibility import assert_accessible
 
 # The browser fixtures (one Chromium per module, screenshots): imported, not a conftest.py.
@@ -20,10 +21,14 @@ SPECIAL = "I explicitly agree to be asked my ethnicity and my political orientat
 
 
 def test_the_consent_screen_of_a_pastel_study_needs_the_special_tick(page: Any, live_server: Any, shots: Any) -> None:
-    rewrite_study_create(slug="pastel", sources=[("s1", "hey r u free on friday for the thing lol")],
-                         target_style="formal", annotators_per_item=2, items_per_batch=1, max_batches=1,
-                         persona=list(PERSONA_QUESTIONS), consent_text="Our own words about the study.",
-                         special_category_consent=SPECIAL, filters={"min_words": 0})
+    rewrite_study_create(
+        slug="pastel", sources=[("s1", "hey r u free on friday for the thing lol")], target_style="formal",
+        persona=list(PERSONA_QUESTIONS), filters={"min_words": 0},
+        settings=study_settings_build(
+            annotators_per_item=2, items_per_batch=1, max_batches=1, consent_text="Our own words about the study.",
+            special_category_consent=SPECIAL,
+        ),
+    )
     pid = "5f0c1a2b3c4d5e6f7a8b9c0d"
     page.goto(f"{live_server.url}/s/pastel/?PROLIFIC_PID={pid}&STUDY_ID=S&SESSION_ID=T")
     on_screen(page, "consent")

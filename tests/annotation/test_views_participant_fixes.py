@@ -12,6 +12,7 @@ from django.utils import timezone
 from annotation.models import Batch, ItemKind, Participant
 from annotation.services.practice import practice_items_set
 from annotation.services.studies import study_create
+from annotation.services.study_settings import study_settings_build
 
 # The browser fixtures (one Chromium per module, screenshots): imported, not a conftest.py.
 from tests.annotation.accessibility import assert_accessible
@@ -151,10 +152,10 @@ def test_on_a_phone_the_rewrite_prompt_stays_clear_of_the_text_box(phone_page: A
                                                                     shots: Any) -> None:
     page = phone_page
     study = study_create(
-        slug="phone-rewrite", item_kind=ItemKind.REWRITE, items_per_batch=1, rewrite_min_length=20,
-        completion_code=COMPLETED, consent_text="Rewrite sentences.", eligibility_questions=[],
+        slug="phone-rewrite", item_kind=ItemKind.REWRITE, rewrite_min_length=20, eligibility_questions=[],
         items=[{"id": "rw-1", "source": "gonna be late lol, the bus never came and my phone died so sorry",
                 "target_style": "formal"}],
+        settings=study_settings_build(items_per_batch=1, completion_code=COMPLETED, consent_text="Rewrite sentences."),
     )
     page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=phonewriter&STUDY_ID=S&SESSION_ID=P")
     on_screen(page, "consent")

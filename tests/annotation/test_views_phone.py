@@ -14,6 +14,7 @@ import pytest
 from annotation import selectors
 from annotation.models import ItemKind, Response, Study
 from annotation.services.studies import study_create
+from annotation.services.study_settings import study_settings_build
 from tasks.services.generation import instances_generate
 from tasks.services.imports import corpus_import
 
@@ -69,8 +70,10 @@ def formality_study(slug: str, *, setup: str = ItemKind.QUADRUPLE, items: int = 
     corpus, _ = corpus_import(name=f"formality-{slug}", component="formality", import_format="aligned",
                               paths=[FORMALITY / "formality_informal.txt", FORMALITY / "formality_formal.txt"])
     instances_generate(corpus=corpus, setup=setup, seed=1)
-    return study_create(slug=slug, item_kind=setup, setup=setup, corpus=[corpus.name], count=items, seed=3,
-                        items_per_batch=items, screening_per_batch=0, annotators_per_item=3, eligibility_questions=[])
+    return study_create(
+        slug=slug, item_kind=setup, setup=setup, corpus=[corpus.name], count=items, seed=3, eligibility_questions=[],
+        settings=study_settings_build(items_per_batch=items, screening_per_batch=0, annotators_per_item=3),
+    )
 
 
 def box(page: Any, selector: str) -> dict[str, float]:

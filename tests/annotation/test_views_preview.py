@@ -18,6 +18,7 @@ from annotation.services.participation import accepted_platforms, entry_check
 from annotation.services.practice import practice_items_set
 from annotation.services.rewrites import rewrite_study_create
 from annotation.services.studies import study_create
+from annotation.services.study_settings import study_settings_build
 from core.errors import ApplicationError
 
 # The browser fixtures (one Chromium per module, screenshots): imported, not a conftest.py.
@@ -92,9 +93,11 @@ def test_setup_page_of_a_prolific_study_shows_its_link_labelled_both_codes_and_n
 
 @pytest.mark.django_db
 def test_setup_page_of_a_rewrite_study_speaks_of_rewrites_not_m_of_k(admin_client: Any) -> None:
-    study, _ = rewrite_study_create(slug="setup-rewrite", sources=[("s1", "gonna be late again for the meeting")],
-                                    target_style="formal", annotators_per_item=2, items_per_batch=1,
-                                    eligibility_questions=[], filters={"min_words": 0})
+    study, _ = rewrite_study_create(
+        slug="setup-rewrite", sources=[("s1", "gonna be late again for the meeting")], target_style="formal",
+        eligibility_questions=[], filters={"min_words": 0},
+        settings=study_settings_build(annotators_per_item=2, items_per_batch=1),
+    )
     page = html.unescape(admin_client.get(reverse("admin:annotation_study_preview", args=[study.pk])).content.decode())
     assert "k = 2 rewrites per source text" in page and "m = " not in page
     likert = study_create(slug="setup-likert", item_kind=ItemKind.LIKERT, items=[
@@ -215,10 +218,13 @@ def test_preview_of_a_prolific_study_plays_the_whole_page_and_sends_nothing(page
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_preview_of_an_mturk_rewrite_study_shows_the_rewrite_page_and_mturk_submit(page: Any, live_server: Any,
                                                                                   shots: Any) -> None:
-    study, _ = rewrite_study_create(slug="preview-rewrite", sources=[("s1", "gonna be late again for the meeting")],
-                                    target_style="formal", annotators_per_item=2, items_per_batch=1, min_length=10,
-                                    eligibility_questions=[], filters={"min_words": 0}, platform="mturk",
-                                    allow_anonymous=False)
+    study, _ = rewrite_study_create(
+        slug="preview-rewrite", sources=[("s1", "gonna be late again for the meeting")], target_style="formal",
+        min_length=10, eligibility_questions=[], filters={"min_words": 0},
+        settings=study_settings_build(
+            annotators_per_item=2, items_per_batch=1, platform="mturk", allow_anonymous=False,
+        ),
+    )
     url = reverse("admin:annotation_study_participant_preview", args=[study.pk, "mturk"])
     _login(page, live_server, url)
     on_screen(page, "consent")
@@ -251,12 +257,16 @@ def test_participant_preview_serves_each_kind_as_the_participant_api_would(admin
     if kind == ItemKind.TRIPLE:
         corpus = CorpusFactory()
         TaskInstanceFactory(corpus=corpus, setup=kind, anchor_2="", anchor_2_style=None)
-        study = study_create(slug="kind-triple", item_kind=kind, setup=kind, corpus=[corpus.name], items_per_batch=1,
-                             screening_per_batch=0, eligibility_questions=[])
+        study = study_create(
+            slug="kind-triple", item_kind=kind, setup=kind, corpus=[corpus.name], eligibility_questions=[],
+            settings=study_settings_build(items_per_batch=1, screening_per_batch=0),
+        )
     else:
         questions = [{"name": "q", "text": "How good?", "min": 1, "max": 5}] if kind == ItemKind.LIKERT else None
-        study = study_create(slug=f"kind-{kind}", item_kind=kind, items=items[kind], questions=questions,
-                             items_per_batch=1, eligibility_questions=[])
+        study = study_create(
+            slug=f"kind-{kind}", item_kind=kind, items=items[kind], questions=questions, eligibility_questions=[],
+            settings=study_settings_build(items_per_batch=1),
+        )
     response = admin_client.get(reverse("admin:annotation_study_participant_preview", args=[study.pk, "anonymous"]))
     assert response.status_code == 200
     served = response.context["config"]["preview"]["items"]

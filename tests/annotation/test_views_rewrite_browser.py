@@ -19,7 +19,7 @@ from core.roles import roles_sync
 
 # The browser fixtures (one Chromium per module, screenshots): imported, not a conftest.py.
 from tests.annotation.conftest_browser import *  # noqa: F403
-from tests.annotation.helpers import run_participant
+from tests.annotation.helpers import run_participant, settings_pop
 from tests.annotation.test_views_browser import NEXT_ITEM_OR_END, current_item_id, on_screen
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.browser]
@@ -29,8 +29,8 @@ SOURCE = "hey r u free on friday for the thing lol"
 def _study(slug: str, **extra: Any) -> Any:
     study, _ = rewrite_study_create(
         slug=slug, sources=[("s1", SOURCE), ("s2", "gonna be late again for the meeting today sorry")],
-        target_style="formal", annotators_per_item=2, items_per_batch=2, max_batches=1, min_length=20,
-        max_length=80, eligibility_questions=[], filters={"min_words": 0}, **extra)
+        target_style="formal", min_length=20, max_length=80, eligibility_questions=[], filters={"min_words": 0},
+        settings=settings_pop(extra, annotators_per_item=2, items_per_batch=2, max_batches=1), **extra)
     return study
 
 

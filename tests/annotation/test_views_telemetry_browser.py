@@ -10,6 +10,7 @@ import pytest
 
 from annotation.models import Response
 from annotation.services.rewrites import rewrite_study_create
+from annotation.services.study_settings import study_settings_build
 
 # The browser fixtures (one Chromium per module, screenshots): imported, not a conftest.py.
 from tests.annotation.conftest_browser import *  # noqa: F403
@@ -20,9 +21,11 @@ SOURCE = "hey r u free on friday for the thing lol"
 
 
 def _to_item(page: Any, url: str, slug: str, pid: str) -> None:
-    rewrite_study_create(slug=slug, sources=[("s1", SOURCE)], target_style="formal", annotators_per_item=2,
-                         items_per_batch=1, max_batches=1, min_length=20, max_length=200, eligibility_questions=[],
-                         filters={"min_words": 0})
+    rewrite_study_create(
+        slug=slug, sources=[("s1", SOURCE)], target_style="formal", min_length=20, max_length=200,
+        eligibility_questions=[], filters={"min_words": 0},
+        settings=study_settings_build(annotators_per_item=2, items_per_batch=1, max_batches=1),
+    )
     page.goto(f"{url}/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID=S&SESSION_ID=T")
     on_screen(page, "consent")
     assert "never records which keys you press" in page.inner_text("#telemetry-notice")

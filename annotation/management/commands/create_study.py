@@ -13,7 +13,12 @@ from annotation.services.rating_presets import rating_records_read
 from annotation.services.sampling_plan import validation_rates_parse
 from annotation.services.studies import QUESTION_PRESETS, items_read_jsonl, questions_load
 from annotation.services.study_build import study_build, study_items_source_check
-from annotation.services.study_settings import REWRITE_DEFAULTS, STUDY_SETTINGS, cli_arguments_add
+from annotation.services.study_settings import (
+    REWRITE_DEFAULTS,
+    STUDY_SETTINGS,
+    cli_arguments_add,
+    study_settings_summary,
+)
 from core.commands import JsonCommand, json_file_read
 from core.errors import ApplicationError
 from tasks.models import Corpus
@@ -103,8 +108,7 @@ class Command(JsonCommand):
         study = built.study
         if built.sources is not None:
             return {"study": study.slug, "item_kind": study.item_kind, "items": study.items.count(),
-                    "annotators_per_item": study.annotators_per_item, "completion_code": study.completion_code,
-                    "url": f"/s/{study.slug}/", **built.sources}
+                    **study_settings_summary(study), "url": f"/s/{study.slug}/", **built.sources}
         leak_warnings = self.audit(study)
         per_component: dict[str, int] = {}
         for name in study.items.values_list("component__name", flat=True):
@@ -112,13 +116,8 @@ class Command(JsonCommand):
         progress = study_progress(study=study)
         return {
             "study": study.slug, "item_kind": study.item_kind, "items": progress["items"],
-            "per_component": per_component, "annotators_per_item": study.annotators_per_item,
-            "min_correct": study.min_correct, "items_per_batch": study.items_per_batch,
-            "screening_per_batch": study.screening_per_batch, "max_batches": study.max_batches_per_participant,
-            "adaptive": study.adaptive_stopping, "completion_code": study.completion_code,
-            "screened_out_code": study.screened_out_code, "platform": study.platform,
-            "allow_anonymous": study.allow_anonymous,
-            "selection": study.selection, "url": f"/s/{study.slug}/", "sampling_plan": built.sampling_plan,
+            "per_component": per_component, **study_settings_summary(study), "selection": study.selection,
+            "url": f"/s/{study.slug}/", "sampling_plan": built.sampling_plan,
             "leak_warnings": leak_warnings, "practice_items": study.practice_items.count(),
         }
 

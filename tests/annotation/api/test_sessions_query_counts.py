@@ -14,6 +14,7 @@ from annotation.models import Response
 from annotation.selectors import reservation_expected_answer
 from annotation.services import hot_path
 from annotation.services.rewrites import rewrite_study_create
+from annotation.services.study_settings import study_settings_build
 from tests.annotation.helpers import Participant, make_study
 
 pytestmark = pytest.mark.django_db
@@ -78,10 +79,13 @@ def test_writing_telemetry_adds_no_query_to_the_general_answer_path(general_path
     """The telemetry is checked in Python and stored in the answer's own INSERT: the same count with or without."""
     from tests.annotation.services.test_telemetry import telemetry
 
-    rewrite_study_create(slug="tel-count", sources=[(f"s{n}", f"gonna be late again for meeting number {n}")
+    rewrite_study_create(
+        slug="tel-count",
+        sources=[(f"s{n}", f"gonna be late again for meeting number {n}")
                                                     for n in range(6)],
-                         target_style="formal", annotators_per_item=2, items_per_batch=3, eligibility_questions=[],
-                         filters={"min_words": 0})
+        target_style="formal", eligibility_questions=[], filters={"min_words": 0},
+        settings=study_settings_build(annotators_per_item=2, items_per_batch=3),
+    )
     for pid, block in (("COUNT-T1", None), ("COUNT-T2", telemetry(typed_chars=60, submit_ms=0, active_ms=0,
                                                                    first_key_ms=0, focus_loss_count=0,
                                                                    focus_loss_ms=0, focus_losses=[]))):

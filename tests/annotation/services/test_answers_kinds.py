@@ -9,7 +9,10 @@ from rest_framework.test import APIClient
 from annotation.models import Response
 from annotation.services.studies import QUESTION_PRESETS, study_create
 from tests.annotation.helpers import Participant as P
-from tests.annotation.helpers import serving_path  # noqa: F401 (fixture)
+from tests.annotation.helpers import (
+    serving_path,  # noqa: F401 (fixture)
+    settings_pop,
+)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("serving_path")]
 
@@ -28,7 +31,7 @@ def _items(kind: str) -> list[dict]:
 def _session(kind: str, **extra) -> tuple[P, APIClient]:
     client = APIClient()
     study_create(slug=f"{kind}-study", item_kind=kind, items=_items(kind), eligibility_questions=[],
-                 items_per_batch=2, annotators_per_item=2, **extra)
+                 settings=settings_pop(extra, items_per_batch=2, annotators_per_item=2), **extra)
     p = P(client, f"{kind}-study", "PID-K")
     body = p.start()
     p.consent()

@@ -15,6 +15,7 @@ from annotation.services.review import (
     rewrite_keeps_meaning,
 )
 from annotation.services.rewrites import rewrite_study_create
+from annotation.services.study_settings import study_settings_build
 from core.errors import ApplicationError
 from tests.annotation.helpers import Participant
 
@@ -27,8 +28,10 @@ SLOPPY = "The weather was lovely in Lisbon."
 
 def rewrites(*texts_by_source: dict[str, str]) -> Study:
     """A rewrite study of the two sources; one writer per dict writes the text given for each source served."""
-    study, _ = rewrite_study_create(slug="rev", sources=SOURCES, target_style="formal", annotators_per_item=3,
-                                    items_per_batch=2, eligibility_questions=[], filters={"min_words": 0})
+    study, _ = rewrite_study_create(
+        slug="rev", sources=SOURCES, target_style="formal", eligibility_questions=[], filters={"min_words": 0},
+        settings=study_settings_build(annotators_per_item=3, items_per_batch=2),
+    )
     for index, texts in enumerate(texts_by_source):
         person = Participant(APIClient(), study.slug, f"writer-{index}")
         person.start()

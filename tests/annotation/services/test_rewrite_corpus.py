@@ -16,6 +16,7 @@ from django.test import override_settings
 from annotation.models import Participant, Response, Study
 from annotation.services.answers import participant_exclude
 from annotation.services.studies import study_create
+from annotation.services.study_settings import study_settings_build
 from core.pseudonyms import is_pseudonym, pseudonym
 from tasks.models import Corpus, ParallelPair, TaskInstance
 from tasks.services.generation import instances_generate
@@ -35,9 +36,11 @@ def _command(*args: str) -> dict[str, Any]:
 
 @pytest.fixture
 def written_study() -> str:
-    study_create(slug="rw", item_kind="rewrite", annotators_per_item=2, items_per_batch=7, max_batches=1,
-                 eligibility_questions=AGE,
-                 items=[{"id": f"src{i}", "source": s, "target_style": "formal"} for i, s in enumerate(SOURCES)])
+    study_create(
+        slug="rw", item_kind="rewrite", eligibility_questions=AGE,
+        items=[{"id": f"src{i}", "source": s, "target_style": "formal"} for i, s in enumerate(SOURCES)],
+        settings=study_settings_build(annotators_per_item=2, items_per_batch=7, max_batches=1),
+    )
     for writer, age in (("w1", "18-29"), ("w2", "30-49"), ("w3", "50+")):
         def answer(item: dict[str, Any], external_id: str, writer: str = writer) -> str:
             return f"Are you available on day {external_id[3:]} for the event? ({writer})"
@@ -129,8 +132,11 @@ def test_bad_requests_are_refused_and_nothing_is_stored(written_study):
                  items=[{"id": "a", "source": "s", "rewrite": "r"}], eligibility_questions=[])
     study_create(slug="empty-rw", item_kind="rewrite", items=[{"id": "a", "source": "s", "target_style": "formal"}],
                  eligibility_questions=[])
-    study_create(slug="odd-rw", item_kind="rewrite", annotators_per_item=1, eligibility_questions=[],
-                 items=[{"id": "a", "source": "hello there friend", "target_style": "shouty"}])
+    study_create(
+        slug="odd-rw", item_kind="rewrite", eligibility_questions=[],
+        items=[{"id": "a", "source": "hello there friend", "target_style": "shouty"}],
+        settings=study_settings_build(annotators_per_item=1),
+    )
     run_participant(slug="odd-rw", pid="x", answer_for=lambda item, ext: "HELLO THERE FRIEND!!!")
     for args, message in [
         (["--study", "nope"], "does not exist"),
@@ -198,9 +204,11 @@ def test_rating_studies_from_a_rewrite_study(written_study):
 def test_persona_cut_makes_a_two_style_corpus_from_one_attribute():
     from tasks.models import StyleComponent
 
-    study_create(slug="pastel", item_kind="rewrite", annotators_per_item=3, items_per_batch=10, max_batches=1,
-                 eligibility_questions=AGE,
-                 items=[{"id": f"src{i}", "source": s, "target_style": "formal"} for i, s in enumerate(SOURCES)])
+    study_create(
+        slug="pastel", item_kind="rewrite", eligibility_questions=AGE,
+        items=[{"id": f"src{i}", "source": s, "target_style": "formal"} for i, s in enumerate(SOURCES)],
+        settings=study_settings_build(annotators_per_item=3, items_per_batch=10, max_batches=1),
+    )
     for writer, age in (("young", "18-29"), ("middle", "30-49"), ("old", "50+")):
         run_participant(slug="pastel", pid=writer, eligibility={"age": age},
                         answer_for=lambda item, ext, writer=writer: f"{writer} writes source {ext} in their words")
@@ -260,9 +268,11 @@ def test_the_admin_action_builds_the_same_corpus_as_the_command(written_study, a
 def test_writer_personas_on_pairs_are_k_anonymous():
     from tasks.models import StyleComponent
 
-    study_create(slug="kanon", item_kind="rewrite", annotators_per_item=7, items_per_batch=10, max_batches=1,
-                 eligibility_questions=AGE,
-                 items=[{"id": f"src{i}", "source": s, "target_style": "formal"} for i, s in enumerate(SOURCES)])
+    study_create(
+        slug="kanon", item_kind="rewrite", eligibility_questions=AGE,
+        items=[{"id": f"src{i}", "source": s, "target_style": "formal"} for i, s in enumerate(SOURCES)],
+        settings=study_settings_build(annotators_per_item=7, items_per_batch=10, max_batches=1),
+    )
     ages = ["18-29"] * 5 + ["30-49", "50+"]  # five share an age; two are alone in theirs
     for n, age in enumerate(ages):
         run_participant(slug="kanon", pid=f"kw{n}", eligibility={"age": age},

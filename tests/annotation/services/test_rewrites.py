@@ -14,7 +14,10 @@ from rest_framework.test import APIClient
 from annotation.models import Participant, RewriteSettings, Study
 from annotation.services.rewrites import sources_filter
 from tests.annotation.helpers import Participant as Person
-from tests.annotation.helpers import serving_path  # noqa: F401 - a fixture
+from tests.annotation.helpers import (
+    serving_path,  # noqa: F401 - a fixture
+    settings_pop,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -85,8 +88,8 @@ def _study(**extra: Any) -> Study:
     from annotation.services.rewrites import rewrite_study_create
     study, _ = rewrite_study_create(
         slug="rw", sources=[(f"s{i}", f"hey u free on day {i} for the thing lol") for i in range(4)],
-        target_style="formal", annotators_per_item=2, items_per_batch=4, max_batches=1, min_length=10,
-        max_length=80, eligibility_questions=[], **extra)
+        target_style="formal", min_length=10, max_length=80, eligibility_questions=[],
+        settings=settings_pop(extra, annotators_per_item=2, items_per_batch=4, max_batches=1), **extra)
     return study
 
 

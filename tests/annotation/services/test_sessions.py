@@ -161,12 +161,15 @@ def test_returning_participant_gets_open_session_then_new_batch_then_refusal(cli
 
 def test_same_family_is_not_served_twice_unless_allowed(client):
     from annotation.services.studies import study_create
+    from annotation.services.study_settings import study_settings_build
     from tests.factories import TaskInstanceFactory
 
     quad = TaskInstanceFactory(family="fam-1")
     TaskInstanceFactory(corpus=quad.corpus, family="fam-1", setup="triple", correct_order="S1-S2")
-    triple_study = study_create(slug="mixed", item_kind="quadruple", eligibility_questions=[],
-                                screening_per_batch=0, items_per_batch=5)
+    triple_study = study_create(
+        slug="mixed", item_kind="quadruple", eligibility_questions=[],
+        settings=study_settings_build(screening_per_batch=0, items_per_batch=5),
+    )
     StudyItem.objects.create(study=triple_study, external_id="extra", kind="quadruple", family="fam-1",
                              payload={"anchor_1": "a", "anchor_2": "b", "sentence_1": "c", "sentence_2": "d"},
                              correct_answer="S1-S2")
@@ -236,6 +239,7 @@ def test_responses_export_of_a_study_without_answers_is_empty_not_an_error(api):
 
 def test_triple_and_quadruple_forms_of_one_draw_go_to_different_people_unless_allowed(client):
     from annotation.services.studies import study_create
+    from annotation.services.study_settings import study_settings_build
     from tests.factories import CorpusFactory, TaskInstanceFactory
 
     quads = TaskInstanceFactory.create_batch(3, corpus=CorpusFactory())
@@ -243,12 +247,18 @@ def test_triple_and_quadruple_forms_of_one_draw_go_to_different_people_unless_al
         TaskInstanceFactory(corpus=quad.corpus, family=quad.family, setup="triple", correct_order="S1-S2",
                             anchor_2="")
     corpus = [quads[0].corpus.name]
-    study_create(slug="quad", item_kind="quadruple", corpus=corpus, eligibility_questions=[], screening_per_batch=0,
-                 items_per_batch=3)
-    study_create(slug="trip", item_kind="triple", corpus=corpus, eligibility_questions=[], screening_per_batch=0,
-                 items_per_batch=3)
-    study_create(slug="trip-open", item_kind="triple", corpus=corpus, eligibility_questions=[],
-                 screening_per_batch=0, items_per_batch=3, allow_multiple_setups=True)
+    study_create(
+        slug="quad", item_kind="quadruple", corpus=corpus, eligibility_questions=[],
+        settings=study_settings_build(screening_per_batch=0, items_per_batch=3),
+    )
+    study_create(
+        slug="trip", item_kind="triple", corpus=corpus, eligibility_questions=[],
+        settings=study_settings_build(screening_per_batch=0, items_per_batch=3),
+    )
+    study_create(
+        slug="trip-open", item_kind="triple", corpus=corpus, eligibility_questions=[],
+        settings=study_settings_build(screening_per_batch=0, items_per_batch=3, allow_multiple_setups=True),
+    )
     p = P(client, "quad", "SAME-PERSON")
     p.start()
     p.consent()

@@ -25,6 +25,7 @@ from annotation.selectors import participant_recommendations
 from annotation.services.descriptions import COMPONENT_TEXTS
 from annotation.services.exports import csv_cell, decisions_serialize
 from annotation.services.studies import study_codes, study_create
+from annotation.services.study_settings import study_settings_build
 from core.errors import ApplicationError
 from tasks.models import ScreeningQuestion, Setup
 from tests.annotation.helpers import Participant as P
@@ -285,8 +286,10 @@ def _instances(component_name: str, setup: str = Setup.QUADRUPLE, n: int = 4):
 def test_a_study_asking_for_screening_questions_is_refused_without_any():
     instances = _instances("formality")
     with pytest.raises(ApplicationError) as exc:
-        study_create(slug="no-screening", item_kind="quadruple", corpus=[instances[0].corpus.name],
-                     screening_per_batch=2)
+        study_create(
+            slug="no-screening", item_kind="quadruple", corpus=[instances[0].corpus.name],
+            settings=study_settings_build(screening_per_batch=2),
+        )
     assert "0 active screening question(s) fit component(s) formality" in exc.value.message
     assert "loaddata screening_questions" in exc.value.message
     assert not Study.objects.exists()
@@ -294,11 +297,15 @@ def test_a_study_asking_for_screening_questions_is_refused_without_any():
     ScreeningQuestionFactory.create_batch(3, component=component("simplicity"))
     ScreeningQuestionFactory.create_batch(3, component=component("formality"), active=False)
     with pytest.raises(ApplicationError, match="0 active screening"):
-        study_create(slug="no-screening", item_kind="quadruple", corpus=[instances[0].corpus.name],
-                     screening_per_batch=2)
+        study_create(
+            slug="no-screening", item_kind="quadruple", corpus=[instances[0].corpus.name],
+            settings=study_settings_build(screening_per_batch=2),
+        )
     # none asked: fine
-    assert study_create(slug="unscreened", item_kind="quadruple", corpus=[instances[0].corpus.name],
-                        screening_per_batch=0).screening_per_batch == 0
+    assert study_create(
+        slug="unscreened", item_kind="quadruple", corpus=[instances[0].corpus.name],
+        settings=study_settings_build(screening_per_batch=0),
+    ).screening_per_batch == 0
 
 
 def test_the_simplicity_triple_draws_only_obvious_simplicity_questions(client):
@@ -306,11 +313,15 @@ def test_the_simplicity_triple_draws_only_obvious_simplicity_questions(client):
     ScreeningQuestion.objects.filter(name__startswith="stylecrowd-").update(active=False)
     instances = _instances("simplicity", Setup.TRIPLE, n=6)
     with pytest.raises(ApplicationError, match="in the triple setup"):  # STEL's two: quadruples only
-        study_create(slug="simple-triple", item_kind="triple", corpus=[instances[0].corpus.name],
-                     screening_per_batch=2)
+        study_create(
+            slug="simple-triple", item_kind="triple", corpus=[instances[0].corpus.name],
+            settings=study_settings_build(screening_per_batch=2),
+        )
     ScreeningQuestion.objects.filter(name__startswith="stylecrowd-").update(active=True)
-    study = study_create(slug="simple-triple", item_kind="triple", corpus=[instances[0].corpus.name],
-                         screening_per_batch=2, items_per_batch=2, eligibility_questions=[])
+    study = study_create(
+        slug="simple-triple", item_kind="triple", corpus=[instances[0].corpus.name], eligibility_questions=[],
+        settings=study_settings_build(screening_per_batch=2, items_per_batch=2),
+    )
     names = set()
     for n in range(3):
         p = P(client, study.slug, f"triple-{n}")
@@ -350,8 +361,10 @@ def test_the_admin_refuses_screening_without_questions_and_derived_codes(admin_c
 @pytest.mark.parametrize("name", ["formality", "simplicity", "contraction", "nbr_substitution"])
 def test_the_served_task_description_fits_the_component_and_the_setup(client, name, setup):
     instances = _instances(name, setup)
-    study = study_create(slug=f"desc-{name}-{setup}", item_kind=setup, corpus=[instances[0].corpus.name],
-                         screening_per_batch=0)
+    study = study_create(
+        slug=f"desc-{name}-{setup}", item_kind=setup, corpus=[instances[0].corpus.name],
+        settings=study_settings_build(screening_per_batch=0),
+    )
     served = P(client, study.slug, "reader").start()["study"]["task_description"]
     text = COMPONENT_TEXTS[name]
     assert text.contrast in served and text.anchors[0] in served and text.sentences[0] in served
@@ -372,11 +385,15 @@ def test_the_served_task_description_fits_the_component_and_the_setup(client, na
 
 def test_a_mixed_study_explains_every_component_and_a_given_description_wins(client):
     a, b = _instances("contraction"), _instances("simplicity")
-    study = study_create(slug="mixed", item_kind="quadruple", corpus=[a[0].corpus.name, b[0].corpus.name],
-                         screening_per_batch=0)
+    study = study_create(
+        slug="mixed", item_kind="quadruple", corpus=[a[0].corpus.name, b[0].corpus.name],
+        settings=study_settings_build(screening_per_batch=0),
+    )
     assert "Example (contraction)" in study.task_description and "Example (simplicity)" in study.task_description
-    own = study_create(slug="own", item_kind="quadruple", corpus=[a[0].corpus.name], screening_per_batch=0,
-                       task_description="My own words.")
+    own = study_create(
+        slug="own", item_kind="quadruple", corpus=[a[0].corpus.name],
+        settings=study_settings_build(screening_per_batch=0, task_description="My own words."),
+    )
     assert P(client, own.slug, "x").start()["study"]["task_description"] == "My own words."
 
 

@@ -1,10 +1,11 @@
-"""Study settings are declared once (annotation.services.study_settings.STUDY_SETTINGS): every door — the service
-`study_create`, the API body `StudyCreateInput`, the admin's "Create a study" form and the `create_study`
-options — carries every setting with the declared default and bounds, and offers every input a study's items are
-made of (annotation.services.study_build.STUDY_INPUTS). A door that misses one, or a default that drifts, fails
-here."""
+"""Study settings are declared once (annotation.services.study_settings.STUDY_SETTINGS): every door — the
+`StudySettings` that `study_create` takes, the API body `StudyCreateInput`, the admin's "Create a study" form and the
+`create_study` options — carries every setting with the declared default and bounds, and offers every input a
+study's items are made of (annotation.services.study_build.STUDY_INPUTS). A door that misses one, or a default that
+drifts, fails here."""
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import pytest
@@ -12,10 +13,17 @@ from rest_framework.fields import empty
 
 from annotation.forms import StudyCreateForm
 from annotation.management.commands.create_study import Command
+from annotation.models import Study
 from annotation.serializers import StudyCreateInput
 from annotation.services.studies import study_create
 from annotation.services.study_build import STUDY_INPUTS, study_build
-from annotation.services.study_settings import REWRITE_SETTINGS, STUDY_SETTINGS, study_settings_check
+from annotation.services.study_settings import (
+    REWRITE_SETTINGS,
+    STUDY_SETTINGS,
+    StudySettings,
+    study_settings_build,
+    study_settings_check,
+)
 from core.errors import ApplicationError
 
 # Where a door names an input differently from the service keyword.
@@ -35,9 +43,10 @@ def cli_actions() -> dict[str, object]:
 
 @pytest.mark.parametrize("setting", STUDY_SETTINGS, ids=lambda s: s.name)
 def test_every_door_has_the_setting_with_its_default(setting) -> None:
-    service = inspect.signature(study_create).parameters
-    assert setting.name in service, "study_create misses it"
-    assert service[setting.name].default == setting.default, "study_create's default differs"
+    service = {field.name: field for field in dataclasses.fields(StudySettings)}
+    assert setting.name in service, "StudySettings misses it"
+    assert service[setting.name].default == setting.default, "StudySettings' default differs"
+    assert setting.field in {f.name for f in Study._meta.get_fields()}, "no Study field stores it"
 
     api = StudyCreateInput().fields[setting.name]
     assert api.default is not empty and api.default == setting.default, "the API's default differs"
@@ -83,11 +92,28 @@ def test_the_service_checks_each_declared_bound_in_the_words_of_the_form_and_api
 
 
 def test_the_cross_field_rule_lives_in_the_service_only() -> None:
-    """m ≤ k is checked by study_create; the form and the serializer pass it through (and show its error)."""
+    """m ≤ k is checked once, by study_settings_build; the form and the serializer pass it through (and show its
+    error)."""
     assert StudyCreateForm({"slug": "x", "instance_status": "candidate", "annotators_per_item": 3,
                             "min_correct": 4}).is_valid()
     assert StudyCreateInput(data={"slug": "x", "annotators_per_item": 3, "min_correct": 4}).is_valid()
-    assert "min_correct" in inspect.getsource(study_create)
+    with pytest.raises(ApplicationError) as refused:
+        study_settings_build(annotators_per_item=3, min_correct=4)
+    assert refused.value.field == "min_correct" and "between 1 and annotators per item (3)" in refused.value.message
+    assert study_settings_build(item_kind="likert", annotators_per_item=3, min_correct=4).min_correct == 3
+    defaults = study_settings_build()
+    assert (defaults.annotators_per_item, defaults.min_correct, defaults.allow_anonymous) == (5, 3, True)
+
+
+def test_the_settings_object_is_frozen_and_refuses_an_unknown_setting() -> None:
+    settings = study_settings_build(retention_days=30, release_annotator_labels=False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.min_correct = 1
+    assert settings.columns()["retention_days"] == 30 and settings.columns()["release_annotator_labels"] is False
+    assert settings.columns()["max_batches_per_participant"] == 5
+    with pytest.raises(ApplicationError) as refused:
+        study_settings_build(annotators=3)
+    assert refused.value.field == "annotators"
 
 
 def test_study_create_is_documented() -> None:

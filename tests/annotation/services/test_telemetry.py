@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from annotation.models import Reservation, Response, Study, TelemetryStatus
 from annotation.services import answers
 from annotation.services.rewrites import rewrite_study_create
+from annotation.services.study_settings import study_settings_build
 from annotation.services.telemetry import CONSENT_NOTICE, MAX_EVENTS
 from tests.annotation.helpers import Participant, make_study, serving_path  # noqa: F401 - a fixture
 from tests.helpers import assert_api_error
@@ -38,8 +39,10 @@ def telemetry(**changes: Any) -> dict[str, Any]:
 def writer(slug: str = "tel", pid: str = "w1") -> tuple[Participant, dict[str, Any]]:
     """A writer of a rewrite study (k = 2, two sources) at their first item, served 60 s ago on the server's clock."""
     if not Study.objects.filter(slug=slug).exists():
-        rewrite_study_create(slug=slug, sources=SOURCES, target_style="formal", annotators_per_item=2,
-                             items_per_batch=2, eligibility_questions=[], filters={"min_words": 0})
+        rewrite_study_create(
+            slug=slug, sources=SOURCES, target_style="formal", eligibility_questions=[], filters={"min_words": 0},
+            settings=study_settings_build(annotators_per_item=2, items_per_batch=2),
+        )
     person = Participant(APIClient(), slug, pid)
     person.start()
     person.consent()
@@ -173,8 +176,10 @@ def test_a_repeated_answer_keeps_the_first_telemetry():
 
 
 def test_the_consent_screen_of_a_rewrite_study_says_what_telemetry_records(client):
-    rewrite_study_create(slug="tel", sources=SOURCES, target_style="formal", eligibility_questions=[],
-                         filters={"min_words": 0}, consent_text="Our own consent text.")
+    rewrite_study_create(
+        slug="tel", sources=SOURCES, target_style="formal", eligibility_questions=[], filters={"min_words": 0},
+        settings=study_settings_build(consent_text="Our own consent text."),
+    )
     page = client.get("/s/tel/").content.decode()
     assert "Our own consent text." in page and 'id="telemetry-notice"' in page
     assert "never records which keys you press" in CONSENT_NOTICE and "never records which keys you press" in page

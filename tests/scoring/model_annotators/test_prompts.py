@@ -13,6 +13,7 @@ from django.core.management import call_command
 
 from annotation.models import ItemKind, StudyItem
 from annotation.services.studies import QUESTION_PRESETS, study_create
+from annotation.services.study_settings import study_settings_build
 from scoring.model_annotators.prompts import QUESTIONS, item_asks
 from scoring.models import ModelAnswer
 from tests import factories as f
@@ -52,10 +53,12 @@ def test_every_order_maps_back_to_the_canonical_answer(kind, n_orders):
 
 
 def test_likert_items_ask_each_question_with_the_scale_up_and_down():
-    study = study_create(slug="lik", item_kind="likert", eligibility_questions=[], annotators_per_item=2,
-                         questions=QUESTION_PRESETS["gyafc"],
-                         items=[{"id": f"x{i}", "source": f"gonna be late {i}", "rewrite": f"I will be late {i}.",
-                                 "target_style": "formal", "system": "sysA"} for i in range(2)])
+    study = study_create(
+        slug="lik", item_kind="likert", eligibility_questions=[], questions=QUESTION_PRESETS["gyafc"],
+        items=[{"id": f"x{i}", "source": f"gonna be late {i}", "rewrite": f"I will be late {i}.",
+                                 "target_style": "formal", "system": "sysA"} for i in range(2)],
+        settings=study_settings_build(annotators_per_item=2),
+    )
     asks = item_asks(study=study, item=StudyItem.objects.filter(study=study).first())
     questions = [q["name"] for q in study.questions]
     assert [(a.question_name, a.order) for a in asks] == [(q, o) for q in questions
@@ -74,8 +77,11 @@ def test_likert_items_ask_each_question_with_the_scale_up_and_down():
 def test_ranking_items_choose_an_order_of_the_outputs_both_ways():
     outputs = [{"id": "o1", "system": "sysA", "text": "one"}, {"id": "o2", "system": "sysB", "text": "two"},
                {"id": "o3", "system": "sysC", "text": "three"}]
-    study_create(slug="rank", item_kind="ranking", eligibility_questions=[], annotators_per_item=2,
-                 items=[{"id": "r0", "source": "src", "outputs": outputs}])
+    study_create(
+        slug="rank", item_kind="ranking", eligibility_questions=[],
+        items=[{"id": "r0", "source": "src", "outputs": outputs}],
+        settings=study_settings_build(annotators_per_item=2),
+    )
     with FakeOpenAI(first_choice) as fake:
         summary = _cli("--study", "rank", "--base-url", fake.base_url, "--model", "fake-model", "--json")
         users = sorted(r["body"]["messages"][1]["content"] for r in fake.chat_requests())

@@ -281,6 +281,7 @@ def test_full_project_schema_endpoint_serves(api):
 def test_study_progress_counts_complete_items_pay_and_likert_people_once():
     from annotation.selectors import study_progress
     from annotation.services.studies import QUESTION_PRESETS, study_create
+    from annotation.services.study_settings import study_settings_build
 
     study = make_study(n_instances=2, per_batch=2, k=1)
     study.estimated_minutes = 6
@@ -296,9 +297,11 @@ def test_study_progress_counts_complete_items_pay_and_likert_people_once():
     assert (progress["items"], progress["items_complete"], progress["responses"]) == (2, 2, 2)
     assert progress["median_minutes_per_batch"] == 4.0
     assert progress["effective_hourly_pay"] == 18.0  # 12/h for 6 estimated minutes, done in 4
-    likert = study_create(slug="lk-progress", item_kind="likert", annotators_per_item=1, eligibility_questions=[],
-                          items=[{"id": "a", "source": "u r late", "rewrite": "You are late."}],
-                          questions=QUESTION_PRESETS["gyafc"])
+    likert = study_create(
+        slug="lk-progress", item_kind="likert", eligibility_questions=[],
+        items=[{"id": "a", "source": "u r late", "rewrite": "You are late."}], questions=QUESTION_PRESETS["gyafc"],
+        settings=study_settings_build(annotators_per_item=1),
+    )
     q = P(APIClient(), likert.slug, "RATER")
     q.start()
     q.consent()

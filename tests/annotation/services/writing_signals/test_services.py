@@ -26,7 +26,7 @@ from annotation.services.writing_signals.registry import thresholds_parse, thres
 from annotation.services.writing_signals.services import writing_signals_compute
 from core.errors import ApplicationError
 from core.models import Job
-from tests.annotation.helpers import Participant
+from tests.annotation.helpers import Participant, settings_pop
 from tests.annotation.services.test_telemetry import telemetry
 from tests.helpers import assert_api_error
 
@@ -37,8 +37,8 @@ OTHER = "gonna be late again for the meeting today sorry"
 
 def study(slug: str = "sig", **extra: Any) -> Study:
     made, _ = rewrite_study_create(slug=slug, sources=[("s1", SOURCE), ("s2", OTHER)], target_style="formal",
-                                   annotators_per_item=6, items_per_batch=2, eligibility_questions=[],
-                                   filters={"min_words": 0}, **extra)
+                                   eligibility_questions=[], filters={"min_words": 0},
+                                   settings=settings_pop(extra, annotators_per_item=6, items_per_batch=2), **extra)
     return made
 
 
