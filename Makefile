@@ -107,10 +107,15 @@ serve: $(STAMP)
 	$(PROD_ENV) $(MANAGE) collectstatic --noinput
 	$(PROD_ENV) $(BIN)/gunicorn config.wsgi --worker-class gthread -w $${WEB_WORKERS:-3} --threads 8 -b $${BIND:-0.0.0.0:8000}
 
+# The whole suite in TEST_WORKERS processes (pytest-xdist): each has its own test database, Redis database (the
+# broker's db minus the worker's number: 15 and 14 by default) and media folder (config/settings/test.py); tests
+# that cannot share the machine with another test run in one group (xdist_group "serial", tests/conftest.py).
+# --durations: the slowest tests of every run, so that where the time goes stays visible.
+TEST_WORKERS ?= 2
 test: $(STAMP) browsers
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	$(TEST_ENV) $(BIN)/python -m pytest
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
 
 # The lane without Celery workers, Chromium, neural models or slow tests (live-server HTTP tests, the concurrency
 # races, the SQLite demo); `make test` runs everything. Markers: pytest.ini, set from fixtures in tests/conftest.py.
