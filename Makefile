@@ -108,9 +108,9 @@ serve: $(STAMP)
 	$(PROD_ENV) $(BIN)/gunicorn config.wsgi --worker-class gthread -w $${WEB_WORKERS:-3} --threads 8 -b $${BIND:-0.0.0.0:8000}
 
 # The whole suite in TEST_WORKERS processes (pytest-xdist): each has its own test database, Redis database (the
-# broker's db minus the worker's number: 15 and 14 by default) and media folder (config/settings/test.py); tests
-# that cannot share the machine with another test run in one group (xdist_group "serial", tests/conftest.py).
-# --durations: the slowest tests of every run, so that where the time goes stays visible.
+# broker's db minus the worker's number: 15 and 14 by default) and media folder (config/settings/test.py). A test
+# that must not run beside another one gets `@pytest.mark.xdist_group("serial")` (--dist loadgroup keeps a group in
+# one process); none needs it today. --durations: the slowest tests of every run, so the time stays visible.
 TEST_WORKERS ?= 2
 test: $(STAMP) browsers
 	$(BIN)/ruff check .
