@@ -108,11 +108,16 @@ serve: $(STAMP)
 	$(PROD_ENV) $(MANAGE) collectstatic --noinput
 	$(PROD_ENV) $(BIN)/gunicorn config.wsgi --worker-class gthread -w $${WEB_WORKERS:-3} --threads 8 -b $${BIND:-0.0.0.0:8000}
 
+# The whole suite in TEST_WORKERS processes (pytest-xdist): each has its own test database, Redis database (the
+# broker's db minus the worker's number: 15 and 14 by default) and media folder (config/settings/test.py). A test
+# that must not run beside another one gets `@pytest.mark.xdist_group("serial")` (--dist loadgroup keeps a group in
+# one process); none needs it today. --durations: the slowest tests of every run, so the time stays visible.
+TEST_WORKERS ?= 2
 test: $(STAMP) browsers
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
-	$(TEST_ENV) $(BIN)/python -m pytest
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
 
 # The lane without Celery workers, Chromium, neural models or slow tests (live-server HTTP tests, the concurrency
 # races, the SQLite demo); `make test` runs everything. Markers: pytest.ini, set from fixtures in tests/conftest.py.

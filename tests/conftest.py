@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import importlib
 import inspect
 from pathlib import Path
+from typing import Any
 
 import pytest
+from django.apps import apps as django_apps
 from django.conf import settings
+from django.db.models.signals import post_migrate
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
@@ -77,24 +81,28 @@ def _mark_lanes(item: pytest.Item) -> None:
         item.add_marker(pytest.mark.slow)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Lane markers (see `_mark_lanes`), and every transactional test restores the database it found
-    (serialized rollback).
+def _restore_migration_rows(sender: Any, apps: Any = None, using: str = "default", **kwargs: Any) -> None:
+    """The rows data migrations create (the STEL components), written again after every transactional test.
 
-    The STEL components come from a data migration. A transactional test flushes the tables afterwards; without
-    serialized rollback the components would be gone for later tests, and mixing tests with and without it makes
-    Django re-create content types that the serialized snapshot then inserts a second time.
+    A transactional test ends with a flush of every table, and the flush sends post_migrate, on which Django itself
+    re-creates content types and permissions. The STEL components come from a data migration, so they are
+    re-created here from that migration's own function: cheaper than a serialized rollback, which saves the whole
+    database's rows one by one before every such test. Idempotent, so the real migrate's post_migrate changes nothing.
     """
+    STEL_COMPONENTS_MIGRATION.create_components(apps or django_apps, None)
+
+
+STEL_COMPONENTS_MIGRATION = importlib.import_module("tasks.migrations.0002_stel_components")
+post_migrate.connect(_restore_migration_rows, sender=django_apps.get_app_config("tasks"),
+                     dispatch_uid="tests.restore_migration_rows", weak=False)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Lane markers (see `_mark_lanes`); transactional tests without serialized rollback (see
+    `_restore_migration_rows`), even where a module still asks for one."""
     for item in items:
         _mark_lanes(item)
         marker = item.get_closest_marker("django_db")
-        transactional = (marker is not None and marker.kwargs.get("transaction")) or any(
-            name in getattr(item, "fixturenames", ()) for name in ("transactional_db", "live_server")
-        )
-        if not transactional:
-            continue
-        kwargs = dict(marker.kwargs) if marker is not None else {}
-        if kwargs.get("serialized_rollback"):
-            continue
-        kwargs.update(transaction=True, serialized_rollback=True)
-        item.add_marker(pytest.mark.django_db(*(marker.args if marker else ()), **kwargs), append=False)
+        if marker is not None and marker.kwargs.get("serialized_rollback"):
+            kwargs = {**marker.kwargs, "serialized_rollback": False}
+            item.add_marker(pytest.mark.django_db(*marker.args, **kwargs), append=False)

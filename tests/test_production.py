@@ -31,7 +31,7 @@ from tests.annotation.test_views_browser import (
 )
 from tests.gunicorn_server import REPO, gunicorn
 
-pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.browser]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 ASSET_TYPES = {"script", "stylesheet", "image", "font"}
 ADMIN_PASSWORD = "a long production password"

@@ -39,14 +39,8 @@ def browser(django_db_setup: None) -> Iterator[Any]:
     if not CHROMIUM.exists():
         raise RuntimeError(f"{CHROMIUM} is missing: run `make browsers` (apt-get install chromium) first")
     # While Playwright's event loop runs in this thread, Django's thread-critical connection storage switches to
-    # its async (context-local) slot, i.e. to fresh connection objects. Those lack the serialized database
-    # contents the test runner keeps on the original ones, so serialized_rollback would silently skip restoring
-    # and the flush would re-create content types with new ids, breaking later transactional test modules.
-    serialized = {alias: getattr(connections[alias], "_test_serialized_contents", None) for alias in connections}
+    # its async (context-local) slot, i.e. to fresh connection objects, closed below.
     with sync_playwright() as playwright:
-        for alias, contents in serialized.items():
-            if contents is not None:
-                connections[alias]._test_serialized_contents = contents
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         yield browser
         browser.close()

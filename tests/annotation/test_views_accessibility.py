@@ -29,7 +29,7 @@ from tests.annotation.test_views_browser import (
 from tests.annotation.test_views_preview import PRACTICE
 from tests.factories import CorpusFactory, TaskInstanceFactory
 
-pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.browser]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 LINK = "?PROLIFIC_PID={pid}&STUDY_ID=S&SESSION_ID={pid}"
 
 

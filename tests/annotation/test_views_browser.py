@@ -28,9 +28,9 @@ from tests.annotation.conftest_browser import PHONE
 from tests.annotation.helpers import settings_pop
 from tests.factories import CorpusFactory, ScreeningQuestionFactory, StudyFactory, TaskInstanceFactory
 
-# live_server serves from another thread, so the data must be committed; serialized_rollback restores the
+# live_server serves from another thread, so the data must be committed; tests/conftest.py re-creates the
 # migrations' rows (the STEL components) that each transactional flush wipes.
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 browser_test = pytest.mark.browser
 
 COMPLETED = "C0MPL3TE"

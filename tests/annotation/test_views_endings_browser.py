@@ -28,7 +28,7 @@ from tests.annotation.test_views_browser import (
     quadruple_study,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 browser_test = pytest.mark.browser
 
 PLATFORMS = ["prolific", "mturk", "anonymous"]

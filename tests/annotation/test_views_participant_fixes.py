@@ -21,7 +21,7 @@ from tests.annotation.test_views_browser import COMPLETED, answer_ordering_item,
 from tests.annotation.test_views_preview import PRACTICE
 
 PROLIFIC_TEMPLATE = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
-transactional = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+transactional = pytest.mark.django_db(transaction=True)
 
 
 # --- refused links ----------------------------------------------------------------------------------------

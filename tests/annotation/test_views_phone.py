@@ -30,7 +30,7 @@ from tests.annotation.test_views_browser import (
 )
 from tests.conftest import REPO_ROOT
 
-pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.browser]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 FORMALITY = REPO_ROOT / "fixtures" / "corpora"
 

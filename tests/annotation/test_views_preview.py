@@ -142,7 +142,7 @@ def _login(page: Any, live_server: Any, next_url: str) -> None:
     page.click("input[type=submit]")
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_preview_of_a_prolific_study_plays_the_whole_page_and_sends_nothing(page: Any, live_server: Any,
                                                                              shots: Any) -> None:
     study = quadruple_study("preview-walk", platform="prolific", allow_anonymous=False)
@@ -215,7 +215,7 @@ def test_preview_of_a_prolific_study_plays_the_whole_page_and_sends_nothing(page
     assert page.js_errors == []
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_preview_of_an_mturk_rewrite_study_shows_the_rewrite_page_and_mturk_submit(page: Any, live_server: Any,
                                                                                   shots: Any) -> None:
     study, _ = rewrite_study_create(

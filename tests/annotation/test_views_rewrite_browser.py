@@ -22,7 +22,7 @@ from tests.annotation.conftest_browser import *  # noqa: F403
 from tests.annotation.helpers import run_participant, settings_pop
 from tests.annotation.test_views_browser import NEXT_ITEM_OR_END, current_item_id, on_screen
 
-pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.browser]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 SOURCE = "hey r u free on friday for the thing lol"
 
 

@@ -190,7 +190,7 @@ def schema_server(transactional_db, admin_user, tmp_path):  # noqa: ANN001
 
 
 @pytest.mark.slow
-@pytest.mark.django_db(transaction=True, serialized_rollback=True, reset_sequences=True)
+@pytest.mark.django_db(transaction=True, reset_sequences=True)
 
 def test_schemathesis_finds_no_server_error_and_no_mismatch(schema_server, admin_user, artifacts_dir):  # noqa: ANN001
     reports = artifacts_dir / "schemathesis"

@@ -20,7 +20,7 @@ from annotation.services import answers, session_creation, sessions
 from core.errors import ApplicationError
 from tests.annotation.helpers import make_study, serving_path  # noqa: F401 (fixture)
 
-pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.slow,
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow,
               pytest.mark.usefixtures("serving_path")]
 
 

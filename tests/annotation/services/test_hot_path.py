@@ -100,7 +100,7 @@ def test_next_of_the_fast_path_equals_the_general_path(settings):
     assert fast.json()["redirect_url"] == "https://app.prolific.com/submissions/complete?cc=DONE123"
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.slow
 def test_an_exclusion_racing_fast_answers_leaves_no_valid_response():
     """The admin excludes a participant while their answers are being stored: whatever the interleaving, none of
@@ -144,7 +144,7 @@ def _race_exclusion_against_answers(round_: int) -> None:
         batch__token=token, answered_at__isnull=False).count()
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.slow
 def test_a_fast_answer_waits_for_an_exclusion_in_progress():
     """An exclusion runs participant → responses → reservations in one transaction. A fast answer arriving after

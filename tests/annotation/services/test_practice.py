@@ -121,7 +121,7 @@ from tests.annotation.test_views_browser import (  # noqa: E402
 
 
 @pytest.mark.browser
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_practice_comes_first_with_feedback_in_the_browser(page, live_server, shots) -> None:  # noqa: ANN001
     study = quadruple_study("browser-practice", items=2, screening=0)
     practice_items_set(study=study, items=PRACTICE)

@@ -13,7 +13,7 @@ from core.models import Job
 from tests.annotation.conftest_browser import *  # noqa: F403
 from tests.scoring.agreement.test_dashboard_browser import log_in
 
-pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.browser]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 
 def test_the_job_page_says_within_seconds_that_no_worker_has_taken_the_job(page: Any, live_server: Any,

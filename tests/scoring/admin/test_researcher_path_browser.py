@@ -27,7 +27,7 @@ from tests.annotation.conftest_browser import *  # noqa: F403
 from tests.scoring.agreement.test_dashboard_browser import ensure_components
 from tests.scoring.agreement.test_runs_worker import broker_db_emptied, kill_group, start_worker
 
-pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.browser,
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser,
               pytest.mark.worker, pytest.mark.slow]
 
 REPO = Path(settings.BASE_DIR)

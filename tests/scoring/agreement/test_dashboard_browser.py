@@ -17,7 +17,7 @@ from tasks.models import StyleComponent
 from tests.annotation.conftest_browser import *  # noqa: F403
 from tests.factories import annotated_study
 
-pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.browser]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 COMPONENTS = {"formality": ("informal", "formal"), "simplicity": ("complex", "simple")}
 

@@ -13,7 +13,7 @@ from django.core.management.base import CommandError
 
 from annotation.models import Participant, Response, RewriteReview, Study
 
-pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 SOURCES = ["lol i dunno what ur talking about tbh", "that movie was sooo boring, i fell asleep like twice",
            "gonna grab some food later wanna come with me", "my phone died again so i couldnt call u back",

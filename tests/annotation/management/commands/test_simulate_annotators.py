@@ -11,7 +11,7 @@ from annotation.models import Participant, Response, StudyItem
 from annotation.selectors import items_over_capacity
 from tests.annotation.helpers import make_study
 
-pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def test_simulated_crowd_fills_a_study_over_http(live_server):
