@@ -185,7 +185,8 @@ class StudyCreateForm(forms.Form):
         ("Likert and ranking studies", ["items_file", "outputs_file", "outputs_study", "preset", "questions",
                                         "rewrite_min_length"]),
         ("Rewrite studies", ["sources", "sources_corpus", "side", "target_style", "rewrite_max_length",
-                             "copy_threshold", "persona", "persona_from_platform", "filter_questions", "filter_urls", "min_words",
+                             "copy_threshold", "persona", "persona_from_platform",
+                             "filter_questions", "filter_urls", "min_words",
                              "max_words", "qualify_min_accepted", "qualify_min_rate", "signal_thresholds",
                              "signal_auto_reject"]),
     )

@@ -63,7 +63,8 @@ def session_consent(*, token: str, agree: Any, special_category: bool = False) -
                     "This study asks special-category questions: tick the separate explicit consent to take part.",
                     code=SPECIAL_CATEGORY_CONSENT_MISSING, status=400,
                     details={"special_category": ["must be true to take part"]})
-            needs_eligibility = bool(questions_asked(study.eligibility_questions)) and not _passed_eligibility_before(batch)
+            asked = questions_asked(study.eligibility_questions)  # those read from the platform are not asked
+            needs_eligibility = bool(asked) and not _passed_eligibility_before(batch)
             batch.state = Batch.State.ELIGIBILITY if needs_eligibility else Batch.State.INSTRUCTIONS
             batch.consented_at = timezone.now()
             batch.consent_version = consent_version_resolve(study=study)
