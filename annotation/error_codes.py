@@ -44,6 +44,10 @@ NOT_QUALIFIED = codes.declare("not_qualified",
                               "The worker has too few accepted rewrites, or too low an acceptance rate, for this "
                               "rewrite study.")
 NOT_RESERVED = codes.declare("not_reserved", "The item is not reserved for this session.")
+PERSONA_FROM_PLATFORM_UNAVAILABLE = codes.declare(
+    "persona_from_platform_unavailable",
+    "Persona attributes can be read from the platform only in a Prolific study, and only those Prolific records "
+    "(age, gender, country, ethnicity, education).")
 PLATFORM_MISMATCH = codes.declare("platform_mismatch", "The study takes links of another crowd platform.")
 SCREENED_OUT = codes.declare("screened_out", "The participant failed eligibility earlier.")
 SESSION_IN_PROGRESS = codes.declare("session_in_progress",

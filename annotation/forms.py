@@ -8,7 +8,7 @@ from django import forms
 
 from annotation.models import ORDERING_KINDS, Study, new_study_code
 from annotation.services.sampling_plan import validation_rates_parse
-from annotation.services.study_settings import REWRITE_DEFAULTS, form_fields, form_values
+from annotation.services.study_settings import REWRITE_BY_NAME, REWRITE_DEFAULTS, form_fields, form_values
 from annotation.services.writing_signals.registry import thresholds_parse
 from core.errors import ApplicationError
 from tasks.models import Corpus, InstanceStatus, StyleComponent
@@ -142,6 +142,9 @@ class StudyCreateForm(forms.Form):
                                       help_text="Refuse a rewrite this similar (rapidfuzz ratio, 0-100) to its source.")
     persona = forms.CharField(required=False, help_text="Persona questions (PASTEL), comma-separated: gender, age, "
                                                         "ethnicity, country, education, political_orientation.")
+    persona_from_platform = forms.CharField(required=False, initial=REWRITE_DEFAULTS["persona_from_platform"],
+                                            label=REWRITE_BY_NAME["persona_from_platform"].label,
+                                            help_text=REWRITE_BY_NAME["persona_from_platform"].help)
     filter_questions = forms.BooleanField(required=False, initial=True, label="Drop questions")
     filter_urls = forms.BooleanField(required=False, initial=True, label="Drop sentences with URLs")
     min_words = forms.IntegerField(required=False, min_value=0, initial=REWRITE_DEFAULTS["min_words"],
@@ -182,7 +185,8 @@ class StudyCreateForm(forms.Form):
         ("Likert and ranking studies", ["items_file", "outputs_file", "outputs_study", "preset", "questions",
                                         "rewrite_min_length"]),
         ("Rewrite studies", ["sources", "sources_corpus", "side", "target_style", "rewrite_max_length",
-                             "copy_threshold", "persona", "filter_questions", "filter_urls", "min_words",
+                             "copy_threshold", "persona", "persona_from_platform",
+                             "filter_questions", "filter_urls", "min_words",
                              "max_words", "qualify_min_accepted", "qualify_min_rate", "signal_thresholds",
                              "signal_auto_reject"]),
     )
@@ -280,6 +284,7 @@ class StudyCreateForm(forms.Form):
                 "side": d.get("side"), "target_style": d["target_style"], "min_length": given("rewrite_min_length"),
                 "max_length": given("rewrite_max_length"), "copy_threshold": given("copy_threshold"),
                 "persona": [a.strip() for a in d["persona"].split(",") if a.strip()],
+                "persona_from_platform": d.get("persona_from_platform") or "",
                 "filters": {"questions": d["filter_questions"], "urls": d["filter_urls"],
                             "min_words": given("min_words"), "max_words": given("max_words")},
                 "min_accepted": given("qualify_min_accepted"), "min_rate": given("qualify_min_rate"),

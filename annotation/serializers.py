@@ -258,6 +258,7 @@ class RewriteCreateInput(serializers.Serializer):
     copy_threshold = drf_field(REWRITE_BY_NAME["copy_threshold"])
     persona = serializers.ListField(required=False, default=list,
                                     help_text="PASTEL attribute names, or own questions {name, text, choices}.")
+    persona_from_platform = drf_field(REWRITE_BY_NAME["persona_from_platform"])
     filters = RewriteFiltersInput(required=False, default=None, allow_null=True)
     qualify_min_accepted = drf_field(REWRITE_BY_NAME["min_accepted"])
     qualify_min_rate = drf_field(REWRITE_BY_NAME["min_rate"])

@@ -25,6 +25,7 @@ from annotation.services.consent import (
 )
 from annotation.services.display import public_questions
 from annotation.services.participation import PLACEHOLDER, accepted_platforms, entry_check, grace_seconds
+from annotation.services.persona_platform import questions_asked
 from core.errors import ApplicationError
 
 # Query parameters each recruiting platform appends to the study link (Prolific's and MTurk's documented names).
@@ -166,7 +167,7 @@ def participant_page(request: HttpRequest, study: Study, *, who: dict[str, str],
         "special_consent": special,
         "kind": study.item_kind,
         "who": who,
-        "eligibility": _public_eligibility(study.eligibility_questions),
+        "eligibility": _public_eligibility(questions_asked(study.eligibility_questions)),
         "likert": public_questions(study),
         "rewrite_min_length": study.rewrite_min_length,
         "mturk_submit": mturk_submit_url(query) if who["platform"] == "mturk" else "",

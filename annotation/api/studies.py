@@ -94,6 +94,7 @@ def study_build_kwargs(data: dict[str, Any]) -> dict[str, Any]:
             "sources_corpus": spec["sources_corpus"], "side": spec["side"], "target_style": spec["target_style"],
             "filters": spec["filters"] or {}, "examples": spec["examples"] or None, "min_length": spec["min_length"],
             "max_length": spec["max_length"], "copy_threshold": spec["copy_threshold"], "persona": spec["persona"],
+            "persona_from_platform": spec["persona_from_platform"],
             "min_accepted": spec["qualify_min_accepted"], "min_rate": spec["qualify_min_rate"],
             "signal_thresholds": spec["signal_thresholds"], "signal_auto_reject": spec["signal_auto_reject"],
         }

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from annotation.services.rewrites import PERSONA_QUESTIONS, sources_read
-from annotation.services.study_settings import REWRITE_DEFAULTS
+from annotation.services.study_settings import REWRITE_BY_NAME, REWRITE_DEFAULTS
 from annotation.services.writing_signals.registry import thresholds_parse
 from core.commands import json_file_read
 
@@ -24,6 +24,8 @@ def rewrite_arguments_add(parser: Any) -> None:
     group.add_argument("--persona", default="",
                        help="Persona questions asked before writing (PASTEL): attributes comma-separated, 'pastel' for "
                             "all, or a JSON file of own questions [{name, text, choices}].")
+    from_platform = REWRITE_BY_NAME["persona_from_platform"]
+    group.add_argument(from_platform.flag, default=from_platform.default, help=from_platform.help)
     group.add_argument("--filter-questions", action=argparse.BooleanOptionalAction, default=True)
     group.add_argument("--filter-urls", action=argparse.BooleanOptionalAction, default=True)
     group.add_argument("--min-words", type=int, default=REWRITE_DEFAULTS["min_words"],
@@ -58,6 +60,7 @@ def rewrite_spec_from_options(options: dict[str, Any]) -> dict[str, Any]:
                     "min_words": options["min_words"], "max_words": options["max_words"]},
         "min_length": options["rewrite_min_length"], "max_length": options["rewrite_max_length"],
         "copy_threshold": options["copy_threshold"], "persona": persona,
+        "persona_from_platform": options["persona_from_platform"],
         "min_accepted": options["qualify_min_accepted"],
         "min_rate": options["qualify_min_rate"],
         "signal_thresholds": thresholds_parse(options["signal_threshold"], field="signal_threshold"),

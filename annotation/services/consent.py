@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 
 from annotation.error_codes import SPECIAL_CATEGORY_CONSENT_MISSING
 from annotation.models import ConsentVersion, EntryPlatform, ItemKind, Study
+from annotation.services.persona_platform import PLATFORM_NAMES, questions_asked, questions_from_platform
 from annotation.services.telemetry import CONSENT_NOTICE, FREE_TEXT_KINDS
 from core.errors import ApplicationError
 
@@ -69,12 +70,16 @@ def special_category_check(*, questions: list[dict[str, Any]], statement: str, w
 def consent_facts(*, study: Study) -> dict[str, Any]:
     """What the study collects, as data: the one source of the statement and of the data plan."""
     questions = list(study.eligibility_questions or [])
+    asked = questions_asked(questions)
     return {
         "answers": ANSWERS.get(study.item_kind, "your answers"),
         "platform_id": PLATFORM_IDS.get(study.platform, PLATFORM_IDS[EntryPlatform.ANY]),
         "telemetry": study.item_kind in FREE_TEXT_KINDS,
-        "eligibility": [q for q in questions if not q.get("persona")],
-        "persona": [q for q in questions if q.get("persona")],
+        "eligibility": [q for q in asked if not q.get("persona")],
+        "persona": [q for q in asked if q.get("persona")],
+        # Data minimisation: persona attributes the platform already holds, read from it instead of asked.
+        "persona_from_platform": questions_from_platform(questions),
+        "persona_platform": PLATFORM_NAMES.get(study.platform, study.platform),
         "special": special_category_questions(questions=questions),
         "retention_days": retention_days(study=study),
         "release_annotator_labels": study.release_annotator_labels,
@@ -108,6 +113,14 @@ def consent_statement_parts(*, study: Study) -> list[tuple[str, str]]:
                                  "retention period ends, then only as counts over groups of people): "
                                  f"{_question_list(facts['persona'])}. You may answer “prefer not to say” where "
                                  "offered."))
+    if facts["persona_from_platform"]:
+        platform = facts["persona_platform"]
+        names = ", ".join(str(q.get("name")).replace("_", " ") for q in facts["persona_from_platform"])
+        parts.append(("persona-platform", f"Read from {platform} instead of asked: your {names}, as your {platform} "
+                                          "profile gave them when you completed the study (nothing else of that "
+                                          "profile is kept). They are kept like your answers about yourself: with "
+                                          "your id until the retention period ends, then only as counts over groups "
+                                          "of people."))
     if facts["special"]:
         parts.append(("special", "Some of these questions ask for special categories of personal data "
                                  f"({_question_list(facts['special'])}): they need your explicit consent, asked "

@@ -53,6 +53,12 @@ def data_plan_markdown(*, study: Study) -> tuple[str, dict[str, Any]]:
         "_To be completed by the researcher: the legal basis for processing (e.g. consent, or a task in the public "
         "interest for research) and the ethics approval reference._",
     ]
+    if consent["persona_from_platform"]:
+        names = ", ".join(str(q.get("name")) for q in consent["persona_from_platform"])
+        lines += ["", f"Data minimisation: {names} are read from {consent['persona_platform']}'s submission "
+                  "demographics (a snapshot taken when the participant completes the study) instead of being asked; "
+                  "only these attributes are kept, mapped to the study's answer choices, and the rest of the "
+                  "platform's answer is discarded when it is read."]
     if special:
         lines += ["", "Special categories of personal data are asked (" + "; ".join(special) + "): participants "
                   "give separate explicit consent, recorded with its time on their session, to this statement:", "",

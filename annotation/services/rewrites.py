@@ -13,6 +13,11 @@ from django.db import transaction
 from rapidfuzz import fuzz
 
 from annotation.models import COPY_THRESHOLD_DEFAULT, ItemKind, Participant, RewriteSettings, Study
+from annotation.services.persona_platform import (
+    persona_from_platform_check,
+    persona_from_platform_parse,
+    persona_questions_mark,
+)
 from annotation.services.studies import DEFAULT_ELIGIBILITY, study_create
 from annotation.services.study_settings import StudySettings, study_settings_build
 from annotation.services.writing_signals.registry import auto_reject_validate, thresholds_validate
@@ -183,14 +188,16 @@ def rewrite_study_create(
     *, slug: str, sources: list[tuple[str, str]], target_style: str, filters: dict[str, Any] | None = None,
     examples: list[dict[str, Any]] | None = None, min_length: int = 10, max_length: int = 500,
     copy_threshold: float = COPY_THRESHOLD_DEFAULT, persona: list[str | dict[str, Any]] | None = None,
-    min_accepted: int = 0,
+    persona_from_platform: str | list[str] = "", min_accepted: int = 0,
     min_rate: float = 0.0, signal_thresholds: dict[str, Any] | None = None, signal_auto_reject: Any = None,
     eligibility_questions: list[dict[str, Any]] | None = None, settings: StudySettings | None = None,
     study_status: str = Study.Status.ACTIVE,
 ) -> tuple[Study, dict[str, Any]]:
     """A reviewed rewrite study: one item per kept source, k = `annotators_per_item` rewrites each (`settings`, a
     `StudySettings`; None: the defaults). Returns the study and the preprocessing summary (sources read, kept,
-    dropped by rule). An empty task description is composed from the target style, examples and lengths."""
+    dropped by rule). An empty task description is composed from the target style, examples and lengths.
+    `persona_from_platform` names PASTEL attributes read from Prolific's demographics instead of asked (a Prolific
+    study only); each is a persona attribute of the study whether or not `persona` names it."""
     if not 0 <= copy_threshold <= 100:
         raise ApplicationError(f"Copy threshold must be within 0…100, not {copy_threshold}.", field="copy_threshold")
     if not 1 <= min_length <= max_length <= 5000:
@@ -213,13 +220,17 @@ def rewrite_study_create(
     kept, dropped = sources_filter(sources=sources, filters=rules)
     if not kept:
         raise ApplicationError(f"no source is left after the filters (dropped: {dropped}).")
-    persona_qs = persona_questions_build(attributes=persona or [])
+    from_platform = persona_from_platform_parse(persona_from_platform)
+    settings = settings or study_settings_build(item_kind=ItemKind.REWRITE)
+    persona_from_platform_check(attributes=from_platform, platform=settings.platform)
+    named = [a if isinstance(a, str) else a.get("name") for a in persona or []]
+    persona_qs = persona_questions_build(attributes=[*(persona or []), *(a for a in from_platform if a not in named)])
+    persona_qs = persona_questions_mark(questions=persona_qs, attributes=from_platform, platform=settings.platform)
     base = DEFAULT_ELIGIBILITY if eligibility_questions is None else eligibility_questions
     summary = {"sources_read": len(sources), "sources_kept": len(kept), "dropped": dropped, "filters": rules}
     items = [{"id": source_id, "source": text, "target_style": target_style, "max_length": max_length,
               "copy_threshold": copy_threshold} for source_id, text in kept]
     with transaction.atomic():
-        settings = settings or study_settings_build(item_kind=ItemKind.REWRITE)
         description = settings.task_description or description_compose(
             target_style=target_style, examples=examples, min_length=min_length, max_length=max_length)
         study = study_create(

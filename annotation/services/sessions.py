@@ -14,6 +14,7 @@ from annotation.services import participation
 from annotation.services.consent import consent_statement, consent_version_resolve, special_category_questions
 from annotation.services.display import finished_payload, public_item, public_questions, redirect_with_code
 from annotation.services.engine import batch_reserve
+from annotation.services.persona_platform import questions_asked
 from annotation.services.review import review_feedback
 from annotation.services.rewrites import persona_store
 from annotation.services.session_lookup import (
@@ -62,7 +63,8 @@ def session_consent(*, token: str, agree: Any, special_category: bool = False) -
                     "This study asks special-category questions: tick the separate explicit consent to take part.",
                     code=SPECIAL_CATEGORY_CONSENT_MISSING, status=400,
                     details={"special_category": ["must be true to take part"]})
-            needs_eligibility = bool(study.eligibility_questions) and not _passed_eligibility_before(batch)
+            asked = questions_asked(study.eligibility_questions)  # those read from the platform are not asked
+            needs_eligibility = bool(asked) and not _passed_eligibility_before(batch)
             batch.state = Batch.State.ELIGIBILITY if needs_eligibility else Batch.State.INSTRUCTIONS
             batch.consented_at = timezone.now()
             batch.consent_version = consent_version_resolve(study=study)
@@ -92,7 +94,8 @@ def _validate_eligibility(study: Study, answers: Any) -> dict[str, str]:
         raise ApplicationError("answers must be an object {question name: choice}.", details={"answers": ["object"]})
     errors: dict[str, list[str]] = {}
     clean: dict[str, str] = {}
-    for question in study.eligibility_questions:
+    asked = questions_asked(study.eligibility_questions)  # not those read from the platform
+    for question in asked:
         name = question["name"]
         value = answers.get(name)
         choices = [str(c) for c in question.get("choices", [])]
@@ -100,7 +103,7 @@ def _validate_eligibility(study: Study, answers: Any) -> dict[str, str]:
             errors[name] = [f"choose one of {choices}"]
         else:
             clean[name] = str(value)
-    unknown = set(answers) - {q["name"] for q in study.eligibility_questions}
+    unknown = set(answers) - {q["name"] for q in asked}
     if unknown:  # counted, not named: an error never echoes what was sent
         errors["unknown"] = [f"{len(unknown)} answer(s) to questions this study does not ask"]
     if errors:
@@ -121,7 +124,7 @@ def session_eligibility(*, token: str, answers: Any) -> Batch:
         clean = _validate_eligibility(study, answers)
         persona_store(participant=batch.participant, study=study, answers=clean)
         attempts = list((batch.eligibility_answers or {}).get("attempts", []))
-        failed = [q["name"] for q in study.eligibility_questions
+        failed = [q["name"] for q in questions_asked(study.eligibility_questions)
                   if q.get("accept") and clean[q["name"]] not in [str(a) for a in q["accept"]]]
         attempts.append({"answers": clean, "failed": failed, "at": timezone.now().isoformat()})
         batch.eligibility_answers = {"attempts": attempts, "answers": clean}
@@ -306,7 +309,7 @@ def session_payload(batch: Batch) -> dict[str, Any]:
             if special_category_questions(questions=study.eligibility_questions) else "",
             "eligibility_questions": [
                 {"name": q["name"], "text": q.get("text", q["name"]), "choices": list(q.get("choices", []))}
-                for q in study.eligibility_questions
+                for q in questions_asked(study.eligibility_questions)
             ],
             "questions": public_questions(study),
             "rewrite_min_length": study.rewrite_min_length,

@@ -247,7 +247,7 @@ def _questions(questions: str | list[dict[str, Any]] | None) -> list[dict[str, A
 
 
 REWRITE_KEYS = ("target_style", "filters", "examples", "min_length", "max_length", "copy_threshold", "persona",
-                "min_accepted", "min_rate", "signal_thresholds", "signal_auto_reject")
+                "persona_from_platform", "min_accepted", "min_rate", "signal_thresholds", "signal_auto_reject")
 
 
 def _rewrite_build(request: StudyRequest) -> StudyBuilt:

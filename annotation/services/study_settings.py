@@ -365,6 +365,9 @@ REWRITE_SETTINGS: tuple[StudySetting, ...] = (
                  max_value=100, kinds=REWRITE),
     StudySetting("min_words", int, 5, "Min words", "Drop shorter sources (0: no limit).", min_value=0, kinds=REWRITE),
     StudySetting("max_words", int, 25, "Max words", "Drop longer sources (0: no limit).", min_value=0, kinds=REWRITE),
+    StudySetting("persona_from_platform", str, "", "Persona from the platform",
+                 "Persona attributes read from Prolific's submission demographics instead of asked, comma-separated "
+                 "(age, gender, country, ethnicity, education); a Prolific study only.", kinds=REWRITE),
     StudySetting("min_accepted", int, 0, "Qualification: min accepted rewrites", min_value=0, kinds=REWRITE,
                  cli="--qualify-min-accepted"),
     StudySetting("min_rate", float, 0.0, "Qualification: min acceptance rate (0-1)", min_value=0, max_value=1,

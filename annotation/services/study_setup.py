@@ -16,6 +16,7 @@ from annotation.services.consent import special_category_check
 from annotation.services.display import public_item, redirect_with_code, shown_for_item
 from annotation.services.engine import reservations_release
 from annotation.services.participation import accepted_platforms
+from annotation.services.persona_platform import questions_asked
 from annotation.services.practice import practice_preview
 from core.errors import ApplicationError
 
@@ -105,7 +106,8 @@ def study_preview(*, study: Study, platform: str) -> dict[str, Any]:
         "n_items": study.items.count(),
         "practice": practice_preview(study=study) if study.practice_items.exists() else [],
         "eligibility": [{"name": q["name"], "accept": [str(a) for a in q.get("accept") or []],
-                         "comprehension": bool(q.get("comprehension"))} for q in study.eligibility_questions],
+                         "comprehension": bool(q.get("comprehension"))}
+                        for q in questions_asked(study.eligibility_questions)],
         "codes": codes,
         "redirects": {state: redirect_with_code(study.redirect_url or "", code, platform=platform)
                       for state, code in codes.items()},

@@ -170,6 +170,11 @@ class PlatformBackend(Protocol):
 
     def submission(self, platform_study: PlatformStudy | None, external_id: str) -> tuple[SubmissionInfo, str]: ...
 
+    def submission_demographics(self, external_id: str) -> dict[str, Any] | None:
+        """The demographics the platform archived for a submission ({} when it holds none for it), or None where the
+        platform gives none (MTurk, the mock): persona attributes are then asked."""
+        ...
+
     # --- decisions ------------------------------------------------------------------------------------------------
 
     def approve_calls(self, platform_study: PlatformStudy, submission_ids: list[str],

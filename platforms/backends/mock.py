@@ -270,6 +270,9 @@ class MockBackend:
         raise PlatformCallError(f"The mock platform has no submission {external_id}.", outcome=REFUSED,
                                 code=PLATFORM_NOT_FOUND)
 
+    def submission_demographics(self, external_id: str) -> dict[str, Any] | None:
+        return None  # the mock platform holds no demographics: persona attributes are asked
+
     # --- decisions ------------------------------------------------------------------------------------------------
 
     def approve_calls(self, platform_study: PlatformStudy, submission_ids: list[str],

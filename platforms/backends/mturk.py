@@ -215,6 +215,9 @@ class MTurkBackend:
         page = self._read("GetAssignment", f"reading assignment {external_id}", AssignmentId=external_id)
         return self._info(page["Assignment"]), str(page["Assignment"].get("HITId", ""))
 
+    def submission_demographics(self, external_id: str) -> dict[str, Any] | None:
+        return None  # MTurk has no demographics of its workers: persona attributes are asked
+
     # --- decisions -------------------------------------------------------------------------------------------
 
     def approve_calls(self, platform_study: PlatformStudy, submission_ids: list[str], feedback: str = "",

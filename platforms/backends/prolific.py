@@ -262,6 +262,9 @@ class ProlificBackend:
         row = self.client.submission_get(external_id)
         return self._info(row), str(row.get("study_id") or "")
 
+    def submission_demographics(self, external_id: str) -> dict[str, Any] | None:
+        return self.client.submission_demographics(external_id) or {}
+
     # --- decisions -------------------------------------------------------------------------------------------
 
     def approve_calls(self, platform_study: PlatformStudy, submission_ids: list[str], feedback: str = "",

@@ -202,6 +202,20 @@ class ProlificClient:
         return self.request("GET", f"/api/v1/submissions/{submission_id}/", repeatable=True,
                             what=f"reading submission {submission_id}")
 
+    def submission_demographics(self, submission_id: str) -> dict[str, Any] | None:
+        """The participant's demographics as archived when the submission was completed (a snapshot; an unanswered
+        question reads "DATA_EXPIRED"), or None when Prolific archived none (its 404). Only some workspaces have
+        this endpoint; a refusal (403) is an error like any other."""
+        try:
+            body = self.request("GET", f"/api/v1/submissions/{submission_id}/demographics/", repeatable=True,
+                                what=f"reading the demographics of submission {submission_id}")
+        except PlatformCallError as exc:
+            if exc.platform_status == 404:  # noqa: PLR2004 - none archived: nothing to read
+                return None
+            raise
+        demographics = (body or {}).get("demographics") if isinstance(body, dict) else None
+        return demographics if isinstance(demographics, dict) else None
+
     def _pages(self, path: str, params: dict[str, Any], *, what: str) -> Iterator[dict[str, Any]]:
         page: str | None = path
         query: dict[str, Any] | None = {**params, "page": 1, "page_size": PAGE_SIZE}

@@ -15,14 +15,18 @@ from django.utils import timezone
 
 from annotation.models import Participant
 from annotation.services.departures import participant_departed
+from annotation.services.persona_platform import persona_platform_missing, persona_platform_store
 from core.errors import ApplicationError
 from core.pseudonyms import is_pseudonym, person_key
 from platforms.backends import backend_for, people_platform
 from platforms.backends.base import PlatformBackend, SubmissionInfo
+from platforms.clients.errors import PlatformCallError
 from platforms.error_codes import NOT_PUBLISHED
 from platforms.models import CallState, Decision, PlatformStudy, PlatformSubmission
 from platforms.selectors import link_arrivals
 from platforms.services.erasure import erased_scrub, erased_worker_id
+
+logger = logging.getLogger(__name__)
 
 LEFT_REASONS = {
     "RETURNED": "returned the submission on Prolific (withdrew: not paid, answers not used)",
@@ -67,8 +71,31 @@ def submission_apply(*, platform_study: PlatformStudy, info: SubmissionInfo,
         released = result["slots_released"]
         PlatformSubmission.objects.filter(pk=row.pk).update(slots_released_at=timezone.now())
     confirmed = _confirm_unknown_decision(row, backend)
+    persona = _persona_from_platform(platform_study=platform_study, info=info, participant=participant,
+                                     backend=backend)
     return {"created": created, "changed": changed, "known": participant is not None, "released": released,
-            "confirmed": confirmed}
+            "confirmed": confirmed, "persona_read": persona}
+
+
+def _persona_from_platform(*, platform_study: PlatformStudy, info: SubmissionInfo, participant: Participant | None,
+                           backend: PlatformBackend) -> list[str]:
+    """Data minimisation: a study that reads persona attributes from the platform reads a completed submission's
+    demographics once (while the participant lacks them) and keeps only the study's named attributes; the rest of
+    the answer is dropped here, never stored or logged. A failed read changes nothing: the next sync reads again."""
+    study = platform_study.study
+    if participant is None or info.completed_at is None or study.retention_applied_at is not None:
+        return []
+    if not persona_platform_missing(study=study, participant=participant):
+        return []
+    try:
+        demographics = backend.submission_demographics(info.external_id)
+    except PlatformCallError as exc:
+        logger.warning("study %s: demographics of a submission not read (%s); the next sync tries again",
+                       study.slug, exc.code)
+        return []
+    if not demographics:
+        return []
+    return persona_platform_store(study=study, participant=participant, demographics=demographics)
 
 
 def _confirm_unknown_decision(row: PlatformSubmission, backend: PlatformBackend) -> bool:
@@ -107,6 +134,7 @@ def platform_sync(*, platform_study: PlatformStudy, progress: Any = None) -> dic
             totals["changed"] += result["changed"]
             totals["slots_released"] += result["released"]
             totals["decisions_confirmed"] += result["confirmed"]
+            totals["persona_attributes_read"] += len(result["persona_read"])
             if not result["known"]:
                 unknown_people.append(info.worker_id)
             if progress:
@@ -120,6 +148,7 @@ def platform_sync(*, platform_study: PlatformStudy, progress: Any = None) -> dic
             "submissions": sum(statuses.values()), "by_status": dict(sorted(statuses.items())),
             "new": totals["created"], "changed": totals["changed"], "slots_released": totals["slots_released"],
             "decisions_confirmed": totals["decisions_confirmed"],
+            "persona_attributes_read": totals["persona_attributes_read"],
             "unknown_participants": sorted(set(unknown_people))}
 
 

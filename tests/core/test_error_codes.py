@@ -61,6 +61,7 @@ NEW_CODES = {
     "error_codes_stale",  # manage.py error_codes --check, a developer's command
     "nothing_to_erase", "erased_person",  # erasure on request: an id with no data; an import of an erased person
     "special_category_consent_missing",  # studies asking special-category questions
+    "persona_from_platform_unavailable",  # persona read from the platform: a Prolific study, attributes it records
 }
 
 

@@ -75,6 +75,7 @@ class FakeProlific(ProlificBehaviour):
         self.workspace_id = hexid()
         self.studies: dict[str, dict[str, Any]] = {}
         self.submissions: dict[str, dict[str, Any]] = {}
+        self.demographics: dict[str, dict[str, Any]] = {}
         self.bulk_bonuses: dict[str, dict[str, Any]] = {}
         self.payments: list[dict[str, Any]] = []   # every bonus paid: {bulk, participant_id, amount}
         self.groups: dict[str, dict[str, Any]] = {}

@@ -24,6 +24,7 @@ class ProlificBehaviour:
 
     studies: dict[str, dict[str, Any]]
     submissions: dict[str, dict[str, Any]]
+    demographics: dict[str, dict[str, Any]]  # submission id -> the archived snapshot; absent: none archived (404)
     bulk_bonuses: dict[str, dict[str, Any]]
     payments: list[dict[str, Any]]
     groups: dict[str, dict[str, Any]]
@@ -90,6 +91,17 @@ class ProlificBehaviour:
                      "started_at": sub["started_at"], "completed_at": sub["completed_at"],
                      "study_id": sub["study_id"], "entered_code": sub["study_code"],
                      "return_requested": sub["return_requested"]}, {}
+
+    def _submission_demographics(self, *, ids: tuple[str, ...], **_: Any) -> Answer:
+        sub = self.submissions.get(ids[0])
+        snapshot = self.demographics.get(ids[0])
+        if sub is None or snapshot is None:
+            return 404, {}, {}  # Prolific's description: 404 with an empty schema when none is archived
+        return 200, {"submission_id": sub["id"], "participant_id": sub["participant_id"],
+                     "custom_study_tncs_accepted_at": "Not Applicable", "started_at": sub["started_at"],
+                     "completed_at": sub["completed_at"], "archived_at": sub["completed_at"], "time_taken": 600,
+                     "completion_code": sub["study_code"], "total_approvals": 42,
+                     "demographics": dict(snapshot)}, {}
 
     def _submission_transition(self, *, ids: tuple[str, ...], body: Any, **_: Any) -> Answer:
         return self._transition(ids[0], body)
@@ -245,6 +257,7 @@ ROUTES: list[tuple[tuple[str, ...], str, Callable[..., Answer]]] = [
     ((), r"/api/v1/studies/(\w+)/transition/", ProlificBehaviour._study_transition),
     (("GET",), r"/api/v1/submissions/", ProlificBehaviour._submissions_list),
     ((), r"/api/v1/submissions/(\w+)/", ProlificBehaviour._submission_get),
+    (("GET",), r"/api/v1/submissions/(\w+)/demographics/", ProlificBehaviour._submission_demographics),
     ((), r"/api/v1/submissions/(\w+)/transition/", ProlificBehaviour._submission_transition),
     ((), r"/api/v1/submissions/(\w+)/request-return/", ProlificBehaviour._submission_request_return),
     ((), r"/api/v1/submissions/bulk-approve/", ProlificBehaviour._bulk_approve),
