@@ -2,9 +2,7 @@
 (`../shared/data/platforms/prolific/publicapi.yaml`), and sent through `platforms.clients.prolific`."""
 from __future__ import annotations
 
-import html
 import json
-import math
 import os
 from collections.abc import Iterator
 from datetime import datetime
@@ -16,11 +14,16 @@ from django.utils.dateparse import parse_datetime
 
 from core.errors import ApplicationError
 from platforms.backends.base import Arrival, PlannedCall, StudyPlan, SubmissionInfo, money, origin
+from platforms.backends.prolific_terms import (
+    description_html,
+    filter_normalised,
+    prolific_minimum_time,
+    reward_floor_check,
+)
 from platforms.clients.prolific import BONUS_SETUP_CHUNK, BULK_APPROVE_CHUNK, ProlificClient
 from platforms.crypto import secret_decrypt
 from platforms.error_codes import (
     PLATFORM_REFUSED,
-    REWARD_BELOW_MINIMUM,
     TOKEN_MISSING,
     URL_NOT_ALLOWED,
     WORKSPACE_MISSING,
@@ -30,11 +33,6 @@ from platforms.models import PlatformAccount, PlatformStudy
 URL_PARAMETERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 RETURN_REASON = "You did not complete the study (no answers were recorded for you)."
 SCREEN_OUT_RETURN_REASON = "You did not match the study's eligibility questions, so you cannot take part."
-
-
-def prolific_minimum_time(estimated_minutes: int) -> int:
-    """Prolific's floor for `maximum_allowed_time`: 2 + 2·estimate + 2·√estimate minutes."""
-    return math.ceil(2 + 2 * estimated_minutes + 2 * math.sqrt(estimated_minutes))
 
 
 def account_token(account: PlatformAccount) -> str:
@@ -52,20 +50,6 @@ def account_token(account: PlatformAccount) -> str:
 
 
 ENV_ACCOUNT = "prolific-env"  # the account PROLIFIC_API_TOKEN stands for
-
-
-def reward_floor_check(*, reward_cents: int, minutes: int, currency: str) -> None:
-    """Prolific refuses studies below its minimum hourly reward; say so before anything is sent."""
-    floor = settings.PROLIFIC_MIN_HOURLY_REWARD.get(currency)
-    if floor is None:
-        return
-    hourly = Decimal(reward_cents) / 100 * 60 / Decimal(max(1, minutes))
-    if hourly < Decimal(floor):
-        raise ApplicationError(
-            f"Reward: {money(Decimal(reward_cents) / 100, currency)} for an estimated {minutes} minutes is "
-            f"{money(hourly.quantize(Decimal('0.01')), currency)} an hour, below Prolific's minimum of "
-            f"{money(Decimal(floor), currency)} an hour. Raise the study's hourly pay target (target_hourly_pay) or "
-            "lower its estimated minutes.", code=REWARD_BELOW_MINIMUM, field="target_hourly_pay")
 
 
 def _when(value: Any) -> datetime | None:
@@ -179,7 +163,7 @@ class ProlificBackend:
         else:
             screened = {"code": plan.screened_out_code, "code_type": "OTHER", "actor": "participant",
                         "actions": [{"action": "REQUEST_RETURN", "return_reason": SCREEN_OUT_RETURN_REASON}]}
-        filters = [_filter_normalised(flt) for flt in plan.filters]
+        filters = [filter_normalised(flt) for flt in plan.filters]
         if plan.block_list_id:
             filters.append({"filter_id": "participant_group_blocklist", "selected_values": [plan.block_list_id]})
         if plan.allow_list_id:
@@ -380,22 +364,6 @@ class ProlificBackend:
         if hook_secret:
             self.client.hook_confirm(subscription_id, hook_secret)
         return subscription_id
-
-
-def _filter_normalised(flt: dict[str, Any]) -> dict[str, Any]:
-    """A range filter's numeric bounds as doubles: Prolific's description types a bound as oneOf integer / string /
-    number, so an integer bound matches two of them and is invalid there; a double (18.0) is what both accept."""
-    selected = flt.get("selected_range")
-    if not isinstance(selected, dict):
-        return dict(flt)
-    bounds = {k: float(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in selected.items()}
-    return {**flt, "selected_range": bounds}
-
-
-def description_html(text: str) -> str:
-    """The study's instructions as the paragraphs Prolific's description accepts (its allowed tags only)."""
-    paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
-    return "".join(f"<p>{html.escape(p).replace(chr(10), ' ')}</p>" for p in paragraphs)
 
 
 def _chunks(values: list[Any], size: int) -> list[list[Any]]:
