@@ -47,4 +47,8 @@ def retention_apply_task(job_id: int | None = None) -> dict:
     status row (a beat delivery makes its own row)."""
     if job_id is None:
         job_id = retention_apply_start(created_by="beat").pk
-    return retention_apply_execute(job_id=job_id)
+    with job_running(job_id) as job:
+        if job is None:
+            return {}
+        job.result = retention_apply_execute(job=job)
+        return job.result

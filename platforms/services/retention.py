@@ -38,7 +38,7 @@ from annotation.services.retention import study_personal_data_retire
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from core.id_sweep import ids_replace
-from core.jobs import job_create, job_running
+from core.jobs import job_create
 from core.models import Job
 from core.pseudonyms import is_pseudonym, person_key
 from platforms.backends import PLATFORM_BACKENDS, people_platform
@@ -249,12 +249,9 @@ def retention_apply_start(*, created_by: str = "beat") -> Job:
     return job_create(kind=JOB_KIND, params={"apply": True}, created_by=created_by)
 
 
-def retention_apply_execute(*, job_id: int) -> dict[str, Any]:
-    with job_running(job_id) as job:
-        if job is None:
-            return {}
-        job.result = _json_ready(retention_apply(apply=bool(job.params.get("apply", True))))
-        return job.result
+def retention_apply_execute(*, job: Job) -> dict[str, Any]:
+    """The job's body: retention over every due study; the summary (JSON-ready) becomes the job's result."""
+    return _json_ready(retention_apply(apply=bool(job.params.get("apply", True))))
 
 
 def _json_ready(value: Any) -> Any:

@@ -20,6 +20,8 @@ JOB_FUNCTIONS = [
     ("scoring.metric_evaluation.services", "metric_evaluation_execute"),
     ("scoring.model_annotators.runs", "model_run_execute"),
     ("scoring.model_scoring.runs", "score_run_execute"),
+    ("core.erasure", "participant_erase_execute"),
+    ("platforms.services.retention", "retention_apply_execute"),
 ]
 
 
