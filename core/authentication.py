@@ -31,6 +31,10 @@ class LockoutBasicAuthentication(BasicAuthentication):
     instead of the 403 of a wrong password. Axes flags the request it was given, which here is DRF's Request."""
 
     def authenticate_credentials(self, userid: str, password: str, request: Any = None) -> Any:
+        if "\x00" in userid or "\x00" in password:
+            # No account has a NUL in its name, and PostgreSQL cannot store one in the failed-login record that
+            # axes writes: refuse here as any wrong credentials are refused, before anything is stored.
+            raise exceptions.AuthenticationFailed("Invalid username/password.")
         try:
             return super().authenticate_credentials(userid, password, request)
         except exceptions.AuthenticationFailed:

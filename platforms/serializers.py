@@ -10,6 +10,9 @@ DEVICES = [("desktop", "desktop"), ("tablet", "tablet"), ("mobile", "mobile")]
 
 class PlatformAccountSerializer(serializers.ModelSerializer):
     token = serializers.SerializerMethodField(help_text="Where the token comes from; never the token itself.")
+    # Empty for an account without webhooks (MTurk, the mock platform): a string, not a URI, in the schema.
+    webhook_url = serializers.CharField(read_only=True, help_text="Where the platform's webhooks are sent; empty "
+                                        "for a platform without webhooks.")
 
     class Meta:
         model = PlatformAccount

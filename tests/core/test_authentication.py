@@ -103,3 +103,13 @@ def test_in_process_logins_without_a_request_still_work(researcher: Any) -> None
     """The test client's login() (and a shell's authenticate()) pass no request: nothing to count, no error."""
     assert Client().login(username="researcher", password=PASSWORD)
     assert not Client().login(username="researcher", password="wrong")
+
+
+@pytest.mark.parametrize(("username", "password"), [("a\x00b", "pw"), ("researcher", "p\x00w")])
+def test_a_nul_in_basic_credentials_is_refused_like_wrong_ones(username: str, password: str) -> None:
+    """A NUL cannot be stored in the failed-login record: it is refused (401/403) before anything is written,
+    never a 500, for anyone, signed in or not."""
+    before = AccessAttempt.objects.count()
+    response = Client().get("/api/v1/exports/", **basic(username, password))
+    assert response.status_code in (401, 403), response.content
+    assert AccessAttempt.objects.count() == before

@@ -90,6 +90,10 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/studies/{slug}/writing-signals/", "path_not_allowed", "outside the data folders"):
         "a server-side model directory (embedding_model) must lie in the folders the server's configuration names "
         "(STYLECROWD_DATA_DIRS)",
+    ("POST /api/v1/studies/{slug}/writing-signals/", "invalid", "needs an embedding model"):
+        "two fields together: near_duplicate_method 'embedding' needs embedding_model (a schema states no such rule)",
+    ("POST /api/v1/exports/", "unknown_component", "does not exist"):
+        "a component is a name the database holds (style components are data, not an enum of the schema)",
     ("POST /api/v1/studies/{slug}/writing-signals/", "invalid", "is not a local model directory"):
         "a language model is a model directory on the server (with its config.json), which only the server's disk "
         "can tell",
