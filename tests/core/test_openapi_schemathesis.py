@@ -90,6 +90,9 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/studies/{slug}/writing-signals/", "path_not_allowed", "outside the data folders"):
         "a server-side model directory (embedding_model) must lie in the folders the server's configuration names "
         "(STYLECROWD_DATA_DIRS)",
+    ("POST /api/v1/studies/{slug}/writing-signals/", "invalid_base_url", "is not an http(s) URL"):
+        "an OpenAI-compatible endpoint is an http(s) URL with a host (its description says so; a string pattern "
+        "would not say which hosts answer)",
     ("POST /api/v1/studies/{slug}/writing-signals/", "invalid", "needs an embedding model"):
         "two fields together: near_duplicate_method 'embedding' needs embedding_model (a schema states no such rule)",
     ("POST /api/v1/exports/", "unknown_component", "does not exist"):
