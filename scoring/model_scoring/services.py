@@ -14,9 +14,10 @@ import numpy as np
 
 from core.errors import ApplicationError
 from scoring.model_cache.services import model_cache_used
+from tasks.stel.tsv import StelRecord
 
 from .base import SimilarityMethod
-from .benchmark_io import StelInstance, benchmark_set_read
+from .benchmark_io import benchmark_set_read
 from .decision import predictions_decide, predictions_force
 from .evaluation import accuracy_table, mcnemar_compare
 from .methods import method_create, methods_parse
@@ -27,13 +28,13 @@ PREDICTION_COLUMNS = ("set", "ID", "method", "component", "prediction", "forced_
                       "sim_a1_s1", "sim_a1_s2", "sim_a2_s2", "sim_a2_s1")
 
 
-def _pair_lists(instances: list[StelInstance]) -> tuple[list[str], list[str], np.ndarray]:
+def _pair_lists(instances: list[StelRecord]) -> tuple[list[str], list[str], np.ndarray]:
     """Every similarity the decision rule needs, as two aligned lists: (A1,S1), (A1,S2) for all instances, then
     (A2,S2), (A2,S1) for the quadruples only."""
     quads = [inst for inst in instances if inst.is_quadruple]
-    left = [i.anchor1 for i in instances] * 2 + [q.anchor2 for q in quads] * 2
-    right = ([i.alternative1 for i in instances] + [i.alternative2 for i in instances]
-             + [q.alternative2 for q in quads] + [q.alternative1 for q in quads])
+    left = [i.anchor_1 for i in instances] * 2 + [q.anchor_2 for q in quads] * 2
+    right = ([i.alternative_1 for i in instances] + [i.alternative_2 for i in instances]
+             + [q.alternative_2 for q in quads] + [q.alternative_1 for q in quads])
     return left, right, np.array([inst.is_quadruple for inst in instances], dtype=bool)
 
 
@@ -97,7 +98,7 @@ def _method_predictions(spec: str, method: SimilarityMethod, left: list[str], ri
     return {"sims": sims, "prediction": decided, "forced": predictions_force(decided, seed=seed, method=spec)}
 
 
-def _prediction_rows(set_slices: dict[str, slice], everything: list[StelInstance], specs: list[str],
+def _prediction_rows(set_slices: dict[str, slice], everything: list[StelRecord], specs: list[str],
                      per_method: dict[str, dict[str, Any]]) -> list[list[Any]]:
     rows = []
     for name, part in set_slices.items():
@@ -105,7 +106,7 @@ def _prediction_rows(set_slices: dict[str, slice], everything: list[StelInstance
             inst = everything[index]
             for spec in specs:
                 data = per_method[spec]
-                rows.append([name, inst.id, spec, inst.component, int(data["prediction"][index]),
+                rows.append([name, inst.id, spec, inst.style_type, int(data["prediction"][index]),
                              int(data["forced"][index]), inst.correct,
                              *(_fmt(data["sims"][key][index]) for key in PREDICTION_COLUMNS[7:])])
     return rows
@@ -133,7 +134,7 @@ def stel_score(
         raise ApplicationError(f"Seed must be 0 or more, not {seed}", field="seed")
     if not benchmark_paths:
         raise ApplicationError("give at least one benchmark TSV")
-    sets: dict[str, list[StelInstance]] = {"validated": benchmark_set_read(list(benchmark_paths))}
+    sets: dict[str, list[StelRecord]] = {"validated": benchmark_set_read(list(benchmark_paths))}
     if full_paths:
         sets["full"] = benchmark_set_read(list(full_paths))
     # Resolve every method (model paths, custom classes) before any model work, so a typo fails fast.
@@ -142,7 +143,7 @@ def stel_score(
     everything = [inst for instances in sets.values() for inst in instances]
     left, right, is_quad = _pair_lists(everything)
     correct = np.array([inst.correct for inst in everything], dtype=np.int64)
-    components = np.array([inst.component for inst in everything], dtype=object)
+    components = np.array([inst.style_type for inst in everything], dtype=object)
     set_slices, start = {}, 0
     for name, instances in sets.items():
         set_slices[name] = slice(start, start + len(instances))

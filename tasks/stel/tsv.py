@@ -7,15 +7,16 @@ style-or-content instance); `Correct Alternative` is 1 (order S1-S2: Alternative
 (order S2-S1). STEL wrote its files with pandas, so cells holding quotes are CSV-quoted (`"a ""b"" c"`).
 
 Readers: `import_corpus --format stel` (tasks.services.parsers) and `score_stel` (scoring.model_scoring.benchmark_io)
-both call `stel_tsv_parse`; each door keeps its own way of naming a place in a file (`file, line N` for imports,
-`file:N` for scoring). Writer: `stel_tsv_write`, used by the `stel-tsv` export (scoring.export.formats).
+both call `stel_tsv_parse` and hold its rows as `StelRecord`s, the one row type (scoring keeps them `stripped()`);
+each door keeps its own way of naming a place in a file (`file, line N` for imports, `file:N` for scoring).
+Writer: `stel_tsv_write`, used by the `stel-tsv` export (scoring.export.formats).
 """
 from __future__ import annotations
 
 import csv
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,8 @@ SCREENING_HEADER = [STYLE_TYPE, "Correct Order", ANCHOR_1, ANCHOR_2, ALTERNATIVE
 
 @dataclass(frozen=True)
 class StelRecord:
-    """One row as written in the file (texts unstripped; `votes` None when empty)."""
+    """One row of a STEL TSV: the one type for it in every app (imports read it as written, scoring reads it
+    `stripped()`). Texts as written in the file, unstripped; `votes` None when empty."""
 
     line: int
     anchor_1: str
@@ -56,6 +58,19 @@ class StelRecord:
     votes: int | None
     style_type: str
     where: str  # the place in the file, as the calling door names it
+
+    @property
+    def is_quadruple(self) -> bool:
+        return self.anchor_2.strip() != ""
+
+    def stripped(self) -> StelRecord:
+        """The same row with its ID, texts and style type stripped of surrounding whitespace (how scoring compares
+        sentences: a stray space in a file would otherwise change every similarity of that row)."""
+        return replace(
+            self, id=self.id.strip(), anchor_1=self.anchor_1.strip(), anchor_2=self.anchor_2.strip(),
+            alternative_1=self.alternative_1.strip(), alternative_2=self.alternative_2.strip(),
+            style_type=self.style_type.strip(),
+        )
 
 
 def stel_tsv_parse(

@@ -14,6 +14,9 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from scoring.model_scoring.benchmark_io import benchmark_read
+from tasks.stel.tsv import StelRecord
+
 HEADER = ["", "Anchor 1", "Anchor 2", "Alternative 1.1", "Alternative 1.2", "Correct Alternative", "ID",
           "# Votes out of 5 for Correct Alternative", "style type"]
 
@@ -144,6 +147,26 @@ def test_triples_with_empty_anchor_2_or_no_anchor_2_column(tmp_path):
         assert validated["methods"]["punctuation"]["overall"]["accuracy"] == pytest.approx(0.5)
         rows_out = read_tsv(predictions)
         assert {r["sim_a2_s2"] for r in rows_out} == {""}  # triples have no A2 similarities
+
+
+def test_cells_are_read_stripped_and_a_blank_anchor_2_makes_a_triple(tmp_path):
+    rows = [["0", "  Hey wassup? ", "   ", " Good morning, how are you?", "yo whats up  ", "2", " T-1 ", "",
+             " formality "],
+            ["1", "Good evening, sir.", " Good evening, madam. ", "Good afternoon, madam.", "hiya", "1", "Q-1", "4",
+             "formality"]]
+    benchmark = write_tsv(tmp_path / "padded.tsv", rows)
+    triple, quadruple = benchmark_read(benchmark)
+    assert triple == StelRecord(line=2, anchor_1="Hey wassup?", anchor_2="", alternative_1="Good morning, how are you?",
+                                alternative_2="yo whats up", correct=2, id="T-1", votes=None, style_type="formality",
+                                where=f"{benchmark}:2")
+    assert not triple.is_quadruple and quadruple.is_quadruple
+    assert (quadruple.anchor_2, quadruple.votes, quadruple.where) == ("Good evening, madam.", 4, f"{benchmark}:3")
+    predictions = tmp_path / "p.tsv"
+    summary = score(str(benchmark), methods="punctuation", predictions=str(predictions))
+    validated = summary["sets"]["validated"]
+    assert (validated["instances"], validated["quadruples"]) == (2, 1)
+    assert set(validated["methods"]["punctuation"]["components"]) == {"formality"}  # one component, not two
+    assert {(r["ID"], r["component"]) for r in read_tsv(predictions)} == {("T-1", "formality"), ("Q-1", "formality")}
 
 
 @pytest.mark.parametrize(
