@@ -92,7 +92,7 @@ def withdrawn_items_close(target: ErasureTarget) -> ErasurePart:
         # The answer path's lock on the batch row, in id order: no answer completes or extends these batches while
         # their reservations go.
         list(Batch.objects.select_for_update().filter(pk__in=batch_ids).order_by("pk").values_list("pk"))
-        per_batch = dict(unanswered.values("batch_id").annotate(n=Count("pk")).values_list("batch_id", "n"))
+        per_batch = dict(unanswered.order_by().values("batch_id").annotate(n=Count("pk")).values_list("batch_id", "n"))
         removed_items = sorted(set(unanswered.values_list("study_item_id", flat=True)))
         part.study_ids = set(StudyItem.objects.filter(pk__in=[*item_ids, *removed_items])
                              .values_list("study_id", flat=True))
