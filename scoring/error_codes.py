@@ -71,6 +71,8 @@ QUESTION_REQUIRED = codes.declare("question_required", "The study has several qu
 REBUILD_MISMATCH = codes.declare("rebuild_mismatch",
                                  "Rebuilt rows are missing from the corpora or differ from the exported texts; nothing"
                                  " was written.")
+SALT_MISSING = codes.declare("salt_missing", "A salted export job ran before and no longer stores its release "
+                                               "salt.")
 SCALE_MISMATCH = codes.declare("scale_mismatch", "The question has another scale already.")
 SEED_REQUIRED = codes.declare("seed_required", "Balancing removes instances at random and needs a seed.")
 STUDY_KIND_MISMATCH = codes.declare("study_kind_mismatch",

@@ -6,14 +6,15 @@ Slots the person held in an open study are given back the way the engine gives b
 locked as a reserver locks them, the reservations go, `fill` is recounted, and an adaptively closed item is
 rechecked, so the next arrival can take the slot and an item still reaches exactly k answers, never k + 1.
 Items on task instances the tasks eraser withdrew (built from the person's rewrites) are closed in every study and
-their unanswered reservations released, so no one is served a withdrawn instance again (`withdrawn_items_close`,
-which runs after the tasks eraser).
+their unanswered reservations taken out of their batches (each batch's item count with them), so no one is served a
+withdrawn instance again and no reservation keeps its text (`withdrawn_items_close`, which runs after the tasks eraser).
 Registered with core's erasure (core/erasure.py) by AnnotationConfig.ready().
 """
 from __future__ import annotations
 
 from django.db import transaction
-from django.utils import timezone
+from django.db.models import Count, F
+from django.db.models.functions import Greatest
 
 from annotation.models import (
     Batch,
@@ -70,18 +71,38 @@ def participant_data_erase(target: ErasureTarget) -> ErasurePart:
 
 
 def withdrawn_items_close(target: ErasureTarget) -> ErasurePart:
-    """Close every open study item whose task instance is withdrawn, and release its unanswered reservations."""
+    """Close every open study item whose task instance is withdrawn, and take its unanswered reservations out of
+    their batches.
+
+    An unanswered reservation is removed, not only released: `next` serves a batch's unanswered reservations
+    whatever their `released` flag, and its `shown` and `public_item` hold the withdrawn text. Its batch's
+    `n_items` goes down with it, so the progress (`done` of `total`) and the completion rule (every reservation
+    answered; the hot path's `done + 1 >= n_items`) hold for what is left, and the holder's batch can still end."""
     part = ErasurePart()
     with transaction.atomic():
         items = StudyItem.objects.select_for_update().filter(instance__status=InstanceStatus.WITHDRAWN,
                                                              is_closed=False).order_by("pk")
         item_ids = list(items.values_list("pk", flat=True))
-        if not item_ids:
-            return part
-        part.study_ids = set(StudyItem.objects.filter(pk__in=item_ids).values_list("study_id", flat=True))
         StudyItem.objects.filter(pk__in=item_ids).update(is_closed=True)
-        released = Reservation.objects.filter(study_item_id__in=item_ids, released=False, answered_at__isnull=True
-                                              ).update(released=True, released_at=timezone.now())
+        # Also items closed earlier (full, or a reservation left by an expired batch): no unanswered copy of a
+        # withdrawn text stays in a batch.
+        unanswered = Reservation.objects.filter(study_item__instance__status=InstanceStatus.WITHDRAWN,
+                                                answered_at__isnull=True)
+        batch_ids = sorted(set(unanswered.values_list("batch_id", flat=True)))
+        # The answer path's lock on the batch row, in id order: no answer completes or extends these batches while
+        # their reservations go.
+        list(Batch.objects.select_for_update().filter(pk__in=batch_ids).order_by("pk").values_list("pk"))
+        per_batch = dict(unanswered.order_by().values("batch_id").annotate(n=Count("pk")).values_list("batch_id", "n"))
+        removed_items = sorted(set(unanswered.values_list("study_item_id", flat=True)))
+        part.study_ids = set(StudyItem.objects.filter(pk__in=[*item_ids, *removed_items])
+                             .values_list("study_id", flat=True))
+        removed, _ = unanswered.delete()
+        for batch_id, n in per_batch.items():
+            Batch.objects.filter(pk=batch_id).update(n_items=Greatest(F("n_items") - n, 0))
+        if removed_items:
+            study_items_refresh_fill(item_ids=removed_items)
+    if not item_ids and not removed:
+        return part
     part.counts = {"annotation.StudyItem (closed: withdrawn)": len(item_ids),
-                   "annotation.Reservation (released: withdrawn)": released}
+                   "annotation.Reservation (removed from batches: withdrawn, unanswered)": removed}
     return part

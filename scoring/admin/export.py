@@ -46,13 +46,18 @@ class ExportStartForm(forms.Form):
     ids_only = forms.BooleanField(required=False, label="Ids only",
                                   help_text="Without the texts, with the recipe to rebuild them (for corpora whose "
                                             "licence forbids redistribution, such as GYAFC).")
+    salt = forms.CharField(required=False, max_length=200, strip=False, label="Release salt",
+                           widget=forms.TextInput(attrs={"autocomplete": "off"}),
+                           help_text="Re-keys the annotators' pseudonyms in the per-annotator votes table: two "
+                                     "releases join on annotators only if they share it. Not stored with the export "
+                                     "(it records only that one was used); keep it to rebuild the same pseudonyms.")
 
     def service_kwargs(self) -> dict[str, Any]:
         d = self.cleaned_data
         return {"fmt": d["format"], "status": d["status"], "study_slug": d["study"].slug if d["study"] else "",
                 "corpus": d["corpus"].name if d["corpus"] else "",
                 "component": d["component"].name if d["component"] else "", "setup": d["setup"],
-                "name": d["name"], "ids_only": d["ids_only"]}
+                "name": d["name"], "ids_only": d["ids_only"], "salt": d["salt"]}
 
 
 @admin.register(BenchmarkExport)

@@ -8,6 +8,7 @@ same database writes the same bytes.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,13 @@ import pandas as pd
 import pyarrow as pa
 
 from annotation.models import Response
+from core.errors import ApplicationError
 from core.pseudonyms import pseudonym
-from scoring.export.formats import FieldSpec
+from scoring.error_codes import INVALID_FILE
+from scoring.export.formats import FieldSpec, atomic_write
 
 VOTES_TABLE = "annotator_votes"
+VOTES_FORMATS = ("jsonl", "parquet", "hub")  # STEL's TSV is STEL's format: no table beside it
 VOTES_FIELDS: dict[str, FieldSpec] = {
     "id": FieldSpec(pa.string(), "sc:Text", "The instance's STEL-style id, as in the instances' rows."),
     "corpus": FieldSpec(pa.string(), "sc:Text", "The corpus of the instance (with `id`, the instance's key)."),
@@ -69,3 +73,43 @@ def votes_path(out: Path, *, fmt: str) -> Path:
         return out / "data" / VOTES_TABLE / "train.parquet"
     stem = out.name[: -len(out.suffix)] if out.suffix else out.name
     return out.with_name(f"{stem}.{VOTES_TABLE}.{'jsonl' if fmt == 'jsonl' else 'parquet'}")
+
+
+def votes_write(path: Path, votes: pd.DataFrame, *, fmt: str) -> None:
+    """The table as JSON lines (`fmt` jsonl) or zstd Parquet (parquet, hub), written atomically."""
+    table = votes_table(votes)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "jsonl":
+        lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in table.to_pylist())
+        atomic_write(path, lambda tmp: tmp.write_text(lines, encoding="utf-8", newline="\n"))
+    else:
+        import pyarrow.parquet as pq  # heavy: the Parquet writer loads only for Parquet tables
+
+        atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+
+
+def votes_beside(ids_path: Path) -> Path | None:
+    """The votes table an export wrote beside its file (JSONL or Parquet), if it is there."""
+    for fmt in ("jsonl", "parquet"):
+        path = votes_path(ids_path, fmt=fmt)
+        if path.is_file():
+            return path
+    return None
+
+
+def votes_read(path: Path) -> pd.DataFrame:
+    """A votes table as an export wrote it; a file without the table's columns is refused."""
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        records = pq.read_table(path).to_pylist()
+    else:
+        try:
+            records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        except json.JSONDecodeError as exc:
+            raise ApplicationError(f"{path}: invalid JSON ({exc.msg})", code=INVALID_FILE) from None
+    missing = [name for name in VOTES_COLUMNS if records and name not in records[0]]
+    if missing or not all(isinstance(r, dict) for r in records):
+        raise ApplicationError(f"{path}: not an annotator votes table (missing {', '.join(missing) or 'columns'})",
+                               code=INVALID_FILE)
+    return pd.DataFrame.from_records(records, columns=VOTES_COLUMNS)

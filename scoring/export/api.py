@@ -35,6 +35,12 @@ class ExportInput(serializers.Serializer):
     corpus = serializers.CharField(required=False, allow_blank=True, default="")
     component = serializers.CharField(required=False, allow_blank=True, default="")
     setup = serializers.ChoiceField(choices=Setup.choices, required=False, allow_blank=True, default="")
+    salt = serializers.CharField(required=False, allow_blank=True, default="", max_length=200, write_only=True,
+                                 trim_whitespace=False,
+                                 help_text="Release salt for the annotators' pseudonyms in the per-annotator votes "
+                                           "table: two releases join on annotators only if they share it. Never "
+                                           "stored with the export (its params say `salted`); keep it to rebuild "
+                                           "or re-export the same pseudonyms.")
 
 
 class ExportSerializer(serializers.Serializer):
@@ -91,7 +97,7 @@ class ExportListView(APIView):
         d = serializer.validated_data
         job = export_start(fmt=d["format"], status=d["status"], study_slug=d["study"], corpus=d["corpus"],
                            component=d["component"], setup=d["setup"], name=d["name"], ids_only=d["ids_only"],
-                           created_by=request.user.get_username())
+                           created_by=request.user.get_username(), salt=d["salt"])
         return job_accepted(job)
 
 

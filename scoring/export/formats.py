@@ -262,6 +262,8 @@ def reproduce_command(params: dict[str, Any], out: Path) -> str:
             parts += [f"--{key}", params[key]]
     if params.get("ids_only"):
         parts.append("--ids-only")
+    if params.get("salted"):
+        parts += ["--salt", "SALT"]  # a placeholder: the release salt is never written down with the export
     # The file's name, never the server's folder: the card travels (and is shown in the admin).
     parts += ["--status", params["status"], "--out", out.name]
     return shlex.join(parts)

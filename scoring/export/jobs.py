@@ -14,7 +14,7 @@ from django.http import FileResponse
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue
 from core.models import Job
-from scoring.error_codes import FILE_MISSING, INVALID_FILE, NOT_COMPUTED
+from scoring.error_codes import FILE_MISSING, INVALID_FILE, NOT_COMPUTED, SALT_MISSING
 from scoring.export.formats import EXPORT_FORMATS, card_paths, croissant_path
 from scoring.export.selection import Selection
 from scoring.export.services import benchmark_export, export_check, export_selection_check
@@ -27,13 +27,19 @@ DOWNLOADS = ("data", "zip", "card", "card-md", "croissant")
 
 
 def export_start(*, fmt: str, status: str = "validated", corpus: str = "", component: str = "", setup: str = "",
-                 study_slug: str = "", name: str = "", ids_only: bool = False, created_by: str = "") -> Job:
-    """Check the selection now (so the form can say what is wrong), then queue the export as a job."""
+                 study_slug: str = "", name: str = "", ids_only: bool = False, created_by: str = "",
+                 salt: str = "") -> Job:
+    """Check the selection now (so the form can say what is wrong), then queue the export as a job.
+
+    `salt` (benchmark_export's release salt) is a job parameter only until the job has run: `export_execute`
+    replaces it with `"salted": true` whether the export succeeds or fails, so no finished job holds it (with the
+    pseudonym key it would re-link this release to others). A worker that dies mid-run leaves it for the retry."""
     selection = Selection(corpus=corpus, component=component, setup=setup, status=status, study=study_slug)
     _, study, name = export_check(fmt=fmt, selection=selection, name=name, ids_only=ids_only)
     export_selection_check(selection=selection, study=study, ids_only=ids_only)
     params = {"format": fmt, "status": status, "corpus": corpus, "component": component, "setup": setup,
-              "study": study_slug, "name": name, "ids_only": ids_only}
+              "study": study_slug, "name": name, "ids_only": ids_only,
+              **({"salt": salt, "salted": True} if salt else {})}
 
     with transaction.atomic():
         job = job_create(kind=JOB_KIND, params=params, created_by=created_by)
@@ -49,11 +55,20 @@ def export_execute(*, job: Job) -> dict[str, Any]:
         "stel", params.get("study") or params.get("corpus") or "all", params["status"]) if part)
     folder = Path(settings.MEDIA_ROOT) / "exports" / str(job.pk)
     out = folder / name if spec.folder else folder / f"{name}.{spec.extension}"
-    export = benchmark_export(fmt=params["format"], out=out, corpus=params.get("corpus", ""),
-                              component=params.get("component", ""), setup=params.get("setup", ""),
-                              status=params["status"], study_slug=params.get("study", ""),
-                              name=params.get("name", ""), ids_only=bool(params.get("ids_only")),
-                              created_by=job.created_by)
+    salt = params.get("salt", "")
+    if params.get("salted") and not salt:
+        # Written unsalted, the votes table would join this release with every unsalted one: refuse instead.
+        raise ApplicationError("The release salt of this export is no longer stored (the job ran before); start "
+                               "the export again with its salt.", code=SALT_MISSING, status=409)
+    try:
+        export = benchmark_export(fmt=params["format"], out=out, corpus=params.get("corpus", ""),
+                                  component=params.get("component", ""), setup=params.get("setup", ""),
+                                  status=params["status"], study_slug=params.get("study", ""),
+                                  name=params.get("name", ""), ids_only=bool(params.get("ids_only")),
+                                  created_by=job.created_by, salt=salt)
+    finally:
+        if salt:
+            Job.objects.filter(pk=job.pk).update(params={k: v for k, v in params.items() if k != "salt"})
     return {"export": export.pk, "rows": export.n_rows, "format": export.format, "sha256": export.sha256,
             "name": export.name, "version": export.version}
 

@@ -4,6 +4,11 @@ The ids-only form names, per instance, the corpus pairs its texts came from (sou
 instances imported from a STEL file, the instance id. After importing one's copy of each corpus the way the card's
 recipe says, every row's texts are read from it and checked against the row's `text_sha256`; a row whose texts are
 missing or differ is an error naming it, and nothing is written.
+
+Where the export wrote a per-annotator votes table beside the ids-only file, the rebuild writes it beside its own
+output the way the export does (JSONL or Parquet by the format; none beside STEL's TSV), row for row: the same
+pseudonyms, keyed with the export's salt, which the rebuild never needs. A card beside the ids-only file that names a
+votes table that is not there is an error before anything is written.
 """
 from __future__ import annotations
 
@@ -23,7 +28,8 @@ from scoring.error_codes import (
     REBUILD_MISMATCH,
     UNKNOWN_CORPUS,
 )
-from scoring.export.formats import EXPORT_FORMATS, FILE_FORMATS, IDS_FIELDS, text_digest
+from scoring.export.annotator_votes import VOTES_FORMATS, votes_beside, votes_path, votes_read, votes_write
+from scoring.export.formats import EXPORT_FORMATS, FILE_FORMATS, IDS_FIELDS, card_paths, text_digest
 from tasks.models import Corpus, ParallelPair, Setup, TaskInstance
 
 SHOWN = 5  # rows named in an error message
@@ -70,6 +76,32 @@ def _texts_from_pairs(row: dict[str, Any], pairs: dict[str, ParallelPair]) -> tu
     return text(anchor, a1), a2, text(other, s1), text(other, 3 - s1)
 
 
+def _votes_source(ids_path: Path, rows: list[dict[str, Any]]) -> pd.DataFrame | None:
+    """The export's votes table beside the ids-only file (checked against its rows), or None where it wrote none."""
+    source = votes_beside(ids_path)
+    if source is None:
+        card = card_paths(ids_path)[0]
+        named = {}
+        if card.is_file():
+            try:
+                named = json.loads(card.read_text(encoding="utf-8")).get("annotators", {}).get("annotator_votes", {})
+            except (json.JSONDecodeError, AttributeError):
+                named = {}
+        if isinstance(named, dict) and named.get("published") and named.get("file"):
+            raise ApplicationError(f"{ids_path.parent / named['file']}: the export's per-annotator votes table (named "
+                                   f"by {card.name}) is not beside the ids-only file; put it back to rebuild it",
+                                   code=FILE_MISSING, status=404)
+        return None
+    votes = votes_read(source)
+    known = {(row["corpus"], row["id"]) for row in rows}
+    strangers = sorted({f"{c}/{i}" for c, i in zip(votes["corpus"], votes["id"], strict=True)
+                        if (c, i) not in known})
+    if strangers:
+        raise ApplicationError(f"{source}: votes on instances the ids-only file does not hold (e.g. "
+                               f"{', '.join(strangers[:SHOWN])}): the table of another export", code=INVALID_FILE)
+    return votes
+
+
 def benchmark_rebuild(*, ids_path: Path, out: Path, fmt: str = "stel-tsv",
                       corpus_map: dict[str, str] | None = None) -> dict[str, Any]:
     """Write the full benchmark (`fmt`: one of FILE_FORMATS) from an ids-only file and the corpora here."""
@@ -81,6 +113,7 @@ def benchmark_rebuild(*, ids_path: Path, out: Path, fmt: str = "stel-tsv",
     if out.is_dir():
         raise ApplicationError(f"Out: {out} is a directory; give a file name", code=INVALID_OUT, field="out")
     rows = ids_rows_read(Path(ids_path))
+    votes = _votes_source(Path(ids_path).resolve(), rows)
     corpus_map = corpus_map or {}
     names = sorted({corpus_map.get(r["corpus"], r["corpus"]) for r in rows})
     corpora = {c.name: c for c in Corpus.objects.filter(name__in=names)}
@@ -127,4 +160,18 @@ def benchmark_rebuild(*, ids_path: Path, out: Path, fmt: str = "stel-tsv",
     frame["votes_text"] = ["" if v < 0 else str(v) for v in frame["votes"]]
     out.parent.mkdir(parents=True, exist_ok=True)
     spec.write(frame, out, False)
-    return {"rows": len(frame), "path": str(out), "format": fmt, "corpora": names}
+    return {"rows": len(frame), "path": str(out), "format": fmt, "corpora": names,
+            **_votes_rebuilt(votes, out=out, fmt=fmt)}
+
+
+def _votes_rebuilt(votes: pd.DataFrame | None, *, out: Path, fmt: str) -> dict[str, Any]:
+    """The export's votes table beside the rebuilt file, as the export writes it; what the summary says of it."""
+    if votes is None:
+        return {"annotator_votes": None}
+    if fmt not in VOTES_FORMATS:
+        return {"annotator_votes": None, "annotator_votes_note": f"the export's votes table ({len(votes)} rows) is "
+                f"not written beside {EXPORT_FORMATS[fmt].label}, which holds the instances only"}
+    path = votes_path(out, fmt=fmt)
+    votes_write(path, votes, fmt=fmt)
+    return {"annotator_votes": {"path": str(path), "rows": len(votes),
+                                "annotators": int(votes["annotator"].nunique())}}

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from core.errors import ApplicationError
 from scoring.error_codes import INVALID_FORMAT, INVALID_OUT, NOTHING_TO_EXPORT
-from scoring.export.annotator_votes import VOTES_TABLE, votes_frame, votes_path, votes_table
+from scoring.export.annotator_votes import VOTES_FORMATS, VOTES_TABLE, votes_frame, votes_path, votes_write
 from scoring.export.card import CardContext, card_build, card_markdown
 from scoring.export.croissant import croissant_build
 from scoring.export.formats import (
@@ -135,9 +135,6 @@ def benchmark_export(
     return export
 
 
-VOTES_FORMATS = ("jsonl", "parquet", "hub")  # STEL's TSV is STEL's format: no table beside it
-
-
 def _votes_write(*, spec: ExportFormat, target: Path, frame: Any, studies: list[Any], salt: str,
                  files: list[dict[str, Any]]) -> dict[str, Any]:
     """The per-annotator votes table beside the instances (appended to `files`); what the card says of it."""
@@ -149,15 +146,7 @@ def _votes_write(*, spec: ExportFormat, target: Path, frame: Any, studies: list[
         return {**facts, "reason": "no study of these votes publishes per-annotator labels" if studies
                 else "no study's annotations gave these instances their votes"}
     path = votes_path(target, fmt=spec.name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    table = votes_table(votes)
-    if spec.name == "jsonl":
-        lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in table.to_pylist())
-        atomic_write(path, lambda tmp: tmp.write_text(lines, encoding="utf-8", newline="\n"))
-    else:
-        import pyarrow.parquet as pq  # heavy: the Parquet writer loads only for Parquet exports
-
-        atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+    votes_write(path, votes, fmt=spec.name)
     root = target if spec.folder else target.parent
     extra = {"config": VOTES_TABLE, "split": "train"} if spec.folder else {}
     files.append(file_facts(path, root=root, rows=len(votes), table=VOTES_TABLE, **extra))

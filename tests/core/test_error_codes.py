@@ -62,6 +62,7 @@ NEW_CODES = {
     "nothing_to_erase", "erased_person",  # erasure on request: an id with no data; an import of an erased person
     "special_category_consent_missing",  # studies asking special-category questions
     "persona_from_platform_unavailable",  # persona read from the platform: a Prolific study, attributes it records
+    "salt_missing",  # a salted benchmark export job re-run after its release salt was dropped from the job row
 }
 
 

@@ -13,7 +13,8 @@ from tasks.error_codes import INVALID_VALUE
 
 class Command(JsonCommand):
     help = ("Put the texts back into an ids-only export from your own copy of its corpora (imported as the card's "
-            "recipe says); every row is checked against its text_sha256.")
+            "recipe says); every row is checked against its text_sha256. The export's per-annotator votes table, "
+            "where it wrote one beside the ids-only file, is written beside the output the same way.")
     cli_fields = {"corpus_map": "corpus"}
 
     def add_arguments(self, parser: Any) -> None:

@@ -5,14 +5,19 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
 
-from annotation.models import Participant, Reservation, Response, Study
-from annotation.selectors import items_over_capacity
+from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
+from annotation.selectors import items_over_capacity, reservation_expected_answer
 from annotation.services import session_creation, sessions
-from core.erasure import participant_erase
+from annotation.services.erasure import withdrawn_items_close
+from core.erasure import ErasureTarget, participant_erase
 from scoring.agreement.stats.summary import agreement_compute
+from tasks.models import InstanceStatus, TaskInstance
 from tests import factories as f
-from tests.annotation.helpers import make_study
+from tests.annotation.helpers import Participant as Person
+from tests.annotation.helpers import make_study, serving_path  # noqa: F401 (fixture)
 from tests.annotation.services.test_engine_races import _play
 
 pytestmark = pytest.mark.django_db
@@ -80,9 +85,8 @@ def _writer_pair_instances(study: Study, writer: str) -> list[int]:
     return [instance.pk]
 
 
-def test_items_on_withdrawn_instances_are_closed_released_and_never_served_or_drawn_again():
+def test_items_on_withdrawn_instances_are_closed_taken_out_of_batches_and_never_served_or_drawn_again():
     from annotation.services.studies import instances_select
-    from tasks.models import InstanceStatus, TaskInstance
 
     study = make_study(n_instances=2, per_batch=2, k=3)
     # the writer took part too (in another study), so they are a person with data to erase
@@ -91,17 +95,17 @@ def test_items_on_withdrawn_instances_are_closed_released_and_never_served_or_dr
     withdrawn = _writer_pair_instances(study, "WRITER0000000")
     holder = _session(study.slug, "H000000000000")  # holds both items, answers none yet
     summary = participant_erase(platform="prolific", external_id="WRITER0000000", apply=True)
-    from annotation.models import StudyItem
-
     showing = StudyItem.objects.filter(instance_id=withdrawn[0])  # both studies drew it
     assert summary["tables"]["annotation.StudyItem (closed: withdrawn)"] == showing.count() == 2
     assert all(showing.values_list("is_closed", flat=True))
-    assert summary["tables"]["annotation.Reservation (released: withdrawn)"] == 1
+    assert summary["tables"]["annotation.Reservation (removed from batches: withdrawn, unanswered)"] == 1
     assert study.pk in summary["studies"]
     assert TaskInstance.objects.get(pk=withdrawn[0]).status == InstanceStatus.WITHDRAWN
     item = study.items.get(instance_id=withdrawn[0])
     assert item.is_closed
-    assert Reservation.objects.get(study_item=item, participant__external_id="H000000000000").released
+    # the holder's copy of it (and its text) is out of their batch, which is one item shorter
+    assert not Reservation.objects.filter(study_item=item).exists()
+    assert Batch.objects.get(token=holder).n_items == 1
     # newcomers are served only the other item, and a recount does not reopen the withdrawn one
     served = set()
     for n in range(2):  # the holder keeps one slot of the other item: two newcomers fill it
@@ -119,3 +123,66 @@ def test_items_on_withdrawn_instances_are_closed_released_and_never_served_or_dr
     # a new study never draws it, whatever status was asked for
     assert withdrawn[0] not in {i.pk for i in instances_select(setup=item.instance.setup, status=None)}
     assert holder
+
+
+def _withdraw(instance_id: int) -> dict[str, int]:
+    """The tasks eraser's outcome for one instance, then annotation's `withdrawn_items_close` (its counts)."""
+    TaskInstance.objects.filter(pk=instance_id).update(status=InstanceStatus.WITHDRAWN)
+    target = ErasureTarget(platform="prolific", external_id="W000000000000", person_key="pk", now=timezone.now())
+    return withdrawn_items_close(target).counts
+
+
+@pytest.mark.usefixtures("serving_path")
+def test_a_holder_is_not_served_a_withdrawn_item_its_text_goes_and_their_batch_still_completes():
+    study = make_study(n_instances=3, per_batch=3, k=2)
+    person = Person(APIClient(), study.slug, "H000000000001")
+    person.start()
+    person.consent()
+    first = person.next().json()
+    assert first["progress"] == {"done": 0, "total": 3}
+    posted = person.answer(first["item"]["id"], reservation_expected_answer(public_id=first["item"]["id"]))
+    assert posted.status_code == 201, posted.content
+    on_screen = posted.json()["next"]["item"]  # the page shows it now, and it is withdrawn under it
+    withdrawn = Reservation.objects.select_related("study_item__instance").get(public_id=on_screen["id"])
+    text = withdrawn.study_item.instance.anchor_1
+    assert text in str(withdrawn.shown)
+
+    counts = _withdraw(withdrawn.study_item.instance_id)
+    assert counts["annotation.Reservation (removed from batches: withdrawn, unanswered)"] == 1
+    batch = Batch.objects.get(token=person.token)
+    assert batch.n_items == 2
+    assert not any(text in str(shown) + str(item) for shown, item in
+                   Reservation.objects.values_list("shown", "public_item"))
+    # answering what was on screen is refused as not reserved (not as an expired session) ...
+    refused = person.answer(on_screen["id"], reservation_expected_answer(public_id=first["item"]["id"]))
+    assert refused.status_code == 404, refused.content
+    # ... and `next` skips it: the batch's last item, then the completion code
+    body = person.next().json()
+    assert body["item"]["id"] not in (first["item"]["id"], on_screen["id"])
+    assert body["progress"] == {"done": 1, "total": 2}
+    last = person.answer(body["item"]["id"], reservation_expected_answer(public_id=body["item"]["id"]))
+    assert last.status_code == 201, last.content
+    ended = person.next().json()
+    assert ended["item"] is None and ended["completion_code"] == "DONE123"
+    assert ended["progress"] == {"done": 2, "total": 2}
+    batch.refresh_from_db()
+    assert batch.state == Batch.State.COMPLETED and batch.finished_at is not None
+    # the withdrawn item's slot is not held, and its item stays closed
+    assert withdrawn.study_item.reservations.count() == 0
+    assert StudyItem.objects.get(pk=withdrawn.study_item_id).is_closed
+
+
+@pytest.mark.usefixtures("serving_path")
+def test_a_batch_whose_only_unanswered_item_is_withdrawn_completes_on_its_next_request():
+    study = make_study(n_instances=2, per_batch=2, k=2)
+    person = Person(APIClient(), study.slug, "H000000000002")
+    person.start()
+    person.consent()
+    first = person.next().json()
+    posted = person.answer(first["item"]["id"], reservation_expected_answer(public_id=first["item"]["id"]))
+    last = Reservation.objects.get(public_id=posted.json()["next"]["item"]["id"])
+    _withdraw(last.study_item.instance_id)
+    ended = person.next().json()
+    assert ended["item"] is None and ended["completion_code"] == "DONE123"
+    assert ended["progress"] == {"done": 1, "total": 1}
+    assert Batch.objects.get(token=person.token).state == Batch.State.COMPLETED

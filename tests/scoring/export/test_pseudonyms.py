@@ -1,5 +1,6 @@
 """Benchmark exports name annotators by keyed pseudonyms only: the per-annotator votes table (JSONL, Parquet, the hub
-folder), its Croissant record set and the card hold no platform id; salts re-key; studies that do not publish
+folder), its Croissant record set and the card hold no platform id; salts re-key, from every door (the command, the
+API, the admin form), and are never stored (the export's params say `salted`); studies that do not publish
 per-annotator labels give no table, and the card says so."""
 from __future__ import annotations
 
@@ -8,9 +9,15 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from django.urls import reverse
 
 from annotation.models import Participant
+from core.errors import ApplicationError
+from core.models import Job
 from core.pseudonyms import is_pseudonym, pseudonym
+from scoring.celery_tasks.export import benchmark_export_task
+from scoring.export.jobs import export_execute
+from scoring.models import BenchmarkExport
 from tests.factories import annotated_study
 from tests.scoring.export.test_services import run_command
 
@@ -114,3 +121,90 @@ def test_card_demographics_are_k_anonymous(tmp_path: Path) -> None:
     assert all(n >= 5 for values in demographics.values() for n in values.values())
     summary = card["annotators"]["k_anonymity"]["studies"][study.slug]
     assert summary["k"] == 5 and summary["generalised"] + summary["withheld"] == 5
+
+
+def _votes_annotators(path: Path) -> list[str]:
+    return [json.loads(line)["annotator"] for line in path.read_text().splitlines()]
+
+
+def _assert_salt_stored_nowhere(salt: str) -> None:
+    """Neither the job row nor the export's row holds the salt; both say that one was used."""
+    job = Job.objects.get(kind="benchmark_export")
+    export = BenchmarkExport.objects.get(pk=job.result["export"])
+    assert "salt" not in job.params and job.params["salted"] is True
+    assert "salt" not in export.params and export.params["salted"] is True
+    for row in (job.params, job.result, export.params, export.files, export.counts):
+        assert salt not in json.dumps(row)
+    card = Path(export.card_path).read_text(encoding="utf-8")
+    assert salt not in card and "--salt SALT" in card
+
+
+def test_the_api_door_takes_the_release_salt_and_keeps_only_that_one_was_used(tmp_path: Path, settings, api) -> None:
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    study, _ = _study()
+    salt = "release-salt-7Qx"
+    started = api.post("/api/v1/exports/", {"format": "jsonl", "status": "all", "study": study.slug, "salt": salt},
+                       format="json")
+    assert started.status_code == 202, started.content
+    assert salt not in started.content.decode()
+    job = Job.objects.get(pk=started.json()["job"]["id"])
+    assert job.params["salt"] == salt  # for the worker, until it has run
+    benchmark_export_task(job.pk)
+    _assert_salt_stored_nowhere(salt)
+    export = BenchmarkExport.objects.get()
+    assert salt not in api.get(f"/api/v1/exports/{export.pk}/").content.decode()
+    # the same pseudonyms as the command with the same salt, none of the unsalted ones
+    run_command("export_benchmark", "--format", "jsonl", "--study", study.slug, "--salt", salt,
+                "--out", str(tmp_path / "cli.jsonl"))
+    via_api = _votes_annotators(Path(export.path).with_name(f"{Path(export.path).stem}.annotator_votes.jsonl"))
+    assert via_api == _votes_annotators(tmp_path / "cli.annotator_votes.jsonl")
+    raw = {(p.platform, p.external_id) for p in study.participants.all()}
+    assert set(via_api) == {pseudonym(platform=p, external_id=i, salt=salt) for p, i in raw}
+    assert not set(via_api) & {pseudonym(platform=p, external_id=i) for p, i in raw}
+
+
+def test_the_admin_door_takes_the_release_salt(admin_client, tmp_path: Path, settings) -> None:
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    study, _ = _study()
+    salt = "admin-salt-Z91"
+    form = admin_client.get(reverse("admin:scoring_benchmarkexport_start"))
+    assert b'name="salt"' in form.content
+    response = admin_client.post(reverse("admin:scoring_benchmarkexport_start"),
+                                 {"format": "jsonl", "status": "all", "study": study.slug, "salt": salt})
+    assert response.status_code == 302
+    benchmark_export_task(Job.objects.get(kind="benchmark_export").pk)
+    _assert_salt_stored_nowhere(salt)
+    export = BenchmarkExport.objects.get()
+    votes = _votes_annotators(Path(export.path).with_name(f"{Path(export.path).stem}.annotator_votes.jsonl"))
+    assert set(votes) == {pseudonym(platform=p.platform, external_id=p.external_id, salt=salt)
+                          for p in study.participants.all()}
+    page = admin_client.get(reverse("admin:scoring_benchmarkexport_change", args=[export.pk])).content.decode()
+    assert salt not in page
+
+
+def test_a_salted_job_that_lost_its_salt_is_refused_not_written_unsalted(tmp_path: Path, settings) -> None:
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    study, _ = _study()
+    job = Job.objects.create(kind="benchmark_export", params={
+        "format": "jsonl", "status": "all", "study": study.slug, "name": "", "ids_only": False, "salted": True})
+    with pytest.raises(ApplicationError) as refused:
+        export_execute(job=job)
+    assert refused.value.code == "salt_missing"
+    assert not BenchmarkExport.objects.exists()
+
+
+def test_a_failed_salted_job_does_not_keep_the_salt(tmp_path: Path, settings, api, monkeypatch) -> None:
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    study, _ = _study()
+    started = api.post("/api/v1/exports/", {"format": "jsonl", "status": "all", "study": study.slug,
+                                            "salt": "lost-salt-4"}, format="json")
+    job = Job.objects.get(pk=started.json()["job"]["id"])
+
+    def broken(**kwargs):
+        raise ApplicationError("disk full")
+
+    monkeypatch.setattr("scoring.export.jobs.benchmark_export", broken)
+    with pytest.raises(ApplicationError):
+        export_execute(job=job)
+    job.refresh_from_db()
+    assert "salt" not in job.params and job.params["salted"] is True
