@@ -100,7 +100,7 @@ def votes_beside(ids_path: Path) -> Path | None:
 def votes_read(path: Path) -> pd.DataFrame:
     """A votes table as an export wrote it; a file without the table's columns is refused."""
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # heavy: the Parquet reader loads only for Parquet tables
 
         records = pq.read_table(path).to_pylist()
     else:

@@ -38,6 +38,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/components/", "invalid_component", "two different"): f"{TOGETHER}: the labels must differ",
     ("POST /api/v1/components/", "invalid", "already exists"): f"{STATE}: the name is taken",
     ("POST /api/v1/corpora/", "no_files", "upload at least one file"): f"{TOGETHER}: each format needs its files",
+    ("POST /api/v1/corpora/", "invalid", "The submitted file is empty"):
+        "an empty upload holds no corpus (a binary string in a schema has no minimum length to say so)",
     ("POST /api/v1/corpora/", "aligned_files_by_role", "in their own fields"):
         f"{TOGETHER}: an aligned corpus takes its two files by role (style_1_file and style_2_file), not `files`",
     ("POST /api/v1/corpora/", "wrong_file_field", "are for the aligned format"):
