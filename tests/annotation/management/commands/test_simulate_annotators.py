@@ -17,7 +17,9 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 def test_simulated_crowd_fills_a_study_over_http(live_server):
     study = make_study(n_instances=8, per_batch=4, k=3, screening=2)
     out = io.StringIO()
-    call_command("simulate_annotators", "--study", study.slug, "--participants", "10", "--accuracy", "0.9",
+    # 14 people for 24 slots of 4-item batches: enough that the study fills even when, on a loaded machine, one
+    # arrival meets another's open session (409) and gives up, as a real participant would.
+    call_command("simulate_annotators", "--study", study.slug, "--participants", "14", "--accuracy", "0.9",
                  "--screen-fail", "0.3", "--concurrency", "5", "--base-url", live_server.url, "--seed", "3",
                  "--batches-each", "2", stdout=out)
     summary = json.loads(out.getvalue().strip().splitlines()[-1])
