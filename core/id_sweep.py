@@ -61,8 +61,8 @@ def sql_token_pattern(ids: Iterable[str]) -> str:
 
 
 def replacer(mapping: dict[str, str]) -> Callable[[Any], Any]:
-    """A function that returns a value (str, or lists and dicts of them, keys included) with each raw id of `mapping`
-    replaced by its key; other values unchanged."""
+    """A function that returns a value (str or bytes, or lists, tuples and dicts of them, keys included) with each raw
+    id of `mapping` replaced by its key; other values unchanged."""
     if not mapping:
         return lambda value: value
     pattern = token_pattern(mapping)
@@ -70,8 +70,12 @@ def replacer(mapping: dict[str, str]) -> Callable[[Any], Any]:
     def replace(value: Any) -> Any:
         if isinstance(value, str):
             return pattern.sub(lambda m: mapping[m.group(1)], value)
-        if isinstance(value, list):
+        if isinstance(value, bytes):  # a response body
+            return replace(value.decode("utf-8", errors="surrogateescape")).encode("utf-8", errors="surrogateescape")
+        if isinstance(value, list):  # a plain list back (DRF's ReturnList cannot be rebuilt without its serializer)
             return [replace(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(replace(v) for v in value)
         if isinstance(value, dict):
             return {replace(k): replace(v) for k, v in value.items()}
         return value

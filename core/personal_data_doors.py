@@ -7,10 +7,10 @@ platform's request JSON or a message's evidence is caught as well as a column of
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
+from core.id_sweep import replacer
 from core.personal_data import can_see_personal_data, personal_data_access_log
 from core.pseudonyms import is_pseudonym, person_key
 
@@ -23,37 +23,10 @@ def people_pseudonyms(people: Iterable[tuple[str, str]]) -> dict[str, str]:
             for platform, external_id in people if external_id and not is_pseudonym(str(external_id))}
 
 
-def _pattern(ids: Iterable[str]) -> re.Pattern[str] | None:
-    # Longest first, and never inside a longer word, so "P1" does not eat into "P10" or an unrelated token.
-    ordered = sorted(set(ids), key=len, reverse=True)
-    if not ordered:
-        return None
-    return re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, ordered)) + r")(?![A-Za-z0-9_])")
-
-
 def people_redact(value: Any, *, pseudonyms: dict[str, str]) -> Any:
-    """`value` (dicts, lists, strings, bytes; keys too) with each raw id of `pseudonyms` replaced by its pseudonym."""
-    pattern = _pattern(pseudonyms)
-    if pattern is None:
-        return value
-
-    def sub(text: str) -> str:
-        return pattern.sub(lambda match: pseudonyms[match.group(1)], text)
-
-    def walk(item: Any) -> Any:
-        if isinstance(item, str):
-            return sub(item)
-        if isinstance(item, bytes):
-            return sub(item.decode("utf-8", errors="surrogateescape")).encode("utf-8", errors="surrogateescape")
-        if isinstance(item, dict):
-            return {walk(k): walk(v) for k, v in item.items()}
-        if isinstance(item, tuple):
-            return tuple(walk(v) for v in item)
-        if isinstance(item, list):  # plain lists: DRF's ReturnList cannot be rebuilt without its serializer
-            return [walk(v) for v in item]
-        return item
-
-    return walk(value)
+    """`value` (dicts, lists, tuples, strings, bytes; keys too) with each raw id of `pseudonyms` replaced by its
+    pseudonym, as whole tokens (core.id_sweep's rule, the one erasure and retention use)."""
+    return replacer(pseudonyms)(value)
 
 
 def personal_data_door(
