@@ -1,16 +1,25 @@
-"""Reads of the platforms app: what a study cost in bonuses (for the admin, the API and the dataset card)."""
+"""Reads of the platforms app: what a study cost in bonuses (for the admin, the API and the dataset card), and its
+platform side for the study's overview page."""
 from __future__ import annotations
 
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Sum
+from django.conf import settings
+from django.db.models import Count, Q, Sum
 
 from annotation.models import Participant, Study
 from core.pseudonyms import is_pseudonym
-from platforms.backends import people_platform
+from platforms.backends import backend_class, people_platform
 from platforms.backends.base import Arrival
-from platforms.models import BonusPayment, PlatformStudy
+from platforms.models import (
+    BonusPayment,
+    CallState,
+    Decision,
+    PlatformMessage,
+    PlatformStudy,
+    PlatformSubmission,
+)
 
 
 def link_arrivals(*, platform_study: PlatformStudy) -> list[Arrival]:
@@ -49,4 +58,32 @@ def study_bonus_totals(*, study: Study) -> dict[str, Any] | None:
                                                                    BonusPayment.State.CLAIMED),
         "unknown": amount(BonusPayment.State.UNKNOWN), "participants": len(totals),
         "median_per_participant": median, "rows": sum(n for n, _ in by_state.values()),
+    }
+
+
+def study_platform_overview(*, study: Study) -> dict[str, Any] | None:
+    """A study's platform side for its overview page: state, places × reward, the platform's estimated fee, bonuses
+    paid / owed / unknown, unknown outcomes of decisions and messages, people who returned or timed out, the
+    platform's hourly floor; None for a study with no platform side. Six queries."""
+    platform_study = PlatformStudy.objects.filter(study=study).select_related("account").first()
+    if platform_study is None:
+        return None
+    backend = backend_class(platform_study.platform)
+    bonuses = study_bonus_totals(study=study) or {}
+    decisions = Decision.objects.filter(platform_study=platform_study).aggregate(
+        sent=Count("id", filter=~Q(state__in=(CallState.PENDING, CallState.FAILED))),
+        unknown=Count("id", filter=Q(state=CallState.UNKNOWN)))
+    messages_unknown = PlatformMessage.objects.filter(platform_study=platform_study, state=CallState.UNKNOWN).count()
+    left = PlatformSubmission.objects.filter(platform_study=platform_study, status__in=backend.LEFT).count()
+    rewards = Decimal(platform_study.places * platform_study.reward_cents) / 100
+    bonus_total = sum((bonuses.get(k, Decimal(0)) for k in ("paid", "pending", "unknown")), Decimal(0))
+    floors = getattr(settings, backend.HOURLY_FLOORS, {}) if backend.HOURLY_FLOORS else {}
+    floor = floors.get(platform_study.currency)
+    return {
+        "platform_study": platform_study, "currency": platform_study.currency, "places": platform_study.places,
+        "reward": Decimal(platform_study.reward_cents) / 100, "rewards": rewards,
+        "fee_rate": backend.FEE_RATE, "fee": ((rewards + bonus_total) * backend.FEE_RATE).quantize(Decimal("0.01")),
+        "bonuses": bonuses, "decisions_sent": decisions["sent"], "decisions_unknown": decisions["unknown"],
+        "messages_unknown": messages_unknown, "left": left,
+        "hourly_floor": Decimal(str(floor)) if floor is not None else None,
     }

@@ -13,6 +13,7 @@ from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.admin.erasure import participant_erase_view
+from annotation.admin.overview import StudyOverviewAdminMixin, progress_bar
 from annotation.admin.rewrite_corpus import RewriteCorpusAdminMixin
 from annotation.admin.study_setup import StudySetupAdminMixin
 from annotation.api.erasure import may_erase
@@ -87,10 +88,11 @@ class StudyChangeForm(forms.ModelForm):
 
 
 @admin.register(Study)
-class StudyAdmin(PersonalDataAdminMixin, StudySetupAdminMixin, RewriteCorpusAdminMixin, admin.ModelAdmin):
+class StudyAdmin(PersonalDataAdminMixin, StudyOverviewAdminMixin, StudySetupAdminMixin, RewriteCorpusAdminMixin,
+                 admin.ModelAdmin):
     personal_data_what = "participants' recommendations"
-    list_display = ["slug", "item_kind", "status", "annotators_per_item", "progress_summary", "pay_summary",
-                    "adaptive_stopping", "results_link", "created_at"]
+    list_display = ["slug", "overview", "item_kind", "status", "annotators_per_item", "progress_summary",
+                    "pay_summary", "adaptive_stopping", "results_link", "created_at"]
     list_filter = ["item_kind", "status", "origin", "platform", "adaptive_stopping"]
     search_fields = ["slug", "title"]
     # The guide is set from a finished model run (its page's "Stop items early where this model agrees"), never typed.
@@ -150,8 +152,14 @@ class StudyAdmin(PersonalDataAdminMixin, StudySetupAdminMixin, RewriteCorpusAdmi
     @admin.display(description="progress")
     def progress_summary(self, obj: Study) -> str:
         p = self._progress(obj)
-        return (f"{p['items_complete']}/{p['items']} complete · {p['responses']} responses · "
-                f"{p['participants']} participants · {p['screened_out']} screened out · {p['excluded']} excluded")
+        return format_html("{} items complete<br>{} responses · {} participants · {} screened out · {} excluded",
+                           progress_bar(p["items_complete"], p["items"], f"items complete of {obj.slug}"),
+                           p["responses"], p["participants"], p["screened_out"], p["excluded"])
+
+    @admin.display(description="overview")
+    def overview(self, obj: Study) -> str:
+        """The study's home: where it stands and what to do next (annotation/admin/overview.py)."""
+        return self.overview_link(obj)
 
     @admin.display(description="results")
     def results_link(self, obj: Study) -> str:
@@ -171,16 +179,16 @@ class StudyAdmin(PersonalDataAdminMixin, StudySetupAdminMixin, RewriteCorpusAdmi
         return (f"{p['median_minutes_per_batch']} min/batch · {p['effective_hourly_pay']:.2f} {currency}/h "
                 f"(target {obj.target_hourly_pay:.2f} {currency}/h)")
 
-    @admin.display(description="live progress")
+    @admin.display(description="progress")
     def live_progress(self, obj: Study) -> str:
+        """Items at k as a bar, and the way to the overview page (progress, next steps, money, warnings)."""
         if not obj.pk:
             return "–"
-        p = study_progress(study=obj)
-        rows = [(key.replace("_", " "), key, value) for key, value in p.items()]
-        # study/change_form.html refreshes the cells from the study's API every few seconds
-        return format_html('<table class="live-progress" data-url="{}">{}</table>',
-                           reverse("study-detail", args=[obj.slug]),
-                           format_html_join("", '<tr><th>{}</th><td data-key="{}">{}</td></tr>', rows))
+        p = self._progress(obj)
+        return format_html('{} items complete · {} responses · {} participants. <a class="button" href="{}">'
+                           "Open the study's overview</a> (progress, next steps, money and warnings)",
+                           progress_bar(p["items_complete"], p["items"], "items complete"), p["responses"],
+                           p["participants"], reverse("admin:annotation_study_overview", args=[obj.pk]))
 
     def people_on_page(self, objects: list[Any], page: str) -> list[tuple[str, str]]:
         # The list shows counts only; a study's own pages list its participants' recommendations.
@@ -347,11 +355,11 @@ class ResponseAdmin(PersonalDataAdminMixin, admin.ModelAdmin):
 
 
 def _study_link(slug: object) -> tuple[str, str] | None:
-    """How a job page links the study it names (core/admin.py, JOB_LINKS)."""
+    """How a job page links the study it names (core/admin.py, JOB_LINKS): to the study's overview, its home."""
     study = Study.objects.filter(slug=str(slug)).only("pk", "slug", "title").first()
     if study is None:
         return None
-    return (reverse("admin:annotation_study_change", args=[study.pk]),
+    return (reverse("admin:annotation_study_overview", args=[study.pk]),
             f"{study.title} ({study.slug})" if study.title else study.slug)
 
 

@@ -36,7 +36,7 @@ MADE = {
     "export": ("admin:scoring_benchmarkexport_change", "export"),
     "score_run": ("admin:scoring_scorerun_change", "score run"),
     "evaluation": ("admin:scoring_metricevaluation_change", "metric evaluation"),
-    "study_id": ("admin:annotation_study_change", "study"),
+    "study_id": ("admin:annotation_study_overview", "study"),
 }
 
 

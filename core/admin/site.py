@@ -13,7 +13,7 @@ from django.contrib import admin
 from django.contrib.admin import helpers
 from django.db import models
 from django.http import HttpRequest
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 # App labels in pipeline order; apps not named here (auth, axes) come after them, alphabetically.
@@ -46,6 +46,37 @@ def admin_page_register(*, app_label: str, name: str, url_name: str, allowed: Ca
     ADMIN_PAGES[url_name] = AdminPage(app_label=app_label, name=name, url_name=url_name, allowed=allowed)
 
 
+# The admin home starts with the pipeline: each step, what it does, and the admin page where it is done (URL names
+# only: core imports no app; a step whose app is not installed is shown without a link).
+PIPELINE = [
+    ("Import", "a parallel corpus (files by style, or STEL's TSV)", "admin:tasks_corpus_import"),
+    ("Generate", "task instances: select corpora, action “Generate task instances”", "admin:tasks_corpus_changelist"),
+    ("Study", "create a study of the instances, preview it", "admin:annotation_study_create"),
+    ("Run", "open it, publish it on a crowd platform, follow it on its overview", "admin:annotation_study_changelist"),
+    ("Analyse", "agreement, the m-of-k filter, model annotators", "admin:scoring_agreement_start"),
+    ("Export", "the benchmark with its dataset card, then score models", "admin:scoring_benchmarkexport_start"),
+]
+
+# Panels of the admin home under the pipeline (annotation's studies in progress): `panel(request)` returns HTML or
+# "" (nothing for this user); apps register theirs from their admin module.
+HOME_PANELS: dict[str, Callable[[HttpRequest], str]] = {}
+
+
+def admin_home_register(*, name: str, panel: Callable[[HttpRequest], str]) -> None:
+    HOME_PANELS[name] = panel
+
+
+def _pipeline() -> list[dict[str, str]]:
+    steps = []
+    for label, text, url_name in PIPELINE:
+        try:
+            url = reverse(url_name)
+        except NoReverseMatch:
+            url = ""
+        steps.append({"label": label, "text": text, "url": url})
+    return steps
+
+
 def _rank(order: list[str], name: str) -> tuple[int, str]:
     return (order.index(name) if name in order else len(order), name)
 
@@ -67,6 +98,12 @@ class StyleCrowdAdminSite(admin.AdminSite):
     site_header = "StyleCrowd"
     site_title = "StyleCrowd"
     index_title = "StyleCrowd: corpora → studies → crowd platforms → agreement, benchmark and scoring"
+    index_template = "admin/stylecrowd_index.html"
+
+    def index(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
+        """Django's app list, below the pipeline and the panels apps register (the studies in progress)."""
+        panels = [html for html in (panel(request) for panel in HOME_PANELS.values()) if html]
+        return super().index(request, {**(extra_context or {}), "pipeline": _pipeline(), "home_panels": panels})
 
     def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, Any]]:
         apps = super().get_app_list(request, app_label)

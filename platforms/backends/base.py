@@ -122,6 +122,8 @@ class PlatformBackend(Protocol):
     CREDENTIALS: str           # where the credentials come from when no token is stored, for the admin
     WEBHOOKS: bool             # the platform can push submission changes (else they are synced)
     ARRIVALS_FROM_LINK: bool   # the platform learns who came from StyleCrowd (`arrivals_record`) before a sync
+    FEE_RATE: Decimal          # the platform's service fee on rewards and bonuses, a fraction (the overview's estimate)
+    HOURLY_FLOORS: str         # the setting of the platform's minimum hourly pay per currency ("" where it has none)
 
     # --- the account --------------------------------------------------------------------------------------------
 

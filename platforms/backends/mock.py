@@ -79,6 +79,8 @@ class MockBackend:
     CREDENTIALS = "none needed (in memory)"
     WEBHOOKS = False
     ARRIVALS_FROM_LINK = True
+    FEE_RATE = Decimal("0")  # no money moves
+    HOURLY_FLOORS = ""
 
     def __init__(self, account: PlatformAccount) -> None:
         self.account = account

@@ -47,6 +47,8 @@ class MTurkBackend:
     CREDENTIALS = "boto3's credential chain"
     WEBHOOKS = False
     ARRIVALS_FROM_LINK = False
+    FEE_RATE = Decimal("0.20")  # MTurk's commission (40 % for a HIT of 10 or more assignments)
+    HOURLY_FLOORS = ""
 
     def __init__(self, account: PlatformAccount, *, clients: tuple[Any, Any] | None = None) -> None:
         self.account = account

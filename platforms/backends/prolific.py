@@ -74,6 +74,8 @@ class ProlificBackend:
     CREDENTIALS = "none"
     WEBHOOKS = True
     ARRIVALS_FROM_LINK = False
+    FEE_RATE = Decimal("0.3333")  # the service fee of academic studies, before VAT (its cost calculator is exact)
+    HOURLY_FLOORS = "PROLIFIC_MIN_HOURLY_REWARD"
 
     def __init__(self, account: PlatformAccount, *, client: ProlificClient | None = None) -> None:
         self.account = account
