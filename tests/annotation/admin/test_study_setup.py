@@ -110,7 +110,7 @@ def test_api_creates_and_opens_a_study(corpus, api):
     assert_api_error(refused, code="no_items", status=409)
 
 
-def test_study_pages_show_pay_with_its_currency_and_a_refreshing_progress(admin_client, settings):
+def test_study_pages_show_pay_with_its_currency_and_progress_linking_the_overview(admin_client, settings):
     settings.STYLECROWD_PAY_CURRENCY = "GBP"
     study, _ = f.annotated_study(answers=[["S2-S1"] * 3])
     study.responses.update(seconds=60)
@@ -120,4 +120,6 @@ def test_study_pages_show_pay_with_its_currency_and_a_refreshing_progress(admin_
     study._progress_cache = {"median_minutes_per_batch": 4.0, "effective_hourly_pay": 1039.4}
     assert study_admin.pay_summary(study) == "4.0 min/batch · 1039.40 GBP/h (target 9.00 GBP/h)"
     page = admin_client.get(reverse("admin:annotation_study_change", args=[study.pk])).content.decode()
-    assert f'data-url="{reverse("study-detail", args=[study.slug])}"' in page and "setInterval(refresh" in page
+    # the progress is a bar and the way to the study's overview, not a raw dict of the progress API's body
+    assert reverse("admin:annotation_study_overview", args=[study.pk]) in page and "{&#x27;platform" not in page
+    assert '<progress max="1" value="0" aria-label="items complete"></progress> 0 of 1 items complete' in page

@@ -69,7 +69,7 @@ def test_an_export_started_from_the_dashboard_returns_there_and_its_job_page_nam
     _assert_for_people(page, job, media)
     assert export.path not in page and Path(export.path).parent.as_posix() not in page
     assert "Benchmark export · job #" in page  # the title says what the job does
-    assert reverse("admin:annotation_study_change", args=[study.pk]) in page  # the study, by name, as a link
+    assert reverse("admin:annotation_study_overview", args=[study.pk]) in page  # the study's overview, by name
     assert reverse("admin:scoring_benchmarkexport_change", args=[export.pk]) in page  # what it made
     assert "stel-tsv" in page and "the default queue" in page
     assert 'id="pending-jobs"' not in admin_client.get(dashboard_url).content.decode()  # done: listed no more
