@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count, IntegerField, Max, Min, OuterRef, Q, Subquery, Sum, Value
 from django.db.models.functions import Coalesce, Least, Trunc
+from django.urls import reverse
 
 from annotation.models import Batch, Participant, Response, Study, StudyItem
 from annotation.overview.sections import Notice
@@ -94,8 +95,8 @@ def _job_notices(study: Study) -> list[Notice]:
     for job in jobs:
         waiting = job_waiting(job)
         if waiting is not None:
-            notices.append(Notice(f"Job #{job.pk}: {waiting['text']}", url=f"/admin/core/job/{job.pk}/change/",
-                                  link=f"job #{job.pk}"))
+            notices.append(Notice(f"Job #{job.pk}: {waiting['text']}",
+                                  url=reverse("admin:core_job_change", args=[job.pk]), link=f"job #{job.pk}"))
     return notices
 
 
