@@ -72,12 +72,13 @@ def _progress_rows(overview: dict[str, Any], extra_people: list[tuple[str, int]]
             {"label": "items at k", "value": overview["items_at_k"], "of": overview["items"],
              "note": f"{overview['items_closed_early']} closed early" if overview["items_closed_early"] else ""}]
     arrived = overview["people"]["arrived"]
+    rows.append({"label": "participants arrived", "value": arrived, "of": None, "note": ""})
     rows += [{"label": f"participants {label}", "value": overview["people"][key], "of": arrived,
-              "note": "of those who arrived" if key != "arrived" else ""} for key, label in PEOPLE if key != "arrived"]
+              "note": "of those who arrived"} for key, label in PEOPLE if key != "arrived"]
     rows += [{"label": f"participants {label}", "value": n, "of": arrived, "note": "on the platform"}
              for label, n in extra_people]
     for row in rows:
-        row["percent"] = _percent(row["value"], row["of"])
+        row["percent"] = _percent(row["value"], row["of"]) if row["of"] is not None else None
     return rows
 
 
@@ -96,11 +97,10 @@ class StudyOverviewAdminMixin:
         parts = overview_parts(study=study, user=request.user)
         context = {
             **self.admin_site.each_context(request), "opts": self.model._meta, "study": study,
-            "title": f"Overview: {study.title or study.slug}", "subtitle": study.get_status_display(),
+            "title": f"Overview: {study.title or study.slug}",
             "overview": overview, "steps": parts.steps, "next": next_step(parts.steps),
             "progress": _progress_rows(overview, parts.people), "arrivals": arrivals_svg(overview["arrivals"]),
             "money": [*_money(overview), *parts.money], "warnings": [*overview["warnings"], *parts.warnings],
-            "arrived": overview["people"]["arrived"],
         }
         return TemplateResponse(request, "admin/annotation/study/overview.html", context)
 

@@ -9,6 +9,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 WIDTH, HEIGHT, PAD_LEFT, PAD_BOTTOM, PAD_TOP = 640, 180, 40, 28, 10
+BAR_MAX = 40
 
 
 def _label(moment: dt.datetime, unit: str) -> str:
@@ -30,7 +31,8 @@ def arrivals_svg(arrivals: dict[str, Any]) -> SafeString:
         running += n
         height = plot_h * n / peak
         x = PAD_LEFT + i * step
-        bars.append((f"{x + step * 0.1:.1f}", f"{PAD_TOP + plot_h - height:.1f}", f"{max(step * 0.8, 1):.1f}",
+        width = min(max(step * 0.8, 1), BAR_MAX)
+        bars.append((f"{x + (step - width) / 2:.1f}", f"{PAD_TOP + plot_h - height:.1f}", f"{width:.1f}",
                      f"{height:.1f}", f"{_label(moment, unit)}: {n}"))
         line.append(f"{x + step / 2:.1f},{PAD_TOP + plot_h - plot_h * running / total:.1f}")
     first, last = _label(buckets[0][0], unit), _label(buckets[-1][0], unit)

@@ -60,7 +60,7 @@ def test_the_overview_shows_steps_progress_money_and_warnings(admin_client: Clie
     assert "Next: Sync submissions" in text
     assert "answers stored 7 of 12 (58 %)" in re.sub(r"\s+", " ", _text(page))
     assert "items at k 2 of 4 (50 %)" in text
-    for row in ("participants consented 4 of 5", "participants finished a session 2 of 5",
+    for row in ("participants arrived 5 ", "participants consented 4 of 5", "participants finished a session 2 of 5",
                 "participants excluded 1 of 5", "participants screened out 1 of 5",
                 "participants who returned or timed out 0 of 5"):
         assert row in text, row

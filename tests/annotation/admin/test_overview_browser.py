@@ -56,6 +56,10 @@ def test_a_researcher_reaches_the_overview_and_follows_its_next_step(page: Any, 
         kind="filter_instances", params={"study": study.slug}, status=Job.Status.DONE)
     researcher_logs_in(page, live_server)
     url = live_server.url
+    # the admin home: the pipeline, then the studies in progress, each linking its overview
+    assert page.locator("ol.sc-pipeline li").count() == 6
+    assert page.locator(f"#studies-in-progress a[href='/admin/annotation/study/{study.pk}/overview/']").count() == 1
+    shots(page, "home")
 
     # from the study list
     page.goto(f"{url}/admin/annotation/study/")
