@@ -17,6 +17,12 @@ from platforms.models import BonusPayment, Decision, PlatformStudy
 from platforms.selectors import study_platform_overview
 
 
+def _by_links(study: Study) -> bool:
+    """Publishing through StyleCrowd is optional for an open-link study, and for one whose people already come by
+    its links (pasted into the platform by hand)."""
+    return study.platform == EntryPlatform.ANY or study.participants.exists()
+
+
 def _steps(study: Study, facts: dict[str, Any] | None, user: Any) -> list[Step]:
     platform_study: PlatformStudy | None = facts["platform_study"] if facts else None
     may_add, may_spend = user_may(user, PlatformStudy, "add"), user_may(user, PlatformStudy, "spend")
@@ -24,7 +30,7 @@ def _steps(study: Study, facts: dict[str, Any] | None, user: Any) -> list[Step]:
     drafted = platform_study is not None and platform_study.state != PlatformStudy.State.NONE
     steps = [Step("publish", "Publish on the platform" if drafted else "Create the platform draft",
                   reverse("admin:platforms_platformstudy_publish", args=[study.pk]), done=published,
-                  available=may_add, optional=platform_study is None and study.platform == EntryPlatform.ANY,
+                  available=may_add, optional=platform_study is None and _by_links(study),
                   note="" if may_add else "needs the permission to add platform studies")]
     if platform_study is None or not platform_study.external_id:
         return steps + [Step(key, label, "", available=False, note="after publishing")

@@ -146,3 +146,13 @@ def test_the_admin_home_starts_with_the_pipeline_and_the_studies_in_progress(adm
     assert "closed-one" not in in_progress
     assert page.index('id="sc-home"') < page.index('id="content-main"') or page.index('id="sc-home"') < page.index(
         "Annotation studies")
+
+
+def test_a_prolific_study_is_told_to_publish_until_people_come_by_its_links(admin_client: Client) -> None:
+    study = f.StudyFactory(status=Study.Status.ACTIVE, platform="prolific", allow_anonymous=False)
+    f.StudyItemFactory(study=study)
+    assert re.search(r'<li data-step="publish">\s*<a class="button next default"', _overview(admin_client, study))
+    f.ParticipantFactory(study=study)  # the link was pasted into Prolific by hand: publishing here is optional
+    page = _overview(admin_client, study)
+    assert not re.search(r'<li data-step="publish">\s*<a class="button next default"', page)
+    assert re.search(r'<li data-step="agreement">\s*<a class="button next default"', page)
