@@ -101,6 +101,7 @@ class StudyOverviewAdminMixin:
             "overview": overview, "steps": parts.steps, "next": next_step(parts.steps),
             "progress": _progress_rows(overview, parts.people), "arrivals": arrivals_svg(overview["arrivals"]),
             "money": [*_money(overview), *parts.money], "warnings": [*overview["warnings"], *parts.warnings],
+            "refresh_seconds": getattr(settings, "STYLECROWD_OVERVIEW_REFRESH_SECONDS", 15),
         }
         return TemplateResponse(request, "admin/annotation/study/overview.html", context)
 

@@ -20,6 +20,7 @@ from scoring.agreement.runs import agreement_run_compute, agreement_run_start
 from scoring.celery_tasks.export import benchmark_export_task
 from scoring.export.jobs import export_start
 from scoring.models import BenchmarkExport
+from tests import factories as f
 from tests.annotation.accessibility import assert_accessible
 
 # The browser fixtures (one Chromium per module, a context per test): imported, not a conftest.py.
@@ -47,7 +48,9 @@ def researcher_logs_in(page: Any, live_server: Any, *, spend: bool = False) -> U
     return user
 
 
-def test_a_researcher_reaches_the_overview_and_follows_its_next_step(page: Any, live_server: Any, shots: Any) -> None:
+def test_a_researcher_reaches_the_overview_and_follows_its_next_step(page: Any, live_server: Any, shots: Any,
+                                                                     settings: Any) -> None:
+    settings.STYLECROWD_OVERVIEW_REFRESH_SECONDS = 1
     ensure_components()
     broker_db_emptied()
     study, _ = _validated_study()  # answered and filtered; no agreement computed yet
@@ -68,6 +71,11 @@ def test_a_researcher_reaches_the_overview_and_follows_its_next_step(page: Any, 
     assert page.locator("h1").inner_text() == f"Overview: {study.slug}"
     assert "answers stored" in page.locator("#overview-progress").inner_text()
     shots(page, "overview")
+    # the figures stay live while the page is shown (annotation/static/annotation/overview.js)
+    arrived = int(page.locator("#arrived").inner_text())
+    f.ParticipantFactory(study=study, external_id="late-arrival")
+    page.wait_for_function(f"document.getElementById('arrived').textContent.trim() === '{arrived + 1}'",
+                           timeout=15_000)
 
     # from a job the study started: the job page names the study and links its overview
     page.goto(f"{url}/admin/core/job/{job.pk}/change/")
