@@ -31,6 +31,14 @@ from .base import (
 )
 
 
+def _default_minilm_languages(options: dict[str, Any], languages: tuple[str, ...]) -> tuple[str, ...]:
+    """The packaged all-MiniLM-L6-v2 is English; another model's languages are its own ("*": not checked)."""
+    default = minilm_path()
+    if default is not None and options.get("model_path") == str(default.resolve()):
+        return ("en",)
+    return languages
+
+
 def _common_options(metric: str, options: dict[str, Any], default: Path | None) -> dict[str, Any]:
     options = check_model_path(metric, options, default)
     options["device"] = resolve_device(options.get("device"))
@@ -57,6 +65,9 @@ class EmbeddingCosineMetric(Metric):
 
     def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         return _common_options(self.name, options, minilm_path())
+
+    def supported_languages(self, options: dict[str, Any]) -> tuple[str, ...]:
+        return _default_minilm_languages(options, self.languages)
 
     def score(self, items: list[MetricItem], *, options: dict[str, Any], progress: Progress | None = None) -> Scores:
         # Every distinct sentence is encoded once, even when it is the source of several systems' rewrites, and a
@@ -99,6 +110,9 @@ class BertScoreMetric(Metric):
     name = "bertscore"
     needs_model = True
     description = "BERTScore F1 (bert-score package) with a local model; default layer = the model's last"
+
+    def supported_languages(self, options: dict[str, Any]) -> tuple[str, ...]:
+        return _default_minilm_languages(options, self.languages)
 
     def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         options = _common_options(self.name, options, minilm_path())
