@@ -9,6 +9,7 @@ import pytest
 from core.errors import ApplicationError
 from scoring.metric_evaluation import MetricItem, metrics_resolve
 from scoring.metric_evaluation.base import minilm_path
+from scoring.metric_evaluation.logprob import SYSTEM_PROMPT, build_contexts, encode_pair
 from tests.helpers import cuda_available  # noqa: F401 (skipif strings)
 from tests.scoring.metric_fixtures import tiny_gpt2_dir, tiny_nli_dir
 
@@ -54,16 +55,14 @@ def test_logprob_content_and_style_match_hand_computation(gpt2_dir):
     options = metric.check_options({"model_path": str(gpt2_dir), "device": "cpu", "batch_size": 5})
     scores = metric.score(ITEMS, options=options)
     for n, item in enumerate(ITEMS):
+        # Pauli et al.'s prompts (run_our_likelihood.py); this tiny model has no chat template: "system\nuser\n".
         style = _rewrite_token_probs(
-            tokenizer, model,
-            f"Rewrite the following sentence so that it is {item.target_style}.\nSentence: {item.source}\n"
-            "Rewritten sentence:", item.rewrite)
+            tokenizer, model, f"{SYSTEM_PROMPT}\nRewrite the following sentence to be {item.target_style}: "
+                              f"{item.source}\n", item.rewrite)
         para = _rewrite_token_probs(
-            tokenizer, model, f"Paraphrase the following sentence.\nSentence: {item.source}\nParaphrased sentence:",
-            item.rewrite)
+            tokenizer, model, f"{SYSTEM_PROMPT}\nParaphrase the following sentence: {item.source}\n", item.rewrite)
         rep = _rewrite_token_probs(
-            tokenizer, model, f"Repeat the following sentence.\nSentence: {item.source}\nRepeated sentence:",
-            item.rewrite)
+            tokenizer, model, f"{SYSTEM_PROMPT}\nRepeat the following sentence: {item.source}\n", item.rewrite)
         content = np.mean([math.log(max(a, b, c)) for a, b, c in zip(style, para, rep, strict=True)])
         strength = np.mean([a - max(b, c) for a, b, c in zip(style, para, rep, strict=True)])
         assert scores["logprob_content"][n] == pytest.approx(content, abs=1e-5)
@@ -72,6 +71,23 @@ def test_logprob_content_and_style_match_hand_computation(gpt2_dir):
         assert scores["logprob_content"][n] >= np.mean(np.log(para)) - 1e-6
     # Not a degenerate model: the style context changes the probabilities.
     assert any(abs(s) > 1e-3 for s in scores["logprob_style"])
+
+
+def test_logprob_uses_the_models_chat_template_and_pauli_et_als_style_words(gpt2_dir):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gpt2_dir)
+    tokenizer.chat_template = ("{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}{% endfor %}"
+                               "{% if add_generation_prompt %}<assistant>{% endif %}")
+    item = MetricItem(source="the drug inhibits the enzyme", rewrite="the medicine stops it", target_style="layman")
+    contexts = build_contexts(item, {"style": "Rewrite the following sentence to be {style}: {source}",
+                                     "paraphrase": "Paraphrase the following sentence: {source}",
+                                     "repeat": "Repeat the following sentence: {source}"})
+    context_ids, rewrite_ids = encode_pair(tokenizer, contexts["style"], item.rewrite)
+    expected = tokenizer(f"<system>{SYSTEM_PROMPT}<user>Rewrite the following sentence to be understandable for "
+                         f"layman: {item.source}<assistant>", add_special_tokens=False)["input_ids"]
+    assert context_ids == expected
+    assert rewrite_ids == tokenizer(item.rewrite, add_special_tokens=False)["input_ids"]
 
 
 def test_logprob_batching_does_not_change_scores(gpt2_dir):
