@@ -2,10 +2,10 @@
 agreement, evaluate_metrics and the dataset card work as on a study run here.
 
 Two shapes. (1) An items file (JSONL, CSV or TSV: `id`, `source`, `rewrite`, optional `reference`, `system`,
-`target_style`, `dataset`, `language`) beside a long ratings file (`item`, `annotator`, `question`, `value`; several questions in
-one file). (2) One wide CSV per dataset, the shape of Pauli et al.'s release (one row per rewrite with `input`,
-`output`, `reference`, `style_to`, `system`, and one column per rater per question: `c-1`, `c-2`, `s-1`, ...); a
-`WideMapping` names the columns. A question whose name is one of the presets' (`style_strength`,
+`target_style`, `dataset`, `language`) beside a long ratings file (`item`, `annotator`, `question`, `value`;
+several questions in one file). (2) One wide CSV per dataset, the shape of Pauli et al.'s release (one row per
+rewrite with `input`, `output`, `reference`, `style_to`, `system`, and one column per rater per question: `c-1`,
+`c-2`, `s-1`, ...); a `WideMapping` names the columns. A question whose name is one of the presets' (`style_strength`,
 `content_preservation`, `style_change`, `fluency`, `meaning`, `formality`) takes the preset's text and labels.
 
 Every file is read and every bad line named (file, line, column) before anything is stored; then one transaction.
@@ -15,8 +15,9 @@ from __future__ import annotations
 import csv
 import io
 import re
+import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -298,3 +299,29 @@ def _texts_agree(*, by_id: dict[str, Any], items: dict[str, dict[str, str]], new
                                    f"({stored.get('rewrite', '')!r}); import into a new slug",
                                    code=ITEM_TEXT_MISMATCH, status=409)
 
+
+
+def ratings_import_upload(*, request: RatingsImport, ratings: Any, items: Any = None) -> dict[str, Any]:
+    """The admin's and the API's door: uploaded files (Django `UploadedFile`s) are written under their own names to
+    a temporary folder, imported with `ratings_import`, and errors name the files as uploaded (not the folder)."""
+    with tempfile.TemporaryDirectory(prefix="ratings-import-") as folder:
+        def saved(upload: Any) -> Path:
+            path = Path(folder) / Path(str(upload.name or "upload.csv")).name
+            with path.open("wb") as handle:
+                for chunk in upload.chunks():
+                    handle.write(chunk)
+            return path
+
+        ratings_path = saved(ratings)
+        items_path = saved(items) if items is not None else None
+        if items_path is not None and items_path == ratings_path:
+            raise ApplicationError("the items file and the ratings file must have different names",
+                                   code=MISSING_COLUMNS, field="items")
+        try:
+            return ratings_import(request=replace(request, ratings_path=ratings_path, items_path=items_path))
+        except ApplicationError as exc:
+            exc.message = exc.message.replace(f"{folder}/", "")
+            exc.args = (exc.message,)
+            if isinstance(exc.details, dict) and isinstance(exc.details.get("errors"), list):
+                exc.details["errors"] = [str(e).replace(f"{folder}/", "") for e in exc.details["errors"]]
+            raise

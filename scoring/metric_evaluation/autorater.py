@@ -6,8 +6,9 @@ The prompt and the system message are Pauli et al.'s (AmaliePauli/style_transfer
 `run_llamaprompt8b_output.py`, class `Prompt8B`), filled with the target style, the source and the rewrite; their
 script's `format` call passes the style twice, so their source slot received the style and their target slot the
 source — here each slot gets what its label says. Their post-processing is kept: the number after `"meaning":` and
-`"style":` in the reply, and a reply without a readable number counts as the mean of the readable ones. Target styles are renamed as theirs
-(layman → "understandable for layman", expert → "addressed to an expert", simplicity/simplified → "simple").
+`"style":` in the reply, and a reply without a readable number counts as the mean of the readable ones. Target
+styles are renamed as theirs (layman → "understandable for layman", expert → "addressed to an expert",
+simplicity/simplified → "simple").
 """
 from __future__ import annotations
 

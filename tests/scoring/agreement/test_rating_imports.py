@@ -59,7 +59,8 @@ def test_items_and_long_ratings_make_a_likert_study_that_agreement_and_metrics_r
     assert study.item_kind == "likert" and study.origin == Study.Origin.IMPORTED
     # The questions take the preset's text and labels (Pauli et al.'s style_strength scale).
     spec = next(q for q in study.questions if q["name"] == "style_strength")
-    assert spec["text"] == "How strongly does the rewrite show the target style?" and spec["labels"]["5"] == "Completely"
+    assert spec["text"] == "How strongly does the rewrite show the target style?"
+    assert spec["labels"]["5"] == "Completely"
     item = StudyItem.objects.get(study=study, external_id="fx01-drifter")
     assert item.payload["rewrite"] == "Please confirm your attendance at the annual conference."
     assert item.payload["dataset"] == "gyafc-formal" and item.payload["system"] == "drifter"
@@ -181,3 +182,55 @@ def test_the_wide_mapping_parses_and_refuses_unknown_fields():
         WideMapping.parse(columns="colour=red")
     with pytest.raises(ApplicationError, match="is not NAME=VALUE"):
         WideMapping.parse(raters="c")
+
+
+# --- the API's and the admin's doors -------------------------------------------------------------------------
+
+
+def test_the_api_imports_items_and_ratings_and_names_bad_lines_by_the_uploaded_file(api, tmp_path):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.helpers import assert_api_error
+
+    items = SimpleUploadedFile("items.jsonl", _demo_items(tmp_path).read_bytes())
+    ratings = SimpleUploadedFile("ratings.csv", _demo_ratings(tmp_path).read_bytes())
+    response = api.post("/api/v1/annotation-imports/", {"study": "api-ext", "scale": "1-5", "level": "ordinal",
+                                                        "items": items, "ratings": ratings}, format="multipart")
+    assert response.status_code == 201, response.content
+    assert response.json()["responses"] == 240 and response.json()["questions"] == ["content_preservation",
+                                                                                     "style_strength"]
+    bad = _wide_file(tmp_path, [WIDE_ROWS[0].replace(",5,4,5,4,5,4", ",5,4,5,4,9,4")])
+    response = api.post("/api/v1/annotation-imports/", {"study": "api-wide", "scale": "1-5", "wide": "true",
+                                                        "ratings": SimpleUploadedFile("lai3.csv", bad.read_bytes())},
+                        format="multipart")
+    error = assert_api_error(response, code="bad_rows", status=400)
+    assert error["message"].endswith("lai3.csv:2: column 's-2': value '9' is not on the scale 1-5")
+    assert "ratings-import-" not in error["message"]  # the upload's name, not the temporary folder
+    assert not Study.objects.filter(slug="api-wide").exists()
+
+
+def test_the_api_refuses_an_anonymous_caller(anonymous_api, tmp_path):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    response = anonymous_api.post("/api/v1/annotation-imports/", {
+        "study": "x", "scale": "1-5", "wide": "true",
+        "ratings": SimpleUploadedFile("w.csv", _wide_file(tmp_path, WIDE_ROWS).read_bytes())}, format="multipart")
+    assert response.status_code in (401, 403)
+    _nothing_stored()
+
+
+def test_the_admin_upload_imports_a_wide_file_and_shows_bad_lines(admin_client, tmp_path):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    url = "/admin/scoring/agreementrun/import/"
+    assert b"Import ratings of rewrites" in admin_client.get(url).content
+    bad = _wide_file(tmp_path, [WIDE_ROWS[0].replace("gonna be late lol", "")])
+    page = admin_client.post(url, {"study": "adm", "scale": "1-5", "wide": "on",
+                                   "ratings": SimpleUploadedFile("lai3.csv", bad.read_bytes())})
+    assert page.status_code == 200 and b"lai3.csv:2: column &#x27;input&#x27;: empty" in page.content
+    _nothing_stored()
+    good = _wide_file(tmp_path, WIDE_ROWS)
+    done = admin_client.post(url, {"study": "adm", "scale": "1-5", "wide": "on", "dataset": "Lai3",
+                                   "ratings": SimpleUploadedFile("lai3.csv", good.read_bytes())})
+    assert done.status_code == 302 and done["Location"].endswith("?study=adm")
+    assert Response.objects.filter(study__slug="adm").count() == 34
