@@ -187,3 +187,25 @@ def test_logprob_on_cuda_in_half_precision_agrees_with_cpu(gpt2_dir):
     cpu = metric.score(ITEMS, options=metric.check_options({"model_path": str(gpt2_dir), "device": "cpu"}))
     cuda = metric.score(ITEMS, options=metric.check_options({"model_path": str(gpt2_dir), "device": "cuda"}))
     assert cuda["logprob_content"] == pytest.approx(cpu["logprob_content"], abs=5e-2)
+
+
+def test_bertscore_takes_bert_scores_own_layer_for_a_model_it_knows_by_name(tmp_path):
+    """A local copy of deberta-xlarge-mnli (Pauli et al.'s BERTScore model) gets bert-score's layer 40, by folder
+    name or by the hub name its config records; another model its last layer."""
+    import json as json_module
+
+    from bert_score.utils import model2layers
+
+    from scoring.metric_evaluation.neural import bertscore_default_layer
+
+    named = tmp_path / "deberta-xlarge-mnli"
+    recorded = tmp_path / "my-copy"
+    other = tmp_path / "other"
+    for path, config in ((named, {"num_hidden_layers": 48}),
+                         (recorded, {"num_hidden_layers": 48, "_name_or_path": "microsoft/deberta-xlarge-mnli"}),
+                         (other, {"num_hidden_layers": 3})):
+        path.mkdir()
+        (path / "config.json").write_text(json_module.dumps(config))
+    assert bertscore_default_layer(named) == model2layers["microsoft/deberta-xlarge-mnli"] == 40
+    assert bertscore_default_layer(recorded) == 40
+    assert bertscore_default_layer(other) == 3

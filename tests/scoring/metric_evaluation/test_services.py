@@ -246,3 +246,17 @@ def test_evaluate_metrics_lists_every_metric_with_its_languages():
     assert {"meteor", "rouge", "bleu_char", "cross_encoder", "llm_rater", "bleu", "logprob"} <= set(listed)
     assert listed["meteor"]["languages"] == ["en"] and listed["bleu_char"]["languages"] == ["*"]
     assert listed["cross_encoder"]["needs_model"] is True
+
+
+def test_the_admin_form_passes_by_dataset_and_the_new_metrics_options():
+    from scoring.metric_evaluation.forms import MetricEvaluationForm
+
+    _study_in("en")
+    form = MetricEvaluationForm(data={"study": "likert-test", "question": "content", "metrics": ["llm_rater"],
+                                      "by_dataset": "on", "device": "auto", "llm_base_url": "http://127.0.0.1:9/v1",
+                                      "llm_model": "m", "cross_encoder_model": "/nowhere"})
+    assert form.is_valid(), form.errors
+    kwargs = form.service_kwargs()
+    assert kwargs["by"] == "dataset"
+    assert kwargs["options"]["llm_rater"] == {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    assert kwargs["options"]["cross_encoder"] == {"model_path": "/nowhere"}
