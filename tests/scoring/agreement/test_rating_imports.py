@@ -87,6 +87,10 @@ def test_items_and_long_ratings_make_a_likert_study_that_agreement_and_metrics_r
     by_style = _command("evaluate_metrics", "--study", "ext", "--question", "style_strength", "--metrics", "chrf",
                         "--by", "style")
     assert set(by_style["correlations"]["chrf_src"]["by_style"]) == {"formal", "informal"}
+    # The responses export reads it as any study's, raters under pseudonyms.
+    exported = _command("export_responses", "--study", "ext", "--out", str(tmp_path / "responses.csv"))
+    assert exported["rows"] == 240 and exported["participant_ids"] == "pseudonyms"
+    assert "rater-a" not in (tmp_path / "responses.csv").read_text()
 
 
 def _wide_file(tmp_path: Path, rows: list[str]) -> Path:
