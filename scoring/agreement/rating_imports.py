@@ -232,6 +232,7 @@ class RatingsImport:
     language: str = ""  # every item's language (BCP-47), where no column gives it
     question: str = ""
     level: str = ""
+    source_name: str = ""  # the ratings file's name as recorded (an upload's name; default: ratings_path)
 
 
 def ratings_import(*, request: RatingsImport, progress: Callable[[int, int], None] | None = None
@@ -261,7 +262,8 @@ def ratings_import(*, request: RatingsImport, progress: Callable[[int, int], Non
 @transaction.atomic
 def _store(*, request: RatingsImport, items: dict[str, dict[str, str]], rows: list[Row], level: str, domain: list,
            progress: Callable[[int, int], None] | None) -> dict[str, Any]:
-    ratings_path = Path(request.ratings_path)
+    # What the study and each response record as their source: the file as the user named it (an upload's own name).
+    ratings_path = Path(request.source_name or request.ratings_path)
     specs = _question_specs(rows, level=level, domain=domain, path=ratings_path)
     per_item: dict[tuple[str, str], int] = {}
     for row in rows:
@@ -318,7 +320,8 @@ def ratings_import_upload(*, request: RatingsImport, ratings: Any, items: Any = 
             raise ApplicationError("the items file and the ratings file must have different names",
                                    code=MISSING_COLUMNS, field="items")
         try:
-            return ratings_import(request=replace(request, ratings_path=ratings_path, items_path=items_path))
+            return ratings_import(request=replace(request, ratings_path=ratings_path, items_path=items_path,
+                                                  source_name=ratings_path.name))
         except ApplicationError as exc:
             exc.message = exc.message.replace(f"{folder}/", "")
             exc.args = (exc.message,)

@@ -50,7 +50,7 @@ def _demo_ratings(tmp_path: Path) -> Path:
     return out
 
 
-def test_items_and_long_ratings_make_a_likert_study_that_agreement_and_metrics_read(tmp_path):
+def test_items_and_long_ratings_make_a_likert_study_that_agreement_and_metrics_read(tmp_path, admin_client):
     summary = _command("import_annotations", "--study", "ext", "--items", str(_demo_items(tmp_path)), "--scale",
                        "1-5", "--level", "ordinal", str(_demo_ratings(tmp_path)))
     assert summary["ok"] and summary["items_created"] == 40 and summary["responses"] == 240
@@ -84,6 +84,8 @@ def test_items_and_long_ratings_make_a_likert_study_that_agreement_and_metrics_r
     assert set(by_dataset["correlations"]["chrf_src"]["by_dataset"]) == {"gyafc-formal", "gyafc-informal"}
     formal = sum('"formal"' in line for line in (DEMO / "likert_demo_items.jsonl").read_text().splitlines())
     assert by_dataset["correlations"]["chrf_src"]["by_dataset"]["gyafc-formal"]["n"] == formal == 24
+    page = admin_client.get(f"/admin/scoring/metricevaluation/{by_dataset['evaluation']}/change/")
+    assert b"gyafc-informal \xcf\x81 (p, n)" in page.content  # the admin's table per dataset
     by_style = _command("evaluate_metrics", "--study", "ext", "--question", "style_strength", "--metrics", "chrf",
                         "--by", "style")
     assert set(by_style["correlations"]["chrf_src"]["by_style"]) == {"formal", "informal"}
@@ -203,6 +205,8 @@ def test_the_api_imports_items_and_ratings_and_names_bad_lines_by_the_uploaded_f
     assert response.status_code == 201, response.content
     assert response.json()["responses"] == 240 and response.json()["questions"] == ["content_preservation",
                                                                                      "style_strength"]
+    shown = Response.objects.filter(study__slug="api-ext").values_list("shown", flat=True).first()
+    assert shown == {"imported_from": "ratings.csv", "line": 2}  # the upload's name, not a temporary path
     bad = _wide_file(tmp_path, [WIDE_ROWS[0].replace(",5,4,5,4,5,4", ",5,4,5,4,9,4")])
     response = api.post("/api/v1/annotation-imports/", {"study": "api-wide", "scale": "1-5", "wide": "true",
                                                         "ratings": SimpleUploadedFile("lai3.csv", bad.read_bytes())},
