@@ -2,6 +2,7 @@
 and server-rendered plots), run the filter and the crowd-kit aggregation; filter runs, read-only."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django import forms
@@ -22,6 +23,7 @@ from scoring.admin.records import ComputationRecordAdmin, erasures_cell, job_mes
 from scoring.agreement.aggregation import aggregation_start
 from scoring.agreement.dashboard import PLOTS, plot_cached, plot_empty_reason
 from scoring.agreement.filtering import filter_run_start
+from scoring.agreement.rating_imports import RatingsImport, WideMapping, ratings_import_upload
 from scoring.agreement.runs import agreement_run_start
 from scoring.erasures import erasures_fields
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
@@ -29,6 +31,28 @@ from tasks.models import StyleComponent
 
 LEVEL_CHOICES = [("", "the question's own"), ("nominal", "nominal"), ("ordinal", "ordinal"),
                  ("interval", "interval"), ("ratio", "ratio")]
+
+
+class RatingsImportForm(forms.Form):
+    """import_annotations --items/--wide in plain words: ratings of rewrites with their texts."""
+
+    study = forms.SlugField(help_text="Slug of the imported study (created when missing; an earlier import's slug "
+                                      "extends it).")
+    scale = forms.CharField(initial="1-5", help_text="MIN-MAX of the ratings.")
+    level = forms.ChoiceField(choices=LEVEL_CHOICES, required=False)
+    ratings = forms.FileField(help_text="Long CSV (item, annotator, question, value), or a wide CSV (one row per "
+                                        "rewrite, one column per rater per question: c-1, s-1, …).")
+    items = forms.FileField(required=False, help_text="Items file (JSONL/CSV: id, source, rewrite[, reference, "
+                                                      "system, target_style, dataset, language]) for a long file.")
+    wide = forms.BooleanField(required=False, label="The ratings file is wide (Pauli et al.'s shape)")
+    columns = forms.CharField(required=False, help_text="Wide file's columns, e.g. source=input,rewrite=output,"
+                                                        "reference=reference,target_style=style_to,system=system "
+                                                        "(the defaults).")
+    raters = forms.CharField(required=False, help_text="Wide file's rater prefixes, e.g. c=content_preservation,"
+                                                       "s=style_strength,f=fluency (the defaults).")
+    question = forms.CharField(required=False, help_text="Question of rows without a question column.")
+    dataset = forms.CharField(required=False, help_text="Dataset name of every item (where no column gives it).")
+    language = forms.CharField(required=False, max_length=35, help_text="Language of the texts (BCP-47, e.g. en).")
 
 
 class AgreementStartForm(forms.Form):
@@ -122,6 +146,7 @@ class AgreementRunAdmin(ComputationRecordAdmin):
                  name="scoring_agreement_plot"),  # cacheable: revalidated by its ETag, not no-store
             path("<int:run_id>/filter/", view(self.filter_view), name="scoring_agreement_filter"),
             path("<int:run_id>/aggregate/", view(self.aggregate_view), name="scoring_agreement_aggregate"),
+            path("import/", view(self.import_view), name="scoring_agreement_import"),
             *super().get_urls(),
         ]
 
@@ -206,6 +231,30 @@ class AgreementRunAdmin(ComputationRecordAdmin):
         # Back to the dashboard, where the filter runs are listed: the message links the job's page.
         messages.info(request, job_message("Filter queued as", job))
         return HttpResponseRedirect(target)
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        """Upload ratings with their texts; every bad line is shown and nothing is stored."""
+        admin_permission_required(request, Study, "add")
+        form = RatingsImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            v = form.cleaned_data
+            try:
+                summary = ratings_import_upload(
+                    request=RatingsImport(
+                        study_slug=v["study"], scale=v["scale"], level=v["level"], ratings_path=Path("ratings"),
+                        wide=WideMapping.parse(columns=v["columns"], raters=v["raters"]) if v["wide"] else None,
+                        dataset=v["dataset"], language=v["language"], question=v["question"]),
+                    ratings=v["ratings"], items=v["items"])
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
+            else:
+                messages.success(request, f"Imported {summary['responses']} ratings of {summary['items']} items "
+                                          f"into study '{summary['study']}' (questions: "
+                                          f"{', '.join(summary['questions'])}).")
+                return HttpResponseRedirect(reverse("admin:scoring_agreement_start") + f"?study={summary['study']}")
+        context = {**self.admin_site.each_context(request), "title": "Import ratings of rewrites", "form": form,
+                   "opts": self.model._meta}
+        return TemplateResponse(request, "admin/scoring/agreement/import.html", context)
 
     def aggregate_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
         admin_permission_required(request, AgreementRun, "add")

@@ -57,14 +57,17 @@ class MetricEvaluationAdmin(ComputationRecordAdmin):
         columns = (obj.results or {}).get("columns") or {}
         if not columns:
             return format_html("–")
-        styles = sorted({s for entry in columns.values() for s in entry.get("by_style") or {}})
+        # Per target style or per dataset, whichever the evaluation was asked for.
+        key = next((k for k in ("by_style", "by_dataset") if any(k in e for e in columns.values())), "by_style")
+        styles = sorted({s for entry in columns.values() for s in entry.get(key) or {}})
         header = format_html_join("", "<th>{} ρ (p, n)</th>", ((s,) for s in styles))
         rows = []
         for column, entry in columns.items():
             overall = entry["overall"]
+            groups = entry.get(key) or {}
             cells = format_html_join("", "<td>{} ({}, {})</td>", (
-                (_number((entry["by_style"].get(s) or {}).get("rho")), _number((entry["by_style"].get(s) or {})
-                 .get("p")), (entry["by_style"].get(s) or {}).get("n", 0))
+                (_number((groups.get(s) or {}).get("rho")), _number((groups.get(s) or {}).get("p")),
+                 (groups.get(s) or {}).get("n", 0))
                 for s in styles))
             rows.append(format_html("<tr><td>{}</td><td><b>{}</b></td><td>{}</td><td>{}</td>{}<td>{}</td></tr>",
                                     column, _number(overall.get("rho")), _number(overall.get("p")), overall.get("n"),

@@ -1,18 +1,22 @@
 """REST door to agreement runs and filter runs (model permissions, as in the admin)."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.models import Study
 from core.views import JobAcceptedSchema, job_accepted, job_accepted_schema, job_body
 from scoring.agreement.filtering import filter_run_start, filter_run_summary
+from scoring.agreement.rating_imports import RatingsImport, WideMapping, ratings_import_upload
 from scoring.agreement.runs import agreement_run_start, agreement_run_summary
 from scoring.agreement.selectors import study_get
 from scoring.erasures import erasures_fields
@@ -106,3 +110,48 @@ class FilterRunDetailView(APIView):
         """One filter run: the rule, counts before and after, and the statistics of the decided instances."""
         run = get_object_or_404(FilterRun.objects.select_related("study"), pk=run_id)
         return Response({**filter_run_summary(run), **erasures_fields(run)})
+
+
+class AnnotationImportInput(serializers.Serializer):
+    study = serializers.SlugField(help_text="Slug of the imported study (created when missing).")
+    scale = serializers.CharField(help_text="MIN-MAX, e.g. 1-5.")
+    level = serializers.ChoiceField(choices=["", "nominal", "ordinal", "interval", "ratio"], required=False,
+                                    default="")
+    ratings = serializers.FileField(help_text="Long CSV (item, annotator, question, value) or, with wide, one row "
+                                              "per rewrite and one column per rater per question.")
+    items = serializers.FileField(required=False, allow_null=True, default=None,
+                                  help_text="Items file (JSONL/CSV: id, source, rewrite[, reference, system, "
+                                            "target_style, dataset, language]).")
+    wide = serializers.BooleanField(required=False, default=False)
+    columns = serializers.CharField(required=False, allow_blank=True, default="",
+                                    help_text="Wide file's column mapping, e.g. source=input,rewrite=output.")
+    raters = serializers.CharField(required=False, allow_blank=True, default="",
+                                   help_text="Wide file's rater prefixes, e.g. c=content_preservation.")
+    question = serializers.CharField(required=False, allow_blank=True, default="")
+    dataset = serializers.CharField(required=False, allow_blank=True, default="")
+    language = serializers.CharField(required=False, allow_blank=True, default="", max_length=35)
+
+
+class AnnotationImportView(APIView):
+    """Ratings of rewrites with their texts, in as a Likert study (the door of `import_annotations --items/--wide`)."""
+
+    permission_model = Study  # an import creates (or extends) a study
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(operation_id="annotation_imports_create", request=AnnotationImportInput,
+                   responses={201: OpenApiTypes.OBJECT})
+    def post(self, request: Request) -> Response:
+        """Import the uploaded items and ratings (or one wide file); every bad line is named and nothing is stored."""
+        # Plain fields by name, files by field (request.data holds the uploads and cannot be deep-copied).
+        fields = {key: request.POST.get(key) for key in request.POST}
+        serializer = AnnotationImportInput(data={**fields, "ratings": request.FILES.get("ratings"),
+                                                 "items": request.FILES.get("items")})
+        serializer.is_valid(raise_exception=True)
+        v = serializer.validated_data
+        wide = WideMapping.parse(columns=v["columns"], raters=v["raters"]) if v["wide"] else None
+        summary = ratings_import_upload(
+            request=RatingsImport(study_slug=v["study"], scale=v["scale"], level=v["level"],
+                                  ratings_path=Path(v["ratings"].name), wide=wide, dataset=v["dataset"],
+                                  language=v["language"], question=v["question"]),
+            ratings=v["ratings"], items=v["items"])
+        return Response(summary, status=status.HTTP_201_CREATED)

@@ -174,6 +174,16 @@ def _item_kind(numeric: bool, domain: list) -> str:
     return ItemKind.LIKERT
 
 
+def levels_check(*, level: str, numeric: bool, scale: str) -> str:
+    """The measurement level of an imported question: given, or ordinal for a numeric scale, nominal otherwise."""
+    if level and level not in LEVELS:
+        raise ApplicationError(f"level '{level}' must be one of {', '.join(LEVELS)}", code=INVALID_LEVEL)
+    level = level or ("ordinal" if numeric else "nominal")
+    if not numeric and level != "nominal":
+        raise ApplicationError(f"a categorical scale ({scale}) can only be nominal, not {level}", code=INVALID_LEVEL)
+    return level
+
+
 @transaction.atomic
 def annotations_import(
     *,
@@ -186,11 +196,7 @@ def annotations_import(
 ) -> dict[str, Any]:
     """Create (or extend an imported) study with the file's items, annotators and responses."""
     numeric, domain = scale_parse(scale)
-    if level and level not in LEVELS:
-        raise ApplicationError(f"level '{level}' must be one of {', '.join(LEVELS)}", code=INVALID_LEVEL)
-    level = level or ("ordinal" if numeric else "nominal")
-    if not numeric and level != "nominal":
-        raise ApplicationError(f"a categorical scale ({scale}) can only be nominal, not {level}", code=INVALID_LEVEL)
+    level = levels_check(level=level, numeric=numeric, scale=scale)
     if not question.strip():
         raise ApplicationError("Question must not be empty", code=INVALID_QUESTION, field="question")
     rows = _read_rows(path=Path(path), question=question.strip(), numeric=numeric, domain=domain)
@@ -220,8 +226,10 @@ def annotations_import(
 
 
 def _study_for_import(*, study_slug: str, path: Path, kind: str, k: int, question_names: list[str],
-                      spec_base: dict[str, Any]) -> tuple[Study, bool]:
-    """The imported study (created, or an earlier import extended) with the file's questions on its scale."""
+                      spec_base: dict[str, Any], specs: dict[str, dict[str, Any]] | None = None
+                      ) -> tuple[Study, bool]:
+    """The imported study (created, or an earlier import extended) with the file's questions on its scale (`specs`:
+    a question's own stored spec, e.g. a preset's text and labels)."""
     study, created = Study.objects.select_for_update().get_or_create(
         slug=study_slug,
         defaults={"title": f"Imported annotations ({Path(path).name})", "item_kind": kind,
@@ -238,7 +246,7 @@ def _study_for_import(*, study_slug: str, path: Path, kind: str, k: int, questio
     for name in question_names:
         existing = next((q for q in questions if q.get("name") == name), None)
         if existing is None:
-            questions.append({"name": name, "text": name, **spec_base})
+            questions.append((specs or {}).get(name) or {"name": name, "text": name, **spec_base})
         elif {key: existing.get(key) for key in ("min", "max", "categories")} != {
             key: spec_base.get(key) for key in ("min", "max", "categories")
         }:
@@ -251,9 +259,10 @@ def _study_for_import(*, study_slug: str, path: Path, kind: str, k: int, questio
     return study, created
 
 
-def _items_import(study: Study, rows: list[Row], *, kind: str, path: Path
-                  ) -> tuple[dict[str, StudyItem], list[StudyItem]]:
-    """The study's items by external id, the file's new ones created (their correct answer from the file)."""
+def _items_import(study: Study, rows: list[Row], *, kind: str, path: Path,
+                  payloads: dict[str, dict[str, Any]] | None = None) -> tuple[dict[str, StudyItem], list[StudyItem]]:
+    """The study's items by external id, the file's new ones created (their correct answer from the file, their
+    payload from `payloads` when given: the texts of rated rewrites)."""
     items = {i.external_id: i for i in StudyItem.objects.filter(study=study)}
     position = max((i.position for i in items.values()), default=-1) + 1
     new_items = []
@@ -264,8 +273,9 @@ def _items_import(study: Study, rows: list[Row], *, kind: str, path: Path
                 raise ApplicationError(f"{path}:{row.line}: item '{row.item}' already has correct "
                                        f"'{item.correct_answer}'", code=CORRECT_MISMATCH)
             continue
+        payload = {"item_text": row.item_text} if row.item_text else {}
         item = StudyItem(study=study, external_id=row.item, position=position, kind=kind,
-                         payload={"item_text": row.item_text} if row.item_text else {}, correct_answer=row.correct)
+                         payload=dict((payloads or {}).get(row.item) or payload), correct_answer=row.correct)
         items[row.item] = item
         new_items.append(item)
         position += 1

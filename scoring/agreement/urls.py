@@ -8,4 +8,5 @@ urlpatterns = [
     path("agreement-runs/<int:run_id>/", api.AgreementRunDetailView.as_view(), name="agreement-run-detail"),
     path("filter-runs/", api.FilterRunListView.as_view(), name="filter-run-list"),
     path("filter-runs/<int:run_id>/", api.FilterRunDetailView.as_view(), name="filter-run-detail"),
+    path("annotation-imports/", api.AnnotationImportView.as_view(), name="annotation-import"),
 ]

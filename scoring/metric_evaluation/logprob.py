@@ -9,10 +9,17 @@ rewrite-to-style (the item's target style), paraphrase, and repeat. For every re
 A rewrite token that any context predicts well is content the model expected from the source (C high); one that
 only the style instruction makes likely is attributable to the style change (S high).
 
-The paper's exact prompt wording could not be checked offline; the templates below are ours and are stored with
-every evaluation's params. They can be overridden per run (`templates` option, keys style/paraphrase/repeat, with
-`{source}` and, for style, `{style}` placeholders). The rewrite is appended after a single space and tokenized on
-its own, so the three contexts score exactly the same rewrite tokens.
+The prompts are Pauli et al.'s own, from their repository (AmaliePauli/style_transfer_evaluation,
+`run_our_likelihood.py`, class `LLMProp`): one system prompt and three user prompts ("Paraphrase the following
+sentence: {source}", "Rewrite the following sentence to be {style}: {source}", "Repeat the following sentence:
+{source}"), with their renaming of the target styles (layman → "understandable for layman", expert → "addressed to
+an expert", simplicity → "simplified"). A model with a chat template (Llama 3 Instruct, as in the paper) gets the
+messages through its own template with the assistant turn opened; one without gets "system\nuser\n". The rewrite
+is tokenized on its own and appended, so the three contexts score exactly the same rewrite tokens. Two differences
+from their script, both kept on purpose: it appends the end-of-turn token to the rewrite and scores it, and its
+slice `logits[start:-1]` skips the rewrite's first token; here every rewrite token and nothing else is scored.
+The prompts can be overridden per run (`templates` option, keys style/paraphrase/repeat, with `{source}` and, for
+style, `{style}` placeholders; `system` for the system prompt) and are stored with every evaluation's params.
 """
 from __future__ import annotations
 
@@ -37,27 +44,48 @@ from .base import (
     resolve_device,
 )
 
+# Pauli et al.'s prompts: AmaliePauli/style_transfer_evaluation, run_our_likelihood.py (LLMProp.get_predictions).
+SYSTEM_PROMPT = ("You can repeat sentences, paraphrase sentences or rewrite sentences to change the style or certain "
+                 "attribute of the text while preserving non-related content and context. Your answers contain just "
+                 "the rewrite.")
 TEMPLATES: dict[str, str] = {
-    "style": "Rewrite the following sentence so that it is {style}.\nSentence: {source}\nRewritten sentence:",
-    "paraphrase": "Paraphrase the following sentence.\nSentence: {source}\nParaphrased sentence:",
-    "repeat": "Repeat the following sentence.\nSentence: {source}\nRepeated sentence:",
+    "style": "Rewrite the following sentence to be {style}: {source}",
+    "paraphrase": "Paraphrase the following sentence: {source}",
+    "repeat": "Repeat the following sentence: {source}",
 }
+# Their renaming of dataset style labels into words a prompt can use (LLMProp.predict).
+STYLE_WORDS = {"layman": "understandable for layman", "expert": "addressed to an expert", "simplicity": "simplified"}
 CONTEXTS = ("style", "paraphrase", "repeat")
+SEPARATOR = "\x00"
 
 
 def build_contexts(item: MetricItem, templates: dict[str, str]) -> dict[str, str]:
-    style = item.target_style or "in the target style"
+    """Each context as "system prompt SEPARATOR user prompt" (the chat template is the model's, applied at encoding)."""
+    style = STYLE_WORDS.get(item.target_style, item.target_style) or "in the target style"
+    system = templates.get("system", SYSTEM_PROMPT)
     return {
-        "style": templates["style"].format(source=item.source, style=style),
-        "paraphrase": templates["paraphrase"].format(source=item.source),
-        "repeat": templates["repeat"].format(source=item.source),
+        "style": system + SEPARATOR + templates["style"].format(source=item.source, style=style),
+        "paraphrase": system + SEPARATOR + templates["paraphrase"].format(source=item.source),
+        "repeat": system + SEPARATOR + templates["repeat"].format(source=item.source),
     }
+
+
+def context_text(tokenizer: Any, context: str) -> tuple[str, bool]:
+    """The prompt text of a context through the model's chat template (assistant turn opened), or "system\nuser\n"
+    for a model without one; and whether the chat template was used."""
+    system, _, user = context.partition(SEPARATOR)
+    if getattr(tokenizer, "chat_template", None):
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False), True
+    return f"{system}\n{user}\n", False
 
 
 def encode_pair(tokenizer: Any, context: str, rewrite: str) -> tuple[list[int], list[int]]:
     """Token ids of the context and of the rewrite, tokenized apart so every context shares the rewrite ids."""
-    context_ids = tokenizer(context, add_special_tokens=True)["input_ids"]
-    rewrite_ids = tokenizer(" " + rewrite, add_special_tokens=False)["input_ids"]
+    text, chat = context_text(tokenizer, context)
+    # A chat template carries its own special tokens (Llama 3's <|begin_of_text|>); a plain prompt gets the model's.
+    context_ids = tokenizer(text, add_special_tokens=not chat)["input_ids"]
+    rewrite_ids = tokenizer(rewrite if chat else " " + rewrite, add_special_tokens=False)["input_ids"]
     return list(context_ids), list(rewrite_ids)
 
 
@@ -125,19 +153,22 @@ def content_and_style(p_style: list[float], p_paraphrase: list[float], p_repeat:
 class LogprobMetric(Metric):
     name = "logprob"
     needs_model = True
-    description = "Mind the Style Gap: content C and style S from a causal LM under style/paraphrase/repeat prompts"
+    description = ("Mind the Style Gap: content C and style S from a causal LM under Pauli et al.'s style/paraphrase/"
+                   "repeat prompts")
 
     def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         options = check_model_path(self.name, options, None)
         options["device"] = resolve_device(options.get("device"))
         options["batch_size"] = int(options.get("batch_size") or 16)
-        templates = {**TEMPLATES, **(options.get("templates") or {})}
-        if set(templates) != set(TEMPLATES):
+        templates = {**TEMPLATES, "system": SYSTEM_PROMPT, **(options.get("templates") or {})}
+        if set(templates) != {*TEMPLATES, "system"}:
             raise ApplicationError(
-                f"logprob templates must be exactly {', '.join(TEMPLATES)}; got {', '.join(sorted(templates))}",
+                f"logprob templates must be {', '.join(TEMPLATES)} (and system); got {', '.join(sorted(templates))}",
                 code=BAD_OPTION,
             )
         for key, text in templates.items():
+            if key == "system":
+                continue
             if "{source}" not in text:
                 raise ApplicationError(f"logprob template {key!r} lacks the {{source}} placeholder", code=BAD_OPTION)
         options["templates"] = templates
@@ -148,13 +179,13 @@ class LogprobMetric(Metric):
         # (the tokenizer is part of the model directory, so the text pair keys the token probabilities).
         pairs = [(context, item.rewrite) for item in items
                  for context in (build_contexts(item, options["templates"])[name] for name in CONTEXTS)]
-        keys = [f"{context}\x00{rewrite}" for context, rewrite in pairs]
+        keys = [f"{context}\x01{rewrite}" for context, rewrite in pairs]
         distinct = list(dict.fromkeys(keys))
 
         def compute(missing: list[str]) -> list[list[float]]:
             tokenizer, model = causal_lm_load(options["model_path"], options["device"])
             pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
-            sequences = [encode_pair(tokenizer, *key.split("\x00", 1)) for key in missing]
+            sequences = [encode_pair(tokenizer, *key.split("\x01", 1)) for key in missing]
             return token_probabilities(model, sequences, device=options["device"], batch_size=options["batch_size"],
                                        pad_id=pad_id, progress=progress)
 

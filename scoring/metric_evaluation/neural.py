@@ -31,6 +31,14 @@ from .base import (
 )
 
 
+def _default_minilm_languages(options: dict[str, Any], languages: tuple[str, ...]) -> tuple[str, ...]:
+    """The packaged all-MiniLM-L6-v2 is English; another model's languages are its own ("*": not checked)."""
+    default = minilm_path()
+    if default is not None and options.get("model_path") == str(default.resolve()):
+        return ("en",)
+    return languages
+
+
 def _common_options(metric: str, options: dict[str, Any], default: Path | None) -> dict[str, Any]:
     options = check_model_path(metric, options, default)
     options["device"] = resolve_device(options.get("device"))
@@ -57,6 +65,9 @@ class EmbeddingCosineMetric(Metric):
 
     def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         return _common_options(self.name, options, minilm_path())
+
+    def supported_languages(self, options: dict[str, Any]) -> tuple[str, ...]:
+        return _default_minilm_languages(options, self.languages)
 
     def score(self, items: list[MetricItem], *, options: dict[str, Any], progress: Progress | None = None) -> Scores:
         # Every distinct sentence is encoded once, even when it is the source of several systems' rewrites, and a
@@ -94,19 +105,36 @@ def _bert_scorer(path: str, num_layers: int, device: str, batch_size: int) -> An
     return BERTScorer(model_type=path, num_layers=num_layers, device=device, batch_size=batch_size)
 
 
+def bertscore_default_layer(path: Path) -> int:
+    """bert-score's own recommended layer when the local directory is a model it knows by name (its folder name, or
+    the hub name its config records: deberta-xlarge-mnli gives 40, as the paper used it), else the last layer."""
+    # heavy: bert-score (torch) loads only when the metric is configured
+    from bert_score.utils import model2layers
+
+    config = json.loads((path / "config.json").read_text())
+    names = [str(config.get("_name_or_path") or ""), path.name]
+    for name in names:
+        for known in (name, name.split("/")[-1]):
+            matches = [layer for key, layer in model2layers.items() if key == known or key.split("/")[-1] == known]
+            if known and matches:
+                return int(matches[0])
+    return int(config.get("num_hidden_layers") or 1)
+
+
 @register
 class BertScoreMetric(Metric):
     name = "bertscore"
     needs_model = True
-    description = "BERTScore F1 (bert-score package) with a local model; default layer = the model's last"
+    description = ("BERTScore F1 (bert-score package) with a local model; default layer = bert-score's for a model it "
+                   "knows by name (deberta-xlarge-mnli: 40), else the model's last")
+
+    def supported_languages(self, options: dict[str, Any]) -> tuple[str, ...]:
+        return _default_minilm_languages(options, self.languages)
 
     def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         options = _common_options(self.name, options, minilm_path())
         if options.get("num_layers") in (None, ""):
-            # bert-score only knows default layers for hub names; for a local path use the last layer.
-
-            config = json.loads((Path(options["model_path"]) / "config.json").read_text())
-            options["num_layers"] = int(config.get("num_hidden_layers") or 1)
+            options["num_layers"] = bertscore_default_layer(Path(options["model_path"]))
         options["num_layers"] = int(options["num_layers"])
         return options
 

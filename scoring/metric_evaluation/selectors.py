@@ -77,7 +77,17 @@ def rated_items_select(*, study: Study, question: str) -> list[RatedItem]:
                 source=payload["source"], rewrite=payload["rewrite"],
                 reference=reference if isinstance(reference, str) and reference.strip() else None,
                 target_style=str(payload.get("target_style") or ""), system=str(payload.get("system") or ""),
+                dataset=str(payload.get("dataset") or ""),
             ),
             human=float(mean), n_ratings=int(n),
         ))
     return rated
+
+
+def study_language(study: Study) -> set[str]:
+    """The languages of a study's texts, where known: the items' `language` (an import's) and their corpora's."""
+    languages = {str(value) for value in StudyItem.objects.filter(study=study, payload__has_key="language")
+                 .values_list("payload__language", flat=True).distinct() if value}
+    languages |= set(StudyItem.objects.filter(study=study, instance__isnull=False)
+                     .values_list("instance__corpus__language", flat=True).distinct())
+    return {language for language in languages if language}

@@ -23,10 +23,11 @@ from scoring.model_cache.services import model_cache_used
 from scoring.models import MetricEvaluation
 
 from . import metrics_resolve
-from .base import Metric
+from .base import Metric, metrics_language_check
 from .correlation import by_group, spearman, system_level
-from .selectors import RatedItem, likert_study_get, rated_items_select
+from .selectors import RatedItem, likert_study_get, rated_items_select, study_language
 
+BY_GROUPS = ("", "style", "dataset")
 GPU_QUEUE = "gpu"
 JOB_KIND = "metric_evaluation"
 ProgressCallback = Callable[[int, int], None]
@@ -38,15 +39,19 @@ class EvaluationRequest:
     question: str
     metrics: list[Metric]
     options: dict[str, dict[str, Any]]  # per metric name, validated
-    by_style: bool
+    by: str  # "", "style" or "dataset": the groups correlated apart besides overall
     items: list[RatedItem] = field(default_factory=list)
+
+    @property
+    def by_style(self) -> bool:
+        return self.by == "style"
 
     @property
     def needs_model(self) -> bool:
         return any(metric.needs_model for metric in self.metrics)
 
     def params(self) -> dict[str, Any]:
-        return {"options": self.options, "by": "style" if self.by_style else ""}
+        return {"options": self.options, "by": self.by}
 
 
 def metric_options_split(*, metric_names: list[str], options: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -65,16 +70,15 @@ def metric_evaluation_prepare(
     by: str = "",
 ) -> EvaluationRequest:
     """Check everything that can be checked before any model is loaded; raise ApplicationError otherwise."""
-    if by not in ("", "style"):
-        raise ApplicationError(f"By must be 'style' (or empty), not {by!r}", code=BAD_OPTION, field="by")
+    if by not in BY_GROUPS:
+        raise ApplicationError(f"By must be 'style' or 'dataset' (or empty), not {by!r}", code=BAD_OPTION, field="by")
     metrics = metrics_resolve(metric_names)
     study = likert_study_get(slug=study_slug)
     items = rated_items_select(study=study, question=question)
     raw = metric_options_split(metric_names=[m.name for m in metrics], options=options or {})
     checked = {metric.name: metric.check_options(raw[metric.name]) for metric in metrics}
-    return EvaluationRequest(
-        study=study, question=question, metrics=metrics, options=checked, by_style=by == "style", items=items
-    )
+    metrics_language_check(metrics=metrics, options=checked, languages=study_language(study))
+    return EvaluationRequest(study=study, question=question, metrics=metrics, options=checked, by=by, items=items)
 
 
 def _clean(value: float | None) -> float | None:
@@ -89,6 +93,7 @@ def metric_evaluation_compute(
     items = [r.item for r in rated]
     human = [r.human for r in rated]
     styles = [i.target_style for i in items]
+    datasets = [i.dataset for i in items]
     systems = [i.system for i in items]
     total = len(items) * len(request.metrics)
     done = {"n": 0.0}
@@ -112,8 +117,10 @@ def metric_evaluation_compute(
         for column, values in scores.items():
             values = [_clean(v) for v in values]
             entry: dict[str, Any] = {"metric": metric.name, "overall": spearman(values, human)}
-            if request.by_style:
+            if request.by == "style":
                 entry["by_style"] = by_group(values, human, styles)
+            if request.by == "dataset":
+                entry["by_dataset"] = by_group(values, human, datasets)
             if any(systems):
                 entry["system"] = system_level(values, human, systems)
             columns[column] = entry
@@ -121,15 +128,17 @@ def metric_evaluation_compute(
                 row[column] = value
     return {
         "question": request.question,
-        "by": "style" if request.by_style else "",
+        "by": request.by,
         "n_items": len(items),
         "n_ratings": sum(r.n_ratings for r in rated),
         "styles": {s: styles.count(s) for s in sorted(set(styles))},
+        "datasets": {d: datasets.count(d) for d in sorted(set(datasets)) if d},
         "systems": sorted({s for s in systems if s}),
         "columns": columns,
         "timings": timings,
         "items": [
-            {"id": r.external_id, "style": r.item.target_style, "system": r.item.system, "human": r.human,
+            {"id": r.external_id, "style": r.item.target_style, "system": r.item.system,
+             "dataset": r.item.dataset, "human": r.human,
              "n_ratings": r.n_ratings, "scores": scores}
             for r, scores in zip(rated, item_scores, strict=True)
         ],
@@ -202,7 +211,7 @@ def metric_evaluation_stored_compute(*, evaluation_id: int, job_id: int | None =
     request = metric_evaluation_prepare(
         study_slug=evaluation.study.slug, question=evaluation.question, metric_names=list(evaluation.metrics),
         options={name: stored.get(name) or {} for name in evaluation.metrics},
-        by="style" if evaluation.by_style else "",
+        by=(evaluation.params or {}).get("by") or ("style" if evaluation.by_style else ""),
     )
 
     def report(done: int, total: int) -> None:
@@ -221,8 +230,9 @@ def metric_evaluation_summary(evaluation: Any) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     for column, entry in (results.get("columns") or {}).items():
         row = {k: entry["overall"].get(k) for k in ("rho", "p", "n")}
-        if "by_style" in entry:
-            row["by_style"] = {s: {k: v.get(k) for k in ("rho", "p", "n")} for s, v in entry["by_style"].items()}
+        for group in ("by_style", "by_dataset"):
+            if group in entry:
+                row[group] = {s: {k: v.get(k) for k in ("rho", "p", "n")} for s, v in entry[group].items()}
         if "system" in entry:
             row["system"] = {k: entry["system"].get(k) for k in ("rho", "p", "picks_best", "human_best",
                                                                   "metric_best", "n_systems")}

@@ -63,6 +63,8 @@ NEW_CODES = {
     "special_category_consent_missing",  # studies asking special-category questions
     "persona_from_platform_unavailable",  # persona read from the platform: a Prolific study, attributes it records
     "salt_missing",  # a salted benchmark export job re-run after its release salt was dropped from the job row
+    "item_text_mismatch", "not_numeric_scale",  # ratings imported with their texts (import_annotations --items/--wide)
+    "unsupported_language", "llm_rater_failed",  # metrics refused on another language; the LLM autorater's endpoint
 }
 
 

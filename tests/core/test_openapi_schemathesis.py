@@ -34,6 +34,7 @@ PASSWORD = "schema-check-password"
 STATE = "depends on the database's state, which a schema cannot know"
 TOGETHER = "a rule about two fields together, which a JSON schema of each field cannot state"
 REGISTRY = "a registry filled at start-up, named in the message"
+RATINGS_CONTENT = "depends on the uploaded files' content (columns, lines, values), which a schema cannot state"
 ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/components/", "invalid_component", "two different"): f"{TOGETHER}: the labels must differ",
     ("POST /api/v1/components/", "invalid", "already exists"): f"{STATE}: the name is taken",
@@ -50,6 +51,16 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("PATCH /api/v1/corpora/{id}/", "unknown_licence", "SPDX identifier"): f"{REGISTRY} (core/licences)",
     ("POST /api/v1/corpora/{id}/generate/", "invalid_count", "must be between 1 and the corpus"):
         f"{STATE}: at most as many instances as the corpus has pairs",
+    **{("POST /api/v1/annotation-imports/", code, fragment): RATINGS_CONTENT for code, fragment in (
+        ("missing_columns", "missing column"), ("missing_columns", "no rater columns"), ("missing_columns", "give the"),
+        ("missing_columns", "is not NAME=VALUE"), ("missing_columns", "is not one of"),
+        ("missing_columns", "different names"), ("empty_file", "no "), ("bad_rows", "bad row"),
+        ("bad_encoding", "not valid UTF-8"), ("unknown_file_type", "are read from"), ("invalid_json", "JSON"),
+        ("invalid_scale", ""), ("not_numeric_scale", "numeric scale"), ("invalid_level", ""),
+        ("invalid_question", ""), ("duplicate_id", ""))},
+    **{("POST /api/v1/annotation-imports/", code, ""): f"{STATE}: the study of that slug, its kind and items"
+       for code in ("study_not_imported", "study_kind_mismatch", "scale_mismatch", "item_text_mismatch",
+                    "duplicate_response", "correct_mismatch")},
     ("POST /api/v1/agreement-runs/", "invalid_level", "are nominal"):
         f"{STATE}: the level must fit the study's answers",
     ("POST /api/v1/filter-runs/", "seed_required", "give a seed"): f"{TOGETHER}: balancing needs a seed",

@@ -106,3 +106,8 @@ def likert_study(
             ResponseFactory(study=study, study_item=item, participant=participant, question=question, value=value,
                             answer=str(value), is_valid=False)
     return study
+
+
+def tiny_cross_encoder_dir(path: Path, *, seed: int = 1) -> Path:
+    """A random one-output cross-encoder (BERT with a 1-unit head, the MiniLM tokenizer): CrossEncoder loads it."""
+    return tiny_nli_dir(path, label2id={"LABEL_0": 0}, seed=seed)

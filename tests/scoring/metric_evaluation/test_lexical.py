@@ -74,7 +74,7 @@ def test_hand_computed_values_on_short_sentences():
 
 def test_unknown_metric_is_a_clear_error():
     with pytest.raises(ApplicationError) as error:
-        metrics_resolve(["bleu", "meteor"])
-    assert "meteor" in error.value.message and "levenshtein" in error.value.message
+        metrics_resolve(["bleu", "comet"])
+    assert "comet" in error.value.message and "levenshtein" in error.value.message
     with pytest.raises(ApplicationError):
         metrics_resolve([" ", ""])

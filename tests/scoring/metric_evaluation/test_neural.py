@@ -9,6 +9,7 @@ import pytest
 from core.errors import ApplicationError
 from scoring.metric_evaluation import MetricItem, metrics_resolve
 from scoring.metric_evaluation.base import minilm_path
+from scoring.metric_evaluation.logprob import SYSTEM_PROMPT, build_contexts, encode_pair
 from tests.helpers import cuda_available  # noqa: F401 (skipif strings)
 from tests.scoring.metric_fixtures import tiny_gpt2_dir, tiny_nli_dir
 
@@ -54,16 +55,14 @@ def test_logprob_content_and_style_match_hand_computation(gpt2_dir):
     options = metric.check_options({"model_path": str(gpt2_dir), "device": "cpu", "batch_size": 5})
     scores = metric.score(ITEMS, options=options)
     for n, item in enumerate(ITEMS):
+        # Pauli et al.'s prompts (run_our_likelihood.py); this tiny model has no chat template: "system\nuser\n".
         style = _rewrite_token_probs(
-            tokenizer, model,
-            f"Rewrite the following sentence so that it is {item.target_style}.\nSentence: {item.source}\n"
-            "Rewritten sentence:", item.rewrite)
+            tokenizer, model, f"{SYSTEM_PROMPT}\nRewrite the following sentence to be {item.target_style}: "
+                              f"{item.source}\n", item.rewrite)
         para = _rewrite_token_probs(
-            tokenizer, model, f"Paraphrase the following sentence.\nSentence: {item.source}\nParaphrased sentence:",
-            item.rewrite)
+            tokenizer, model, f"{SYSTEM_PROMPT}\nParaphrase the following sentence: {item.source}\n", item.rewrite)
         rep = _rewrite_token_probs(
-            tokenizer, model, f"Repeat the following sentence.\nSentence: {item.source}\nRepeated sentence:",
-            item.rewrite)
+            tokenizer, model, f"{SYSTEM_PROMPT}\nRepeat the following sentence: {item.source}\n", item.rewrite)
         content = np.mean([math.log(max(a, b, c)) for a, b, c in zip(style, para, rep, strict=True)])
         strength = np.mean([a - max(b, c) for a, b, c in zip(style, para, rep, strict=True)])
         assert scores["logprob_content"][n] == pytest.approx(content, abs=1e-5)
@@ -72,6 +71,23 @@ def test_logprob_content_and_style_match_hand_computation(gpt2_dir):
         assert scores["logprob_content"][n] >= np.mean(np.log(para)) - 1e-6
     # Not a degenerate model: the style context changes the probabilities.
     assert any(abs(s) > 1e-3 for s in scores["logprob_style"])
+
+
+def test_logprob_uses_the_models_chat_template_and_pauli_et_als_style_words(gpt2_dir):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gpt2_dir)
+    tokenizer.chat_template = ("{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}{% endfor %}"
+                               "{% if add_generation_prompt %}<assistant>{% endif %}")
+    item = MetricItem(source="the drug inhibits the enzyme", rewrite="the medicine stops it", target_style="layman")
+    contexts = build_contexts(item, {"style": "Rewrite the following sentence to be {style}: {source}",
+                                     "paraphrase": "Paraphrase the following sentence: {source}",
+                                     "repeat": "Repeat the following sentence: {source}"})
+    context_ids, rewrite_ids = encode_pair(tokenizer, contexts["style"], item.rewrite)
+    expected = tokenizer(f"<system>{SYSTEM_PROMPT}<user>Rewrite the following sentence to be understandable for "
+                         f"layman: {item.source}<assistant>", add_special_tokens=False)["input_ids"]
+    assert context_ids == expected
+    assert rewrite_ids == tokenizer(item.rewrite, add_special_tokens=False)["input_ids"]
 
 
 def test_logprob_batching_does_not_change_scores(gpt2_dir):
@@ -171,3 +187,25 @@ def test_logprob_on_cuda_in_half_precision_agrees_with_cpu(gpt2_dir):
     cpu = metric.score(ITEMS, options=metric.check_options({"model_path": str(gpt2_dir), "device": "cpu"}))
     cuda = metric.score(ITEMS, options=metric.check_options({"model_path": str(gpt2_dir), "device": "cuda"}))
     assert cuda["logprob_content"] == pytest.approx(cpu["logprob_content"], abs=5e-2)
+
+
+def test_bertscore_takes_bert_scores_own_layer_for_a_model_it_knows_by_name(tmp_path):
+    """A local copy of deberta-xlarge-mnli (Pauli et al.'s BERTScore model) gets bert-score's layer 40, by folder
+    name or by the hub name its config records; another model its last layer."""
+    import json as json_module
+
+    from bert_score.utils import model2layers
+
+    from scoring.metric_evaluation.neural import bertscore_default_layer
+
+    named = tmp_path / "deberta-xlarge-mnli"
+    recorded = tmp_path / "my-copy"
+    other = tmp_path / "other"
+    for path, config in ((named, {"num_hidden_layers": 48}),
+                         (recorded, {"num_hidden_layers": 48, "_name_or_path": "microsoft/deberta-xlarge-mnli"}),
+                         (other, {"num_hidden_layers": 3})):
+        path.mkdir()
+        (path / "config.json").write_text(json_module.dumps(config))
+    assert bertscore_default_layer(named) == model2layers["microsoft/deberta-xlarge-mnli"] == 40
+    assert bertscore_default_layer(recorded) == 40
+    assert bertscore_default_layer(other) == 3

@@ -127,7 +127,7 @@ def test_logprob_through_the_service_with_a_tiny_lm(shared_data, tmp_path):
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["--study", "turk-likert", "--question", "content", "--metrics", "bleu,rouge"], "unknown metric(s) rouge"),
+        (["--study", "turk-likert", "--question", "content", "--metrics", "bleu,bleurt"], "unknown metric(s) bleurt"),
         (["--study", "no-such-study", "--question", "content", "--metrics", "bleu"], "study 'no-such-study'"),
         (["--study", "turk-likert", "--question", "meaning", "--metrics", "bleu"], "no question 'meaning'"),
         (["--study", "turk-likert", "--question", "fluency", "--metrics", "bleu"], "no valid ratings"),
@@ -208,3 +208,55 @@ def test_start_queues_on_the_right_queue_and_the_task_fills_results(shared_data,
     metric_evaluation_execute_task(lexical.job_id, lexical.pk)
     lexical.refresh_from_db()
     assert lexical.computed_at == computed_at
+
+
+# --- languages -----------------------------------------------------------------------------------------------
+
+
+def _study_in(language: str | None) -> None:
+    extra = {"language": language} if language else {}
+    likert_study(items=[{"source": f"Der Satz {n}", "rewrite": f"Ein Satz {n}", "system": "s", **extra}
+                        for n in range(4)], ratings=[[1, 2], [2, 3], [3, 4], [4, 5]])
+
+
+def test_a_metric_for_english_is_refused_on_a_study_in_german():
+    _study_in("de")
+    for name in ("meteor", "rouge"):
+        with pytest.raises(ApplicationError, match=rf"metric '{name}' supports en only; this study's texts are de"):
+            metric_evaluation_run(study_slug="likert-test", question="content", metric_names=["chrf", name])
+    # The packaged MiniLM is English; the language-neutral metrics run.
+    with pytest.raises(ApplicationError, match="'embedding_cosine' supports en only"):
+        metric_evaluation_run(study_slug="likert-test", question="content", metric_names=["embedding_cosine"])
+    evaluation = metric_evaluation_run(study_slug="likert-test", question="content",
+                                       metric_names=["chrf", "bleu_char", "levenshtein"])
+    assert evaluation.results["columns"]["bleu_char_src"]["overall"]["n"] == 4
+    assert MetricEvaluation.objects.count() == 1
+
+
+def test_english_metrics_run_where_the_language_is_english_or_unknown():
+    _study_in("en-GB")
+    evaluation = metric_evaluation_run(study_slug="likert-test", question="content", metric_names=["rouge"])
+    assert evaluation.results["columns"]["rouge1_src"]["overall"]["n"] == 4
+
+
+def test_evaluate_metrics_lists_every_metric_with_its_languages():
+    out = io.StringIO()
+    call_command("evaluate_metrics", "--list", stdout=out, stderr=io.StringIO())
+    listed = {m["name"]: m for m in json.loads(out.getvalue().strip().splitlines()[-1])["metrics"]}
+    assert {"meteor", "rouge", "bleu_char", "cross_encoder", "llm_rater", "bleu", "logprob"} <= set(listed)
+    assert listed["meteor"]["languages"] == ["en"] and listed["bleu_char"]["languages"] == ["*"]
+    assert listed["cross_encoder"]["needs_model"] is True
+
+
+def test_the_admin_form_passes_by_dataset_and_the_new_metrics_options():
+    from scoring.metric_evaluation.forms import MetricEvaluationForm
+
+    _study_in("en")
+    form = MetricEvaluationForm(data={"study": "likert-test", "question": "content", "metrics": ["llm_rater"],
+                                      "by_dataset": "on", "device": "auto", "llm_base_url": "http://127.0.0.1:9/v1",
+                                      "llm_model": "m", "cross_encoder_model": "/nowhere"})
+    assert form.is_valid(), form.errors
+    kwargs = form.service_kwargs()
+    assert kwargs["by"] == "dataset"
+    assert kwargs["options"]["llm_rater"] == {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    assert kwargs["options"]["cross_encoder"] == {"model_path": "/nowhere"}
