@@ -24,6 +24,7 @@ from scoring.agreement.dashboard import PLOTS, plot_cached, plot_empty_reason
 from scoring.agreement.filtering import filter_run_start
 from scoring.agreement.runs import agreement_run_start
 from scoring.erasures import erasures_fields
+from scoring.export.jobs import export_downloads
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
 from tasks.models import StyleComponent
 
@@ -168,7 +169,9 @@ class AgreementRunAdmin(ComputationRecordAdmin):
             "plots": [(name, title, plot_empty_reason(result=result, name=name)) for name, (title, _) in PLOTS.items()],
             "participants": participants[:50], "n_participants": len(participants),
             "filter_runs": FilterRun.objects.filter(study=run.study)[:10], "filter_form": FilterForm(),
-            "exports": BenchmarkExport.objects.filter(study=run.study)[:10], "aggregation": aggregation,
+            # A hub folder downloads as its zip, a file as itself (export_downloads: the first of each kind's).
+            "exports": [(e, export_downloads(e)[0]) for e in BenchmarkExport.objects.filter(study=run.study)[:10]],
+            "aggregation": aggregation,
             "aggregation_state": _job_state(aggregation) if aggregation else None,
             # Filters and exports started from here come back here: the ones still queued or running, with links.
             "pending_jobs": [(job, job_kind_label(job.kind), _job_state(job)) for job in Job.objects.filter(
