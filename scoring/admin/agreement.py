@@ -20,9 +20,9 @@ from core.models import Job
 from core.permissions import admin_permission_required
 from scoring.admin.records import ComputationRecordAdmin, erasures_cell, job_message
 from scoring.agreement.aggregation import aggregation_start
-from scoring.agreement.dashboard import PLOTS, plot_cached, plot_empty_reason
+from scoring.agreement.dashboard import PLOTS, plot_cached, plot_empty_reason, plot_stamp
 from scoring.agreement.filtering import filter_run_start
-from scoring.agreement.runs import agreement_run_start
+from scoring.agreement.runs import agreement_run_models_refresh, agreement_run_start
 from scoring.erasures import erasures_fields
 from scoring.export.jobs import export_downloads
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
@@ -156,6 +156,7 @@ class AgreementRunAdmin(ComputationRecordAdmin):
     def dashboard_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
         admin_permission_required(request, AgreementRun, "view")
         run = get_object_or_404(AgreementRun.objects.select_related("study", "job"), pk=run_id)
+        run = agreement_run_models_refresh(run=run)  # a model run finished since: shown without computing again
         result = run.result or {}
         groups = [("overall", result)] if result else []
         groups += [(f"component: {k}", v) for k, v in (result.get("components") or {}).items()]
@@ -187,7 +188,7 @@ class AgreementRunAdmin(ComputationRecordAdmin):
             return HttpResponse("not computed yet", status=409, content_type="text/plain")
         try:
             return revalidated_response(
-                request, key=f"agreement-run-{run.pk}-{run.computed_at.isoformat()}-{name}.{fmt}",
+                request, key=f"agreement-run-{run.pk}-{plot_stamp(run=run, name=name)}-{name}.{fmt}",
                 modified=run.computed_at, content_type="image/svg+xml" if fmt == "svg" else "image/png",
                 render=lambda: plot_cached(run=run, name=name, fmt=fmt))
         except ApplicationError as exc:
