@@ -178,6 +178,8 @@ def agreement_markdown(facts: dict[str, Any]) -> list[str]:
                   f"{_ci(entry.get('fleiss_kappa_ci'))}, Krippendorff's alpha {_fmt(entry.get('krippendorff_alpha'))}"
                   f"{_ci(entry.get('krippendorff_alpha_ci'))}, majority accuracy "
                   f"{_fmt(entry.get('majority_accuracy'))}.", ""]
+        if entry.get("interval"):
+            lines += [entry["interval"], ""]
         if entry["components"]:
             lines += _table(["component", "Fleiss' kappa", "95% CI", "Krippendorff's alpha", "95% CI",
                              "majority accuracy", "validated"],
