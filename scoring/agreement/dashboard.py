@@ -144,8 +144,8 @@ def plot_empty_reason(*, result: dict[str, Any], name: str) -> str:
     if name == "models":
         runs = (result.get("models") or {}).get("runs") or []
         has = any(p.get("accuracy") is not None for run in runs for p in run.get("by_vote_share", []))
-        return "" if has else ("No model annotator has answered known-answer items of this study "
-                               "(manage.py annotate_with_model)." if not runs else
+        return "" if has else ("No model annotator has answered known-answer items of this study: annotate it "
+                               "with a model (\"annotate it with a model\" above)." if not runs else
                                "No model answer on a complete item with a correct answer.")
     return ""
 

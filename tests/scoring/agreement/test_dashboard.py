@@ -32,10 +32,12 @@ def test_dashboard_shows_numbers_and_plots(admin_client: Client) -> None:
     assert "component: formality" in html and "component: simplicity" in html
     for name in PLOTS:
         if name == "models":  # no model annotated this study: the figure says why instead of drawing empty axes
-            assert 'id="plot-models"' in html and "annotate_with_model" in html
+            assert 'id="plot-models"' in html and 'id="annotate-with-model"' in html
             continue
         assert reverse("admin:scoring_agreement_plot", args=[run.pk, name, "svg"]) in html
     assert "<progress" not in html
+    assert "manage.py" not in html and "compute agreement again" not in html.replace("no need to compute agreement "
+                                                                                     "again", "")
     # the per-study entry point lands on the latest computed run
     response = admin_client.get(reverse("admin:scoring_agreement_study", args=[run.study.slug]))
     assert response.status_code == 302 and response.url.endswith(f"/{run.pk}/dashboard/")
