@@ -32,6 +32,12 @@ LEVEL_CHOICES = [("", "the question's own"), ("nominal", "nominal"), ("ordinal",
                  ("interval", "interval"), ("ratio", "ratio")]
 
 
+def study_questions() -> dict[str, list[str]]:
+    """Each study's question names (the Likert questions a run may be computed on), by slug."""
+    return {slug: [str(q["name"]) for q in (questions or []) if isinstance(q, dict) and q.get("name")]
+            for slug, questions in Study.objects.order_by("slug").values_list("slug", "questions")}
+
+
 class AgreementStartForm(forms.Form):
     study = forms.ModelChoiceField(queryset=Study.objects.order_by("slug"), to_field_name="slug")
     question = forms.ChoiceField(required=False, help_text="Likert question, when the study has several.")
@@ -43,9 +49,11 @@ class AgreementStartForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        names = sorted({str(q.get("name")) for questions in Study.objects.values_list("questions", flat=True)
-                        for q in (questions or []) if isinstance(q, dict) and q.get("name")})
-        self.fields["question"].choices = [("", "the study's only question"), *((n, n) for n in names)]
+        # The chosen study's questions only (the page's script keeps the list in step when another study is chosen).
+        chosen = (self.data.get("study") if self.is_bound else self.initial.get("study")) or ""
+        names = study_questions().get(str(chosen), [])
+        self.fields["question"].choices = [("", "the study's only question" if len(names) < 2 else "—"),
+                                           *((n, n) for n in names)]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -133,6 +141,9 @@ class AgreementRunAdmin(ComputationRecordAdmin):
 
     def start_initial(self, request: HttpRequest) -> dict[str, Any] | None:
         return {"study": request.GET.get("study")} if request.GET.get("study") else None
+
+    def start_context(self, form: Any) -> dict[str, Any]:
+        return {"study_questions": study_questions()}
 
     def start_record(self, **kwargs: Any) -> AgreementRun:
         return agreement_run_start(**kwargs)
