@@ -229,8 +229,7 @@ def _agreement_entry(study: Study) -> dict[str, Any] | None:
     run = FilterRun.objects.filter(study=study).order_by("-created_at", "-id").first()
     if run is not None:
         stats = run.statistics
-        return {"study": study.slug, "source": f"filter run #{run.pk}",
-                "interval": _interval(stats, seed=run.seed or 0, source=f"filter run #{run.pk}"),
+        return {"study": study.slug, "source": f"filter run #{run.pk}", "bootstrap_seed": run.seed or 0,
                 **{key: stats.get(key) for key in AGREEMENT_KEYS},
                 "components": {name: {key: values.get(key) for key in (*AGREEMENT_KEYS, "n_validated")}
                                for name, values in (stats.get("components") or {}).items()}}
@@ -239,19 +238,10 @@ def _agreement_entry(study: Study) -> dict[str, Any] | None:
         return None
     result = latest.result
     return {"study": study.slug, "source": f"agreement run #{latest.pk}",
-            "interval": _interval(result, seed=int(latest.params.get("seed", 0)),
-                                  source=f"agreement run #{latest.pk}"),
+            "bootstrap_seed": latest.params.get("seed", 0),
             **{key: result.get(key) for key in AGREEMENT_KEYS},
             "components": {name: {key: values.get(key) for key in (*AGREEMENT_KEYS, "n_validated")}
                            for name, values in (result.get("components") or {}).items()}}
-
-
-def _interval(figures: dict[str, Any], *, seed: int, source: str) -> str:
-    """What the card's 95% intervals are: the bootstrap of the run they come from, not the agreement dashboard's (a
-    filter run draws its own, with its own number of resamples: the bounds may differ in the last digits)."""
-    resamples = (figures.get("fleiss_kappa_ci") or {}).get("resamples")
-    return (f"95% CIs: percentile bootstrap over items drawn by {source} ({resamples} resamples, seed {seed}); a "
-            "separate bootstrap from the agreement dashboard's, whose bounds may differ slightly.")
 
 
 def agreement_facts(ctx: CardContext) -> dict[str, Any]:
