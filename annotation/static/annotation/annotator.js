@@ -115,6 +115,7 @@
   let graceUntil = null;
   let clock = null;
   let graceTimer = null;
+  let graceEnd = null;  // the grace this page counted down (kept after it ran out), null when it counted none
   function setDeadline(iso, done) {
     expiresAt = iso ? new Date(iso) : null;
     graceUntil = null;
@@ -124,6 +125,7 @@
       const started = expiresAt.getTime() - TIMING.time_limit_minutes * 60000;
       graceUntil = new Date(started + TIMING.grace_seconds * 1000);
     }
+    graceEnd = graceUntil;
     const note = $("grace-note");
     note.hidden = !graceUntil;
     note.textContent = "";
@@ -163,10 +165,13 @@
     endScreen("grace_expired", null, null);
   }
 
-  // An expired session without an answer ran out of its first-answer grace, not of the batch's time limit.
+  // An expired session without an answer ran out of its first-answer grace, not of the batch's time limit: when
+  // this page counted the grace down, only once that grace is over (an item's own reservation may lapse before);
+  // on a reload, a batch without an answer can only have expired by its grace (it is shorter than the limit).
   function expiredKind(data) {
     const answered = data && data.progress ? data.progress.done > 0 : true;
-    return TIMING.grace_seconds && !answered ? "grace_expired" : "expired";
+    if (!TIMING.grace_seconds || answered) return "expired";
+    return graceEnd === null || Date.now() >= graceEnd.getTime() ? "grace_expired" : "expired";
   }
 
   function fail(message, retry) {
