@@ -10,7 +10,7 @@ DEMO_ENV := DJANGO_SETTINGS_MODULE=config.settings.local DATABASE_URL= CELERY_BR
 TEST_ENV := DJANGO_SETTINGS_MODULE=config.settings.test
 PROD_ENV := DJANGO_SETTINGS_MODULE=config.settings.production
 
-.PHONY: venv demo demo-data demo-rewrites test test-fast lint bench browsers clean collectstatic serve requirements
+.PHONY: venv demo serve-demo demo-data demo-rewrites test test-fast lint bench browsers clean collectstatic serve requirements
 
 # Direct dependencies are declared in pyproject.toml (groups: models, test, dev); constraints.txt pins every package.
 $(STAMP): pyproject.toml constraints.txt
@@ -94,9 +94,14 @@ demo-rewrites: $(STAMP)
 	$(DEMO_ENV) $(MANAGE) create_study --slug demo-rewrites-rating --title "Rate the crowd's rewrites (Pauli et al.)" --kind likert --preset pauli --outputs-study demo-rewrites --eligibility none --items-per-batch 8
 
 demo: demo-data
-	@echo "Serving StyleCrowd on http://127.0.0.1:8000/admin/ (Ctrl-C to stop)"
-	@echo "Participant view: http://127.0.0.1:8000/s/demo-formality/?PROLIFIC_PID=demo-1&STUDY_ID=demo&SESSION_ID=demo-1"
-	$(DEMO_ENV) $(MANAGE) runserver 127.0.0.1:8000
+	@$(MAKE) --no-print-directory serve-demo
+
+# Serves the demo database: on $(PORT) when it is set, else on 8000, else (8000 taken) on a free port, printed.
+serve-demo:
+	@PORT=$$($(BIN)/python scripts/demo_port.py 8000) || exit 1; \
+	echo "Serving StyleCrowd on http://127.0.0.1:$$PORT/admin/ (Ctrl-C to stop)"; \
+	echo "Participant view: http://127.0.0.1:$$PORT/s/demo-formality/?PROLIFIC_PID=demo-1&STUDY_ID=demo&SESSION_ID=demo-1"; \
+	exec env $(DEMO_ENV) $(MANAGE) runserver 127.0.0.1:$$PORT
 
 # Production (README, "Running it for real"): needs DJANGO_SECRET_KEY, DATABASE_URL, CELERY_BROKER_URL exported.
 collectstatic: $(STAMP)

@@ -8,7 +8,15 @@ from django import forms
 
 from annotation.models import ORDERING_KINDS, Study, new_study_code
 from annotation.services.sampling_plan import validation_rates_parse
-from annotation.services.study_settings import REWRITE_BY_NAME, REWRITE_DEFAULTS, form_fields, form_values
+from annotation.services.study_build import STUDY_INPUTS
+from annotation.services.study_settings import (
+    REWRITE_BY_NAME,
+    REWRITE_DEFAULTS,
+    SETTINGS_BY_NAME,
+    form_fields,
+    form_values,
+    setting_applies,
+)
 from annotation.services.writing_signals.registry import thresholds_parse
 from core.errors import ApplicationError
 from tasks.models import Corpus, InstanceStatus, StyleComponent
@@ -22,6 +30,46 @@ KIND_CHOICES = [("ordering", "ordering study (task instances; choose the setup)"
                 ("likert", "Likert study (rate rewrites on scales)"),
                 ("ranking", "ranking study (order several rewrites of a source)"),
                 ("rewrite", "rewrite study (sources rewritten by the crowd, reviewed)")]
+# "Create a study" starts by choosing one of these kinds (a sentence each: what participants do), then shows only
+# that kind's fields (`StudyCreateForm(kind=…)`).
+STUDY_KINDS: tuple[tuple[str, str, str], ...] = (
+    ("quadruple", "Quadruple (STEL)", "Task instances drawn from a parallel corpus: participants see two sentence "
+                                      "pairs and choose the order that puts each sentence with its style."),
+    ("triple", "Triple", "Task instances drawn from a parallel corpus: participants see an anchor sentence and pick "
+                         "which of two sentences is in its style."),
+    ("style-or-content", "Style or content", "Task instances drawn from a corpus (STEL-Or-Content): participants "
+                                             "pick the sentence that shares the anchor's style, not its content."),
+    ("likert", "Likert ratings", "Participants rate system outputs or a rewrite study's accepted rewrites on "
+                                 "scales (formality, fluency, meaning), with a published rating preset or your own "
+                                 "questions."),
+    ("ranking", "Ranking", "Participants order several outputs of one source text, best first."),
+    ("rewrite", "Rewrite", "Participants rewrite source texts in a target style; every rewrite is reviewed before it "
+                           "counts, and accepted rewrites can become a corpus."),
+)
+KIND_TITLES = {name: title for name, title, _ in STUDY_KINDS}
+# A form field that is not a declared setting → the study_build input (STUDY_INPUTS) or the setting it goes with:
+# the kinds it applies to come from that declaration.
+REWRITE_FIELDS = ("sources", "sources_corpus", "side", "target_style", "rewrite_max_length", "copy_threshold",
+                  "persona", "persona_from_platform", "filter_questions", "filter_urls", "min_words", "max_words",
+                  "qualify_min_accepted", "qualify_min_rate", "signal_thresholds", "signal_auto_reject")
+INPUT_OF_FIELD = {"corpora": "corpus", "components": "component", "instance_status": "status", "count": "count",
+                  "seed": "seed", "load_stel_screening": "screening_per_batch", "target_validated": "target_validated",
+                  "validation_rates": "validation_rates", "rates_from_studies": "rates_from_studies",
+                  "practice_file": "practice", "items_file": "items", "outputs_file": "outputs",
+                  "outputs_study": "outputs_study", "preset": "preset", "questions": "questions",
+                  "eligibility_questions": "eligibility_questions", "rewrite_min_length": "items",
+                  **dict.fromkeys(REWRITE_FIELDS, "rewrite")}
+INPUT_KINDS = {i.name: i.kinds for i in STUDY_INPUTS}
+
+
+def field_kinds(name: str) -> str:
+    """The kinds a form field applies to, from the declarations (settings, then study_build's inputs)."""
+    name = INPUT_OF_FIELD.get(name, name)
+    if name in SETTINGS_BY_NAME:
+        return SETTINGS_BY_NAME[name].kinds
+    return INPUT_KINDS.get(name, "all")
+
+
 # The service's keyword → this form's field, where the two differ (an error is shown beside its field).
 FORM_FIELD_OF = {"corpus": "corpora", "component": "components", "status": "instance_status", "kind": "kind",
                  "items": "items_file", "outputs": "outputs_file", "practice": "practice_file",
@@ -162,8 +210,9 @@ class StudyCreateForm(forms.Form):
                                          help_text="Signals whose flag rejects a pending rewrite without a reviewer, "
                                                    "comma-separated; empty (recommended): a person decides.")
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, kind: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.kind = kind
         declared = form_fields()
         order = ["slug", "title", "kind", "setup", "corpora", "components", "instance_status", "count", "seed"]
         fields = {name: self.fields[name] for name in order if name in self.fields}
@@ -174,17 +223,20 @@ class StudyCreateForm(forms.Form):
         self.fields = fields
         for name in ("completion_code", "screened_out_code"):  # shown drawn: two independent random codes
             self.fields[name].initial = new_study_code
+        if kind is not None:  # the kind was chosen first: only its own fields, the kind itself fixed
+            self.fields = {name: field for name, field in self.fields.items()
+                           if name not in ("kind", "setup") and setting_applies(field_kinds(name), kind)}
 
     SECTIONS = (
         ("The study", ["slug", "title", "kind"]),
-        ("Ordering studies: task instances", ["setup", "corpora", "components", "instance_status", "count", "seed",
+        ("Task instances", ["setup", "corpora", "components", "instance_status", "count", "seed",
                                               "screening_per_batch", "load_stel_screening", "adaptive",
                                               "allow_multiple_setups", "min_correct"]),
-        ("Ordering studies: sampling plan", ["target_validated", "validation_rates", "rates_from_studies"]),
-        ("Ordering studies: practice", ["practice_file"]),
-        ("Likert and ranking studies", ["items_file", "outputs_file", "outputs_study", "preset", "questions",
+        ("Sampling plan", ["target_validated", "validation_rates", "rates_from_studies"]),
+        ("Practice", ["practice_file"]),
+        ("Items", ["items_file", "outputs_file", "outputs_study", "preset", "questions",
                                         "rewrite_min_length"]),
-        ("Rewrite studies", ["sources", "sources_corpus", "side", "target_style", "rewrite_max_length",
+        ("Sources and review", ["sources", "sources_corpus", "side", "target_style", "rewrite_max_length",
                              "copy_threshold", "persona", "persona_from_platform",
                              "filter_questions", "filter_urls", "min_words",
                              "max_words", "qualify_min_accepted", "qualify_min_rate", "signal_thresholds",
@@ -195,8 +247,9 @@ class StudyCreateForm(forms.Form):
         """The fields in the page's sections; every declared setting not placed above is under "Settings"."""
         placed = {name for _, names in self.SECTIONS for name in names}
         rest = [name for name in self.fields if name not in placed]
-        return [(title, [self[name] for name in names if name in self.fields])
-                for title, names in (*self.SECTIONS[:1], ("Settings (every kind)", rest), *self.SECTIONS[1:])]
+        sections = [(title, [self[name] for name in names if name in self.fields])
+                    for title, names in (*self.SECTIONS[:1], ("Settings", rest), *self.SECTIONS[1:])]
+        return [(title, fields) for title, fields in sections if fields]
 
     def error_field(self, exc: ApplicationError) -> str | None:
         """The form field a service error is about (None: shown above the form)."""
@@ -206,11 +259,12 @@ class StudyCreateForm(forms.Form):
     def build_kwargs(self) -> dict[str, Any]:
         """study_build's arguments from what is typed and uploaded (files read here, checked by the service)."""
         d = self.cleaned_data
-        kind = d.get("kind") or "ordering"
+        kind = self.kind or d.get("kind") or "ordering"
         kwargs: dict[str, Any] = {
-            "slug": d["slug"], "kind": kind, "setup": d.get("setup") or None,
-            "corpus": [c.name for c in d["corpora"]] or None, "component": [c.name for c in d["components"]] or None,
-            "status": d["instance_status"], "count": d["count"], "seed": d["seed"] or 0,
+            "slug": d["slug"], "kind": kind, "setup": d.get("setup") or (kind if kind in ORDERING_KINDS else None),
+            "corpus": [c.name for c in d.get("corpora") or []] or None,
+            "component": [c.name for c in d.get("components") or []] or None,
+            "status": d.get("instance_status") or "candidate", "count": d.get("count"), "seed": d.get("seed") or 0,
             **form_values(d), **self._sampling_plan(), **self._uploads(), **self._questions(kind),
         }
         if kind in ("likert", "ranking", "rewrite"):

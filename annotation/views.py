@@ -108,7 +108,7 @@ def timing(study: Study) -> dict[str, Any]:
                 f"to read it: otherwise your place goes to someone else. After your first answer you have "
                 f"{_duration(limit)} for the whole batch.")
     return {"grace_seconds": grace if grace < limit else 0, "grace_text": _duration(grace),
-            "time_limit_minutes": study.batch_time_limit_minutes, "text": text}
+            "time_limit_minutes": study.batch_time_limit_minutes, "time_limit_text": _duration(limit), "text": text}
 
 
 # What each refused link means for the participant, by the parameter `entry_check` names.

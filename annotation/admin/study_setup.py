@@ -14,7 +14,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.forms import StudyCreateForm
+from annotation.forms import KIND_TITLES, STUDY_KINDS, StudyCreateForm
 from annotation.models import ORDERING_KINDS, ItemKind, Study
 from annotation.services.participation import accepted_platforms
 from annotation.services.study_build import study_build
@@ -64,6 +64,7 @@ class StudySetupAdminMixin:
         view = self.admin_site.admin_view
         return [
             path("create/", view(self.create_view), name="annotation_study_create"),
+            path("create/<slug:kind>/", view(self.create_kind_view), name="annotation_study_create_kind"),
             path("<int:pk>/preview/", view(self.preview_view), name="annotation_study_preview"),
             path("<int:pk>/preview/<slug:platform>/", view(self.participant_preview_view),
                  name="annotation_study_participant_preview"),
@@ -77,9 +78,28 @@ class StudySetupAdminMixin:
         return HttpResponseRedirect(reverse("admin:annotation_study_create"))
 
     def create_view(self, request: HttpRequest) -> HttpResponse:
+        """The kind chooser (a sentence each); a POST naming its kind (the older one-form door) is still taken."""
         if not self.has_add_permission(request):
             raise PermissionDenied("You need the permission to add studies.")
-        form = StudyCreateForm(request.POST or None, request.FILES or None)
+        if request.method == "POST":
+            return self._create(request, kind=None)
+        kinds = [{"name": name, "title": title, "sentence": sentence,
+                  "url": reverse("admin:annotation_study_create_kind", args=[name])}
+                 for name, title, sentence in STUDY_KINDS]
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "kinds": kinds,
+                   "title": "Create a study: choose its kind"}
+        return TemplateResponse(request, "admin/annotation/study_create_kind.html", context)
+
+    def create_kind_view(self, request: HttpRequest, kind: str) -> HttpResponse:
+        """The form of one kind: its fields only (annotation.forms.field_kinds), its defaults, then its preview."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied("You need the permission to add studies.")
+        if kind not in KIND_TITLES:
+            raise Http404(f"No study kind {kind!r}: choose one of {', '.join(KIND_TITLES)}.")
+        return self._create(request, kind=kind)
+
+    def _create(self, request: HttpRequest, *, kind: str | None) -> HttpResponse:
+        form = StudyCreateForm(request.POST or None, request.FILES or None, kind=kind)
         if request.method == "POST" and form.is_valid():
             try:
                 with transaction.atomic():  # a refused study leaves nothing behind, loaded questions included
@@ -98,7 +118,9 @@ class StudySetupAdminMixin:
                                        f"items{extra}: check the preview, then open it.")
                 return HttpResponseRedirect(reverse("admin:annotation_study_preview", args=[study.pk]))
         context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
-                   "title": "Create a study"}
+                   "kind": kind, "kind_sentence": dict((n, t) for n, _, t in STUDY_KINDS).get(kind or ""),
+                   "chooser": reverse("admin:annotation_study_create"),
+                   "title": f"Create a study: {KIND_TITLES[kind]}" if kind else "Create a study"}
         return TemplateResponse(request, "admin/annotation/study_create.html", context)
 
     def _load_screening(self, request: HttpRequest, form: StudyCreateForm) -> str:

@@ -84,7 +84,7 @@ STUDY_SETTINGS: tuple[StudySetting, ...] = (
                  nullable=True, section=ASSIGNMENT),
     StudySetting("min_correct", int, None, "Min correct (m)",
                  "m of k correct validates an instance; empty: a strict majority.", min_value=1, nullable=True,
-                 section=ASSIGNMENT),
+                 kinds=ORDERING, section=ASSIGNMENT),
     StudySetting("items_per_batch", int, 14, "Items per batch", min_value=1, section=ASSIGNMENT),
     StudySetting("screening_per_batch", int, 2, "Screening questions per batch",
                  "Screening questions mixed into each batch (ordering studies).", min_value=0, kinds=ORDERING,
@@ -145,6 +145,13 @@ STUDY_SETTINGS: tuple[StudySetting, ...] = (
                  "says so.", section=PERSONAL_DATA),
 )
 SETTINGS_BY_NAME = {setting.name: setting for setting in STUDY_SETTINGS}
+
+
+def setting_applies(kinds: str, kind: str) -> bool:
+    """Whether a setting or input declared for `kinds` ("all", "ordering", or kinds separated by spaces) applies to
+    a study of item kind `kind` (the admin's form per kind shows only these)."""
+    names = kinds.split()
+    return ALL in names or kind in names or (ORDERING in names and kind in ORDERING_KINDS)
 
 
 def study_settings_defaults() -> dict[str, Any]:

@@ -21,11 +21,12 @@ from core.models import Job
 from core.permissions import admin_permission_required
 from scoring.admin.records import ComputationRecordAdmin, erasures_cell, job_message
 from scoring.agreement.aggregation import aggregation_start
-from scoring.agreement.dashboard import PLOTS, plot_cached, plot_empty_reason
+from scoring.agreement.dashboard import PLOTS, plot_cached, plot_empty_reason, plot_stamp
 from scoring.agreement.filtering import filter_run_start
 from scoring.agreement.rating_imports import RatingsImport, WideMapping, ratings_import_upload
-from scoring.agreement.runs import agreement_run_start
+from scoring.agreement.runs import agreement_run_models_refresh, agreement_run_start
 from scoring.erasures import erasures_fields
+from scoring.export.jobs import export_downloads
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
 from tasks.models import StyleComponent
 
@@ -55,6 +56,12 @@ class RatingsImportForm(forms.Form):
     language = forms.CharField(required=False, max_length=35, help_text="Language of the texts (BCP-47, e.g. en).")
 
 
+def study_questions() -> dict[str, list[str]]:
+    """Each study's question names (the Likert questions a run may be computed on), by slug."""
+    return {slug: [str(q["name"]) for q in (questions or []) if isinstance(q, dict) and q.get("name")]
+            for slug, questions in Study.objects.order_by("slug").values_list("slug", "questions")}
+
+
 class AgreementStartForm(forms.Form):
     study = forms.ModelChoiceField(queryset=Study.objects.order_by("slug"), to_field_name="slug")
     question = forms.ChoiceField(required=False, help_text="Likert question, when the study has several.")
@@ -66,9 +73,11 @@ class AgreementStartForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        names = sorted({str(q.get("name")) for questions in Study.objects.values_list("questions", flat=True)
-                        for q in (questions or []) if isinstance(q, dict) and q.get("name")})
-        self.fields["question"].choices = [("", "the study's only question"), *((n, n) for n in names)]
+        # The chosen study's questions only (the page's script keeps the list in step when another study is chosen).
+        chosen = (self.data.get("study") if self.is_bound else self.initial.get("study")) or ""
+        names = study_questions().get(str(chosen), [])
+        self.fields["question"].choices = [("", "the study's only question" if len(names) < 2 else "—"),
+                                           *((n, n) for n in names)]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -158,6 +167,9 @@ class AgreementRunAdmin(ComputationRecordAdmin):
     def start_initial(self, request: HttpRequest) -> dict[str, Any] | None:
         return {"study": request.GET.get("study")} if request.GET.get("study") else None
 
+    def start_context(self, form: Any) -> dict[str, Any]:
+        return {"study_questions": study_questions()}
+
     def start_record(self, **kwargs: Any) -> AgreementRun:
         return agreement_run_start(**kwargs)
 
@@ -180,6 +192,7 @@ class AgreementRunAdmin(ComputationRecordAdmin):
     def dashboard_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
         admin_permission_required(request, AgreementRun, "view")
         run = get_object_or_404(AgreementRun.objects.select_related("study", "job"), pk=run_id)
+        run = agreement_run_models_refresh(run=run)  # a model run finished since: shown without computing again
         result = run.result or {}
         groups = [("overall", result)] if result else []
         groups += [(f"component: {k}", v) for k, v in (result.get("components") or {}).items()]
@@ -193,7 +206,9 @@ class AgreementRunAdmin(ComputationRecordAdmin):
             "plots": [(name, title, plot_empty_reason(result=result, name=name)) for name, (title, _) in PLOTS.items()],
             "participants": participants[:50], "n_participants": len(participants),
             "filter_runs": FilterRun.objects.filter(study=run.study)[:10], "filter_form": FilterForm(),
-            "exports": BenchmarkExport.objects.filter(study=run.study)[:10], "aggregation": aggregation,
+            # A hub folder downloads as its zip, a file as itself (export_downloads: the first of each kind's).
+            "exports": [(e, export_downloads(e)[0]) for e in BenchmarkExport.objects.filter(study=run.study)[:10]],
+            "aggregation": aggregation,
             "aggregation_state": _job_state(aggregation) if aggregation else None,
             # Filters and exports started from here come back here: the ones still queued or running, with links.
             "pending_jobs": [(job, job_kind_label(job.kind), _job_state(job)) for job in Job.objects.filter(
@@ -209,7 +224,7 @@ class AgreementRunAdmin(ComputationRecordAdmin):
             return HttpResponse("not computed yet", status=409, content_type="text/plain")
         try:
             return revalidated_response(
-                request, key=f"agreement-run-{run.pk}-{run.computed_at.isoformat()}-{name}.{fmt}",
+                request, key=f"agreement-run-{run.pk}-{plot_stamp(run=run, name=name)}-{name}.{fmt}",
                 modified=run.computed_at, content_type="image/svg+xml" if fmt == "svg" else "image/png",
                 render=lambda: plot_cached(run=run, name=name, fmt=fmt))
         except ApplicationError as exc:

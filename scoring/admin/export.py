@@ -117,8 +117,8 @@ class BenchmarkExportAdmin(ComputationRecordAdmin):
 
     @admin.display(description="score models")
     def score_link(self, obj: BenchmarkExport) -> str:
-        # Added by the score_stel part: opens its start form with this export chosen (STEL TSV exports only).
-        if obj.format != BenchmarkExport.Format.STEL_TSV:
+        # Added by the score_stel part: opens its start form with this export chosen (any export with its texts).
+        if obj.ids_only:
             return "–"
         return format_html('<a href="{}?export={}">score this export</a>', reverse("admin:scoring_scorerun_start"),
                            obj.pk)

@@ -18,6 +18,7 @@ from core.permissions import admin_permission_required, user_may
 from scoring.admin.records import ComputationRecordAdmin
 from scoring.model_annotators.guidance import model_guidance_apply
 from scoring.model_annotators.runs import model_run_start, model_run_stop
+from scoring.model_annotators.selectors import order_warnings
 from scoring.models import ModelAnswer, ModelRun
 
 
@@ -56,7 +57,7 @@ class ModelRunAdmin(ComputationRecordAdmin):
     list_select_related = ["job", "study"]
     fields = ["study", "label", "backend", "model", "base_url", "options", "status", "stop_button", "n_items",
               "n_asks", "n_answered", "n_no_answer", "requests", "cache_hits", "prompt_tokens", "completion_tokens",
-              "cost", "summary_table", "guide", "created_by", "created_at", "computed_at"]
+              "cost", "warnings", "summary_table", "guide", "created_by", "created_at", "computed_at"]
     readonly_fields = fields
     change_form_template = "admin/scoring/modelrun/change_form.html"
 
@@ -156,7 +157,18 @@ class ModelRunAdmin(ComputationRecordAdmin):
     @admin.display(description="order-sensitive")
     def order_sensitive(self, obj: ModelRun) -> str:
         value = (obj.summary or {}).get("order_sensitive_share")
-        return "–" if value is None else f"{value:.3f}"
+        if value is None:
+            return "–"
+        return f"{value:.3f}" + (" (see its warnings)" if order_warnings(obj.summary or {}) else "")
+
+    @admin.display(description="warnings")
+    def warnings(self, obj: ModelRun) -> SafeString:
+        """Position bias and order sensitivity in words, beside the figures they come from."""
+        said = order_warnings(obj.summary or {})
+        if not said:
+            return format_html("–")
+        return format_html('<ul class="errorlist model-warnings">{}</ul>',
+                           format_html_join("", "<li>{}: {}</li>", ((obj.label, w) for w in said)))
 
     @admin.display(description="summary")
     def summary_table(self, obj: ModelRun) -> SafeString:

@@ -1,10 +1,12 @@
-"""Admin door to score runs (score_stel): a start form on an exported benchmark or server-side TSVs, the job's
-progress bar, and the accuracy tables once the `gpu` worker has computed them."""
+"""Admin door to score runs (score_stel): a start form on an exported benchmark (any format with texts) or
+server-side files, the job's progress bar, and the accuracy tables once a worker of the run's queue (`gpu` when a
+method loads a model, else the default queue) has computed them."""
 from __future__ import annotations
 
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
@@ -16,7 +18,8 @@ from core.errors import ApplicationError
 from core.permissions import admin_permission_required
 from scoring.admin.records import ComputationRecordAdmin
 from scoring.export.jobs import predictions_download
-from scoring.model_scoring.runs import score_run_start
+from scoring.model_scoring.methods import methods_parse
+from scoring.model_scoring.runs import GPU_QUEUE, score_run_queue, score_run_start
 from scoring.models import BenchmarkExport, ScoreRun
 
 DEFAULT_METHODS = "char3gram,word_length,punctuation,uppercase,levenshtein,st:minilm"
@@ -28,16 +31,19 @@ def _lines(text: str) -> list[str]:
 
 class ScoreRunStartForm(forms.Form):
     export = forms.ModelChoiceField(
-        queryset=BenchmarkExport.objects.filter(format=BenchmarkExport.Format.STEL_TSV), required=False,
-        help_text="An exported STEL TSV benchmark (the validated set).",
+        queryset=BenchmarkExport.objects.filter(ids_only=False), required=False,
+        help_text="An exported benchmark with its texts, in any format: STEL TSV, JSON lines, Parquet or a Hugging "
+                  "Face folder (the validated set).",
     )
     benchmark_paths = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), required=False, label="Benchmark files",
-        help_text="Or/and server-side STEL TSV paths, one per line (the validated set).",
+        help_text="Or/and server-side benchmark paths (STEL TSV, .jsonl, .parquet or a hub export's folder), one per "
+                  "line (the validated set).",
     )
     full_paths = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 2, "cols": 80}), required=False, label="Full (unfiltered) set",
-        help_text="Optional server-side STEL TSV paths of the unfiltered set, reported beside the validated one.",
+        help_text="Optional server-side paths of the unfiltered set (the same formats), reported beside the "
+                  "validated one.",
     )
     methods = forms.CharField(initial=DEFAULT_METHODS, widget=forms.TextInput(attrs={"size": 80}), help_text=(
         "Comma-separated: char3gram, word_length, punctuation, uppercase, levenshtein, pos (needs NLTK tagger data, "
@@ -73,11 +79,20 @@ class ScoreRunAdmin(ComputationRecordAdmin):
     change_form_template = "admin/job_polling_change_form.html"
 
     start_form_class = ScoreRunStartForm
-    start_title = "Score style-similarity methods on a STEL benchmark"
+    start_title = "Score style-similarity methods on a benchmark"
     start_template = "admin/scoring/scorerun/start.html"
 
     def start_initial(self, request: HttpRequest) -> dict[str, Any] | None:
-        return {"export": request.GET.get("export")} if request.GET.get("export") else None
+        return {name: request.GET[name] for name in ("export", "methods") if request.GET.get(name)} or None
+
+    def start_context(self, form: Any) -> dict[str, Any]:
+        """The queue the methods in the form go to (score_run_queue: `gpu` only when one loads a model)."""
+        methods = form.data.get("methods") if form.is_bound else form.initial.get("methods", DEFAULT_METHODS)
+        try:
+            queue = score_run_queue(methods_parse(methods or ""))
+        except ApplicationError:
+            queue = ""
+        return {"queue": queue, "gpu_queue": GPU_QUEUE, "default_queue": settings.CELERY_TASK_DEFAULT_QUEUE}
 
     def start_record(self, **kwargs: Any) -> ScoreRun:
         return score_run_start(**kwargs)

@@ -70,8 +70,12 @@ class ComputationRecordAdmin(admin.ModelAdmin):
                 messages.info(request, self.start_message(record))
                 return HttpResponseRedirect(self.start_return_url(request) or self.start_redirect_url(record))
         context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
-                   "title": self.start_title}
+                   "title": self.start_title, **self.start_context(form)}
         return TemplateResponse(request, self.start_template, context)
+
+    def start_context(self, form: Any) -> dict[str, Any]:
+        """What a start page shows besides its form (a subclass's own facts)."""
+        return {}
 
     def get_urls(self) -> list:
         return [path("start/", self.admin_site.admin_view(self.start_view), name=self.start_url_name()),

@@ -144,15 +144,24 @@ def plot_empty_reason(*, result: dict[str, Any], name: str) -> str:
     if name == "models":
         runs = (result.get("models") or {}).get("runs") or []
         has = any(p.get("accuracy") is not None for run in runs for p in run.get("by_vote_share", []))
-        return "" if has else ("No model annotator has answered known-answer items of this study "
-                               "(manage.py annotate_with_model)." if not runs else
+        return "" if has else ("No model annotator has answered known-answer items of this study: annotate it "
+                               "with a model (\"annotate it with a model\" above)." if not runs else
                                "No model answer on a complete item with a correct answer.")
     return ""
 
 
+def plot_stamp(*, run: Any, name: str) -> str:
+    """What a drawn plot depends on: the run's computation, and for the models' plot the model runs it shows (a model
+    run that finished later is added to a computed run: agreement.runs.agreement_run_models_refresh)."""
+    stamp = run.computed_at.strftime("%Y%m%dT%H%M%S%f") if run.computed_at else "pending"
+    if name == "models":
+        stamp += "-m" + "_".join(str(m["model_run"]) for m in ((run.result or {}).get("models") or {}).get("runs", []))
+    return stamp
+
+
 def plot_cached(*, run: Any, name: str, fmt: str = "svg") -> bytes:
     """The plot drawn once per computed run and kept as a file (see core/file_cache.py)."""
-    stamp = run.computed_at.strftime("%Y%m%dT%H%M%S%f") if run.computed_at else "pending"
+    stamp = plot_stamp(run=run, name=name)
     return cached_bytes(key=f"agreement/run-{run.pk}-{stamp}-{name}.{fmt}",
                         render=lambda: plot_render(result=run.result, name=name, fmt=fmt))
 

@@ -18,8 +18,8 @@ from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from scoring.agreement.dashboard import plots_prerender
 from scoring.error_codes import INVALID_RESAMPLES
-from scoring.model_annotators.comparison import model_comparison_compute
-from scoring.models import AgreementRun
+from scoring.model_annotators.comparison import MAX_RUNS, model_comparison_compute
+from scoring.models import AgreementRun, ModelRun
 
 from .stats.bootstrap import DEFAULT_RESAMPLES
 from .stats.scales import study_scale
@@ -127,3 +127,29 @@ def agreement_run_summary(run: AgreementRun) -> dict[str, Any]:
     result = dict(run.result)
     result.pop("participants", None)
     return {"agreement_run": run.pk, **result}
+
+
+def agreement_run_models_refresh(*, run: AgreementRun) -> AgreementRun:
+    """A computed run whose `models` section misses a model run of its study that finished since (or shows one
+    erased since): that section computed again with the run's own parameters and stored, the crowd's figures left as
+    they are. The dashboard calls it, so that a finished model run appears without computing the agreement again."""
+    if run.computed_at is None:
+        return run
+    shown = [m["model_run"] for m in (run.result.get("models") or {}).get("runs", [])]
+    latest = list(ModelRun.objects.filter(study=run.study, computed_at__isnull=False)
+                  .order_by("-computed_at").values_list("pk", flat=True)[:MAX_RUNS])
+    if set(latest) <= set(shown) and set(shown) <= set(latest):
+        return run
+    params = run.params
+    models = model_comparison_compute(
+        study=run.study, question=run.question, level=run.level, component=run.component, k=params.get("k"),
+        m=params.get("m"), seed=int(params.get("seed", 0)), resamples=int(params.get("resamples", DEFAULT_RESAMPLES)))
+    with transaction.atomic():
+        locked = AgreementRun.objects.select_for_update().get(pk=run.pk)
+        result = {key: value for key, value in locked.result.items() if key != "models"}
+        if models is not None:
+            result["models"] = models
+        locked.result = json_safe(result)
+        locked.save(update_fields=["result"])
+    run.refresh_from_db()
+    return run

@@ -31,7 +31,7 @@ from scoring.agreement.stats.votes import first_k_responses, votes_compute
 from scoring.models import AgreementRun, ModelAnswer, ModelRun
 from tasks.models import InstanceStatus, TaskInstance
 
-from .selectors import item_verdicts, model_answers_frame
+from .selectors import item_verdicts, model_answers_frame, order_warnings
 
 MAX_RUNS = 10  # the latest computed runs of a study
 MAX_SPLIT_ITEMS = 30
@@ -142,7 +142,7 @@ def _group(answers: pd.DataFrame, per_item: pd.DataFrame, first_k: pd.DataFrame,
     kappa = cohen_kappa(pairs["model"].to_numpy(), pairs["human"].to_numpy(), ordinal=ordinal)
 
     alpha = _alpha_with_and_without(answers, per_item, first_k, scale)
-    return {
+    figures = {
         "n_items": len(item_ids), "asks": len(answers), "answered_share": float(answered.mean()),
         "accuracy": float(answers.loc[known, "is_correct"].mean()) if known.any() else None,
         "accuracy_answered": float(answers.loc[known & answered, "is_correct"].mean())
@@ -161,6 +161,7 @@ def _group(answers: pd.DataFrame, per_item: pd.DataFrame, first_k: pd.DataFrame,
         "order_sensitive_items": int(with_orders["order_sensitive"].sum()),
         "first_option_share": float(first_option[answered].mean()) if answered.any() else None,
     }
+    return {**figures, "warnings": order_warnings(figures)}
 
 
 def _alpha_with_and_without(answers: pd.DataFrame, per_item: pd.DataFrame, first_k: pd.DataFrame,

@@ -29,7 +29,7 @@ from scoring.error_codes import FINISHED
 from scoring.models import ModelAnswer, ModelReplyCache, ModelRun
 
 from .prompts import Ask, study_asks, study_kind_check
-from .selectors import run_overview
+from .selectors import order_warnings, run_overview
 
 JOB_KIND = "model_annotation"
 GPU_QUEUE = "gpu"
@@ -325,6 +325,8 @@ def model_run_summary(run: ModelRun) -> dict[str, Any]:
         "no_answer": run.n_no_answer, "requests": run.requests, "cache_hits": run.cache_hits,
         "prompt_tokens": run.prompt_tokens, "completion_tokens": run.completion_tokens, "cost": float(run.cost),
         "accuracy": summary.get("accuracy"), "accuracy_answered": summary.get("accuracy_answered"),
-        "order_sensitive_share": summary.get("order_sensitive_share"), "by_status": summary.get("by_status", {}),
+        "order_sensitive_share": summary.get("order_sensitive_share"),
+        "first_option_share": summary.get("first_option_share"), "warnings": order_warnings(summary),
+        "by_status": summary.get("by_status", {}),
         "options": {k: v for k, v in (run.options or {}).items() if k != "check"},
     }

@@ -52,6 +52,27 @@ def item_verdicts(answers: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns="_one")
 
 
+# A model that picks the first option listed this often answers by position, not by what the options say (chance is
+# one over the number of options: 0.5 for two); one whose answer changes with the order of display this often has
+# answers that depend on the order shown. Both are said in words wherever their figures are shown.
+POSITION_BIAS_SHARE = 0.8
+ORDER_SENSITIVE_SHARE = 0.5
+
+
+def order_warnings(figures: dict[str, Any]) -> list[str]:
+    """The warnings of a model's figures (`first_option_share`, `order_sensitive_share`), in words."""
+    warnings = []
+    first = figures.get("first_option_share")
+    if first is not None and first >= POSITION_BIAS_SHARE:
+        warnings.append(f"picks the first option in {100 * first:.0f} % of items: position bias (its answer follows "
+                        "where an option is shown, not what it says)")
+    sensitive = figures.get("order_sensitive_share")
+    if sensitive is not None and sensitive >= ORDER_SENSITIVE_SHARE:
+        warnings.append(f"changes its answer when only the order of display changes in {100 * sensitive:.0f} % of "
+                        "items: order-sensitive (its answers depend on the order shown)")
+    return warnings
+
+
 def run_overview(run: ModelRun) -> dict[str, Any]:
     """What the run's job row, the CLI and the list page show: accuracy on known-answer items, order sensitivity,
     answers by status."""
@@ -59,6 +80,7 @@ def run_overview(run: ModelRun) -> dict[str, Any]:
     verdicts = item_verdicts(answers)
     # is_correct is stored False for no answer on a known-answer item, empty on items without a correct answer.
     known = answers[answers["is_correct"].notna()]
+    answered = answers[answers["answer"] != ""]
     correct = known["is_correct"]
     with_orders = verdicts[verdicts["n_answered"] >= 2]
     return {
@@ -72,6 +94,8 @@ def run_overview(run: ModelRun) -> dict[str, Any]:
         "known_answer_asks": len(known),
         "order_sensitive_share": float(with_orders["order_sensitive"].mean()) if len(with_orders) else None,
         "order_sensitive_items": int(with_orders["order_sensitive"].sum()),
+        "first_option_share": float((pd.to_numeric(answered["option_index"], errors="coerce") == 0).mean())
+        if len(answered) else None,
         "consistent_items": int((verdicts["consistent"] != "").sum()) if len(verdicts) else 0,
     }
 

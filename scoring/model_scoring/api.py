@@ -20,7 +20,8 @@ from .runs import score_run_start, score_run_summary
 
 
 class ScoreRunInput(serializers.Serializer):
-    export = serializers.IntegerField(required=False, allow_null=True, help_text="A BenchmarkExport id (STEL TSV).")
+    export = serializers.IntegerField(required=False, allow_null=True, help_text=(
+        "A BenchmarkExport id (any format with its texts: STEL TSV, JSONL, Parquet, hub folder)."))
     benchmark_paths = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     full_paths = serializers.ListField(child=serializers.CharField(), required=False, default=list)
     methods = serializers.ListField(child=serializers.CharField(), allow_empty=False)

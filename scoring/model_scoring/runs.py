@@ -37,9 +37,9 @@ def _export_path(export_id: int) -> str:
     export = BenchmarkExport.objects.filter(pk=export_id).first()
     if export is None:
         raise ApplicationError(f"benchmark export #{export_id} does not exist", status=404, code=NOT_FOUND)
-    if export.format != BenchmarkExport.Format.STEL_TSV:
-        raise ApplicationError(f"benchmark export #{export_id} is {export.format}; score_stel reads STEL TSV "
-                               "exports only")
+    if export.ids_only:  # every format with texts is read (benchmark_io); an ids-only one has none to score
+        raise ApplicationError(f"benchmark export #{export_id} is ids-only (no texts): rebuild it with "
+                               "rebuild_benchmark, then score the rebuilt file")
     return export.path
 
 

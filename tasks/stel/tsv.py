@@ -115,6 +115,12 @@ def stel_tsv_parse(
     return records
 
 
+def stel_row_parse(row: dict[str, str], *, line: int, where: str, seen: dict[str, str]) -> StelRecord:
+    """One row given cell by cell under its STEL column names (a JSONL or Parquet export's row, renamed): the checks
+    of a TSV row, with `where` naming it."""
+    return _record(row, line, where, seen)
+
+
 def _record(row: dict[str, str], line: int, where: str, seen: dict[str, str]) -> StelRecord:
     def cell(column: str) -> str:
         return row.get(column, "")

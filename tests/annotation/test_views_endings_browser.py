@@ -122,6 +122,9 @@ def test_screened_out(page: Any, live_server: Any, shots: Any, platform: str) ->
     assert page.evaluate("document.body.dataset.ending") == "screened_out"
     assert page.inner_text("#end-heading") == "This study is not a match for you"
     assert page.inner_text("#end-code") == SCREENED_OUT and COMPLETED not in page.inner_text("body")
+    message = page.inner_text("#end-message")  # an open link has no platform to pay for the screening
+    assert ("does not come with a payment" in message and "compensated" not in message if platform == "anonymous"
+            else "You will be compensated for the screening" in message)
     if platform == "mturk":
         assert not page.is_visible("#end-redirect")
         assert "Submit the HIT" in page.inner_text("#end-todo")

@@ -98,6 +98,35 @@ def test_the_first_answer_grace_is_said_before_the_start_and_on_the_first_item(p
     assert page.js_errors == []
 
 
+@transactional
+def test_an_expired_grace_is_shown_when_it_expires_with_its_own_cause(page: Any, live_server: Any,
+                                                                      shots: Any) -> None:
+    """Before: the clock kept reading "Less than a minute to give your first answer" after the grace had run out,
+    and only an answer (refused) led to an ending that blamed "the time limit for this batch" ("1 minutes")."""
+    study = quadruple_study("grace-out", items=2, screening=0, eligibility_questions=[], first_answer_grace_seconds=4,
+                            time_limit_minutes=1)
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=idlereader&STUDY_ID=S&SESSION_ID=G")
+    on_screen(page, "consent")
+    page.click("#consent-agree")
+    on_screen(page, "instructions")
+    page.click("#instructions-start")
+    on_screen(page, "item")
+    assert "After your first answer you have 1 minute for the whole batch." in page.inner_text("#grace-note")
+    assert "1 minutes" not in page.inner_text("body")
+    on_screen(page, "end")  # nothing clicked: the page itself turns when the grace runs out
+    assert page.evaluate("document.body.dataset.ending") == "grace_expired"
+    assert page.inner_text("#end-heading") == "Your time for a first answer has run out"
+    message = page.inner_text("#end-message")
+    assert "No first answer arrived within 4 seconds" in message and "time limit for this batch" not in message
+    assert "Return submission" in page.inner_text("#end-todo")
+    shots(page, "grace-expired")
+    assert_accessible(page, "the expired first-answer grace")
+    page.reload()  # the server's expired session without an answer: the same cause, not the batch's time limit
+    on_screen(page, "end")
+    assert page.inner_text("#end-heading") == "Your time for a first answer has run out"
+    assert page.js_errors == []
+
+
 @pytest.mark.django_db
 def test_no_grace_note_when_the_grace_is_as_long_as_the_time_limit(client: Any) -> None:
     study = quadruple_study("no-grace", items=1, screening=0, first_answer_grace_seconds=3600)

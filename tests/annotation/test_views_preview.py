@@ -86,6 +86,9 @@ def test_setup_page_of_a_prolific_study_shows_its_link_labelled_both_codes_and_n
     assert COMPLETED in page and SCREENED_OUT in page and "screened out" in page
     assert "k = 5 people answer each item" in page and "m = 3" in page
     assert "answer it within 5 minutes" in page  # the first-answer grace, as participants are told
+    # The admin door to publishing (which sets both codes), not a command to run.
+    assert "platform_publish" not in page and "manage.py" not in page
+    assert f'id="publish-link"\nhref="{reverse("admin:platforms_platformstudy_publish", args=[study.pk])}"' in page
     for refused in ("mturk", "anonymous"):  # the participant preview of a refused platform does not exist
         url = reverse("admin:annotation_study_participant_preview", args=[study.pk, refused])
         assert admin_client.get(url).status_code == 404

@@ -18,6 +18,7 @@ from annotation.services.rewrites import rewrite_study_create
 from core.roles import roles_sync
 
 # The browser fixtures (one Chromium per module, screenshots): imported, not a conftest.py.
+from tests.annotation.accessibility import assert_accessible
 from tests.annotation.conftest_browser import *  # noqa: F403
 from tests.annotation.helpers import run_participant, settings_pop
 from tests.annotation.test_views_browser import NEXT_ITEM_OR_END, current_item_id, on_screen
@@ -139,3 +140,77 @@ def test_review_queue_is_keyboard_driven_and_timed(page: Any, live_server: Any, 
     print(f"review queue: {per_decision:.3f} s per keyboard decision (in page: {in_page})")
     assert per_decision < 5
     assert page.js_errors == []
+
+
+def _reviewer_on_the_queue(page: Any, live_server: Any, slug: str) -> None:
+    _study(slug)
+    for n in range(2):  # two writers × two sources (k = 2): four rewrites to review
+        run_participant(slug=slug, pid=f"w{n}",
+                        answer_for=lambda item, _, n=n: f"Writer {n} asks politely whether you are available.")
+    user = User.objects.create_user("reviewer", password="pw-review-1", is_staff=True)
+    roles_sync()
+    user.groups.add(Group.objects.get(name="reviewer"))
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/annotation/rewritereview/queue/")
+    page.fill("#id_username", "reviewer")
+    page.fill("#id_password", "pw-review-1")
+    page.click("input[type=submit]")
+    page.wait_for_selector(".rq-row.current")
+
+
+def test_the_current_card_is_visible_and_the_first_j_keeps_it(page: Any, live_server: Any) -> None:
+    _reviewer_on_the_queue(page, live_server, "queue-focus")
+    rows = page.locator(".rq-row")
+    ids = [rows.nth(i).get_attribute("data-response") for i in range(rows.count())]
+    current = page.locator(".rq-row.current")
+    assert current.get_attribute("data-response") == ids[0] and current.get_attribute("aria-current") == "true"
+    assert page.evaluate("document.activeElement.dataset.response") == ids[0]  # focused, not only coloured
+    assert page.evaluate("getComputedStyle(document.querySelector('.rq-row.current')).outlineStyle") == "solid"
+    assert current.locator(".rq-here").is_visible()
+    page.keyboard.press("j")  # the card that looks selected stays current
+    assert page.locator(".rq-row.current").get_attribute("data-response") == ids[0]
+    page.keyboard.press("j")
+    assert page.locator(".rq-row.current").get_attribute("data-response") == ids[1]
+    page.keyboard.press("a")  # acts on the card shown current
+    page.wait_for_function("() => document.querySelectorAll('.rq-row.done').length === 1")
+    assert RewriteReview.objects.get().response_id == int(ids[1])
+    assert_accessible(page, "the review queue")
+    assert page.js_errors == []
+
+
+def test_review_queue_accept_and_reject_by_mouse_and_touch(browser: Any, live_server: Any, shots: Any) -> None:
+    context = browser.new_context(viewport={"width": 1024, "height": 1366}, has_touch=True)  # a tablet
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        _reviewer_on_the_queue(page, live_server, "queue-touch")
+        rows = page.locator(".rq-row")
+        ids = [rows.nth(i).get_attribute("data-response") for i in range(rows.count())]
+
+        def done(count: int) -> None:
+            page.wait_for_function("n => document.querySelectorAll('.rq-row.done').length === n", arg=count)
+
+        rows.nth(2).locator(".rq-accept").click()  # a mouse, on a card that is not the current one
+        done(1)
+        rows.nth(0).locator(".rq-accept").tap()  # a finger
+        done(2)
+        rows.nth(1).locator(".rq-reject").tap()
+        assert rows.nth(1).locator("#rq-reasons").is_visible()  # the reasons open under the card tapped
+        shots(page, "queue-touch-reasons")
+        page.locator(".rq-reason[data-code=style]").tap()
+        done(3)
+        rows.nth(3).locator(".rq-reject").click()
+        page.locator(".rq-reason[data-code=other]").click()
+        page.fill("#rq-other", "adds a greeting")
+        page.press("#rq-other", "Enter")
+        done(4)
+        reviews = {str(r.response_id): r for r in RewriteReview.objects.all()}
+        assert [reviews[i].status for i in ids] == ["accepted", "rejected", "accepted", "rejected"]
+        assert (reviews[ids[1]].reason, reviews[ids[3]].reason, reviews[ids[3]].reason_text) == (
+            "style", "other", "adds a greeting")
+        assert not rows.nth(0).locator(".rq-accept").is_visible()  # a decided card offers no buttons
+        assert_accessible(page, "the review queue after touch decisions")
+        assert errors == []
+    finally:
+        context.close()

@@ -114,14 +114,18 @@
   let expiresAt = null;
   let graceUntil = null;
   let clock = null;
+  let graceTimer = null;
+  let graceEnd = null;  // the grace this page counted down (kept after it ran out), null when it counted none
   function setDeadline(iso, done) {
     expiresAt = iso ? new Date(iso) : null;
     graceUntil = null;
+    if (graceTimer) { window.clearTimeout(graceTimer); graceTimer = null; }
     if (expiresAt && !isNaN(expiresAt.getTime()) && !done && TIMING.grace_seconds) {
       // `expires_at` is the batch's start plus its time limit; the grace runs from the same start.
       const started = expiresAt.getTime() - TIMING.time_limit_minutes * 60000;
       graceUntil = new Date(started + TIMING.grace_seconds * 1000);
     }
+    graceEnd = graceUntil;
     const note = $("grace-note");
     note.hidden = !graceUntil;
     note.textContent = "";
@@ -130,8 +134,11 @@
         + " take to read it. ");
       const more = document.createElement("span");
       more.className = "grace-more";
-      more.textContent = "After your first answer you have " + TIMING.time_limit_minutes + " minutes for the whole batch.";
+      more.textContent = "After your first answer you have " + TIMING.time_limit_text + " for the whole batch.";
       note.append(more);
+      // When the grace runs out the page says so at once (the server has given the items back): not only after an
+      // answer that it would refuse.
+      graceTimer = window.setTimeout(graceExpired, Math.max(0, graceUntil.getTime() - Date.now()));
     }
     if (clock) { window.clearInterval(clock); clock = null; }
     tick();
@@ -149,6 +156,22 @@
       node.textContent = minutes <= 1 ? "Less than a minute left" : minutes + " min left";
     }
     node.classList.toggle("low", minutes <= (graceUntil ? 1 : 5));
+  }
+
+  function graceExpired() {
+    graceTimer = null;
+    if (clock) { window.clearInterval(clock); clock = null; }
+    $("time-left").textContent = "Your time for a first answer has run out";
+    endScreen("grace_expired", null, null);
+  }
+
+  // An expired session without an answer ran out of its first-answer grace, not of the batch's time limit: when
+  // this page counted the grace down, only once that grace is over (an item's own reservation may lapse before);
+  // on a reload, a batch without an answer can only have expired by its grace (it is shorter than the limit).
+  function expiredKind(data) {
+    const answered = data && data.progress ? data.progress.done > 0 : true;
+    if (!TIMING.grace_seconds || answered) return "expired";
+    return graceEnd === null || Date.now() >= graceEnd.getTime() ? "grace_expired" : "expired";
   }
 
   function fail(message, retry) {
@@ -177,7 +200,9 @@
     const ending = ENDINGS[kind];
     document.body.dataset.ending = kind;
     $("end-heading").textContent = ending.heading;
-    $("end-message").textContent = ending.message;
+    const message = typeof ending.message === "string" ? ending.message
+      : ending.message[PLATFORM] || ending.message.anonymous;
+    $("end-message").textContent = message.replace("{grace}", TIMING.grace_text || "");
     $("end-todo").textContent = ending.todo[PLATFORM] || ending.todo.anonymous;
     $("end-code-block").hidden = !code;
     $("end-code").textContent = code || "";
@@ -295,7 +320,7 @@
       case "completed": return loadNext();
       case "screened_out": return endScreen("screened_out", data.completion_code, data.redirect_url);
       // The token stays stored: a reload shows the same ending again, not a new batch or the consent page.
-      case "expired": return endScreen("expired", null, null);
+      case "expired": return endScreen(expiredKind(data), null, null);
       case "declined": return endScreen("declined", null, null);
       default:
         return fail("Your session is in an unexpected state (" + data.state + ").", boot);

@@ -15,12 +15,24 @@
   const ENDINGS = {
     screened_out: {
       heading: "This study is not a match for you",
-      message: "Thank you for your answers. This study is looking for participants with a different profile, so it ends here. You will be compensated for the screening as the study page describes.",
+      // Only a platform pays for the screening; an open link has no platform and promises no payment.
+      message: {
+        prolific: "Thank you for your answers. This study is looking for participants with a different profile, so it ends here. You will be compensated for the screening as the study page describes.",
+        mturk: "Thank you for your answers. This study is looking for participants with a different profile, so it ends here. You will be compensated for the screening as the HIT describes.",
+        anonymous: "Thank you for your answers. This study is looking for participants with a different profile, so it ends here. Nothing more is asked of you; this open link does not come with a payment for the screening.",
+      },
       todo: {
         prolific: "Enter this screened-out code on Prolific (or use the button below), so that Prolific records that you were screened out.",
         mturk: "Submit the HIT on Mechanical Turk with this code (the button below), so that it is recorded that you were screened out.",
         anonymous: "Please keep this code: the researcher may ask you for it.",
       },
+    },
+    // The first-answer grace ran out ({grace}: how long it was): the batch was never answered, so its time limit is
+    // not what ended it.
+    grace_expired: {
+      heading: "Your time for a first answer has run out",
+      message: "No first answer arrived within {grace} of the first item being shown, so the items of this batch were given to other participants. There is no completion code for a batch that was not answered.",
+      todo: RETURN_TODO,
     },
     expired: {
       heading: "Your time has run out",

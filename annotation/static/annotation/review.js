@@ -1,5 +1,7 @@
-/* The rewrite review queue (admin): j/k move, a accept, r + digit reject with a reason, Enter sends "other".
- * Every decision's time (from the row becoming current to the server's answer) is kept in window.reviewTimings. */
+/* The rewrite review queue (admin): j/k move, a accept, r + digit reject with a reason, Enter sends "other"; with a
+ * mouse or a touch screen, each card's Accept and Reject buttons (Reject opens the reasons under that card). The
+ * current card is focused and outlined; the first pending card is current on arrival, and the first j keeps it (it
+ * looks selected, so it must not be skipped). Every decision's time (from the row becoming current to the server's answer) is kept in window.reviewTimings. */
 (function () {
   "use strict";
   const rows = Array.from(document.querySelectorAll(".rq-row"));
@@ -8,6 +10,7 @@
   const other = document.getElementById("rq-other");
   const errorBox = document.getElementById("rq-error");
   let current = -1;
+  let moved = false;  // false until the reviewer moves or decides: the card current on arrival was chosen for them
   let rejecting = false;
   let busy = false;
   let since = performance.now();
@@ -20,11 +23,19 @@
   function pending(index) { return rows[index] && !rows[index].classList.contains("done"); }
   function select(index) {
     if (index < 0 || index >= rows.length) return;
-    if (rows[current]) rows[current].classList.remove("current");
+    if (rows[current]) { rows[current].classList.remove("current"); rows[current].removeAttribute("aria-current"); }
+    if (index !== current) closeReasons();
     current = index;
     rows[current].classList.add("current");
+    rows[current].setAttribute("aria-current", "true");
+    rows[current].focus({ preventScroll: true });
     rows[current].scrollIntoView({ block: "nearest" });
     since = performance.now();
+  }
+  function openReasons() {
+    rejecting = true;
+    rows[current].appendChild(panel);  // under the card it is about (on a tablet, where the finger is)
+    panel.classList.add("open");
   }
   function nextPending(from) {
     for (let i = from + 1; i < rows.length; i++) if (pending(i)) return i;
@@ -70,7 +81,23 @@
   document.querySelectorAll(".rq-reason").forEach((button) => {
     button.addEventListener("click", () => chooseReason(reasonByKey(button.dataset.key)));
   });
-  rows.forEach((row, index) => row.addEventListener("click", () => select(index)));
+  rows.forEach((row, index) => {
+    row.addEventListener("click", (event) => {
+      if (event.target.closest("button, input, details, a")) return;
+      moved = true;
+      if (index !== current) select(index);
+    });
+    row.querySelector(".rq-accept").addEventListener("click", () => {
+      moved = true;
+      select(index);
+      decide("accept");
+    });
+    row.querySelector(".rq-reject").addEventListener("click", () => {
+      moved = true;
+      select(index);
+      if (pending(index)) openReasons();
+    });
+  });
   other.addEventListener("keydown", (event) => {
     if (event.key === "Enter") { event.preventDefault(); if (other.value.trim()) decide("reject", "other", other.value.trim()); }
     if (event.key === "Escape") { event.preventDefault(); closeReasons(); }
@@ -83,10 +110,11 @@
       if (reason) { event.preventDefault(); chooseReason(reason); } else if (event.key === "Escape") closeReasons();
       return;
     }
-    if (event.key === "j") select(Math.min(current + 1, rows.length - 1));
-    else if (event.key === "k") select(Math.max(current - 1, 0));
-    else if (event.key === "a") decide("accept");
-    else if (event.key === "r" && pending(current)) { rejecting = true; panel.classList.add("open"); }
+    const step = moved ? 1 : 0;  // the first j or k keeps the card that looks selected
+    if (event.key === "j") { moved = true; select(Math.min(current + step, rows.length - 1)); }
+    else if (event.key === "k") { moved = true; select(Math.max(current - step, 0)); }
+    else if (event.key === "a") { moved = true; decide("accept"); }
+    else if (event.key === "r" && pending(current)) { moved = true; openReasons(); }
     else return;
     event.preventDefault();
   });

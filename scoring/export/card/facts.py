@@ -229,7 +229,7 @@ def _agreement_entry(study: Study) -> dict[str, Any] | None:
     run = FilterRun.objects.filter(study=study).order_by("-created_at", "-id").first()
     if run is not None:
         stats = run.statistics
-        return {"study": study.slug, "source": f"filter run #{run.pk}",
+        return {"study": study.slug, "source": f"filter run #{run.pk}", "bootstrap_seed": run.seed or 0,
                 **{key: stats.get(key) for key in AGREEMENT_KEYS},
                 "components": {name: {key: values.get(key) for key in (*AGREEMENT_KEYS, "n_validated")}
                                for name, values in (stats.get("components") or {}).items()}}
@@ -238,6 +238,7 @@ def _agreement_entry(study: Study) -> dict[str, Any] | None:
         return None
     result = latest.result
     return {"study": study.slug, "source": f"agreement run #{latest.pk}",
+            "bootstrap_seed": latest.params.get("seed", 0),
             **{key: result.get(key) for key in AGREEMENT_KEYS},
             "components": {name: {key: values.get(key) for key in (*AGREEMENT_KEYS, "n_validated")}
                            for name, values in (result.get("components") or {}).items()}}

@@ -178,6 +178,11 @@ def agreement_markdown(facts: dict[str, Any]) -> list[str]:
                   f"{_ci(entry.get('fleiss_kappa_ci'))}, Krippendorff's alpha {_fmt(entry.get('krippendorff_alpha'))}"
                   f"{_ci(entry.get('krippendorff_alpha_ci'))}, majority accuracy "
                   f"{_fmt(entry.get('majority_accuracy'))}.", ""]
+        if entry.get("bootstrap_seed") is not None:  # the run's own bootstrap, not the agreement dashboard's
+            lines += [f"95% CIs: percentile bootstrap over items drawn by {entry['source']} "
+                      f"({(entry.get('fleiss_kappa_ci') or {}).get('resamples')} resamples, seed "
+                      f"{entry['bootstrap_seed']}); a separate bootstrap from the agreement dashboard's, whose bounds "
+                      "may differ slightly.", ""]
         if entry["components"]:
             lines += _table(["component", "Fleiss' kappa", "95% CI", "Krippendorff's alpha", "95% CI",
                              "majority accuracy", "validated"],

@@ -91,6 +91,8 @@ class Command(JsonCommand):
                               f"{summary['cache_hits']} from the cache, {summary['requests']} requests; accuracy "
                               f"{_fmt(summary['accuracy'])}, order-sensitive share "
                               f"{_fmt(summary['order_sensitive_share'])}")
+            for warning in summary["warnings"]:
+                self.stdout.write(f"Warning: {run.label} {warning}")
         return summary
 
 

@@ -15,7 +15,9 @@ class Command(JsonCommand):
             "hf:<path>, st:<path>, nsp:<path>, or a dotted path to a SimilarityMethod subclass) on STEL TSVs.")
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("benchmarks", nargs="+", help="STEL-format TSV(s): the (validated) benchmark.")
+        parser.add_argument("benchmarks", nargs="+",
+                            help="The (validated) benchmark: STEL-format TSV(s), or exports in JSONL, Parquet or a hub "
+                                 "folder.")
         parser.add_argument("--methods", required=True, help="Comma-separated method specs; st:minilm is the "
                             "packaged all-MiniLM-L6-v2.")
         parser.add_argument("--full", nargs="+", default=[], metavar="FULL.tsv",

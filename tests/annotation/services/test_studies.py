@@ -275,12 +275,36 @@ def test_the_review_queues_schema_states_the_values_it_accepts(api) -> None:
 
 
 def test_the_create_page_shows_every_field_once_in_its_section(admin_client) -> None:
-    from annotation.forms import StudyCreateForm
+    from annotation.forms import STUDY_KINDS, StudyCreateForm
 
     form = StudyCreateForm()
     names = [bound.name for _, fields in form.sections() for bound in fields]
     assert sorted(names) == sorted(form.fields) and len(names) == len(set(names))
-    page = admin_client.get(CREATE).content.decode()
-    for title, _ in form.sections():
-        assert f"<h2>{title}</h2>" in page
-    assert 'enctype="multipart/form-data"' in page and 'name="practice_file"' in page
+    chooser = admin_client.get(CREATE).content.decode()
+    offered: set[str] = set()
+    for kind, title, _ in STUDY_KINDS:
+        assert f'href="{CREATE}{kind}/"' in chooser and title in chooser
+        form = StudyCreateForm(kind=kind)
+        page = admin_client.get(f"{CREATE}{kind}/").content.decode()
+        for title, fields in form.sections():
+            assert f"<h2>{title}</h2>" in page and fields
+        offered |= set(form.fields)
+        assert 'enctype="multipart/form-data"' in page and 'name="kind"' not in page
+    assert offered == set(StudyCreateForm().fields) - {"kind", "setup"}  # every field is some kind's
+    assert admin_client.get(f"{CREATE}nonsense/").status_code == 404
+
+
+@pytest.mark.parametrize(("kind", "present", "absent"), [
+    ("quadruple", {"corpora", "screening_per_batch", "min_correct", "practice_file", "target_validated"},
+     {"sources", "items_file", "questions", "preset"}),
+    ("likert", {"items_file", "outputs_file", "preset", "questions"},
+     {"corpora", "screening_per_batch", "min_correct", "adaptive", "sources", "practice_file"}),
+    ("ranking", {"items_file", "outputs_study", "preset"}, {"questions", "corpora", "sources"}),
+    ("rewrite", {"sources", "sources_corpus", "target_style", "qualify_min_rate", "items_file"},
+     {"corpora", "screening_per_batch", "preset", "outputs_file", "min_correct"}),
+])
+def test_a_kinds_form_has_its_fields_only_as_the_declarations_say(kind, present, absent) -> None:
+    from annotation.forms import StudyCreateForm
+
+    fields = set(StudyCreateForm(kind=kind).fields)
+    assert present <= fields and not absent & fields

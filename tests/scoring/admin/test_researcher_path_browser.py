@@ -109,8 +109,8 @@ def test_the_researcher_path_in_the_browser(page: Any, live_server: Any, tmp_pat
 
         # 3. a study, created in the admin as create_study does, previewed, then opened
         page.goto(f"{url}/admin/annotation/study/add/")
+        page.click("#kind-quadruple")  # the kind first, then its own form
         page.fill("#id_slug", "browser-study")
-        page.select_option("#id_setup", "quadruple")
         page.select_option("#id_corpora", "formality-sample")
         page.fill("#id_count", "10")
         page.fill("#id_seed", "1")

@@ -1,6 +1,8 @@
 """The researcher dashboard in the admin: numbers, server-rendered plots, progress while computing, errors."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -30,10 +32,12 @@ def test_dashboard_shows_numbers_and_plots(admin_client: Client) -> None:
     assert "component: formality" in html and "component: simplicity" in html
     for name in PLOTS:
         if name == "models":  # no model annotated this study: the figure says why instead of drawing empty axes
-            assert 'id="plot-models"' in html and "annotate_with_model" in html
+            assert 'id="plot-models"' in html and 'id="annotate-with-model"' in html
             continue
         assert reverse("admin:scoring_agreement_plot", args=[run.pk, name, "svg"]) in html
     assert "<progress" not in html
+    assert "manage.py" not in html and "compute agreement again" not in html.replace("no need to compute agreement "
+                                                                                     "again", "")
     # the per-study entry point lands on the latest computed run
     response = admin_client.get(reverse("admin:scoring_agreement_study", args=[run.study.slug]))
     assert response.status_code == 302 and response.url.endswith(f"/{run.pk}/dashboard/")
@@ -147,3 +151,20 @@ def test_plots_are_cached_by_the_browser_and_revalidated(admin_client: Client) -
     # The permission check comes first: no 304 (nor a plot) for someone without it.
     admin_client.logout()
     assert admin_client.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 302  # to the login page
+
+
+def test_the_download_link_of_a_hub_folder_export_downloads_its_zip(admin_client: Client, tmp_path) -> None:
+    """A Hugging Face folder export has no single data file: the dashboard links its zip (not a 400)."""
+    from scoring.export.services import benchmark_export
+
+    run = computed_run()
+    for fmt, out in (("hub", tmp_path / "hub"), ("jsonl", tmp_path / "rows.jsonl")):
+        benchmark_export(fmt=fmt, out=out, study_slug=run.study.slug, status="all")
+    html = admin_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk])).content.decode()
+    links = re.findall(r'href="([^"]+/download/[^"]+)">download', html)
+    assert len(links) == 2
+    for link in links:
+        response = admin_client.get(link)
+        assert response.status_code == 200, (link, response.content[:200])
+    hub_link = next(link for link in links if link.endswith("/zip/"))
+    assert b"".join(admin_client.get(hub_link).streaming_content)[:2] == b"PK"  # a zip

@@ -73,3 +73,31 @@ def test_a_failed_computation_shows_its_error(page: Any, live_server: Any) -> No
     Job.objects.filter(pk=run.job_id).update(status=Job.Status.FAILED, error="MemoryError: out of memory in α")
     page.wait_for_function("document.getElementById('agr-error').textContent.includes('MemoryError')")
     assert page.js_errors == []
+
+
+def test_the_start_forms_question_list_follows_the_chosen_study(page: Any, live_server: Any) -> None:
+    """Before: every study's questions in one list, whichever study was chosen."""
+    from tests.factories import StudyFactory
+
+    def scale(name: str) -> dict[str, Any]:
+        return {"name": name, "text": name, "min": 1, "max": 5}
+
+    StudyFactory(slug="rate-a", item_kind="likert", questions=[scale("fluency"), scale("formality")])
+    StudyFactory(slug="rate-b", item_kind="likert", questions=[scale("meaning"), scale("grammar")])
+    StudyFactory(slug="order-c")
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/admin/scoring/agreementrun/start/?study=rate-b")
+
+    def offered() -> list[str]:
+        return page.eval_on_selector_all("#id_question option", "options => options.map(o => o.value)")
+
+    assert offered() == ["", "meaning", "grammar"]  # server-rendered for the study in the link, in its order
+    page.select_option("#id_study", "rate-a")
+    assert offered() == ["", "fluency", "formality"]
+    page.select_option("#id_question", "formality")
+    page.select_option("#id_study", "order-c")
+    assert offered() == [""] and page.input_value("#id_question") == ""
+    assert page.inner_text("#id_question option") == "the study's only question"
+    page.select_option("#id_study", "rate-b")
+    assert offered() == ["", "meaning", "grammar"]
+    assert page.js_errors == []

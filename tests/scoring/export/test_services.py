@@ -213,3 +213,27 @@ def test_withdrawn_instances_leave_every_export_all_included(tmp_path: Path) -> 
                               "--out", str(out))
         ids = [json.loads(line)["id"] for line in out.read_text().splitlines()]
         assert summary["rows"] == rows == len(ids) and items[0].external_id not in ids
+
+
+def test_the_cards_intervals_are_labelled_as_the_filter_runs_own_bootstrap(tmp_path: Path, admin_client) -> None:
+    """The card's 95% CIs come from the filter run's bootstrap, the dashboard's from the agreement run's: each says
+    which bootstrap it is (before: two different intervals, both just "95% CI")."""
+    from django.urls import reverse
+
+    from scoring.agreement.runs import agreement_run_compute, agreement_run_start
+
+    study, _ = _validated_study()
+    out = tmp_path / "bench.tsv"
+    run_command("export_benchmark", "--format", "stel-tsv", "--status", "validated", "--study", study.slug,
+                "--out", str(out))
+    card = json.loads((tmp_path / "bench.card.json").read_text())
+    filter_run = BenchmarkExport.objects.get().filter_run
+    assert card["agreement"]["bootstrap_seed"] == 3 and card["agreement"]["fleiss_kappa_ci"]["resamples"] == 200
+    said = " ".join((tmp_path / "bench.card.md").read_text().split())
+    assert (f"95% CIs: percentile bootstrap over items drawn by filter run #{filter_run.pk} (200 resamples, seed 3);"
+            " a separate bootstrap from the agreement dashboard's") in said
+    run = agreement_run_compute(run_id=agreement_run_start(study=study, seed=7, resamples=60, enqueue=False).pk)
+    page = admin_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk])).content.decode()
+    note = " ".join(page.split('id="interval-note">', 1)[1].split("</p>", 1)[0].split())
+    assert "this agreement run's own percentile bootstrap over items (60 resamples, seed 7)" in note
+    assert "A dataset card quotes the bootstrap of the filter run behind its export, drawn separately" in note

@@ -409,3 +409,46 @@ def test_dashboard_and_dataset_card_show_the_models(admin_client: Client, tmp_pa
     assert "## Model annotators" in (tmp_path / "b.card.md").read_text() and export.n_rows == 2
     # the exported file itself holds human votes only
     assert "oracle" not in (tmp_path / "b.tsv").read_text()
+
+
+@pytest.mark.slow  # a second or more (a model run over HTTP, or the whole crowd flow)
+def test_a_position_biased_model_is_flagged_in_words_at_every_door_and_appears_without_recomputing(
+        admin_client: Client, api):
+    """Before: "order-sensitive 1.000, first option 1.000" with no warning, and the dashboard of an agreement run
+    computed before the model run finished needed "compute again" to show it."""
+    study, _ = f.annotated_study(answers=[["S2-S1"] * 3, ["S1-S2"] * 3],
+                                 study=f.StudyFactory(annotators_per_item=3, min_correct=2))
+    agreement = agreement_run_compute(run_id=agreement_run_start(study=study, k=3, m=2, resamples=50,
+                                                                 enqueue=False).pk)
+    assert "models" not in agreement.result
+    said = "picks the first option in 100 % of items: position bias"
+    with FakeOpenAI(first_choice) as fake:
+        out = io.StringIO()
+        call_command("annotate_with_model", "--study", study.slug, "--base-url", fake.base_url, "--model",
+                     "fake-model", "--label", "first-picker", stdout=out)
+    printed = out.getvalue()
+    assert f"Warning: first-picker {said}" in printed  # the CLI's words
+    summary = json.loads(printed.strip().splitlines()[-1])  # and its JSON summary line
+    assert summary["first_option_share"] == 1.0 and any(said in w for w in summary["warnings"])
+    assert any("order-sensitive" in w for w in summary["warnings"])
+    run = ModelRun.objects.get()
+    body = api.get(reverse("model-run-detail", args=[run.pk])).json()
+    assert any(said in w for w in body["warnings"])
+    page = admin_client.get(reverse("admin:scoring_modelrun_change", args=[run.pk])).content.decode()
+    assert said in page
+    dashboard = admin_client.get(reverse("admin:scoring_agreement_dashboard", args=[agreement.pk])).content.decode()
+    assert 'id="model-table"' in dashboard and "first-picker" in dashboard  # no "compute again" needed
+    assert f'id="model-warnings-{run.pk}"' in dashboard and said in dashboard
+    svg = admin_client.get(reverse("admin:scoring_agreement_plot", args=[agreement.pk, "models", "svg"]))
+    assert svg.status_code == 200 and b"first-picker" in svg.content
+    agreement.refresh_from_db()
+    assert agreement.result["models"]["runs"][0]["model_run"] == run.pk
+
+
+def test_order_warnings_thresholds():
+    from scoring.model_annotators.selectors import order_warnings
+
+    assert order_warnings({"first_option_share": 0.5, "order_sensitive_share": 0.1}) == []
+    assert order_warnings({"first_option_share": None, "order_sensitive_share": None}) == []
+    (warning,) = order_warnings({"first_option_share": 0.85, "order_sensitive_share": 0.2})
+    assert warning.startswith("picks the first option in 85 % of items: position bias")

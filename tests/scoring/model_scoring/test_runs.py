@@ -112,9 +112,9 @@ def test_score_an_export_through_the_api(shared_data, api, media, tmp_path, djan
     listed = api.get(url).json()
     assert [r["id"] for r in listed["runs"]] == [run.pk] and "char3gram" in listed["methods"]
 
-    jsonl = BenchmarkExport.objects.create(path=str(exported), format=BenchmarkExport.Format.JSONL)
-    wrong = api.post(url, {"export": jsonl.pk, "methods": ["char3gram"]}, format="json")
-    assert wrong.status_code == 400 and "STEL TSV" in wrong.json()["error"]["message"]
+    ids = BenchmarkExport.objects.create(path=str(exported), format=BenchmarkExport.Format.JSONL, ids_only=True)
+    wrong = api.post(url, {"export": ids.pk, "methods": ["char3gram"]}, format="json")
+    assert wrong.status_code == 400 and "ids-only" in wrong.json()["error"]["message"]
     missing = api.post(url, {"export": 999999, "methods": ["char3gram"]}, format="json")
     assert missing.status_code == 404
     bad_method = api.post(url, {"benchmark_paths": [str(exported)], "methods": ["st:/no/such/model"]}, format="json")
@@ -125,10 +125,12 @@ def test_score_an_export_through_the_api(shared_data, api, media, tmp_path, djan
 @pytest.mark.django_db
 def test_export_list_links_to_the_start_form_with_the_export_chosen(shared_data, admin_client):
     tsv = BenchmarkExport.objects.create(path=contraction(shared_data), format=BenchmarkExport.Format.STEL_TSV)
-    BenchmarkExport.objects.create(path="/tmp/x.parquet", format=BenchmarkExport.Format.PARQUET)
+    parquet = BenchmarkExport.objects.create(path="/tmp/x.parquet", format=BenchmarkExport.Format.PARQUET)
+    BenchmarkExport.objects.create(path="/tmp/ids.parquet", format=BenchmarkExport.Format.PARQUET, ids_only=True)
     listing = admin_client.get(reverse("admin:scoring_benchmarkexport_changelist")).content.decode()
     link = f'{reverse("admin:scoring_scorerun_start")}?export={tsv.pk}'
-    assert listing.count("score this export") == 1 and link in listing
+    assert listing.count("score this export") == 2 and link in listing  # any export with texts, not ids-only
+    assert f'{reverse("admin:scoring_scorerun_start")}?export={parquet.pk}' in listing
     form = admin_client.get(link).content.decode()
     assert f'<option value="{tsv.pk}" selected>' in form
 
@@ -220,3 +222,45 @@ def test_command_background_stores_a_run_on_the_queue_its_methods_need(shared_da
     score_run_execute_task(summary["job"], run.pk)
     run.refresh_from_db()
     assert run.results["sets"]["validated"]["methods"]["uppercase"]["overall"]["accuracy"] == 1.0
+
+
+@pytest.mark.django_db
+def test_every_export_format_with_texts_is_scored_alike(media, tmp_path, admin_client,
+                                                         django_capture_on_commit_callbacks):
+    """A score run reads any export of a benchmark (STEL TSV, JSONL, Parquet, a hub folder: their rows), offered on
+    the start form; each gives the same accuracy. Before: STEL TSV exports only."""
+    from scoring.export.services import benchmark_export
+    from tests.factories import annotated_study
+
+    study, _ = annotated_study(answers=[["S2-S1"] * 5, ["S1-S2"] * 5, ["S2-S1"] * 4 + ["S1-S2"]])
+    exports = {fmt: benchmark_export(fmt=fmt, out=tmp_path / f"bench-{fmt}", study_slug=study.slug, status="all")
+               for fmt in ("stel-tsv", "jsonl", "parquet", "hub")}
+    form = admin_client.get(reverse("admin:scoring_scorerun_start")).content.decode()
+    for export in exports.values():
+        assert f'<option value="{export.pk}">' in form
+    accuracy = {}
+    for fmt, export in exports.items():
+        with django_capture_on_commit_callbacks(execute=False):
+            run = score_run_start(export_id=export.pk, methods="char3gram,punctuation")
+        score_run_execute_task(run.job_id, run.pk)
+        run.refresh_from_db()
+        methods = run.results["sets"]["validated"]["methods"]
+        assert methods["char3gram"]["overall"]["n"] == 3, fmt
+        accuracy[fmt] = {spec: table["overall"]["accuracy"] for spec, table in methods.items()}
+    assert all(value == accuracy["stel-tsv"] for value in accuracy.values()), accuracy
+
+
+@pytest.mark.django_db
+def test_the_start_page_names_the_queue_the_methods_really_use(admin_client, shared_data, media,
+                                                               django_capture_on_commit_callbacks):
+    start = reverse("admin:scoring_scorerun_start")
+    lexical = admin_client.get(start, {"methods": "char3gram,punctuation"}).content.decode()
+    said = " ".join(lexical.split('id="score-queue">', 1)[1].split("</p>", 1)[0].split())
+    assert "With these methods (lexical only, no model) the run goes to the <code>default</code> Celery queue" in said
+    assert "goes to the <code>gpu</code> Celery queue (a method loads a model)" not in said
+    model = " ".join(admin_client.get(start).content.decode().split())  # the default methods include st:minilm
+    assert "With these methods the run goes to the <code>gpu</code> Celery queue (a method loads a model)" in model
+    with django_capture_on_commit_callbacks(execute=False):
+        admin_client.post(start, {"benchmark_paths": contraction(shared_data), "methods": "char3gram",
+                                  "seed": "0", "device": "cpu"})
+    assert ScoreRun.objects.get().job.params["queue"] == "default"

@@ -14,6 +14,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from core.errors import ApplicationError
 from scoring.model_scoring.benchmark_io import benchmark_read
 from tasks.stel.tsv import StelRecord
 
@@ -212,3 +213,20 @@ def test_cli_exit_code_and_no_predictions_file_on_error(tmp_path):
     assert last["ok"] is False and "missing column" in last["error"]["message"]
     assert not predictions.exists()
     assert list(tmp_path.iterdir()) == [benchmark]  # no temporary file left behind either
+
+
+def test_a_jsonl_benchmark_row_is_checked_as_a_tsv_row_naming_its_line(tmp_path):
+    good = {"anchor_1": "a", "anchor_2": "", "alternative_1_1": "b", "alternative_1_2": "c",
+            "correct_alternative": 1, "id": "x1", "votes": None, "style_type": "formality"}
+    path = tmp_path / "bench.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "id": "x2", "correct_alternative": 3}) + "\n")
+    with pytest.raises(ApplicationError, match=r"bench.jsonl:2: 'Correct Alternative' must be 1 or 2"):
+        benchmark_read(path)
+    path.write_text(json.dumps(good) + "\n")
+    (record,) = benchmark_read(path)
+    assert (record.id, record.anchor_1, record.correct, record.votes, record.is_quadruple) == ("x1", "a", 1, None,
+                                                                                              False)
+    ids_only = tmp_path / "ids.jsonl"
+    ids_only.write_text(json.dumps({"id": "x1", "corpus": "c", "text_sha256": "0"}) + "\n")
+    with pytest.raises(ApplicationError, match="ids-only export has no texts"):
+        benchmark_read(ids_only)
