@@ -302,6 +302,12 @@ PLATFORM_RETRY_BACKOFF_SECONDS = float(env_str("PLATFORM_RETRY_BACKOFF_SECONDS",
 PLATFORM_MAX_RETRY_AFTER_SECONDS = float(env_str("PLATFORM_MAX_RETRY_AFTER_SECONDS", "120") or 120)
 # A webhook delivery whose timestamp is further than this from the server's clock is refused (replays).
 PLATFORM_WEBHOOK_TOLERANCE_SECONDS = int(env_str("PLATFORM_WEBHOOK_TOLERANCE_SECONDS", "300") or 300)
+# A webhook body larger than this is refused unread (413) before its signature is checked: Prolific's events are small.
+PLATFORM_WEBHOOK_MAX_BODY_BYTES = int(env_str("PLATFORM_WEBHOOK_MAX_BODY_BYTES", str(256 * 1024)) or 262144)
+# Webhook events processed (one platform read each) per account: N/s, N/min, N/h; beyond it they wait, stored, and
+# the drain below queues them as the rate allows (none is dropped). Empty: no limit.
+PLATFORM_WEBHOOK_PROCESS_RATE = env_str("PLATFORM_WEBHOOK_PROCESS_RATE", "60/min") or ""
+CELERY_BEAT_SCHEDULE["platforms-webhooks-drain"] = {"task": "platforms.webhooks_drain", "schedule": 60.0}
 # The fallback to webhooks: published studies are synced this often by beat.
 PLATFORM_SYNC_SECONDS = float(env_str("PLATFORM_SYNC_SECONDS", "300") or 300)
 CELERY_BEAT_SCHEDULE["platforms-sync-published"] = {"task": "platforms.sync_published",
