@@ -153,6 +153,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Parallel corpora in, validated style benchmarks out: researcher and annotator endpoints.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/schema/ and /api/docs/ are for staff (signed in to the admin, or Basic auth): the map of every researcher
+    # operation is no business of an anonymous visitor or a participant.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # No call to validator.swagger.io either: the docs page makes no request outside this server.

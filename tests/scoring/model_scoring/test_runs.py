@@ -220,3 +220,16 @@ def test_command_background_stores_a_run_on_the_queue_its_methods_need(shared_da
     score_run_execute_task(summary["job"], run.pk)
     run.refresh_from_db()
     assert run.results["sets"]["validated"]["methods"]["uppercase"]["overall"]["accuracy"] == 1.0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("given", ["/proc/self/environ", "/proc/self/status"])
+def test_a_refused_path_is_named_as_the_researcher_gave_it_not_resolved(api, given: str) -> None:
+    """A /proc/self/… path resolves to /proc/<pid>/…: echoing the resolved path would tell the worker's pid."""
+    response = api.post("/api/v1/score-runs/", {"benchmark_paths": [given], "methods": ["char3gram"]}, format="json")
+    error = response.json()["error"]
+    assert response.status_code == 400 and error["code"] == "path_not_allowed"
+    resolved = str(Path(given).resolve())
+    assert f"'{given}'" in error["message"] and error["details"]["path"] == given
+    assert resolved not in str(error) and f"/proc/{os.getpid()}" not in str(error)
+    assert not ScoreRun.objects.exists() and not Job.objects.exists()
