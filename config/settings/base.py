@@ -300,6 +300,10 @@ STYLECROWD_ENCRYPTION_KEY = env_str("STYLECROWD_ENCRYPTION_KEY", "") or ""
 # Other addresses a platform token may be sent to (comma-separated origins), e.g. a staging API; by default a Prolific
 # token goes only to PROLIFIC_API_URL and MTurk requests only to AWS's endpoints.
 PLATFORM_ALLOWED_API_URLS = env_list("PLATFORM_ALLOWED_API_URLS", [])
+# Where model back-ends and writing-signals rewrite endpoints may connect (core/outbound.py): comma-separated origins,
+# `*` for the host (any host whose every address is public) or the port. Loopback and private addresses (a vLLM on
+# this machine or the lab's network) only when listed, e.g. "https://*,http://127.0.0.1:8000".
+MODEL_ALLOWED_URLS = env_list("MODEL_ALLOWED_URLS", ["https://*"])
 PLATFORM_HTTP_TIMEOUT_SECONDS = float(env_str("PLATFORM_HTTP_TIMEOUT_SECONDS", "30") or 30)
 PLATFORM_RETRY_BACKOFF_SECONDS = float(env_str("PLATFORM_RETRY_BACKOFF_SECONDS", "1") or 1)  # 1, 2, 4 s …
 PLATFORM_MAX_RETRY_AFTER_SECONDS = float(env_str("PLATFORM_MAX_RETRY_AFTER_SECONDS", "120") or 120)

@@ -49,6 +49,10 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 DATABASES.pop("progress", None)  # noqa: F405 - tests see progress only outside transactions
 
+# The fake model endpoints the tests start (tests/scoring/fake_openai.py) listen on loopback ports chosen at random:
+# listed explicitly, as an operator lists a local vLLM (core/outbound.py).
+MODEL_ALLOWED_URLS = [*MODEL_ALLOWED_URLS, "http://127.0.0.1:*"]  # noqa: F405
+
 # Tests write benchmark files under pytest's tmp_path (in the system's temporary folder).
 STYLECROWD_DATA_DIRS = [*STYLECROWD_DATA_DIRS, Path(tempfile.gettempdir())]  # noqa: F405
 

@@ -99,6 +99,10 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/studies/{slug}/writing-signals/", "invalid_base_url", "is not an http(s) URL"):
         "an OpenAI-compatible endpoint is an http(s) URL with a host (its description says so; a string pattern "
         "would not say which hosts answer)",
+    ("POST /api/v1/studies/{slug}/writing-signals/", "url_not_allowed", "this server does not connect to"):
+        "an endpoint must be one the server's MODEL_ALLOWED_URLS allows (core/outbound.py), which no schema can say",
+    ("POST /api/v1/model-runs/", "url_not_allowed", "this server does not connect to"):
+        "an endpoint must be one the server's MODEL_ALLOWED_URLS allows (core/outbound.py), which no schema can say",
     ("POST /api/v1/studies/{slug}/writing-signals/", "invalid", "needs an embedding model"):
         "two fields together: near_duplicate_method 'embedding' needs embedding_model (a schema states no such rule)",
     ("POST /api/v1/exports/", "unknown_component", "does not exist"):
