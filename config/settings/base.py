@@ -131,6 +131,8 @@ MODEL_CACHE_MAX_BYTES = int(env_str("STYLECROWD_MODEL_CACHE_MB", "1024") or 0) *
 # A local causal language model (a directory) for the rewrites' LLM-likeness signal; empty: that signal is off.
 STYLECROWD_WRITING_LM = env_str("STYLECROWD_WRITING_LM", "") or ""
 STYLECROWD_UPLOAD_MAX_MB = int(env_str("STYLECROWD_UPLOAD_MAX_MB", "100") or 100)  # one corpus import, all files
+# One line of an imported file (one text, one record): longer is refused, naming the file and the line.
+STYLECROWD_MAX_LINE_BYTES = int(env_str("STYLECROWD_MAX_LINE_BYTES", str(1024 * 1024)) or 1048576)
 STYLECROWD_HUB_TIMEOUT_SECONDS = float(env_str("STYLECROWD_HUB_TIMEOUT_SECONDS", "60") or 60)  # each dataset-hub call
 
 REST_FRAMEWORK = {
