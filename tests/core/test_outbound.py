@@ -14,8 +14,8 @@ import pytest
 from annotation.services.writing_signals.model_rewrite import rewrite_model_options
 from core.errors import ApplicationError
 from core.model_backends.openai_chat import MalformedReply, OpenAIChatClient
-from core.outbound import outbound_url_check, url_allowed
 from core.models import Job
+from core.outbound import outbound_url_check, url_allowed
 from scoring.models import ModelRun
 from tests import factories as f
 from tests.helpers import assert_api_error
