@@ -264,6 +264,10 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
 # client address and per study ("N/s|min|hour|day"), counted in the shared cache so that the limits hold across
 # gunicorn workers. The client address is core.middleware.client_address (TRUSTED_PROXY_COUNT above).
 ANNOTATION_FIRST_ANSWER_GRACE_SECONDS = int(env_str("ANNOTATION_FIRST_ANSWER_GRACE_SECONDS", "300"))
+# Batches of one study open at once from one client address (started and not overdue, or opened within the grace
+# period): a person takes one at a time, a household or a shared network a few; a bot farm no more than this.
+# 0: no cap. An in-lab session (a room behind one address) sets it to the room's size (docs/annotator-api.md).
+ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS = int(env_str("ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS", "5") or 0)
 ANNOTATION_SESSION_RATES = {
     "address": env_str("ANNOTATION_SESSION_RATE_PER_ADDRESS", "20/min"),
     "study": env_str("ANNOTATION_SESSION_RATE_PER_STUDY", "600/min"),

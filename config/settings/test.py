@@ -36,6 +36,9 @@ if XDIST_WORKER and os.environ.get("STYLECROWD_TEST_ISOLATED_WORKER") != XDIST_W
 os.environ.setdefault("CACHE_URL", os.environ["CELERY_BROKER_URL"])
 os.environ.setdefault("ANNOTATION_SESSION_RATE_PER_ADDRESS", "100000/min")
 os.environ.setdefault("ANNOTATION_SESSION_RATE_PER_STUDY", "100000/min")
+# Test crowds (simulated people, load tests) all come from 127.0.0.1: the open-batch cap per address is lifted
+# except where a test sets it (tests/annotation/services/test_participation.py).
+os.environ.setdefault("ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS", "100000")
 # Files a test run writes (exports, plots, uploads) go to a fresh temporary folder, never the checkout's media/;
 # the servers and Celery workers a test starts inherit it through the environment.
 # The process that made the folder removes it when it exits.
