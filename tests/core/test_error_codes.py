@@ -63,6 +63,8 @@ NEW_CODES = {
     "special_category_consent_missing",  # studies asking special-category questions
     "persona_from_platform_unavailable",  # persona read from the platform: a Prolific study, attributes it records
     "salt_missing",  # a salted benchmark export job re-run after its release salt was dropped from the job row
+    "line_too_long",  # an uploaded or imported line longer than STYLECROWD_MAX_LINE_BYTES
+    "too_many_open_from_address",  # batches of a study open at once from one client address
 }
 
 
