@@ -151,3 +151,32 @@ def test_a_flood_of_distinct_valid_events_is_rate_limited_per_account_and_none_i
         assert webhooks_drain(older_than_seconds=0)["queued"] <= 3
     assert sorted(inline.queued) == sorted(WebhookEvent.objects.values_list("pk", flat=True))  # each once
     assert len(fake_prolific.calls_to("GET", SUBMISSION_READ)) == 10
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_copies_of_one_delivery_store_one_event(hooked) -> None:  # noqa: F811
+    """The database's unique key on the signed digest holds when copies race past the lookup."""
+    import threading
+
+    from django.db import connection
+    from django.test import Client
+
+    _, secret = hooked
+    body = b'{"resource_id": "x", "event_type": "study.status.change"}'
+    stamp = str(int(time.time()))
+    gate = threading.Barrier(8)
+    answers: list[int] = []
+
+    def send(n: int) -> None:
+        try:
+            gate.wait()
+            answers.append(signed(Client(), secret, body, timestamp=stamp, event_id=f"race-{n}").status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [200] * 8 and WebhookEvent.objects.count() == 1
