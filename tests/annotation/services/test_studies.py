@@ -284,3 +284,12 @@ def test_the_create_page_shows_every_field_once_in_its_section(admin_client) -> 
     for title, _ in form.sections():
         assert f"<h2>{title}</h2>" in page
     assert 'enctype="multipart/form-data"' in page and 'name="practice_file"' in page
+
+
+def test_a_10_mb_line_in_the_admin_form_s_items_file_is_named_by_file_and_line(admin_client) -> None:
+    rows = [json.dumps(row) for row in LIKERT_ITEMS]
+    rows.insert(1, json.dumps({"id": "huge", "source": "x" * (10 * 1024 * 1024), "rewrite": "y", "system": "s"}))
+    page = admin_client.post(CREATE, admin_form(slug="lk-long", kind="likert", preset="pauli", items_file=(
+        SimpleUploadedFile("items.jsonl", "\n".join(rows).encode()))))
+    assert page.status_code == 200 and not Study.objects.filter(slug="lk-long").exists()
+    assert "items.jsonl, line 2: longer than" in page.content.decode()
