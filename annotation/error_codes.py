@@ -59,6 +59,10 @@ SPECIAL_CATEGORY_CONSENT_MISSING = codes.declare(
 SIGNALS_NOT_COMPUTED = codes.declare("signals_not_computed", "Accepted rewrites have no writing signals yet.")
 STUDY_BUSY = codes.declare("study_busy",
                            "The study's cap of batches open at once is reached; Retry-After says when to try again.")
+TOO_MANY_OPEN_FROM_ADDRESS = codes.declare(
+    "too_many_open_from_address",
+    "Batches of the study open at once from one client address reached ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS; "
+    "Retry-After says when to try again.")
 TOO_FEW_OUTPUTS = codes.declare("too_few_outputs", "A ranking needs at least two outputs per source.")
 UNKNOWN_ITEM = codes.declare("unknown_item", "A guide names items that are not in the study.")
 UNKNOWN_STUDY = codes.declare("unknown_study", "No study with that slug.")

@@ -20,7 +20,7 @@ from annotation.services.study_settings import (
 from annotation.services.writing_signals.registry import thresholds_parse
 from core.errors import ApplicationError
 from tasks.models import Corpus, InstanceStatus, StyleComponent
-from tasks.services.parsers import records_read
+from tasks.services.parsers import LineLengthCheck, records_read
 
 STATUS_CHOICES = [(InstanceStatus.CANDIDATE, "candidate (not yet annotated)"),
                   (InstanceStatus.VALIDATED, "validated"), ("any", "any status")]
@@ -80,9 +80,16 @@ FORM_FIELD_OF = {"corpus": "corpora", "component": "components", "status": "inst
                  "item_kind": "kind"}
 
 
+def _upload_bytes(upload: Any) -> bytes:
+    """The upload's bytes, each line held to STYLECROWD_MAX_LINE_BYTES (an error naming the file and the line)."""
+    data = upload.read()
+    LineLengthCheck(upload.name or "upload").feed(data)
+    return data
+
+
 def _json_upload(upload: Any, label: str, field: str) -> Any:
     try:
-        return json.loads(upload.read().decode("utf-8-sig"))
+        return json.loads(_upload_bytes(upload).decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise ApplicationError(f"{label}: {upload.name} is not UTF-8 text.", field=field) from None
     except json.JSONDecodeError as exc:
@@ -111,7 +118,7 @@ def _jsonl_upload(upload: Any) -> list[Any]:
 
 def _upload_text(upload: Any, label: str, field: str) -> str:
     try:
-        return upload.read().decode("utf-8-sig")
+        return _upload_bytes(upload).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ApplicationError(f"{label}: {upload.name} is not UTF-8 text.", field=field) from None
 

@@ -221,7 +221,9 @@ def main() -> None:
     django.setup()
     env = {**os.environ, "DJANGO_CONN_MAX_AGE": "600", "DJANGO_LOG_LEVEL": "ERROR",
            "ANNOTATION_SESSION_RATE_PER_ADDRESS": args.session_rate_per_address,
-           "ANNOTATION_SESSION_RATE_PER_STUDY": os.environ.get("ANNOTATION_SESSION_RATE_PER_STUDY", "1000000/min")}
+           "ANNOTATION_SESSION_RATE_PER_STUDY": os.environ.get("ANNOTATION_SESSION_RATE_PER_STUDY", "1000000/min"),
+           # every simulated participant comes from 127.0.0.1
+           "ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS": os.environ.get("ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS", "0")}
     if args.server_side_binding:
         # psycopg binds on the server and prepares a statement after 5 runs on a connection: no re-planning.
         separator = "&" if "?" in env["DATABASE_URL"] else "?"

@@ -82,6 +82,9 @@ SERVER_ERROR = codes.declare("server_error", "An unexpected failure; the message
 TOO_LARGE = codes.declare("too_large", "The request body is larger than the participant limit.")
 PATH_NOT_ALLOWED = codes.declare("path_not_allowed", "A server-side path lies outside the data folders this "
                                  "server reads from.")
+URL_NOT_ALLOWED = codes.declare("url_not_allowed", "The server does not connect to that URL: it is not on the "
+                                "allow-list (MODEL_ALLOWED_URLS, PLATFORM_ALLOWED_API_URLS), or it reaches a loopback "
+                                "or private address that is not listed.")
 
 # Model back-ends (core/model_backends/).
 UNKNOWN_BACKEND = codes.declare("unknown_backend", "No model back-end of that name is registered.")

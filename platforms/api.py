@@ -8,6 +8,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
@@ -26,7 +27,7 @@ from platforms import serializers as s
 from platforms.models import BonusPayment, Decision, PlatformAccount, PlatformMessage, PlatformStudy
 from platforms.services.accounts import account_create, platform_study_get, study_get
 from platforms.services.jobs import platform_job_start
-from platforms.services.webhooks import webhook_receive
+from platforms.services.webhooks import webhook_body_too_large, webhook_receive
 
 ERRORS = {
     code: OpenApiResponse(ErrorSerializer, description=text)
@@ -198,6 +199,19 @@ class StudyPlatformMessagesView(_JobView):
         return super().post(request, slug)
 
 
+def _capped_body(request: Request) -> bytes:
+    """The body, read no further than the webhook cap + 1 byte (a declared length over the cap is refused unread),
+    so a large body costs neither memory nor a signature computation."""
+    cap = settings.PLATFORM_WEBHOOK_MAX_BODY_BYTES
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > cap:
+        raise webhook_body_too_large(declared)
+    return request._request.read(cap + 1)
+
+
 class ProlificWebhookView(APIView):
     """Prolific's deliveries (no login: the signature is the credential). Answers at once; the work is in Celery."""
 
@@ -206,11 +220,14 @@ class ProlificWebhookView(APIView):
     renderer_classes = [JSONRenderer]
 
     @extend_schema(operation_id="platform_hook_prolific", request=OpenApiTypes.OBJECT,
-                   responses={200: OpenApiTypes.OBJECT, 400: ErrorSerializer, 403: ErrorSerializer},
+                   responses={200: OpenApiTypes.OBJECT, 400: ErrorSerializer, 403: ErrorSerializer,
+                              413: ErrorSerializer},
                    tags=["platforms"], description="Signed with X-Prolific-Request-Signature (base64 HMAC-SHA256 of "
-                                                   "timestamp + body); each X-Event-ID is recorded once.")
+                                                   "timestamp + body); each signed delivery is recorded once, "
+                                                   "whatever X-Event-ID it carries. Bodies over "
+                                                   "PLATFORM_WEBHOOK_MAX_BODY_BYTES: 413, unread.")
     def post(self, request: Request, name: str) -> Response:
         headers = {key: request.headers.get(key, "") for key in
                    ("X-Prolific-Request-Signature", "X-Prolific-Request-Timestamp", "X-Event-ID")}
-        event, created = webhook_receive(account_name=name, headers=headers, body=request.body)
+        event, created = webhook_receive(account_name=name, headers=headers, body=_capped_body(request))
         return Response({"received": True, "duplicate": not created})

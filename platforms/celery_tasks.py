@@ -12,7 +12,7 @@ from platforms.services.jobs import platform_job_execute
 from platforms.services.lists import block_list_sync
 from platforms.services.retention import retention_apply_execute, retention_apply_start
 from platforms.services.sync import sync_published
-from platforms.services.webhooks import webhook_event_process
+from platforms.services.webhooks import webhook_event_process, webhooks_drain
 
 
 @shared_task(acks_late=True, name="platforms.job")
@@ -26,6 +26,12 @@ def platform_job_task(job_id: int) -> None:
 @shared_task(acks_late=True, name="platforms.webhook_event_process")
 def webhook_event_process_task(event_id: int) -> dict:
     return webhook_event_process(event_id=event_id)
+
+
+@shared_task(acks_late=True, name="platforms.webhooks_drain")
+def webhooks_drain_task() -> dict:
+    """Beat, every minute: webhook events waiting (over their account's rate, or the broker was down) are queued."""
+    return webhooks_drain()
 
 
 @shared_task(acks_late=True, name="platforms.sync_published")

@@ -57,7 +57,5 @@ STUDY_NOT_OPEN = codes.declare("study_not_open",
 TOKEN_MISSING = codes.declare("token_missing", "The platform account has no token.")
 UNKNOWN_OUTCOME = codes.declare("unknown_outcome",
                                 "Bonus rows have an unknown outcome that a person must resolve first.")
-URL_NOT_ALLOWED = codes.declare("url_not_allowed",
-                                "The API or endpoint URL is not the platform's; a token is never sent there.")
 WEBHOOK_REFUSED = codes.declare("webhook_refused", "A platform webhook call failed its signature or secret check.")
 WORKSPACE_MISSING = codes.declare("workspace_missing", "The token's user has several workspaces; say which one to use.")

@@ -28,6 +28,8 @@ INSTANCES_IN_USE = codes.declare("instances_in_use",
 INVALID_COMPONENT = codes.declare("invalid_component", "A style component's name or labels are not valid.")
 INVALID_COUNT = codes.declare("invalid_count", "The number of instances asked for is out of range for the corpus.")
 INVALID_ENCODING = codes.declare("invalid_encoding", "An input file is not valid UTF-8.")
+LINE_TOO_LONG = codes.declare("line_too_long", "A line of an input file is longer than one line may be "
+                              "(STYLECROWD_MAX_LINE_BYTES).")
 INVALID_JSON = codes.declare("invalid_json", "A JSONL line is not a JSON object.")
 INVALID_LANGUAGE = codes.declare("invalid_language", "The language is not a BCP-47 tag.")
 INVALID_NAME = codes.declare("invalid_name", "A name (corpus, export) is empty or has characters it may not have.")

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from annotation.models import Participant, Response
 from tests.annotation.conftest_browser import TIMEOUT_MS, browser  # noqa: F401 (fixture)
@@ -112,7 +113,11 @@ def test_production_settings_under_gunicorn_serve_a_whole_batch_the_admin_and_of
     browser: Any, production_env: dict[str, str], tmp_path: Path, django_user_model: Any, artifacts_dir: Path,  # noqa: F811
 ) -> None:
     study = quadruple_study("production-batch")
-    django_user_model.objects.create_superuser("operator", "op@example.org", ADMIN_PASSWORD)
+    operator = django_user_model.objects.create_superuser("operator", "op@example.org", ADMIN_PASSWORD)
+    # The server checks passwords with production's hashers, which do not include the test settings' fast MD5.
+    hasher = PBKDF2PasswordHasher()
+    operator.password = hasher.encode(ADMIN_PASSWORD, hasher.salt())
+    operator.save(update_fields=["password"])
     log = tmp_path / "gunicorn.log"
     shots = artifacts_dir / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
@@ -149,6 +154,7 @@ def test_production_settings_under_gunicorn_serve_a_whole_batch_the_admin_and_of
         page.fill("#id_password", ADMIN_PASSWORD)
         page.click("input[type=submit]")
         page.wait_for_selector("#site-name")
+        page.wait_for_selector("#user-tools")  # signed in (the docs below are for staff only)
         traffic.assert_references_loaded(page)
         admin_css = traffic.assets("/static/admin/css/")
         assert any("/base." in url for _, url, _ in admin_css), admin_css

@@ -23,6 +23,7 @@ from annotation.services import answers, hot_path, session_creation, sessions
 from core.api import ParticipantJSONParser
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
+from core.middleware import client_address
 
 ERRORS = {
     code: OpenApiResponse(serializers.ErrorSerializer, description=text)
@@ -104,6 +105,7 @@ class SessionCreateView(ParticipantView):
         result = session_creation.session_create(
             slug=slug, participant_id=data["participant"], platform=data["platform"], study_ref=data["study_ref"],
             session_ref=data["session_ref"], assignment=data["assignment"], hit=data["hit"], proofs=proofs,
+            address=client_address(request),
         )
         body = sessions.session_payload(result.batch)
         if result.finished:

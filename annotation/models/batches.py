@@ -34,6 +34,11 @@ class Batch(models.Model):
     session_ref = models.CharField(max_length=128, blank=True, default="", help_text="Prolific SESSION_ID.")
     assignment = models.CharField(max_length=128, blank=True, default="", help_text="MTurk assignmentId.")
     hit = models.CharField(max_length=128, blank=True, default="", help_text="MTurk hitId.")
+    opened_from = models.CharField(
+        max_length=32, blank=True, default="",
+        help_text="Keyed pseudonym of the client address that opened it (the open-batch cap per address); never the "
+                  "address itself.",
+    )
     eligibility_answers = models.JSONField(default=dict, blank=True)
     n_items = models.PositiveSmallIntegerField(default=0, help_text="Items reserved when the batch started.")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -14,12 +14,20 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Q
 
-from annotation.error_codes import ALREADY_PARTICIPATED, INVALID_LINK, SESSION_IN_PROGRESS, STUDY_BUSY
+from annotation.error_codes import (
+    ALREADY_PARTICIPATED,
+    INVALID_LINK,
+    SESSION_IN_PROGRESS,
+    STUDY_BUSY,
+    TOO_MANY_OPEN_FROM_ADDRESS,
+)
 from annotation.models import Batch, EntryPlatform, Participant, Study
 from annotation.selectors import grace_seconds
 from core.errors import ApplicationError
+from core.pseudonyms import pseudonym
 
 PROLIFIC_ID = re.compile(r"^[0-9a-fA-F]{24}$")  # Prolific's participant and study ids: 24 hexadecimal characters
 PROLIFIC_SESSION = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
@@ -140,6 +148,29 @@ def check_room(*, study: Study, now: datetime, exclude_pk: int | None = None, st
         study=study, now=now, exclude_pk=exclude_pk, started_only=started_only
     ) >= study.max_open_batches:
         raise study_busy()
+
+
+def address_key(address: str) -> str:
+    """What a batch keeps of the client address that opened it: a keyed pseudonym, never the address."""
+    return pseudonym(platform="address", external_id=address) if address else ""
+
+
+def check_address_room(*, study: Study, now: datetime, opened_from: str) -> None:
+    """429 with Retry-After when the batches of the study open from this address (counted as `open_batches_count`
+    counts them) reach ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS. Counted, not locked: a burst of simultaneous
+    requests may pass the cap by the requests in flight, which the rate limit per address bounds."""
+    cap = int(settings.ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS or 0)
+    if not cap or not opened_from:
+        return
+    recent = now - timedelta(seconds=grace_seconds(study))
+    room = Q(state=Batch.State.ITEMS, expires_at__gt=now) | Q(
+        state__in=(Batch.State.CONSENT, Batch.State.ELIGIBILITY, Batch.State.INSTRUCTIONS), created_at__gt=recent)
+    if Batch.objects.filter(room, study=study, opened_from=opened_from).count() >= cap:
+        wait = min(grace_seconds(study), STUDY_BUSY_RETRY_SECONDS * 5)
+        raise ApplicationError(
+            "Too many sessions of this study are open from your network right now. Please finish yours, or try "
+            "again in a few minutes.", code=TOO_MANY_OPEN_FROM_ADDRESS, status=429,
+            details={"retry_after": wait}, headers={"Retry-After": str(wait)})
 
 
 # --- ownership ----------------------------------------------------------------------------------------------

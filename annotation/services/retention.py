@@ -59,16 +59,18 @@ def _retired(study: Study) -> dict[str, Any]:
         "persona": Participant.objects.filter(study=study).exclude(persona={}),
         "telemetry": Response.objects.filter(study=study, telemetry__isnull=False),
         "eligibility": Batch.objects.filter(study=study).exclude(eligibility_answers={}),
+        "addresses": Batch.objects.filter(study=study).exclude(opened_from=""),
     }
 
 
 def study_personal_data_retire(*, study: Study, apply: bool) -> dict[str, int]:
-    """Delete a study's persona answers, eligibility answers and telemetry detail (after keeping the persona's
+    """Delete a study's persona answers, eligibility answers, telemetry detail and the keyed pseudonyms of the
+    addresses its batches were opened from (after keeping the persona's
     k-anonymous aggregates on the study). A dry run (`apply=False`) counts what would go and changes nothing.
     Idempotent: a second run finds nothing left to delete and keeps the aggregates written the first time."""
     rows = _retired(study)
     counts = {"persona_answers": rows["persona"].count(), "telemetry_details": rows["telemetry"].count(),
-              "eligibility_answers": rows["eligibility"].count()}
+              "eligibility_answers": rows["eligibility"].count(), "address_keys": rows["addresses"].count()}
     if not apply:
         return counts
     with transaction.atomic():
@@ -81,4 +83,5 @@ def study_personal_data_retire(*, study: Study, apply: bool) -> dict[str, int]:
         rows["persona"].update(persona={})
         rows["telemetry"].update(telemetry=None)
         rows["eligibility"].update(eligibility_answers={})
+        rows["addresses"].update(opened_from="")
     return counts

@@ -32,12 +32,13 @@ class SessionResult:
 
 def session_create(
     *, slug: str, participant_id: str = "", platform: str = Participant.Platform.ANONYMOUS, study_ref: str = "",
-    session_ref: str = "", assignment: str = "", hit: str = "", proofs: tuple[str, ...] = (),
+    session_ref: str = "", assignment: str = "", hit: str = "", proofs: tuple[str, ...] = (), address: str = "",
 ) -> SessionResult:
     """Start a participant's batch, or resume it for the client that started it.
 
     `proofs` are the session tokens the client holds (its resume cookie, a token sent in the body): a participant
-    id alone never hands out a token (see `participation`)."""
+    id alone never hands out a token (see `participation`). `address`: the client's, for the cap on batches open
+    at once from one address (ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS; only its keyed pseudonym is kept)."""
     study = Study.objects.filter(slug=slug, status=Study.Status.ACTIVE, origin=Study.Origin.PLATFORM).first()
     if study is None:
         raise _not_found(f"Study '{slug}'")
@@ -63,7 +64,7 @@ def session_create(
         try:
             return _session_create_once(study=study, participant_id=participant_id, platform=platform,
                                         study_ref=study_ref, session_ref=session_ref, assignment=assignment, hit=hit,
-                                        proofs=proofs)
+                                        proofs=proofs, opened_from=participation.address_key(address))
         except IntegrityError:
             # Two first requests of one participant raced (participant_unique / one open batch): the retry finds
             # the winner's rows and returns its session.
@@ -73,7 +74,7 @@ def session_create(
 
 
 def _session_create_once(*, study: Study, participant_id: str, platform: str, study_ref: str, session_ref: str,
-                         assignment: str, hit: str, proofs: tuple[str, ...]) -> SessionResult:
+                         assignment: str, hit: str, proofs: tuple[str, ...], opened_from: str) -> SessionResult:
     now = timezone.now()
     with transaction.atomic():
         participant = Participant.objects.select_for_update().filter(
@@ -126,9 +127,11 @@ def _session_create_once(*, study: Study, participant_id: str, platform: str, st
             raise ApplicationError("There are no more items available for you in this study.",
                                    code=NO_WORK_AVAILABLE, status=409)
         participation.check_room(study=study, now=now)
+        participation.check_address_room(study=study, now=now, opened_from=opened_from)
         batch = Batch.objects.create(
             study=study, participant=participant, number=n_batches + 1, token=secrets.token_urlsafe(32),
             study_ref=study_ref[:128], session_ref=session_ref[:128], assignment=assignment[:128], hit=hit[:128],
+            opened_from=opened_from,
         )
     return SessionResult(batch, True)
 

@@ -131,6 +131,8 @@ MODEL_CACHE_MAX_BYTES = int(env_str("STYLECROWD_MODEL_CACHE_MB", "1024") or 0) *
 # A local causal language model (a directory) for the rewrites' LLM-likeness signal; empty: that signal is off.
 STYLECROWD_WRITING_LM = env_str("STYLECROWD_WRITING_LM", "") or ""
 STYLECROWD_UPLOAD_MAX_MB = int(env_str("STYLECROWD_UPLOAD_MAX_MB", "100") or 100)  # one corpus import, all files
+# One line of an imported file (one text, one record): longer is refused, naming the file and the line.
+STYLECROWD_MAX_LINE_BYTES = int(env_str("STYLECROWD_MAX_LINE_BYTES", str(1024 * 1024)) or 1048576)
 STYLECROWD_HUB_TIMEOUT_SECONDS = float(env_str("STYLECROWD_HUB_TIMEOUT_SECONDS", "60") or 60)  # each dataset-hub call
 
 REST_FRAMEWORK = {
@@ -153,6 +155,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Parallel corpora in, validated style benchmarks out: researcher and annotator endpoints.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/schema/ and /api/docs/ are for staff (signed in to the admin, or Basic auth): the map of every researcher
+    # operation is no business of an anonymous visitor or a participant.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # No call to validator.swagger.io either: the docs page makes no request outside this server.
@@ -259,6 +264,10 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
 # client address and per study ("N/s|min|hour|day"), counted in the shared cache so that the limits hold across
 # gunicorn workers. The client address is core.middleware.client_address (TRUSTED_PROXY_COUNT above).
 ANNOTATION_FIRST_ANSWER_GRACE_SECONDS = int(env_str("ANNOTATION_FIRST_ANSWER_GRACE_SECONDS", "300"))
+# Batches of one study open at once from one client address (started and not overdue, or opened within the grace
+# period): a person takes one at a time, a household or a shared network a few; a bot farm no more than this.
+# 0: no cap. An in-lab session (a room behind one address) sets it to the room's size (docs/annotator-api.md).
+ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS = int(env_str("ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS", "5") or 0)
 ANNOTATION_SESSION_RATES = {
     "address": env_str("ANNOTATION_SESSION_RATE_PER_ADDRESS", "20/min"),
     "study": env_str("ANNOTATION_SESSION_RATE_PER_STUDY", "600/min"),
@@ -297,11 +306,21 @@ STYLECROWD_ENCRYPTION_KEY = env_str("STYLECROWD_ENCRYPTION_KEY", "") or ""
 # Other addresses a platform token may be sent to (comma-separated origins), e.g. a staging API; by default a Prolific
 # token goes only to PROLIFIC_API_URL and MTurk requests only to AWS's endpoints.
 PLATFORM_ALLOWED_API_URLS = env_list("PLATFORM_ALLOWED_API_URLS", [])
+# Where model back-ends and writing-signals rewrite endpoints may connect (core/outbound.py): comma-separated origins,
+# `*` for the host (any host whose every address is public) or the port. Loopback and private addresses (a vLLM on
+# this machine or the lab's network) only when listed, e.g. "https://*,http://127.0.0.1:8000".
+MODEL_ALLOWED_URLS = env_list("MODEL_ALLOWED_URLS", ["https://*"])
 PLATFORM_HTTP_TIMEOUT_SECONDS = float(env_str("PLATFORM_HTTP_TIMEOUT_SECONDS", "30") or 30)
 PLATFORM_RETRY_BACKOFF_SECONDS = float(env_str("PLATFORM_RETRY_BACKOFF_SECONDS", "1") or 1)  # 1, 2, 4 s …
 PLATFORM_MAX_RETRY_AFTER_SECONDS = float(env_str("PLATFORM_MAX_RETRY_AFTER_SECONDS", "120") or 120)
 # A webhook delivery whose timestamp is further than this from the server's clock is refused (replays).
 PLATFORM_WEBHOOK_TOLERANCE_SECONDS = int(env_str("PLATFORM_WEBHOOK_TOLERANCE_SECONDS", "300") or 300)
+# A webhook body larger than this is refused unread (413) before its signature is checked: Prolific's events are small.
+PLATFORM_WEBHOOK_MAX_BODY_BYTES = int(env_str("PLATFORM_WEBHOOK_MAX_BODY_BYTES", str(256 * 1024)) or 262144)
+# Webhook events processed (one platform read each) per account: N/s, N/min, N/h; beyond it they wait, stored, and
+# the drain below queues them as the rate allows (none is dropped). Empty: no limit.
+PLATFORM_WEBHOOK_PROCESS_RATE = env_str("PLATFORM_WEBHOOK_PROCESS_RATE", "60/min") or ""
+CELERY_BEAT_SCHEDULE["platforms-webhooks-drain"] = {"task": "platforms.webhooks_drain", "schedule": 60.0}
 # The fallback to webhooks: published studies are synced this often by beat.
 PLATFORM_SYNC_SECONDS = float(env_str("PLATFORM_SYNC_SECONDS", "300") or 300)
 CELERY_BEAT_SCHEDULE["platforms-sync-published"] = {"task": "platforms.sync_published",

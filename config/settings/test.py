@@ -36,6 +36,9 @@ if XDIST_WORKER and os.environ.get("STYLECROWD_TEST_ISOLATED_WORKER") != XDIST_W
 os.environ.setdefault("CACHE_URL", os.environ["CELERY_BROKER_URL"])
 os.environ.setdefault("ANNOTATION_SESSION_RATE_PER_ADDRESS", "100000/min")
 os.environ.setdefault("ANNOTATION_SESSION_RATE_PER_STUDY", "100000/min")
+# Test crowds (simulated people, load tests) all come from 127.0.0.1: the open-batch cap per address is lifted
+# except where a test sets it (tests/annotation/services/test_participation.py).
+os.environ.setdefault("ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS", "100000")
 # Files a test run writes (exports, plots, uploads) go to a fresh temporary folder, never the checkout's media/;
 # the servers and Celery workers a test starts inherit it through the environment.
 # The process that made the folder removes it when it exits.
@@ -48,6 +51,10 @@ from .base import *  # noqa: E402,F401,F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 DATABASES.pop("progress", None)  # noqa: F405 - tests see progress only outside transactions
+
+# The fake model endpoints the tests start (tests/scoring/fake_openai.py) listen on loopback ports chosen at random:
+# listed explicitly, as an operator lists a local vLLM (core/outbound.py).
+MODEL_ALLOWED_URLS = [*MODEL_ALLOWED_URLS, "http://127.0.0.1:*"]  # noqa: F405
 
 # Tests write benchmark files under pytest's tmp_path (in the system's temporary folder).
 STYLECROWD_DATA_DIRS = [*STYLECROWD_DATA_DIRS, Path(tempfile.gettempdir())]  # noqa: F405

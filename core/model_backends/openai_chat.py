@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from django.conf import settings
 
 from core.error_codes import (
     INVALID_BASE_URL,
@@ -39,6 +40,7 @@ from core.error_codes import (
 )
 from core.errors import ApplicationError
 from core.model_backends.base import ChoiceQuestion, ModelReply, ReplyStatus, register
+from core.outbound import outbound_url_check
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 
@@ -68,13 +70,15 @@ class ChatResult:
 
 
 def base_url_check(base_url: str) -> str:
-    """The endpoint's base URL without a trailing slash; http(s) with a host, else an ApplicationError."""
+    """The endpoint's base URL without a trailing slash; http(s) with a host, and an address the server may connect
+    to (settings.MODEL_ALLOWED_URLS, `core.outbound`), else an ApplicationError."""
     url = (base_url or "").strip().rstrip("/")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ApplicationError(f"Base URL: {base_url!r} is not an http(s) URL such as http://127.0.0.1:8000/v1.",
                                code=INVALID_BASE_URL, field="base_url")
-    return url
+    return outbound_url_check(url, allowed=settings.MODEL_ALLOWED_URLS, setting="MODEL_ALLOWED_URLS",
+                              label="Base URL", field="base_url")
 
 
 class OpenAIChatClient:
@@ -129,6 +133,7 @@ class OpenAIChatClient:
     def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[dict[str, Any], int]:
         """One call with retries; (decoded JSON body, requests made)."""
         url = f"{self.base_url}{path}"
+        base_url_check(self.base_url)  # again at call time: the name may resolve elsewhere since the door checked it
         requests = 0
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries

@@ -11,17 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import urlsplit
 
+from core.outbound import origin  # noqa: F401 - the one definition, re-exported for the backends
 from platforms.models import PlatformStudy
 
 CURRENCY_SIGNS = {"GBP": "£", "USD": "$", "EUR": "€"}
-
-
-def origin(url: str) -> str:
-    """scheme://host[:port] of a URL, lower-cased: where a call would go."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def money(amount: Decimal | float, currency: str) -> str:

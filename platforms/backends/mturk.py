@@ -13,10 +13,11 @@ from xml.sax.saxutils import escape
 
 from django.conf import settings
 
+from core.error_codes import URL_NOT_ALLOWED
 from core.errors import ApplicationError
 from platforms.backends.base import Arrival, PlannedCall, StudyPlan, SubmissionInfo, origin
 from platforms.clients.mturk import mturk_call, mturk_clients
-from platforms.error_codes import HTTPS_REQUIRED, PLATFORM_REFUSED, URL_NOT_ALLOWED
+from platforms.error_codes import HTTPS_REQUIRED, PLATFORM_REFUSED
 from platforms.models import PlatformAccount, PlatformStudy
 
 EXTERNAL_QUESTION = ('<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'

@@ -12,7 +12,9 @@ from typing import Any
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
+from core.error_codes import URL_NOT_ALLOWED
 from core.errors import ApplicationError
+from core.outbound import url_allowed
 from platforms.backends.base import Arrival, PlannedCall, StudyPlan, SubmissionInfo, money, origin
 from platforms.backends.prolific_terms import (
     description_html,
@@ -25,7 +27,6 @@ from platforms.crypto import secret_decrypt
 from platforms.error_codes import (
     PLATFORM_REFUSED,
     TOKEN_MISSING,
-    URL_NOT_ALLOWED,
     WORKSPACE_MISSING,
 )
 from platforms.models import PlatformAccount, PlatformStudy
@@ -100,7 +101,7 @@ class ProlificBackend:
         so an admin form cannot send it elsewhere."""
         if api_url:
             allowed = {origin(u) for u in [settings.PROLIFIC_API_URL, *settings.PLATFORM_ALLOWED_API_URLS] if u}
-            if origin(api_url) not in allowed:
+            if not url_allowed(api_url, allowed):
                 raise ApplicationError(f"API URL: {api_url} is not Prolific's API; the token is only ever sent to "
                                        f"{', '.join(sorted(allowed))} (PLATFORM_ALLOWED_API_URLS adds another).",
                                        code=URL_NOT_ALLOWED, field="api_url")

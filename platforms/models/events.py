@@ -1,12 +1,14 @@
-"""Webhook deliveries from the platform, each recorded once."""
+"""Webhook deliveries from the platform, each recorded once: keyed by what the platform signed."""
 from __future__ import annotations
 
 from django.db import models
 
 
 class WebhookEvent(models.Model):
-    """One event a platform delivered. `event_id` (Prolific's X-Event-ID, or the body's SHA-256 where a delivery has
-    none) is unique in the database, so a redelivery or a restart cannot process it twice."""
+    """One event a platform delivered. `signed_digest` (the HMAC the platform signed over the timestamp and the body,
+    hex) is unique per account in the database, so a replayed delivery — whatever unsigned headers it carries — or a
+    restart cannot store or process it twice. `event_id` (Prolific's X-Event-ID, unsigned) is kept for reference
+    only. Rows recorded before the digest existed have none (NULL, outside the constraint)."""
 
     class State(models.TextChoices):
         RECEIVED = "received", "received"
@@ -15,7 +17,9 @@ class WebhookEvent(models.Model):
         FAILED = "failed", "failed"
 
     account = models.ForeignKey("platforms.PlatformAccount", on_delete=models.CASCADE, related_name="events")
-    event_id = models.CharField(max_length=128)
+    event_id = models.CharField(max_length=128, help_text="The delivery's X-Event-ID (unsigned: not a key).")
+    signed_digest = models.CharField(max_length=64, null=True, blank=True,
+                                     help_text="HMAC-SHA256 (hex) of the signed timestamp and body: the event's key.")
     event_type = models.CharField(max_length=64, blank=True, default="")
     resource_id = models.CharField(max_length=64, blank=True, default="")
     status = models.CharField(max_length=32, blank=True, default="")
@@ -27,7 +31,7 @@ class WebhookEvent(models.Model):
 
     class Meta:
         ordering = ["-received_at"]
-        constraints = [models.UniqueConstraint(fields=["account", "event_id"], name="webhook_event_once")]
+        constraints = [models.UniqueConstraint(fields=["account", "signed_digest"], name="webhook_event_signed_once")]
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.resource_id} ({self.state})"

@@ -43,6 +43,16 @@ def _export_path(export_id: int) -> str:
     return export.path
 
 
+def _server_paths(given: list[str] | tuple[str, ...] | None, *, any_path: bool) -> list[str]:
+    """Absolute paths (the worker that reads them may run in another working directory). A web door's path is
+    checked as the researcher gave it, so a refusal names that text, never what it resolves to (a
+    /proc/self/… link would tell the worker's pid)."""
+    texts = [str(p).strip() for p in (given or []) if str(p).strip()]
+    if any_path:
+        return [str(Path(text).resolve()) for text in texts]
+    return [data_path_check(text, label="benchmark file") for text in texts]
+
+
 def score_run_start(
     *,
     methods: list[str] | str,
@@ -60,18 +70,14 @@ def score_run_start(
     files, model directories) must lie in the data folders unless `any_path` (the CLI, run by whoever runs the
     server)."""
 
-    # Absolute paths: the worker that reads them may run in another working directory.
-    paths = [str(Path(str(p).strip()).resolve()) for p in (benchmark_paths or []) if str(p).strip()]
+    paths = _server_paths(benchmark_paths, any_path=any_path)
     if export_id is not None:
         paths.insert(0, _export_path(export_id))
     if not paths:
         raise ApplicationError("choose a benchmark export or give at least one server-side benchmark path")
-    full = [str(Path(str(p).strip()).resolve()) for p in (full_paths or []) if str(p).strip()]
+    full = _server_paths(full_paths, any_path=any_path)
     specs = methods_parse(methods) if isinstance(methods, str) else methods_parse(",".join(methods))
     if not any_path:
-        paths[export_id is not None:] = [data_path_check(p, label="benchmark file") for p in
-                                         paths[export_id is not None:]]
-        full = [data_path_check(p, label="benchmark file") for p in full]
         for spec in specs:
             _, _, location = spec.partition(":")
             if "/" in location:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from core.errors import ApplicationError
 from tasks.error_codes import (
     DUPLICATE_ID,
@@ -23,6 +25,7 @@ from tasks.error_codes import (
     FILE_NOT_FOUND,
     INVALID_ENCODING,
     INVALID_JSON,
+    LINE_TOO_LONG,
     MALFORMED_ROW,
     MISSING_COLUMNS,
     NOT_A_FILE,
@@ -54,8 +57,35 @@ STEL_ID_TAGS = {
 }
 
 
+class LineLengthCheck:
+    """Bytes fed in pieces (an upload's chunks, or a whole file); refuses the first line longer than
+    STYLECROWD_MAX_LINE_BYTES, naming `name` and the line, without holding more than one piece."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.limit = int(settings.STYLECROWD_MAX_LINE_BYTES)
+        self.line = 1
+        self.length = 0  # bytes of the current line so far
+
+    def feed(self, data: bytes) -> None:
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            self.length += (len(data) if end < 0 else end) - start
+            if self.length > self.limit:
+                raise ApplicationError(
+                    f"{self.name}, line {self.line}: longer than {self.limit} bytes, the most one line may hold "
+                    "(STYLECROWD_MAX_LINE_BYTES); is it the right file, with its line breaks?",
+                    code=LINE_TOO_LONG, details={"file": self.name, "line": self.line, "max_bytes": self.limit})
+            if end < 0:
+                return
+            self.line += 1
+            self.length = 0
+            start = end + 1
+
+
 def read_text(path: str | Path) -> str:
-    """Read a UTF-8 file; undecodable bytes are reported with file and line."""
+    """Read a UTF-8 file; undecodable bytes and over-long lines are reported with file and line."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -63,6 +93,7 @@ def read_text(path: str | Path) -> str:
         raise ApplicationError(f"{path}: file not found", code=FILE_NOT_FOUND) from None
     except IsADirectoryError:
         raise ApplicationError(f"{path}: is a directory, not a file", code=NOT_A_FILE) from None
+    LineLengthCheck(str(path)).feed(data)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -32,6 +32,7 @@ from tasks.models import Corpus, Setup, TaskInstance
 from tasks.services.corpus_formats import CORPUS_FORMATS, FORMATS
 from tasks.services.generation import instances_generate
 from tasks.services.imports import component_get, corpus_import
+from tasks.services.parsers import LineLengthCheck
 
 
 def upload_size_check(*, files: list[UploadedFile]) -> None:
@@ -64,6 +65,26 @@ def upload_files_by_role(
     return files
 
 
+def _uploads_save(files: list[UploadedFile], upload_dir: Path) -> list[str]:
+    """The uploads written to `upload_dir`, each line's length checked as it streams by (a 400 naming the file
+    as uploaded and the line; the folder removed, nothing stored)."""
+    upload_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    try:
+        for index, upload in enumerate(files):
+            target = upload_dir / f"{index:02d}-{Path(upload.name or 'upload').name}"
+            lines = LineLengthCheck(upload.name or f"file {index + 1}")
+            with target.open("wb") as handle:
+                for chunk in upload.chunks():
+                    lines.feed(chunk)
+                    handle.write(chunk)
+            paths.append(str(target))
+    except ApplicationError:
+        shutil.rmtree(upload_dir, ignore_errors=True)
+        raise
+    return paths
+
+
 def corpus_import_start(
     *, name: str, component: str | None, import_format: str, files: list[UploadedFile], seed: int = 0,
     min_edit_distance: int | None = None, detokenize: bool | None = None, replace: bool = False, source: str = "",
@@ -87,15 +108,7 @@ def corpus_import_start(
         raise ApplicationError(f"name: corpus '{name}' exists already; set replace to overwrite it",
                                code=CORPUS_EXISTS, status=409)
     upload_dir = Path(settings.MEDIA_ROOT) / "uploads" / uuid.uuid4().hex
-    upload_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for index, upload in enumerate(files):
-        target = upload_dir / f"{index:02d}-{Path(upload.name or 'upload').name}"
-        with target.open("wb") as handle:
-            for chunk in upload.chunks():
-                handle.write(chunk)
-        # Original names keep the error messages meaningful to the researcher.
-        paths.append(str(target))
+    paths = _uploads_save(files, upload_dir)
     params: dict[str, Any] = {
         "name": name, "component": component or None, "format": import_format, "paths": paths,
         "original_names": [f.name for f in files], "seed": seed, "min_edit_distance": min_edit_distance,

@@ -65,6 +65,8 @@ NEW_CODES = {
     "salt_missing",  # a salted benchmark export job re-run after its release salt was dropped from the job row
     "item_text_mismatch", "not_numeric_scale",  # ratings imported with their texts (import_annotations --items/--wide)
     "unsupported_language", "llm_rater_failed",  # metrics refused on another language; the LLM autorater's endpoint
+    "line_too_long",  # an uploaded or imported line longer than STYLECROWD_MAX_LINE_BYTES
+    "too_many_open_from_address",  # batches of a study open at once from one client address
 }
 
 

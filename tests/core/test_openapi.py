@@ -2,7 +2,10 @@
 own errors (not the participant flow's)."""
 from __future__ import annotations
 
+import base64
+
 import pytest
+from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
 
@@ -39,3 +42,18 @@ def test_researcher_endpoints_document_their_own_errors(schema):
         assert "410" not in responses and "screened out" not in str(responses), (method, path)
         if method == "post":
             assert "400" in responses, (method, path)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", ["/api/schema/", "/api/docs/"])
+def test_the_docs_and_the_schema_are_for_staff_only(url, client, django_user_model, admin_client) -> None:
+    """As the README says: an anonymous visitor and a signed-in user who is not staff are refused; staff see them
+    (signed in to the admin, or with Basic credentials)."""
+    assert client.get(url).status_code in (401, 403)
+    user = django_user_model.objects.create_user("someone", password="pw-someone-1")
+    client.force_login(user)
+    assert client.get(url).status_code == 403
+    assert admin_client.get(url).status_code == 200
+    staff = django_user_model.objects.create_user("staff", password="pw-staff-1", is_staff=True)
+    basic = base64.b64encode(b"staff:pw-staff-1").decode()
+    assert Client().get(url, HTTP_AUTHORIZATION=f"Basic {basic}").status_code == 200 and staff.is_staff

@@ -17,6 +17,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import httpx
 import pytest
 from django.core.management import call_command
 
@@ -27,6 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 ST = Path(sys.executable).parent / "st"
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 PASSWORD = "schema-check-password"
+ADMIN = "admin"  # pytest-django's admin_user
 
 # Refusals of schema-valid requests that are the documented behaviour: (operation, error code, a fragment of the
 # message) -> the reason. Each is a rule about the database's state or about two fields together, which a JSON
@@ -108,6 +110,10 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/studies/{slug}/writing-signals/", "invalid_base_url", "is not an http(s) URL"):
         "an OpenAI-compatible endpoint is an http(s) URL with a host (its description says so; a string pattern "
         "would not say which hosts answer)",
+    ("POST /api/v1/studies/{slug}/writing-signals/", "url_not_allowed", "this server does not connect to"):
+        "an endpoint must be one the server's MODEL_ALLOWED_URLS allows (core/outbound.py), which no schema can say",
+    ("POST /api/v1/model-runs/", "url_not_allowed", "this server does not connect to"):
+        "an endpoint must be one the server's MODEL_ALLOWED_URLS allows (core/outbound.py), which no schema can say",
     ("POST /api/v1/studies/{slug}/writing-signals/", "invalid", "needs an embedding model"):
         "two fields together: near_duplicate_method 'embedding' needs embedding_model (a schema states no such rule)",
     ("POST /api/v1/exports/", "unknown_component", "does not exist"):
@@ -143,7 +149,13 @@ def _seed(admin_user) -> None:  # noqa: ANN001
 
 
 def _run(url: str, report: Path, *extra: str, max_examples: int) -> dict:
-    command = [str(ST), "--config-file", str(CONFIG), "run", f"{url}/api/schema/", "--checks", "all",
+    # The schema is served to staff only: read once with the superuser's credentials, then every run (the anonymous
+    # one too) loads it from a file and sends its cases to the server.
+    schema = report / "schema.json"
+    answer = httpx.get(f"{url}/api/schema/", params={"format": "json"}, auth=(ADMIN, PASSWORD), timeout=60)
+    answer.raise_for_status()
+    schema.write_bytes(answer.content)
+    command = [str(ST), "--config-file", str(CONFIG), "run", str(schema), "--url", url, "--checks", "all",
                "--max-examples", str(max_examples),
                # one worker: with the seed fixed, the same schema and the same seeded database, a run sends the same
                # cases every time, so a refusal is met (and explained) once, not by chance on some machine

@@ -99,3 +99,49 @@ def test_the_platform_session_of_an_arrival() -> None:
     assert platform_session(platform="prolific", session_ref="s-1", assignment="") == ("session_ref", "s-1")
     assert platform_session(platform="prolific", session_ref="", assignment="") == ("", "")
     assert platform_session(platform=Participant.Platform.ANONYMOUS, session_ref="s", assignment="") == ("", "")
+
+
+def test_batches_open_from_one_address_are_capped_and_others_still_enter(settings) -> None:
+    """A bot farm behind one address holds at most ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS open batches of a study
+    (today's defaults let one address hold about 100); people elsewhere still enter, and nothing of the refused
+    arrival is stored. The batch keeps a keyed pseudonym of the address, never the address."""
+    from rest_framework.test import APIClient
+
+    from tests.annotation.helpers import make_study
+
+    settings.ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS = 5
+    study = make_study(n_instances=12)
+    farm, person = APIClient(REMOTE_ADDR="203.0.113.7"), APIClient(REMOTE_ADDR="198.51.100.20")
+    url = f"/api/v1/studies/{study.slug}/sessions/"
+    assert [farm.post(url, {"platform": "anonymous"}, format="json").status_code for _ in range(5)] == [201] * 5
+    refused = farm.post(url, {"platform": "anonymous"}, format="json")
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "too_many_open_from_address"
+    assert int(refused.headers["Retry-After"]) > 0
+    assert Participant.objects.filter(study=study).count() == Batch.objects.filter(study=study).count() == 5
+    assert person.post(url, {"platform": "anonymous"}, format="json").status_code == 201
+    keys = set(Batch.objects.values_list("opened_from", flat=True))
+    assert len(keys) == 2 and all(key.startswith("ps-") and "203.0.113" not in key for key in keys)
+    # A batch that ends (here: its arrival's grace is over) makes room again.
+    Batch.objects.filter(opened_from=participation_key("203.0.113.7")).update(
+        created_at=datetime.now(tz=UTC) - timedelta(hours=1))
+    assert farm.post(url, {"platform": "anonymous"}, format="json").status_code == 201
+
+
+def participation_key(address: str) -> str:
+    from annotation.services.participation import address_key
+
+    return address_key(address)
+
+
+def test_the_cap_per_address_is_on_by_default_at_5() -> None:
+    """The server's default (the test settings lift it for simulated crowds from 127.0.0.1): read from
+    config/settings/base.py with the variable unset."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS"}
+    out = subprocess.run([sys.executable, "-c", "import config.settings.base as b; "
+                          "print(b.ANNOTATION_MAX_OPEN_BATCHES_PER_ADDRESS)"],
+                         env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "5"

@@ -40,7 +40,7 @@ def test_cells_below_k_are_merged_when_the_merged_cell_reaches_k_and_withheld_ot
 def test_a_dry_run_counts_and_changes_nothing():
     study = study_with_personas(["18-24"] * 5)
     counts = study_personal_data_retire(study=study, apply=False)
-    assert counts == {"persona_answers": 5, "telemetry_details": 5, "eligibility_answers": 5}
+    assert counts == {"persona_answers": 5, "telemetry_details": 5, "eligibility_answers": 5, "address_keys": 0}
     assert Participant.objects.filter(study=study).exclude(persona={}).count() == 5
     study.refresh_from_db()
     assert PERSONA_AGGREGATES not in study.selection
@@ -49,7 +49,9 @@ def test_a_dry_run_counts_and_changes_nothing():
 def test_apply_deletes_the_details_and_keeps_the_aggregates_and_the_answers(settings):
     settings.STYLECROWD_K_ANONYMITY = 5
     study = study_with_personas(["18-24"] * 5 + ["25-34"])
-    study_personal_data_retire(study=study, apply=True)
+    Batch.objects.filter(study=study).update(opened_from="ps-0123456789abcdef0123")  # the per-address cap's key
+    assert study_personal_data_retire(study=study, apply=True)["address_keys"] == 6
+    assert not Batch.objects.filter(study=study).exclude(opened_from="").exists()
     assert not Participant.objects.filter(study=study).exclude(persona={}).exists()
     assert not Batch.objects.filter(study=study).exclude(eligibility_answers={}).exists()
     assert not Response.objects.filter(study=study, telemetry__isnull=False).exists()
@@ -59,6 +61,6 @@ def test_apply_deletes_the_details_and_keeps_the_aggregates_and_the_answers(sett
     assert kept["attributes"]["age"] == {"values": {"18-24": 5}, "withheld": 1}
     # A second run finds nothing to delete and keeps the aggregates of the first.
     assert study_personal_data_retire(study=study, apply=True) == {
-        "persona_answers": 0, "telemetry_details": 0, "eligibility_answers": 0}
+        "persona_answers": 0, "telemetry_details": 0, "eligibility_answers": 0, "address_keys": 0}
     study.refresh_from_db()
     assert study.selection[PERSONA_AGGREGATES] == kept

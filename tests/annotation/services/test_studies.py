@@ -308,3 +308,12 @@ def test_a_kinds_form_has_its_fields_only_as_the_declarations_say(kind, present,
 
     fields = set(StudyCreateForm(kind=kind).fields)
     assert present <= fields and not absent & fields
+
+
+def test_a_10_mb_line_in_the_admin_form_s_items_file_is_named_by_file_and_line(admin_client) -> None:
+    rows = [json.dumps(row) for row in LIKERT_ITEMS]
+    rows.insert(1, json.dumps({"id": "huge", "source": "x" * (10 * 1024 * 1024), "rewrite": "y", "system": "s"}))
+    page = admin_client.post(CREATE, admin_form(slug="lk-long", kind="likert", preset="pauli", items_file=(
+        SimpleUploadedFile("items.jsonl", "\n".join(rows).encode()))))
+    assert page.status_code == 200 and not Study.objects.filter(slug="lk-long").exists()
+    assert "items.jsonl, line 2: longer than" in page.content.decode()

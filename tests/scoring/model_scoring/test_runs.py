@@ -264,3 +264,16 @@ def test_the_start_page_names_the_queue_the_methods_really_use(admin_client, sha
         admin_client.post(start, {"benchmark_paths": contraction(shared_data), "methods": "char3gram",
                                   "seed": "0", "device": "cpu"})
     assert ScoreRun.objects.get().job.params["queue"] == "default"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("given", ["/proc/self/environ", "/proc/self/status"])
+def test_a_refused_path_is_named_as_the_researcher_gave_it_not_resolved(api, given: str) -> None:
+    """A /proc/self/… path resolves to /proc/<pid>/…: echoing the resolved path would tell the worker's pid."""
+    response = api.post("/api/v1/score-runs/", {"benchmark_paths": [given], "methods": ["char3gram"]}, format="json")
+    error = response.json()["error"]
+    assert response.status_code == 400 and error["code"] == "path_not_allowed"
+    resolved = str(Path(given).resolve())
+    assert f"'{given}'" in error["message"] and error["details"]["path"] == given
+    assert resolved not in str(error) and f"/proc/{os.getpid()}" not in str(error)
+    assert not ScoreRun.objects.exists() and not Job.objects.exists()
