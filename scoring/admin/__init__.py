@@ -1,2 +1,10 @@
 """Scoring admin, one module per part."""
-from . import agreement, content_errors, export, metric_evaluation, model_annotators, model_scoring  # noqa: F401
+from . import (  # noqa: F401
+    agreement,
+    content_errors,
+    export,
+    job_links,
+    metric_evaluation,
+    model_annotators,
+    model_scoring,
+)
