@@ -206,21 +206,28 @@ class PlatformStudyAdmin(admin.ModelAdmin):
         permission to spend money and, for rejections, the confirmation box."""
         admin_permission_required(request, Decision, "view")
         platform_study = get_object_or_404(PlatformStudy.objects.select_related("study", "account"), pk=pk)
-        error = ""
+        error, refused = "", False
         if request.method == "POST":
             _spend_required(request)
-            job = platform_job_start(kind="platform_decide", study_slug=platform_study.study.slug, created_by=
-                                     request.user.get_username(), params={
-                                         "apply": True, "sync": False,
-                                         "confirm_rejections": request.POST.get("confirm_rejections") == "on"})
-            return _job_redirect(request, job, "Sending the decisions")
+            try:
+                job = platform_job_start(kind="platform_decide", study_slug=platform_study.study.slug, created_by=
+                                         request.user.get_username(), params={
+                                             "apply": True, "sync": False,
+                                             "confirm_rejections": request.POST.get("confirm_rejections") == "on"})
+            except ApplicationError as exc:  # e.g. rejections without the confirmation box: said on the page
+                error, refused = exc.message, True
+            else:
+                return _job_redirect(request, job, "Sending the decisions")
         try:
             plan = self._plan_door(request, platform_study, platform_decide(platform_study=platform_study, sync=False),
                                    "decisions to send")
         except ApplicationError as exc:
-            plan, error = None, exc.message
-        return self._render(request, "admin/platforms/decide.html", f"Decisions for {platform_study.study.slug}",
-                            platform_study=platform_study, plan=plan, error=error, may_spend=may_spend(request))
+            plan, error = None, error or exc.message
+        response = self._render(request, "admin/platforms/decide.html", f"Decisions for {platform_study.study.slug}",
+                                platform_study=platform_study, plan=plan, error=error, may_spend=may_spend(request))
+        if refused:
+            response.status_code = 400
+        return response
 
     def bonus_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         admin_permission_required(request, BonusPayment, "view")
