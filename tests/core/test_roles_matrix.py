@@ -147,6 +147,7 @@ API_DOORS: dict[tuple[str, str], str | tuple[str, ...] | None] = {
 ADMIN_VIEWS: dict[str, tuple[str, str | tuple[str, ...]]] = {
     "auth_user_password_change": ("get", "auth.change_user"),
     "tasks_corpus_import": ("get", "tasks.add_corpus"),
+    "tasks_corpus_generate": ("get", "tasks.change_corpus"),
     "tasks_screeningquestion_import": ("get", "tasks.add_screeningquestion"),
     "tasks_screeningquestion_load_published": ("post", "tasks.add_screeningquestion"),
     "annotation_study_create": ("get", "annotation.add_study"),
@@ -427,6 +428,7 @@ def _kwargs(name: str, world: dict[str, Any]) -> dict[str, Any]:
         "annotation_study_preview": {"pk": world["study"].pk}, "annotation_study_open": {"pk": world["study"].pk},
         "annotation_study_participant_preview": {"pk": world["study"].pk, "platform": "prolific"},
         "platforms_platformstudy_publish": {"study_id": world["study"].pk},
+        "tasks_corpus_generate": {"pk": world["corpus"].pk},
         "platform-hook-prolific": {"name": "lab"},
     }
     if name.startswith("platforms_platformstudy_") and name != "platforms_platformstudy_publish":
