@@ -109,9 +109,10 @@ def job_attention_of(result: Any) -> dict[str, Any] | None:
 @contextmanager
 def job_running(job_id: int) -> Iterator[Job | None]:
     """Marks the job running; done with its result (or "attention" when the result names something a person must
-    check: `job_attention_of`) or failed with the error. Yields None when already finished (so a redelivered, idempotent task does not run twice), and when the job has used up its attempts:
-    a delivery that finds the job still "running" means the worker of the previous one died (killed, out of
-    memory), and after STYLECROWD_JOB_MAX_ATTEMPTS such deaths the job is failed instead of redelivered forever."""
+    check: `job_attention_of`) or failed with the error. Yields None when already finished (so a redelivered,
+    idempotent task does not run twice), and when the job has used up its attempts: a delivery that finds the job
+    still "running" means the worker of the previous one died (killed, out of memory), and after
+    STYLECROWD_JOB_MAX_ATTEMPTS such deaths the job is failed instead of redelivered forever."""
 
     job = Job.objects.get(pk=job_id)
     if job.status in FINISHED or attempts_exhausted(job):
@@ -138,6 +139,7 @@ def job_running(job_id: int) -> Iterator[Job | None]:
     else:
         # Progress was written by other statements (maybe another connection): finish from the stored values.
         Job.objects.filter(pk=job_id).update(
-            status=Job.Status.ATTENTION if job_attention_of(job.result) else Job.Status.DONE, result=job.result, finished_at=timezone.now(),
+            status=Job.Status.ATTENTION if job_attention_of(job.result) else Job.Status.DONE, result=job.result,
+            finished_at=timezone.now(),
             progress_done=Greatest(F("progress_done"), F("progress_total")),
         )

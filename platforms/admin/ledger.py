@@ -59,7 +59,7 @@ def what_to_check(row: BonusPayment) -> str:
     return backend_for(row.platform_study.account).bonus_check_hint(
         study_id=row.platform_study.external_id, bulk_id=bulk.external_id if bulk else "",
         total=bulk.total if bulk else row.amount, currency=row.currency, people=bulk.payments.count() if bulk else 1,
-        sent_at=(bulk.pay_called_at or bulk.setup_called_at) if bulk else None,
+        sent_at=(bulk.pay_called_at or bulk.setup_called_at) if bulk else row.sent_at,
         assignment_id=row.submission.external_id if row.submission else "", amount=row.amount,
         worker_id=row.worker_id, ref=str(row.pk))
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
 from django.conf import settings
+from django.utils import timezone
 
 from core.errors import ApplicationError
 from platforms.backends.base import Arrival, PlannedCall, StudyCost, StudyPlan, SubmissionInfo, TestRun, origin
@@ -30,6 +31,8 @@ _CODE = re.compile(r"<QuestionIdentifier>\s*completion_code\s*</QuestionIdentifi
 
 # MTurk's commission (https://requester.mturk.com/pricing): 20 % of the reward and of bonuses, 40 % for a HIT with 10
 # or more assignments, at least $0.01 an assignment.
+# How long MTurk remembers a SendBonus's UniqueRequestToken (a repeat within it is refused, after it is paid again).
+TOKEN_PROTECTS = timedelta(hours=24)
 MTURK_FEE, MTURK_FEE_MANY, MTURK_MANY_ASSIGNMENTS = Decimal("0.20"), Decimal("0.40"), 10
 
 
@@ -289,8 +292,14 @@ class MTurkBackend:
     def bonus_check_hint(self, *, study_id: str, bulk_id: str, total: Decimal, currency: str, people: int,
                          sent_at: datetime | None, assignment_id: str, amount: Decimal, worker_id: str,
                          ref: str) -> str:
-        return (f"On MTurk (requester site, or ListBonusPayments for assignment {assignment_id or '?'}): a bonus of "
+        hint = (f"On MTurk (requester site, or ListBonusPayments for assignment {assignment_id or '?'}): a bonus of "
                 f"${amount} to {worker_id} whose reason ends with [ref {ref}]?")
+        if sent_at is not None and timezone.now() - sent_at > TOKEN_PROTECTS:
+            hint += (f" Warning: sent {sent_at:%Y-%m-%d %H:%M} UTC, more than 24 hours ago: MTurk's UniqueRequestToken "
+                     "protects a bonus for 24 hours only, so a resend with the same token is no longer refused as a "
+                     f"repeat and could pay twice. Check ListBonusPayments for assignment {assignment_id or '?'} "
+                     f"(every page) for [ref {ref}] before resolving it as not paid.")
+        return hint
 
     # --- messages --------------------------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@ Prolific's; computed from the published fees where there is none: MTurk, the moc
 its filters (with a warning when fewer than its places), and a run by a test participant through the real link,
 checked afterwards (did the platform take the completion code?). Every door shows the same: `platform_publish`'s
 draft step (its summary's "preflight"), `platform_preflight` (services/publish.py: the admin's publish page and the
-API's `…/platform/preflight/`), and the test run (the admin, the API's `…/platform/test-run/`). Reads only, except the test run, which creates a test study on the platform (no money)."""
+API's `…/platform/preflight/`), and the test run (the admin, the API's `…/platform/test-run/`). Reads only, except
+the test run, which creates a test study on the platform (no money)."""
 from __future__ import annotations
 
 from typing import Any

@@ -11,8 +11,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from core.admin import job_link_register, job_message, job_next_step_register
-from core.models import Job
 from core.errors import ApplicationError
+from core.models import Job
 from tasks.forms import CorpusImportForm, GenerateInstancesForm
 from tasks.licences import licence_choices
 from tasks.models import Corpus, GenerationRun, ParallelPair, StyleComponent, TaskInstance

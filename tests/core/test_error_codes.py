@@ -63,6 +63,7 @@ NEW_CODES = {
     "special_category_consent_missing",  # studies asking special-category questions
     "persona_from_platform_unavailable",  # persona read from the platform: a Prolific study, attributes it records
     "salt_missing",  # a salted benchmark export job re-run after its release salt was dropped from the job row
+    "no_test_run",  # the pre-flight's test participant run, on a platform that has none (MTurk, the mock)
 }
 
 
