@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from annotation.models import Participant, Study
+from annotation.services.answers import participant_exclude
+from annotation.services.study_setup import study_test_study_add
 from core.errors import ApplicationError
 from platforms.backends import backend_for
 from platforms.backends.base import PlatformBackend, StudyPlan, money
@@ -74,6 +77,7 @@ def platform_test_run(*, platform_study: PlatformStudy, email: str = "") -> dict
         raise ApplicationError(f"{platform_study.get_platform_display()} has no test participants: on MTurk, publish "
                                "from a sandbox account; on the mock platform, open the study's link.",
                                code=NO_TEST_RUN, status=409)
+    study_test_study_add(study=platform_study.study, test_study_id=run.test_study_id)  # its link is let in
     return {"study": platform_study.study.slug, "test_study_id": run.test_study_id, "study_url": run.study_url,
             "test_participant_created": bool(run.participant_id),
             "next": "Log in to Prolific as the test participant, take the study from its link to the end, then "
@@ -83,7 +87,11 @@ def platform_test_run(*, platform_study: PlatformStudy, email: str = "") -> dict
 def platform_test_run_check(*, platform_study: PlatformStudy, test_study_id: str) -> dict[str, Any]:
     """What the platform holds for a test study: each submission's status and whether its code is the study's
     completion (or screened-out) code — the participant flow seen from the platform's side."""
-    study = platform_study.study
+    study = Study.objects.get(pk=platform_study.study_id)  # fresh: the test studies it lets in
+    if test_study_id.lower() not in study.prolific_test_study_ids:
+        raise ApplicationError(f"Study {study.slug}: {test_study_id} is not one of its test studies.",
+                               field="test_study_id", status=404)
+    excluded = _test_answers_exclude(study, test_study_id)
     codes = {study.completion_code: "completion", study.screened_out_code: "screened out"}
     backend = backend_for(platform_study.account)
     try:
@@ -97,4 +105,13 @@ def platform_test_run_check(*, platform_study: PlatformStudy, test_study_id: str
                else "no submission with the study's completion code yet: finish the test run, or check the link's "
                     "redirect to the platform")
     return {"study": study.slug, "test_study_id": test_study_id, "submissions": submissions,
-            "completion_code_works": worked, "verdict": verdict}
+            "completion_code_works": worked, "verdict": verdict, "test_answers_excluded": excluded}
+
+
+def _test_answers_exclude(study: Study, test_study_id: str) -> int:
+    """The test participants' answers are a test, never data: whoever came by the test study's link is excluded
+    (every answer invalid, every slot freed; idempotent, so checking again changes nothing)."""
+    people = Participant.objects.filter(study=study, excluded=False,
+                                        batches__study_ref__iexact=test_study_id).distinct()
+    return sum(participant_exclude(participant=p, reason="a Prolific test participant's pre-flight run")
+               for p in people)

@@ -10,6 +10,8 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
+from annotation.models import Participant
+from annotation.services.session_creation import session_create
 from core.errors import ApplicationError
 from platforms.backends.base import StudyPlan
 from platforms.backends.mturk import MTurkBackend, mturk_fee
@@ -17,6 +19,7 @@ from platforms.models import PlatformAccount, PlatformStudy
 from platforms.services.accounts import account_create
 from platforms.services.preflight import platform_test_run, platform_test_run_check, preflight_of
 from platforms.services.publish import places_for, platform_preflight, platform_publish
+from tests import factories as f
 from tests.platforms.conftest import paid_study
 
 pytestmark = pytest.mark.django_db
@@ -98,13 +101,29 @@ def test_a_test_participant_runs_the_draft_and_the_completion_code_is_checked(pr
 
     before = platform_test_run_check(platform_study=ps, test_study_id=run["test_study_id"])
     assert not before["completion_code_works"] and before["submissions"] == []
-    # the test participant came through the link and was sent back to Prolific with the study's code
-    fake_prolific.add_submission(run["test_study_id"], fake_prolific.test_participants[0],
-                                 study_code=study.completion_code)
+    # the test participant comes through the real link: the test study's STUDY_ID is let in (any other is not)
+    tester = fake_prolific.test_participants[0]
+    result = session_create(slug=study.slug, participant_id=tester, platform="prolific",
+                            study_ref=run["test_study_id"], session_ref="testsession1")
+    with pytest.raises(ApplicationError, match="another Prolific study"):
+        session_create(slug=study.slug, participant_id="f" * 24, platform="prolific", study_ref="e" * 24,
+                       session_ref="s2")
+    answer = f.ResponseFactory(study_item=study.items.first(), participant=result.batch.participant,
+                               batch=result.batch)
+    # … and is sent back to Prolific with the study's code
+    fake_prolific.add_submission(run["test_study_id"], tester, study_code=study.completion_code)
     after = platform_test_run_check(platform_study=ps, test_study_id=run["test_study_id"])
     assert after["completion_code_works"] and after["submissions"] == [
         {"status": "AWAITING REVIEW", "code": study.completion_code, "code_is": "completion"}]
-    assert fake_prolific.test_participants[0] not in json.dumps(after)  # no participant id leaves
+    assert tester not in json.dumps(after)  # no participant id leaves
+    # the test's answers are never data
+    answer.refresh_from_db()
+    assert after["test_answers_excluded"] == 1 and not answer.is_valid
+    assert Participant.objects.get(external_id=tester).excluded
+    assert platform_test_run_check(platform_study=ps, test_study_id=run["test_study_id"])[
+        "test_answers_excluded"] == 0  # checked again: nothing more
+    with pytest.raises(ApplicationError, match="not one of its test studies"):
+        platform_test_run_check(platform_study=ps, test_study_id="c" * 24)
 
 
 def test_the_command_prints_the_cost_and_the_eligible_count_in_its_summary(prolific_account, fake_prolific,
