@@ -149,8 +149,8 @@ class StudyPlatformTestRunView(APIView):
                        "workspace's test participants only: no money moves); with email, a test participant is "
                        "created first. Answers the test study's id and URL."))
     def post(self, request: Request, slug: str) -> Response:
-        params = _valid(s.TestRunInput, request.data)
         platform_study = platform_study_get(study=study_get(slug=slug))
+        params = _valid(s.TestRunInput, request.data)
         return Response(platform_test_run(platform_study=platform_study, email=params["email"]), status=201)
 
     @extend_schema(operation_id="study_platform_test_run_check", parameters=[s.TestRunCheckInput],
@@ -158,8 +158,8 @@ class StudyPlatformTestRunView(APIView):
                        "The test run seen from the platform's side: each submission of the test study with its "
                        "status and code, and whether the study's completion code worked."))
     def get(self, request: Request, slug: str) -> Response:
-        params = _valid(s.TestRunCheckInput, request.query_params)
         platform_study = platform_study_get(study=study_get(slug=slug))
+        params = _valid(s.TestRunCheckInput, request.query_params)
         return Response(platform_test_run_check(platform_study=platform_study,
                                                 test_study_id=params["test_study_id"]))
 
