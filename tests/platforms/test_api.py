@@ -191,3 +191,15 @@ def test_the_preflight_and_the_test_run_through_the_api(prolific_account, fake_p
     assert run.status_code == 201 and run.json()["study_url"].endswith(run.json()["test_study_id"])
     check = api.get(f"/api/v1/studies/{study.slug}/platform/test-run/?test_study_id={run.json()['test_study_id']}")
     assert check.status_code == 200 and check.json()["completion_code_works"] is False
+
+
+def test_the_api_publish_jobs_draft_step_carries_the_preflight(prolific_account, fake_prolific, api) -> None:
+    study = paid_study()
+    queued = api.post(f"/api/v1/studies/{study.slug}/platform/publish/", {"account": "lab"}, format="json")
+    assert queued.status_code == 202
+    platform_job_task(queued.json()["job"]["id"])  # what the worker runs
+    body = api.get(f"/api/v1/jobs/{queued.json()['job']['id']}/").json()
+    assert body["status"] == "done" and body["result"]["state"] == "draft"
+    preflight = body["result"]["preflight"]
+    assert preflight["cost"]["currency"] == "GBP" and preflight["eligible"]["count"] == 5000
+    assert fake_prolific.calls_to("POST", r"/api/v1/study-cost-calculator/")

@@ -69,3 +69,22 @@ def test_a_paid_bonus_job_is_done_and_a_dry_run_never_needs_attention(prolific_a
         platform_job_task(job.pk)
         job.refresh_from_db()
         assert job.status == Job.Status.DONE and "attention" not in job.result
+
+
+def test_a_decision_or_message_job_with_an_unknown_outcome_links_its_own_ledger(prolific_account,
+                                                                               fake_prolific) -> None:
+    from platforms.admin.ledger import _attention_link
+    from platforms.services.jobs import job_attention_for
+    from tests.platforms.services.test_bonuses import _study
+
+    ps = _study(prolific_account, fake_prolific)
+    decided = job_attention_for(kind="platform_decide", platform_study=ps, result={"dry_run": False, "unknown": 2})
+    assert decided["reason"].startswith(f"2 decision(s) of study {ps.study.slug} have an unknown outcome")
+    assert _attention_link(decided) == (
+        f"/admin/platforms/decision/?state__exact=unknown&platform_study__id__exact={ps.pk}",
+        "Resolve in the decisions")
+    messaged = job_attention_for(kind="platform_message", platform_study=ps, result={"dry_run": False, "unknown": 5})
+    assert _attention_link(messaged) == ("/admin/platforms/platformmessage/?state__exact=unknown",
+                                         "See the messages whose outcome is unknown")
+    assert job_attention_for(kind="platform_decide", platform_study=ps, result={"dry_run": True, "unknown": 2}) is None
+    assert job_attention_for(kind="platform_sync", platform_study=ps, result={"dry_run": False, "unknown": 2}) is None
