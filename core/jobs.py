@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from core.errors import ApplicationError
 from core.job_health import attempts_exhausted, heartbeat
-from core.models import Job
+from core.models import FINISHED, Job
 
 ProgressCallback = Callable[[int, int], None]
 logger = logging.getLogger(__name__)
@@ -97,15 +97,25 @@ def progress_for(job_id: int | None, *, every: int = 1) -> ProgressCallback:
     return report
 
 
+def job_attention_of(result: Any) -> dict[str, Any] | None:
+    """What a finished job's result asks a person to check, or None. A job body puts it under "attention" (an object
+    with at least "reason", a sentence; the app that made it registers where it is resolved with core.admin's
+    `job_link_register("attention", …)`): a money or message job whose call's outcome is unknown. Such a job ends
+    "attention", not "done"."""
+    attention = result.get("attention") if isinstance(result, dict) else None
+    return attention if isinstance(attention, dict) and attention.get("reason") else None
+
+
 @contextmanager
 def job_running(job_id: int) -> Iterator[Job | None]:
-    """Marks the job running; done with its result or failed with the error. Yields None when already done or
-    failed (so a redelivered, idempotent task does not run twice), and when the job has used up its attempts:
-    a delivery that finds the job still "running" means the worker of the previous one died (killed, out of
-    memory), and after STYLECROWD_JOB_MAX_ATTEMPTS such deaths the job is failed instead of redelivered forever."""
+    """Marks the job running; done with its result (or "attention" when the result names something a person must
+    check: `job_attention_of`) or failed with the error. Yields None when already finished (so a redelivered,
+    idempotent task does not run twice), and when the job has used up its attempts: a delivery that finds the job
+    still "running" means the worker of the previous one died (killed, out of memory), and after
+    STYLECROWD_JOB_MAX_ATTEMPTS such deaths the job is failed instead of redelivered forever."""
 
     job = Job.objects.get(pk=job_id)
-    if job.status in (Job.Status.DONE, Job.Status.FAILED) or attempts_exhausted(job):
+    if job.status in FINISHED or attempts_exhausted(job):
         yield None
         return
     now = timezone.now()
@@ -129,6 +139,7 @@ def job_running(job_id: int) -> Iterator[Job | None]:
     else:
         # Progress was written by other statements (maybe another connection): finish from the stored values.
         Job.objects.filter(pk=job_id).update(
-            status=Job.Status.DONE, result=job.result, finished_at=timezone.now(),
+            status=Job.Status.ATTENTION if job_attention_of(job.result) else Job.Status.DONE, result=job.result,
+            finished_at=timezone.now(),
             progress_done=Greatest(F("progress_done"), F("progress_total")),
         )

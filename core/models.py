@@ -9,6 +9,9 @@ class Job(models.Model):
         CREATED = "created", "created"
         RUNNING = "running", "running"
         DONE = "done", "done"
+        # Finished, but something it did has an outcome a person must check (a pay call whose answer was lost): the
+        # result's "attention" says what and where it is resolved. As final as done: never run again.
+        ATTENTION = "attention", "needs attention"
         FAILED = "failed", "failed"
 
     kind = models.CharField(max_length=64, db_index=True, help_text="What runs, e.g. corpus_import.")
@@ -38,10 +41,18 @@ class Job(models.Model):
         return f"{self.kind} #{self.pk} ({self.status})"
 
     @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+    @property
     def percent(self) -> float:
         if not self.progress_total:
-            return 100.0 if self.status == self.Status.DONE else 0.0
+            return 100.0 if self.status in (self.Status.DONE, self.Status.ATTENTION) else 0.0
         return round(100.0 * self.progress_done / self.progress_total, 1)
+
+
+# The states a job ends in: it never runs again (a redelivered message finds it finished, the reaper leaves it).
+FINISHED = (Job.Status.DONE, Job.Status.ATTENTION, Job.Status.FAILED)
 
 
 class PersonalDataAccess(models.Model):

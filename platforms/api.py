@@ -27,6 +27,8 @@ from platforms import serializers as s
 from platforms.models import BonusPayment, Decision, PlatformAccount, PlatformMessage, PlatformStudy
 from platforms.services.accounts import account_create, platform_study_get, study_get
 from platforms.services.jobs import platform_job_start
+from platforms.services.preflight import platform_test_run, platform_test_run_check
+from platforms.services.publish import platform_preflight
 from platforms.services.webhooks import webhook_body_too_large, webhook_receive
 
 ERRORS = {
@@ -123,6 +125,44 @@ class StudyPlatformPublishView(_JobView):
                    description="Create the study's draft on its platform (once); with publish, publish it.")
     def post(self, request: Request, slug: str) -> Response:
         return super().post(request, slug)
+
+
+class StudyPlatformPreflightView(APIView):
+    permission_model = PlatformStudy
+
+    @extend_schema(operation_id="study_platform_preflight", responses={200: OpenApiTypes.OBJECT, **ERRORS},
+                   tags=["platforms"], description=(
+                       "Before publishing: the study's cost (Prolific's own calculator: total with fees and VAT, in "
+                       "the account's currency; MTurk and the mock: computed, and said so), the participants "
+                       "eligible for its filters (null where the platform cannot count) and warnings (fewer eligible "
+                       "than places). The publish job's draft step puts the same under its result's \"preflight\"."))
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(platform_preflight(platform_study=platform_study_get(study=study_get(slug=slug))))
+
+
+class StudyPlatformTestRunView(APIView):
+    permission_model = PlatformStudy
+    permission_actions = {"POST": "change"}
+
+    @extend_schema(operation_id="study_platform_test_run", request=s.TestRunInput,
+                   responses={201: OpenApiTypes.OBJECT, **ERRORS}, tags=["platforms"], description=(
+                       "A test participant's run of the draft through the real link (Prolific's test study, for the "
+                       "workspace's test participants only: no money moves); with email, a test participant is "
+                       "created first. Answers the test study's id and URL."))
+    def post(self, request: Request, slug: str) -> Response:
+        platform_study = platform_study_get(study=study_get(slug=slug))
+        params = _valid(s.TestRunInput, request.data)
+        return Response(platform_test_run(platform_study=platform_study, email=params["email"]), status=201)
+
+    @extend_schema(operation_id="study_platform_test_run_check", parameters=[s.TestRunCheckInput],
+                   responses={200: OpenApiTypes.OBJECT, **ERRORS}, tags=["platforms"], description=(
+                       "The test run seen from the platform's side: each submission of the test study with its "
+                       "status and code, and whether the study's completion code worked."))
+    def get(self, request: Request, slug: str) -> Response:
+        platform_study = platform_study_get(study=study_get(slug=slug))
+        params = _valid(s.TestRunCheckInput, request.query_params)
+        return Response(platform_test_run_check(platform_study=platform_study,
+                                                test_study_id=params["test_study_id"]))
 
 
 class StudyPlatformSyncView(_JobView):

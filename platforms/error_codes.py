@@ -27,6 +27,8 @@ MESSAGE_TOO_LONG = codes.declare("message_too_long", "The rejection message is l
 MESSAGE_TOO_SHORT = codes.declare("message_too_short", "The rejection message is too short to explain the rejection.")
 NO_ACCOUNT = codes.declare("no_account", "The study has no platform account.")
 NO_DRAFT = codes.declare("no_draft", "There is no platform draft to publish.")
+NO_TEST_RUN = codes.declare("no_test_run", "The platform has no test participants (MTurk: use a sandbox account; "
+                                           "the mock: open its link).")
 NO_RECIPIENTS = codes.declare("no_recipients", "The study has no participants on the platform yet (sync first).")
 NOT_ON_PLATFORM = codes.declare("not_on_platform", "The study is not on a crowd platform yet.")
 NOT_PUBLISHED = codes.declare("not_published", "The study has no study on the platform yet (publish it first).")

@@ -66,6 +66,17 @@ class PublishInput(serializers.Serializer):
     bonus_cap_per_study = serializers.DecimalField(max_digits=10, decimal_places=2, required=False, min_value=0)
 
 
+class TestRunInput(serializers.Serializer):
+    email = serializers.EmailField(required=False, allow_blank=True, default="",
+                                   help_text="Creates a test participant with this e-mail first (one not registered "
+                                             "with Prolific); empty: the workspace's existing test participants.")
+
+
+class TestRunCheckInput(serializers.Serializer):
+    test_study_id = serializers.RegexField(r"^[0-9a-zA-Z]{1,64}$", help_text="The test study's id, as the test run "
+                                                                             "answered it.")
+
+
 class DecideInput(serializers.Serializer):
     apply = serializers.BooleanField(required=False, default=False)
     confirm_rejections = serializers.BooleanField(required=False, default=False)

@@ -207,8 +207,21 @@ class WritingSignalAdmin(PersonalDataAdminMixin, admin.ModelAdmin):
         return False
 
 
+class WorkerBlockForm(forms.ModelForm):
+    """A block names the platform the person came by: one of the platforms, not free text (a typo would block no
+    one)."""
+
+    platform = forms.ChoiceField(choices=Participant.Platform.choices,
+                                 help_text="Where the person comes from: their id is that platform's id.")
+
+    class Meta:
+        model = WorkerBlock
+        fields = ["platform", "external_id", "reason"]
+
+
 @admin.register(WorkerBlock)
 class WorkerBlockAdmin(PersonalDataAdminMixin, admin.ModelAdmin):
+    form = WorkerBlockForm
     raw_fields = ("external_id",)
     personal_data_what = "blocked writers"
 

@@ -32,7 +32,7 @@ from annotation.services.study_settings import (
     TEXTS,
     admin_section_fields,
 )
-from core.admin import PersonalDataAdminMixin, job_link_register
+from core.admin import PersonalDataAdminMixin, job_link_register, job_next_step_register
 from core.errors import ApplicationError
 from core.permissions import user_may
 from core.pseudonyms import pseudonym
@@ -363,5 +363,17 @@ def _study_link(slug: object) -> tuple[str, str] | None:
             f"{study.title} ({study.slug})" if study.title else study.slug)
 
 
+def _study_by_id(pk: object) -> tuple[str, str] | None:
+    study = Study.objects.filter(pk=int(str(pk))).only("slug").first()
+    return None if study is None else _study_link(study.slug)
+
+
+def _after_generation(job: Any) -> tuple[str, str] | None:
+    """Generated instances are annotated in a study: the next step is creating one."""
+    return reverse("admin:annotation_study_create"), "Next: create a study of these instances"
+
+
 job_link_register("study", _study_link)
 job_link_register("study_slug", _study_link)
+job_link_register("study_id", _study_by_id)
+job_next_step_register("instances_generate", _after_generation)

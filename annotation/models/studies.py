@@ -137,6 +137,11 @@ class Study(models.Model):
         max_length=64, blank=True, default="",
         help_text="Prolific's study id: when set, a Prolific link must carry STUDY_ID equal to it.",
     )
+    prolific_test_study_ids = models.JSONField(
+        default=list, blank=True,
+        help_text="Prolific test studies of this study's draft (a test participant's pre-flight run): their links are "
+                  "accepted too, and the test participant's answers are excluded once the run is checked.",
+    )
     allow_anonymous = models.BooleanField(
         default=True, help_text="Accept links without a platform id (off, and enforced off, for platform studies).",
     )

@@ -82,7 +82,8 @@ def _prolific_link_check(study: Study, *, participant_id: str, study_ref: str, s
         raise _bad_link("PROLIFIC_PID", "must be a Prolific id of 24 hexadecimal characters.")
     if not PROLIFIC_ID.match(study_ref):
         raise _bad_link("STUDY_ID", "must be a Prolific study id of 24 hexadecimal characters.")
-    if study.prolific_study_id and study_ref.lower() != study.prolific_study_id.lower():
+    if study.prolific_study_id and study_ref.lower() != study.prolific_study_id.lower() and (
+            study_ref.lower() not in study.prolific_test_study_ids):
         raise _bad_link("STUDY_ID", "this link belongs to another Prolific study.")
     if not PROLIFIC_SESSION.match(session_ref):
         raise _bad_link("SESSION_ID", "is missing or malformed.")

@@ -15,7 +15,7 @@ from annotation.models import Batch, Reservation, Study
 from annotation.services.consent import special_category_check
 from annotation.services.display import public_item, redirect_with_code, shown_for_item
 from annotation.services.engine import reservations_release
-from annotation.services.participation import accepted_platforms
+from annotation.services.participation import PROLIFIC_ID, accepted_platforms
 from annotation.services.persona_platform import questions_asked
 from annotation.services.practice import practice_preview
 from core.errors import ApplicationError
@@ -112,6 +112,19 @@ def study_preview(*, study: Study, platform: str) -> dict[str, Any]:
         "redirects": {state: redirect_with_code(study.redirect_url or "", code, platform=platform)
                       for state, code in codes.items()},
     }
+
+
+def study_test_study_add(*, study: Study, test_study_id: str) -> Study:
+    """Accept the links of a Prolific test study of this study's draft too (a test participant's pre-flight run)."""
+    if not PROLIFIC_ID.match(test_study_id or ""):
+        raise ApplicationError("test_study_id: a Prolific study id (24 hexadecimal characters).",
+                               field="test_study_id")
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        if test_study_id.lower() not in locked.prolific_test_study_ids:
+            locked.prolific_test_study_ids = [*locked.prolific_test_study_ids, test_study_id.lower()]
+            locked.save(update_fields=["prolific_test_study_ids"])
+    return locked
 
 
 def study_platform_link(*, study: Study, platform: str, prolific_study_id: str = "") -> Study:

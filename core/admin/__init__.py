@@ -5,17 +5,19 @@ core's admin offers them."""
 from core.admin import login_attempts  # noqa: F401 - registers django-axes' attempts with a working action
 from core.admin.jobs import (
     JOB_LINKS,
+    JOB_NEXT_STEPS,
     JOB_PANELS,
     JobAdmin,
     job_kind_label,
     job_link_register,
     job_message,
+    job_next_step_register,
     job_panel_register,
     job_values_html,
     job_waiting_html,
 )
 from core.admin.personal_data import PersonalDataAccessAdmin, PersonalDataAdminMixin
 
-__all__ = ["JOB_LINKS", "JOB_PANELS", "JobAdmin", "PersonalDataAccessAdmin", "PersonalDataAdminMixin",
+__all__ = ["JOB_LINKS", "JOB_NEXT_STEPS", "JOB_PANELS", "JobAdmin", "PersonalDataAccessAdmin", "PersonalDataAdminMixin",
            "job_kind_label", "job_link_register", "job_message",
-           "job_panel_register", "job_values_html", "job_waiting_html"]
+           "job_next_step_register", "job_panel_register", "job_values_html", "job_waiting_html"]

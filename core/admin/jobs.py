@@ -1,15 +1,30 @@
 """Background jobs in the admin: each job's page written for people, and the helpers other apps' admins use to link
 to a job, show one waiting, and register what a job's page shows and links (core imports no app)."""
-from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
 
 from django.contrib import admin
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from core.job_links import (
+    JOB_LINKS,
+    JOB_NEXT_STEPS,
+    JOB_PANELS,
+    MADE,
+    job_attention,
+    job_link_register,
+    job_made,
+    job_next_step,
+    job_next_step_register,
+    job_panel_register,
+    link_for,
+)
 from core.job_waiting import job_waiting
 from core.models import Job
+
+__all__ = ["JOB_LINKS", "JOB_NEXT_STEPS", "JOB_PANELS", "JobAdmin", "job_kind_label", "job_link_register",
+           "job_message", "job_next_step_register", "job_panel_register", "job_values_html", "job_waiting_html"]
 
 
 def job_waiting_html(job: Job | None) -> str:
@@ -25,37 +40,6 @@ def job_message(prefix: str, job: Job) -> str:
     """A message that links to the job's page (progress, result, and what it made)."""
     return format_html('{} <a href="{}">job #{}</a>.', prefix, reverse("admin:core_job_change", args=[job.pk]),
                        job.pk)
-
-
-# result key → (admin URL name, label) of the record a job made
-MADE = {
-    "corpus_id": ("admin:tasks_corpus_change", "corpus"),
-    "generation_run_id": ("admin:tasks_generationrun_change", "generation run"),
-    "agreement_run": ("admin:scoring_agreement_dashboard", "agreement dashboard"),
-    "filter_run": ("admin:scoring_filterrun_change", "filter run"),
-    "export": ("admin:scoring_benchmarkexport_change", "export"),
-    "score_run": ("admin:scoring_scorerun_change", "score run"),
-    "evaluation": ("admin:scoring_metricevaluation_change", "metric evaluation"),
-    "study_id": ("admin:annotation_study_overview", "study"),
-}
-
-
-# job kind → what its page shows under the fields once it is done (e.g. an export's card and downloads). Apps register
-# here (core imports no app); the function gets the job and the user, and returns HTML or None.
-JOB_PANELS: dict[str, Callable[..., Any]] = {}
-
-
-def job_panel_register(kind: str, panel: Callable[..., Any]) -> None:
-    JOB_PANELS[kind] = panel
-
-
-# parameter or result key → a function of its value returning (admin URL, label) or None: how a job page links what
-# it names (a study slug to the study, a corpus name to the corpus). Apps register here, as for JOB_PANELS.
-JOB_LINKS: dict[str, Callable[[Any], tuple[str, str] | None]] = {}
-
-
-def job_link_register(key: str, link: Callable[[Any], tuple[str, str] | None]) -> None:
-    JOB_LINKS[key] = link
 
 
 # What each kind of job does, in words (a kind not listed: its name with spaces).
@@ -83,14 +67,9 @@ def _is_server_path(value: Any) -> bool:
 def _value_html(key: str, value: Any) -> str:
     """One parameter or result value for people: a link where an app registered one, a file's name instead of its
     server path, yes/no, lists joined, nested tables summarized."""
-    link = JOB_LINKS.get(key)
-    if link is not None and value not in (None, "", [], {}):
-        try:
-            target = link(value)
-        except (NoReverseMatch, ValueError, TypeError):
-            target = None
-        if target is not None:
-            return format_html('<a href="{}">{}</a>', *target)
+    target = link_for(key, value)
+    if target is not None:
+        return format_html('<a href="{}">{}</a>', *target)
     if isinstance(value, bool):
         return "yes" if value else "no"
     if value is None or value == "" or value == [] or value == {}:
@@ -122,10 +101,11 @@ class JobAdmin(admin.ModelAdmin):
     """A job's page, written for people: what it does, for what, its progress (and why it waits, if no worker has
     taken it), what it made, its one-line error; never its Celery id, task arguments or the server's folders."""
 
-    list_display = ["id", "what", "status", "progress_bar", "created_by", "created_at", "finished_at"]
+    list_display = ["id", "what", "status_shown", "progress_bar", "created_by", "created_at", "finished_at"]
     list_display_links = ["id", "what"]
     list_filter = ["kind", "status"]
-    fields = ["what", "status", "progress", "made", "error", "message", "inputs", "outcome", "runs_on",
+    fields = ["what", "status_shown", "attention", "progress", "made", "next_step", "error", "message", "inputs",
+              "outcome", "runs_on",
               "created_by", "created_at", "started_at", "finished_at", "attempts"]
     readonly_fields = fields
     change_form_template = "admin/job_polling_change_form.html"
@@ -133,6 +113,30 @@ class JobAdmin(admin.ModelAdmin):
     @admin.display(description="job", ordering="kind")
     def what(self, obj: Job) -> str:
         return job_kind_label(obj.kind)
+
+    @admin.display(description="status", ordering="status")
+    def status_shown(self, obj: Job) -> str:
+        """The status; "needs attention" in amber, so that a pay call whose outcome is unknown is not read as done."""
+        if obj.status == Job.Status.ATTENTION:
+            return format_html('<strong class="job-attention">{}</strong>', obj.get_status_display())
+        return obj.get_status_display()
+
+    @admin.display(description="needs a person")
+    def attention(self, obj: Job) -> str:
+        """What to check and where it is resolved (the app's registered link), for a job that ended "attention"."""
+        attention = job_attention(obj)
+        if attention is None:
+            return "–"
+        if not attention["url"]:
+            return format_html('<p class="job-attention">{}</p>', attention["reason"])
+        return format_html('<p class="job-attention">{} <a class="button" href="{}">{}</a></p>', attention["reason"],
+                           attention["url"], attention["label"])
+
+    @admin.display(description="next step")
+    def next_step(self, obj: Job) -> str:
+        step = job_next_step(obj)
+        return "–" if step is None else format_html('<a class="button job-next-step" href="{}">{}</a>', step["url"],
+                                                    step["label"])
 
     @admin.display(description="progress")
     def progress_bar(self, obj: Job) -> str:
@@ -156,7 +160,7 @@ class JobAdmin(admin.ModelAdmin):
 
     @admin.display(description="result")
     def outcome(self, obj: Job) -> str:
-        return job_values_html(obj.result, hidden=frozenset(MADE) | {"id"})
+        return job_values_html(obj.result, hidden=frozenset(MADE) | {"id", "attention"})
 
     @admin.display(description="runs on")
     def runs_on(self, obj: Job) -> str:
@@ -165,23 +169,16 @@ class JobAdmin(admin.ModelAdmin):
 
     @admin.display(description="made")
     def made(self, obj: Job) -> str:
-        """Links to what the job made, by the keys its result names (URL names only: core imports no app)."""
-        links = []
-        made = {**MADE, "id": ("admin:scoring_scorerun_change", "score run")} if obj.kind == "score_stel" else MADE
-        for key, (url_name, label) in made.items():
-            value = (obj.result or {}).get(key)
-            if isinstance(value, int):
-                try:
-                    links.append((reverse(url_name, args=[value]), f"{label} #{value}"))
-                except NoReverseMatch:
-                    continue
-        if not links:
+        """What the job made, by name, linked (the apps' registered links: core imports no app)."""
+        made = job_made(obj)
+        if not made:
             return "–"
-        return format_html_join(" · ", '<a href="{}">{}</a>', links)
+        return format_html_join(" · ", '{} <a href="{}">{}</a>', ((m["what"], m["url"], m["name"]) for m in made))
 
     def change_view(self, request, object_id, form_url="", extra_context=None):  # noqa: ANN001, ANN201
         job = Job.objects.filter(pk=object_id).first() if str(object_id).isdigit() else None
-        panel = JOB_PANELS.get(job.kind) if job is not None and job.status == Job.Status.DONE else None
+        panel = JOB_PANELS.get(job.kind) if job is not None and job.status in (
+            Job.Status.DONE, Job.Status.ATTENTION) else None
         extra_context = {**(extra_context or {}),
                          "job_panel": panel(job=job, user=request.user) if panel else None}
         if job is not None:

@@ -9,9 +9,10 @@ from django.contrib import admin, messages
 from django.db.models import Count, QuerySet, Sum
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.html import format_html
 
-from core.admin import PersonalDataAdminMixin
+from core.admin import PersonalDataAdminMixin, job_link_register
 from core.errors import ApplicationError
 from core.pseudonyms import person_key
 from platforms.admin.studies import may_spend
@@ -58,7 +59,7 @@ def what_to_check(row: BonusPayment) -> str:
     return backend_for(row.platform_study.account).bonus_check_hint(
         study_id=row.platform_study.external_id, bulk_id=bulk.external_id if bulk else "",
         total=bulk.total if bulk else row.amount, currency=row.currency, people=bulk.payments.count() if bulk else 1,
-        sent_at=(bulk.pay_called_at or bulk.setup_called_at) if bulk else None,
+        sent_at=(bulk.pay_called_at or bulk.setup_called_at) if bulk else row.sent_at,
         assignment_id=row.submission.external_id if row.submission else "", amount=row.amount,
         worker_id=row.worker_id, ref=str(row.pk))
 
@@ -249,3 +250,24 @@ class WebhookEventAdmin(PlatformPeopleMixin, ReadOnlyAdmin):
     @admin.display(description="payload")
     def payload_pretty(self, obj: WebhookEvent) -> str:
         return format_html("<pre>{}</pre>", obj.payload)
+
+
+# Where a job that ended "attention" (a call whose outcome is unknown: platforms/services/jobs.py) is resolved: its
+# ledger, filtered to the study's unknown rows.
+LEDGERS = {"bonuspayment": ("Resolve in the bonus ledger", True), "decision": ("Resolve in the decisions", True),
+           "platformmessage": ("See the messages whose outcome is unknown", False)}
+
+
+def _attention_link(attention: Any) -> tuple[str, str] | None:
+    ledger = LEDGERS.get(attention.get("ledger", "")) if isinstance(attention, dict) else None
+    if ledger is None:
+        return None
+    label, by_study = ledger
+    query = "state__exact=unknown"
+    if by_study and attention.get("platform_study"):
+        query += f"&platform_study__id__exact={int(attention['platform_study'])}"
+    changelist = reverse(f"admin:platforms_{attention['ledger']}_changelist")
+    return f"{changelist}?{query}", label
+
+
+job_link_register("attention", _attention_link)

@@ -27,6 +27,8 @@ from platforms.services.bonuses import platform_bonus
 from platforms.services.decisions import platform_decide
 from platforms.services.jobs import platform_job_start
 from platforms.services.messages import platform_message
+from platforms.services.preflight import platform_test_run, platform_test_run_check
+from platforms.services.publish import platform_preflight
 
 
 def may_spend(request: HttpRequest) -> bool:
@@ -153,11 +155,14 @@ class PlatformStudyAdmin(admin.ModelAdmin):
                                                     "opts": self.model._meta, "title": title, **context})
 
     def publish_view(self, request: HttpRequest, study_id: int) -> HttpResponse:
-        """Create the draft (add permission), or publish it (the permission to spend money)."""
+        """Create the draft (add permission), or publish it (the permission to spend money); before publishing, the
+        pre-flight (cost, eligible participants) and a test participant's run of the draft."""
         admin_permission_required(request, PlatformStudy, "add")
         study = get_object_or_404(Study, pk=study_id)
         platform_study = PlatformStudy.objects.filter(study=study).first()
         publishing = platform_study is not None and platform_study.state != PlatformStudy.State.NONE
+        if publishing and request.method == "POST" and request.POST.get("test_run"):
+            return self._test_run(request, study, platform_study)
         form = PublishForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             if publishing:
@@ -182,7 +187,42 @@ class PlatformStudyAdmin(admin.ModelAdmin):
                 return _job_redirect(request, job, "Publishing" if publishing else "Creating the draft")
         return self._render(request, "admin/platforms/publish.html",
                             f"{'Publish' if publishing else 'Create the platform draft of'} {study.slug}",
-                            form=form, study=study, platform_study=platform_study, publishing=publishing)
+                            form=form, study=study, platform_study=platform_study, publishing=publishing,
+                            **self._preflight(request, platform_study if publishing else None))
+
+    def _preflight(self, request: HttpRequest, platform_study: PlatformStudy | None) -> dict[str, Any]:
+        """The pre-flight shown before the Publish button (the draft exists), and a test run's check (?test_study)."""
+        if platform_study is None or platform_study.state != PlatformStudy.State.DRAFT:
+            return {}
+        context: dict[str, Any] = {}
+        try:
+            context["preflight"] = platform_preflight(platform_study=platform_study)
+        except ApplicationError as exc:
+            context["preflight_error"] = exc.message
+        test_study = request.GET.get("test_study", "")
+        if test_study.isalnum():
+            try:
+                context["test_check"] = platform_test_run_check(platform_study=platform_study,
+                                                                test_study_id=test_study)
+            except ApplicationError as exc:
+                context["preflight_error"] = exc.message
+        return context
+
+    def _test_run(self, request: HttpRequest, study: Study, platform_study: PlatformStudy) -> HttpResponse:
+        """A test participant's run of the draft (Prolific's test study: no money moves); back to this page, which
+        then checks the run on the platform's side."""
+        admin_permission_required(request, PlatformStudy, "change")
+        here = reverse("admin:platforms_platformstudy_publish", args=[study.pk])
+        try:
+            run = platform_test_run(platform_study=platform_study, email=request.POST.get("email", "").strip())
+        except ApplicationError as exc:
+            messages.error(request, f"Test run not made: {exc.message}")
+            return HttpResponseRedirect(here)
+        messages.info(request, format_html(
+            'Test study {} made on the platform. Log in as the test participant and take it: <a href="{}">{}</a>. '
+            "Then reload this page to check its submission and completion code.", run["test_study_id"],
+            run["study_url"], run["study_url"]))
+        return HttpResponseRedirect(f"{here}?test_study={run['test_study_id']}")
 
     def sync_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         admin_permission_required(request, PlatformStudy, "change")
@@ -206,21 +246,28 @@ class PlatformStudyAdmin(admin.ModelAdmin):
         permission to spend money and, for rejections, the confirmation box."""
         admin_permission_required(request, Decision, "view")
         platform_study = get_object_or_404(PlatformStudy.objects.select_related("study", "account"), pk=pk)
-        error = ""
+        error, refused = "", False
         if request.method == "POST":
             _spend_required(request)
-            job = platform_job_start(kind="platform_decide", study_slug=platform_study.study.slug, created_by=
-                                     request.user.get_username(), params={
-                                         "apply": True, "sync": False,
-                                         "confirm_rejections": request.POST.get("confirm_rejections") == "on"})
-            return _job_redirect(request, job, "Sending the decisions")
+            try:
+                job = platform_job_start(kind="platform_decide", study_slug=platform_study.study.slug, created_by=
+                                         request.user.get_username(), params={
+                                             "apply": True, "sync": False,
+                                             "confirm_rejections": request.POST.get("confirm_rejections") == "on"})
+            except ApplicationError as exc:  # e.g. rejections without the confirmation box: said on the page
+                error, refused = exc.message, True
+            else:
+                return _job_redirect(request, job, "Sending the decisions")
         try:
             plan = self._plan_door(request, platform_study, platform_decide(platform_study=platform_study, sync=False),
                                    "decisions to send")
         except ApplicationError as exc:
-            plan, error = None, exc.message
-        return self._render(request, "admin/platforms/decide.html", f"Decisions for {platform_study.study.slug}",
-                            platform_study=platform_study, plan=plan, error=error, may_spend=may_spend(request))
+            plan, error = None, error or exc.message
+        response = self._render(request, "admin/platforms/decide.html", f"Decisions for {platform_study.study.slug}",
+                                platform_study=platform_study, plan=plan, error=error, may_spend=may_spend(request))
+        if refused:
+            response.status_code = 400
+        return response
 
     def bonus_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         admin_permission_required(request, BonusPayment, "view")

@@ -83,6 +83,29 @@ class SubmissionInfo:
 
 
 @dataclass(frozen=True)
+class StudyCost:
+    """What publishing a study would cost (the pre-flight, platforms/services/preflight.py): `total` in `currency`
+    with the platform's fees (and VAT) included, `rewards` the places × reward within it. `computed`: StyleCrowd
+    computed it from the platform's published fees (no calculator on the platform); `source` says how, for people."""
+
+    total: Decimal
+    currency: str
+    rewards: Decimal
+    source: str
+    computed: bool
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """A run through the platform's real link by a test participant (Prolific's test study of a draft): where the
+    test participant starts, and how to check it afterwards."""
+
+    test_study_id: str
+    study_url: str
+    participant_id: str = ""
+
+
+@dataclass(frozen=True)
 class Arrival:
     """Someone who came to the study through the platform's link, as StyleCrowd recorded them: what a platform that
     cannot see its own participants (the mock) is told before a sync (`arrivals_record`)."""
@@ -157,6 +180,23 @@ class PlatformBackend(Protocol):
     def find_created(self, idempotency_key: str, platform_study: PlatformStudy) -> str | None: ...
 
     def study_status(self, platform_study: PlatformStudy) -> str: ...
+
+    # --- the pre-flight, before publishing ------------------------------------------------------------------------
+
+    def study_cost(self, plan: StudyPlan) -> StudyCost:
+        """The platform's own calculator where it has one (Prolific), else computed from its published fees."""
+        ...
+
+    def eligible_count(self, plan: StudyPlan) -> int | None:
+        """How many people the platform has for the plan's filters; None where it cannot say (MTurk, the mock)."""
+        ...
+
+    def test_run(self, platform_study: PlatformStudy, *, email: str = "") -> TestRun | None:
+        """A test participant's run of the draft through the real link (with `email`, a test participant is made
+        first); None where the platform has none (MTurk: its sandbox; the mock: its link)."""
+        ...
+
+    def test_run_submissions(self, test_study_id: str) -> list[SubmissionInfo]: ...
 
     # --- submissions ----------------------------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from core.errors import ApplicationError
-from platforms.backends.base import Arrival, PlannedCall, StudyPlan, SubmissionInfo
+from platforms.backends.base import Arrival, PlannedCall, StudyCost, StudyPlan, SubmissionInfo, TestRun
 from platforms.clients.errors import REFUSED, PlatformCallError
 from platforms.error_codes import PLATFORM_NOT_FOUND, PLATFORM_REFUSED
 from platforms.models import PlatformAccount, PlatformStudy
@@ -165,6 +165,22 @@ class MockBackend:
 
     def study_status(self, platform_study: PlatformStudy) -> str:
         return self._study(platform_study).status
+
+    # --- the pre-flight: the mock charges no fee and has no pool of people -------------------------------------
+
+    def study_cost(self, plan: StudyPlan) -> StudyCost:
+        rewards = Decimal(plan.reward_cents * plan.places) / 100
+        return StudyCost(total=rewards, currency=plan.currency, rewards=rewards, computed=True,
+                         source="computed by StyleCrowd: reward × places; the mock platform charges no fee")
+
+    def eligible_count(self, plan: StudyPlan) -> int | None:
+        return None  # anyone with the study's link takes part
+
+    def test_run(self, platform_study: PlatformStudy, *, email: str = "") -> TestRun | None:
+        return None  # the mock's test run is its link: open it yourself
+
+    def test_run_submissions(self, test_study_id: str) -> list[SubmissionInfo]:
+        return []
 
     # --- what a call does here: the mock's "API" ----------------------------------------------------------------
 

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
 from django.conf import settings
+from django.utils import timezone
 
 from core.error_codes import URL_NOT_ALLOWED
 from core.errors import ApplicationError
-from platforms.backends.base import Arrival, PlannedCall, StudyPlan, SubmissionInfo, origin
+from platforms.backends.base import Arrival, PlannedCall, StudyCost, StudyPlan, SubmissionInfo, TestRun, origin
 from platforms.clients.mturk import mturk_call, mturk_clients
 from platforms.error_codes import HTTPS_REQUIRED, PLATFORM_REFUSED
 from platforms.models import PlatformAccount, PlatformStudy
@@ -27,6 +28,19 @@ FEEDBACK_MAX = 1024        # RequesterFeedback of ApproveAssignment / RejectAssi
 NOTIFY_CHUNK = 100         # WorkerIds per NotifyWorkers call
 SUBJECT_MAX, MESSAGE_MAX = 200, 4096
 _CODE = re.compile(r"<QuestionIdentifier>\s*completion_code\s*</QuestionIdentifier>\s*<FreeText>([^<]*)</FreeText>")
+
+
+# MTurk's commission (https://requester.mturk.com/pricing): 20 % of the reward and of bonuses, 40 % for a HIT with 10
+# or more assignments, at least $0.01 an assignment.
+# How long MTurk remembers a SendBonus's UniqueRequestToken (a repeat within it is refused, after it is paid again).
+TOKEN_PROTECTS = timedelta(hours=24)
+MTURK_FEE, MTURK_FEE_MANY, MTURK_MANY_ASSIGNMENTS = Decimal("0.20"), Decimal("0.40"), 10
+
+
+def mturk_fee(reward: Decimal, assignments: int) -> Decimal:
+    """MTurk's fee on one assignment of `reward` dollars in a HIT of `assignments`."""
+    rate = MTURK_FEE_MANY if assignments >= MTURK_MANY_ASSIGNMENTS else MTURK_FEE
+    return max(Decimal("0.01"), (reward * rate).quantize(Decimal("0.01")))
 
 
 class MTurkBackend:
@@ -187,6 +201,26 @@ class MTurkBackend:
         hit = self._read("GetHIT", f"reading HIT {platform_study.external_id}", HITId=platform_study.external_id)
         return str((hit.get("HIT") or {}).get("HITStatus") or "")
 
+    # --- the pre-flight: MTurk has no calculator and no count of qualified workers -----------------------------
+
+    def study_cost(self, plan: StudyPlan) -> StudyCost:
+        reward = Decimal(plan.reward_cents) / 100
+        fee = mturk_fee(reward, plan.places)
+        return StudyCost(total=(reward + fee) * plan.places, currency=plan.currency, rewards=reward * plan.places,
+                         source=f"computed by StyleCrowd: reward × assignments + MTurk's fee of {fee} per assignment "
+                                f"({MTURK_FEE_MANY * 100:.0f} % from {MTURK_MANY_ASSIGNMENTS} assignments on, else "
+                                f"{MTURK_FEE * 100:.0f} %, at least $0.01; Masters qualifications cost more); MTurk "
+                                "has no cost calculator", computed=True)
+
+    def eligible_count(self, plan: StudyPlan) -> int | None:
+        return None  # MTurk does not say how many workers hold a set of qualifications
+
+    def test_run(self, platform_study: PlatformStudy, *, email: str = "") -> TestRun | None:
+        return None  # MTurk's test participants are the requester sandbox's workers: publish a sandbox account's HIT
+
+    def test_run_submissions(self, test_study_id: str) -> list[SubmissionInfo]:
+        return []
+
     # --- assignments -----------------------------------------------------------------------------------------
 
     def _info(self, row: dict[str, Any]) -> SubmissionInfo:
@@ -261,8 +295,14 @@ class MTurkBackend:
     def bonus_check_hint(self, *, study_id: str, bulk_id: str, total: Decimal, currency: str, people: int,
                          sent_at: datetime | None, assignment_id: str, amount: Decimal, worker_id: str,
                          ref: str) -> str:
-        return (f"On MTurk (requester site, or ListBonusPayments for assignment {assignment_id or '?'}): a bonus of "
+        hint = (f"On MTurk (requester site, or ListBonusPayments for assignment {assignment_id or '?'}): a bonus of "
                 f"${amount} to {worker_id} whose reason ends with [ref {ref}]?")
+        if sent_at is not None and timezone.now() - sent_at > TOKEN_PROTECTS:
+            hint += (f" Warning: sent {sent_at:%Y-%m-%d %H:%M} UTC, more than 24 hours ago: MTurk's UniqueRequestToken "
+                     "protects a bonus for 24 hours only, so a resend with the same token is no longer refused as a "
+                     f"repeat and could pay twice. Check ListBonusPayments for assignment {assignment_id or '?'} "
+                     f"(every page) for [ref {ref}] before resolving it as not paid.")
+        return hint
 
     # --- messages --------------------------------------------------------------------------------------------
 

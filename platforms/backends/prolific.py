@@ -15,12 +15,22 @@ from django.utils.dateparse import parse_datetime
 from core.error_codes import URL_NOT_ALLOWED
 from core.errors import ApplicationError
 from core.outbound import url_allowed
-from platforms.backends.base import Arrival, PlannedCall, StudyPlan, SubmissionInfo, money, origin
+from platforms.backends.base import (
+    Arrival,
+    PlannedCall,
+    StudyCost,
+    StudyPlan,
+    SubmissionInfo,
+    TestRun,
+    money,
+    origin,
+)
+from platforms.backends.prolific_preflight import prolific_eligible_count, prolific_study_cost, prolific_test_run
 from platforms.backends.prolific_terms import (
     description_html,
-    filter_normalised,
     prolific_minimum_time,
     reward_floor_check,
+    study_filters,
 )
 from platforms.clients.prolific import BONUS_SETUP_CHUNK, BULK_APPROVE_CHUNK, ProlificClient
 from platforms.crypto import secret_decrypt
@@ -166,11 +176,7 @@ class ProlificBackend:
         else:
             screened = {"code": plan.screened_out_code, "code_type": "OTHER", "actor": "participant",
                         "actions": [{"action": "REQUEST_RETURN", "return_reason": SCREEN_OUT_RETURN_REASON}]}
-        filters = [filter_normalised(flt) for flt in plan.filters]
-        if plan.block_list_id:
-            filters.append({"filter_id": "participant_group_blocklist", "selected_values": [plan.block_list_id]})
-        if plan.allow_list_id:
-            filters.append({"filter_id": "participant_group_allowlist", "selected_values": [plan.allow_list_id]})
+        filters = study_filters(plan.filters, block_list_id=plan.block_list_id, allow_list_id=plan.allow_list_id)
         body: dict[str, Any] = {
             "name": plan.title,
             "internal_name": f"stylecrowd:{plan.slug}:{plan.idempotency_key}",
@@ -221,6 +227,21 @@ class ProlificBackend:
 
     def study_status(self, platform_study: PlatformStudy) -> str:
         return str((self.client.study_get(platform_study.external_id) or {}).get("status") or "")
+
+    # --- the pre-flight (platforms/backends/prolific_preflight.py) ------------------------------------------------
+
+    def study_cost(self, plan: StudyPlan) -> StudyCost:
+        return prolific_study_cost(self.client, plan)
+
+    def eligible_count(self, plan: StudyPlan) -> int | None:
+        filters = study_filters(plan.filters, block_list_id=plan.block_list_id, allow_list_id=plan.allow_list_id)
+        return prolific_eligible_count(self.client, filters, self.account.workspace_id)
+
+    def test_run(self, platform_study: PlatformStudy, *, email: str = "") -> TestRun | None:
+        return prolific_test_run(self.client, platform_study.external_id, email=email)
+
+    def test_run_submissions(self, test_study_id: str) -> list[SubmissionInfo]:
+        return [self._info(row) for row in self.client.submissions_list(test_study_id)]
 
     def send(self, call: PlannedCall) -> Any:
         return self.client.request(call.method, call.path, json=call.body or None, repeatable=call.repeatable,

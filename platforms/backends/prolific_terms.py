@@ -48,3 +48,14 @@ def description_html(text: str) -> str:
     """The study's instructions as the paragraphs Prolific's description accepts (its allowed tags only)."""
     paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
     return "".join(f"<p>{html.escape(p).replace(chr(10), ' ')}</p>" for p in paragraphs)
+
+
+def study_filters(filters: list[dict[str, Any]], *, block_list_id: str, allow_list_id: str) -> list[dict[str, Any]]:
+    """A study's filters as Prolific takes them (the draft and the eligibility count alike): the researcher's, then
+    the block list and the allow list as participant-group filters."""
+    out = [filter_normalised(flt) for flt in filters]
+    if block_list_id:
+        out.append({"filter_id": "participant_group_blocklist", "selected_values": [block_list_id]})
+    if allow_list_id:
+        out.append({"filter_id": "participant_group_allowlist", "selected_values": [allow_list_id]})
+    return out

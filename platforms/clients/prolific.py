@@ -241,6 +241,31 @@ class ProlificClient:
         return self.request("POST", f"/api/v1/studies/{study_id}/transition/", json={"action": action},
                             repeatable=False, what=f"{action.lower()}ing study {study_id}")
 
+    # --- pre-flight: what publishing would cost, who could take part, a test participant's run ---------------------
+
+    def study_cost(self, *, reward_cents: int, places: int) -> dict[str, Any]:
+        """Prolific's own calculator: the total in cents of the account's currency, fees and VAT included."""
+        return self.request("POST", "/api/v1/study-cost-calculator/",
+                            json={"reward": float(reward_cents), "total_available_places": float(places)},
+                            repeatable=True, what="calculating the study's cost")
+
+    def eligible_count(self, *, filters: list[dict[str, Any]], workspace_id: str = "") -> dict[str, Any]:
+        """How many participants pass every filter (0: fewer than 25, which Prolific does not show)."""
+        body: dict[str, Any] = {"filters": filters}
+        if workspace_id:
+            body["workspace_id"] = workspace_id
+        return self.request("POST", "/api/v1/eligibility-count/", json=body, repeatable=True,
+                            what="counting the eligible participants")
+
+    def test_participant_create(self, email: str) -> dict[str, Any]:
+        return self.request("POST", "/api/v1/researchers/participants/", json={"email": email}, repeatable=False,
+                            what="creating a test participant")
+
+    def test_study_create(self, study_id: str) -> dict[str, Any]:
+        """A test study from the draft, published to the workspace's test participants only."""
+        return self.request("POST", f"/api/v1/studies/{study_id}/test-study", repeatable=False,
+                            what=f"creating a test study from draft {study_id}")
+
     # --- decisions -----------------------------------------------------------------------------------------
 
     def bulk_approve(self, study_id: str, submission_ids: list[str]) -> Any:

@@ -72,7 +72,46 @@ def _rejections_unconfirmed(platform_study: PlatformStudy) -> None:
                                field="confirm_rejections")
 
 
+# What a person checks when a job's call ended with an unknown outcome, per job kind: (what the rows are, the ledger
+# they are resolved in: its model, as platforms.admin's link for the job's "attention" names it).
+ATTENTION = {"platform_bonus": ("bonus row(s)", "bonuspayment"), "platform_decide": ("decision(s)", "decision"),
+             "platform_message": ("message recipient(s)", "platformmessage")}
+
+
+def _unknown_count(kind: str, result: dict[str, Any]) -> int:
+    if result.get("dry_run", True):
+        return 0  # a dry run sent nothing
+    if kind == "platform_bonus":
+        return int(((result.get("ledger") or {}).get("unknown") or {}).get("rows") or 0)
+    return int(result.get("unknown") or 0)
+
+
+def job_attention_for(*, kind: str, platform_study: PlatformStudy, result: dict[str, Any]) -> dict[str, Any] | None:
+    """The "attention" of a money or message job whose call's outcome is unknown (the job then ends "attention", not
+    "done": core/jobs.py): what to check, and the ledger where a person resolves it. Never a retry."""
+    n = _unknown_count(kind, result) if kind in ATTENTION else 0
+    if not n:
+        return None
+    what, ledger = ATTENTION[kind]
+    check = {"platform_bonus": "whether it was paid", "platform_decide": "whether it was carried out",
+             "platform_message": "whether it was delivered"}[kind]
+    reason = (f"{n} {what} of study {platform_study.study.slug} have an unknown outcome: the platform may or may not "
+              f"have acted on the call, and nothing is sent again automatically. Check on "
+              f"{platform_study.get_platform_display()} {check}, then resolve the rows.")
+    return {"reason": reason, "ledger": ledger, "platform_study": platform_study.pk, "rows": n}
+
+
 def platform_job_execute(*, job: Job) -> dict[str, Any]:
+    result = _platform_job_run(job)
+    if job.kind in ATTENTION:
+        platform_study = platform_study_get(study=study_get(slug=job.params.get("study", "")))
+        attention = job_attention_for(kind=job.kind, platform_study=platform_study, result=result)
+        if attention:
+            result = {**result, "attention": attention}
+    return result
+
+
+def _platform_job_run(job: Job) -> dict[str, Any]:
     params = dict(job.params)
     slug = params.pop("study", "")
     by = job.created_by

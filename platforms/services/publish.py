@@ -34,6 +34,7 @@ from platforms.error_codes import (
 from platforms.models import PlatformAccount, PlatformStudy
 from platforms.services.accounts import platform_study_for
 from platforms.services.lists import allow_list_ensure, allow_list_members, block_list_ensure
+from platforms.services.preflight import preflight_of
 
 STALE = timedelta(minutes=10)  # a creating/publishing step older than this lost its runner: outcome unknown
 DEVICES = ("desktop", "tablet", "mobile")
@@ -161,6 +162,16 @@ def study_plan(*, platform_study: PlatformStudy, base_url: str = "", key: str) -
         keywords="stylecrowd, annotation, language")
 
 
+def platform_preflight(*, platform_study: PlatformStudy, base_url: str = "") -> dict[str, Any]:
+    """The pre-flight (services/preflight.py) of the study as it would be created, or was (its draft's settings)."""
+    plan = study_plan(platform_study=platform_study, base_url=base_url, key=platform_study.create_key or "preflight")
+    backend = backend_for(platform_study.account)
+    try:
+        return {"study": platform_study.study.slug, **preflight_of(backend=backend, plan=plan)}
+    finally:
+        backend.close()
+
+
 def _claim(platform_study: PlatformStudy, *, frm: list[str], to: str, **fields: Any) -> bool:
     """Move the platform study from one of `frm` to `to` in its own committed transaction: only one runner wins."""
     with transaction.atomic():
@@ -201,10 +212,11 @@ def _publish_steps(platform_study: PlatformStudy, *, base_url: str, publish: boo
     _stale_to_unknown(platform_study)
     backend = backend_for(platform_study.account)
     steps: list[str] = []
+    extra: dict[str, Any] = {}
     try:
         if platform_study.state in (PlatformStudy.State.NONE, PlatformStudy.State.CREATE_UNKNOWN,
                                     PlatformStudy.State.CREATING):
-            _draft(platform_study, backend, base_url=base_url, steps=steps)
+            _draft(platform_study, backend, base_url=base_url, steps=steps, extra=extra)
         elif platform_study.state in (PlatformStudy.State.DRAFT, PlatformStudy.State.PUBLISHED):
             steps.append("draft exists")
         if publish:
@@ -212,7 +224,7 @@ def _publish_steps(platform_study: PlatformStudy, *, base_url: str, publish: boo
     finally:
         backend.close()
     platform_study.refresh_from_db()
-    return _summary(platform_study, steps)
+    return {**_summary(platform_study, steps), **extra}
 
 
 def _summary(platform_study: PlatformStudy, steps: list[str]) -> dict[str, Any]:
@@ -223,7 +235,8 @@ def _summary(platform_study: PlatformStudy, steps: list[str]) -> dict[str, Any]:
             "steps": steps, "sent": platform_study.create_request}
 
 
-def _draft(platform_study: PlatformStudy, backend: PlatformBackend, *, base_url: str, steps: list[str]) -> None:
+def _draft(platform_study: PlatformStudy, backend: PlatformBackend, *, base_url: str, steps: list[str],
+           extra: dict[str, Any]) -> None:
     if platform_study.state == PlatformStudy.State.CREATING:
         raise ApplicationError(f"Study {platform_study.study.slug}: its draft is being created by another run.",
                                code=BUSY, status=409)
@@ -242,6 +255,7 @@ def _draft(platform_study: PlatformStudy, backend: PlatformBackend, *, base_url:
         allow_list_ensure(platform_study=platform_study, backend=backend)
         platform_study.refresh_from_db()
     plan = study_plan(platform_study=platform_study, base_url=base_url, key=key)
+    extra["preflight"] = preflight_of(backend=backend, plan=plan)  # cost and eligible people, before any draft
     call = backend.draft_call(plan)
     if backend.CREATES_ON_PUBLISH:
         response = backend.send(call)  # a template (MTurk's HIT type) is idempotent: the same settings, the same one

@@ -10,8 +10,9 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from core.admin import job_link_register, job_message
+from core.admin import job_link_register, job_message, job_next_step_register
 from core.errors import ApplicationError
+from core.models import Job
 from tasks.forms import CorpusImportForm, GenerateInstancesForm
 from tasks.licences import licence_choices
 from tasks.models import Corpus, GenerationRun, ParallelPair, StyleComponent, TaskInstance
@@ -81,7 +82,17 @@ class CorpusAdmin(admin.ModelAdmin):
 
     def get_urls(self):
         return [path("import/", self.admin_site.admin_view(self.import_view), name="tasks_corpus_import"),
+                path("<int:pk>/generate/", self.admin_site.admin_view(self.generate_view),
+                     name="tasks_corpus_generate"),
                 *super().get_urls()]
+
+    def generate_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """The "Generate instances" action for one corpus, as a page of its own: the next step a corpus import's
+        job page links to."""
+        if not self.has_change_permission(request):
+            raise PermissionDenied("You need the permission to change corpora.")
+        response = self.generate_instances(request, Corpus.objects.filter(pk=pk))
+        return response or HttpResponseRedirect(reverse("admin:tasks_corpus_changelist"))
 
     def import_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_add_permission(request):
@@ -160,4 +171,25 @@ def _corpus_link(name: object) -> tuple[str, str] | None:
     return None if corpus is None else (reverse("admin:tasks_corpus_change", args=[corpus.pk]), corpus.name)
 
 
+def _corpus_by_id(pk: object) -> tuple[str, str] | None:
+    corpus = Corpus.objects.filter(pk=int(str(pk))).only("pk", "name").first()
+    return None if corpus is None else (reverse("admin:tasks_corpus_change", args=[corpus.pk]), corpus.name)
+
+
+def _generation_run_link(pk: object) -> tuple[str, str] | None:
+    run = GenerationRun.objects.filter(pk=int(str(pk))).select_related("corpus").first()
+    return None if run is None else (reverse("admin:tasks_generationrun_change", args=[run.pk]), str(run))
+
+
+def _after_import(job: Job) -> tuple[str, str] | None:
+    """A corpus import is followed by generating its task instances."""
+    corpus = Corpus.objects.filter(pk=int(job.result["corpus_id"])).only("pk", "name").first()
+    if corpus is None:
+        return None
+    return reverse("admin:tasks_corpus_generate", args=[corpus.pk]), f"Next: generate instances for {corpus.name}"
+
+
 job_link_register("corpus", _corpus_link)
+job_link_register("corpus_id", _corpus_by_id)
+job_link_register("generation_run_id", _generation_run_link)
+job_next_step_register("corpus_import", _after_import)

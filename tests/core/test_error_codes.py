@@ -67,6 +67,7 @@ NEW_CODES = {
     "unsupported_language", "llm_rater_failed",  # metrics refused on another language; the LLM autorater's endpoint
     "line_too_long",  # an uploaded or imported line longer than STYLECROWD_MAX_LINE_BYTES
     "too_many_open_from_address",  # batches of a study open at once from one client address
+    "no_test_run",  # the pre-flight's test participant run, on a platform that has none (MTurk, the mock)
 }
 
 

@@ -1,4 +1,7 @@
+import datetime as dt
+
 import pytest
+from django.utils import timezone
 
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, job_progress, job_running
@@ -36,3 +39,25 @@ def test_a_job_is_queued_by_its_tasks_registered_name_and_an_unknown_name_is_ref
     assert (job.task_name, job.task_args, job.queue) == ("tasks.corpus_import", [], "gpu")
     with pytest.raises(LookupError, match="no Celery task is registered as 'tasks.corpus_imprt'"):
         job_enqueue(job=job, task="tasks.corpus_imprt")
+
+
+def test_a_result_that_asks_for_a_person_ends_attention_which_is_final_and_left_by_the_reaper() -> None:
+    from core.job_health import jobs_reap_stale
+    from core.job_links import job_attention
+    from core.views import job_body
+
+    job = job_create(kind="platform_bonus", params={})
+    with job_running(job.pk) as running:
+        running.result = {"attention": {"reason": "2 bonus row(s) have an unknown outcome."}}
+    job.refresh_from_db()
+    assert job.status == Job.Status.ATTENTION and job.percent == 100.0 and job.finished
+    assert job_attention(job) == {"reason": "2 bonus row(s) have an unknown outcome.", "url": "", "label": ""}
+    assert job_body(job)["attention"]["reason"].startswith("2 bonus row(s)")
+    with job_running(job.pk) as again:  # a redelivered message finds it finished
+        assert again is None
+    jobs_reap_stale(now=timezone.now() + dt.timedelta(days=3))
+    job.refresh_from_db()
+    assert job.status == Job.Status.ATTENTION
+    with job_running(job_create(kind="k", params={}).pk) as plain:
+        plain.result = {"attention": {}}  # no reason: nothing to ask
+    assert Job.objects.latest("pk").status == Job.Status.DONE

@@ -127,6 +127,9 @@ API_DOORS: dict[tuple[str, str], str | tuple[str, ...] | None] = {
     ("study-platform", "get"): "platforms.view_platformstudy",
     ("study-platform-publish", "post"): "platforms.add_platformstudy",
     ("study-platform-sync", "post"): "platforms.change_platformstudy",
+    ("study-platform-preflight", "get"): "platforms.view_platformstudy",
+    ("study-platform-test-run", "get"): "platforms.view_platformstudy",
+    ("study-platform-test-run", "post"): "platforms.change_platformstudy",
     ("study-platform-decisions", "get"): "platforms.view_decision",
     ("study-platform-decisions", "post"): "platforms.add_decision",
     ("study-platform-bonuses", "get"): "platforms.view_bonuspayment",
@@ -145,6 +148,7 @@ API_DOORS: dict[tuple[str, str], str | tuple[str, ...] | None] = {
 ADMIN_VIEWS: dict[str, tuple[str, str | tuple[str, ...]]] = {
     "auth_user_password_change": ("get", "auth.change_user"),
     "tasks_corpus_import": ("get", "tasks.add_corpus"),
+    "tasks_corpus_generate": ("get", "tasks.change_corpus"),
     "tasks_screeningquestion_import": ("get", "tasks.add_screeningquestion"),
     "tasks_screeningquestion_load_published": ("post", "tasks.add_screeningquestion"),
     "annotation_study_create": ("get", "annotation.add_study"),
@@ -430,6 +434,7 @@ def _kwargs(name: str, world: dict[str, Any]) -> dict[str, Any]:
         "annotation_study_create_kind": {"kind": "quadruple"},
         "annotation_study_participant_preview": {"pk": world["study"].pk, "platform": "prolific"},
         "platforms_platformstudy_publish": {"study_id": world["study"].pk},
+        "tasks_corpus_generate": {"pk": world["corpus"].pk},
         "platform-hook-prolific": {"name": "lab"},
     }
     if name.startswith("platforms_platformstudy_") and name != "platforms_platformstudy_publish":

@@ -82,6 +82,8 @@ class FakeProlific(ProlificBehaviour):
         self.messages: list[dict[str, Any]] = []
         self.subscriptions: dict[str, dict[str, Any]] = {}
         self.secrets: dict[str, str] = {}
+        self.eligible = 5000                      # what the eligibility count answers (0: fewer than 25)
+        self.test_participants: list[str] = []   # the workspace's test participants (a test study needs one)
         self.calls: list[Call] = []
         self.violations: list[str] = []
         self.faults: list[Fault] = []

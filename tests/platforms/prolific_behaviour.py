@@ -36,6 +36,8 @@ class ProlificBehaviour:
     workspace_id: str
     page_size_max: int
     url: str
+    eligible: int
+    test_participants: list[str]
 
     def route(self, method: str, path: str, query: dict[str, list[str]], body: Any) -> Answer:
         for methods, pattern, handler in ROUTES:
@@ -173,6 +175,31 @@ class ProlificBehaviour:
         sub["is_enabled"] = True
         return 200, {k: v for k, v in sub.items() if k != "hook_secret"}, {}
 
+    # --- the pre-flight: cost calculator, eligibility count, test participants and test studies -------------------
+
+    def _cost_calculator(self, *, body: Any, **_: Any) -> Answer:
+        """Prolific's fee (33.3 % of the rewards) and VAT on the fee (20 %), in cents."""
+        rewards = body["reward"] * body["total_available_places"]
+        fee = round(rewards * 0.333)
+        return 200, {"total_cost": float(rewards + fee + round(fee * 0.2))}, {}
+
+    def _eligibility_count(self, **_: Any) -> Answer:
+        return 200, {"count": float(self.eligible)}, {}
+
+    def _test_participant(self, **_: Any) -> Answer:
+        self.test_participants.append(hexid())
+        return 201, {"participant_id": self.test_participants[-1]}, {}
+
+    def _test_study(self, *, ids: tuple[str, ...], **_: Any) -> Answer:
+        draft = self.studies.get(ids[0])
+        if draft is None:
+            return self._error(404, "Not found", "No study with this id.")
+        if draft["status"] != "UNPUBLISHED" or not self.test_participants:
+            return self._error(400, "Cannot test", "A test study needs a draft and at least one test participant.")
+        test = {**draft, "id": hexid(), "status": "ACTIVE", "internal_name": f"test of {draft['id']}"}
+        self.studies[test["id"]] = test
+        return 200, {"study_id": test["id"], "study_url": f"https://app.prolific.com/studies/{test['id']}"}, {}
+
     def _error(self, status: int, title: str, detail: str) -> Answer:
         return status, {"error": {"status": status, "error_code": status * 100, "title": title,
                                   "detail": detail}}, {}
@@ -255,6 +282,10 @@ ROUTES: list[tuple[tuple[str, ...], str, Callable[..., Answer]]] = [
     ((), r"/api/v1/projects/\w+/studies/", ProlificBehaviour._studies_list),
     ((), r"/api/v1/studies/(\w+)/", ProlificBehaviour._study_get),
     ((), r"/api/v1/studies/(\w+)/transition/", ProlificBehaviour._study_transition),
+    (("POST",), r"/api/v1/studies/(\w+)/test-study", ProlificBehaviour._test_study),
+    (("POST",), r"/api/v1/study-cost-calculator/", ProlificBehaviour._cost_calculator),
+    (("POST",), r"/api/v1/eligibility-count/", ProlificBehaviour._eligibility_count),
+    (("POST",), r"/api/v1/researchers/participants/", ProlificBehaviour._test_participant),
     (("GET",), r"/api/v1/submissions/", ProlificBehaviour._submissions_list),
     ((), r"/api/v1/submissions/(\w+)/", ProlificBehaviour._submission_get),
     (("GET",), r"/api/v1/submissions/(\w+)/demographics/", ProlificBehaviour._submission_demographics),

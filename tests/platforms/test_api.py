@@ -173,3 +173,33 @@ def test_the_study_page_links_to_its_platform_side(prolific_account, fake_prolif
     assert job.status == Job.Status.DONE and job.result["state"] == "draft", job.error
     page = admin_client.get(f"/admin/annotation/study/{study.pk}/change/")
     assert b"Open its platform page" in page.content and b"draft on the platform" in page.content
+
+
+def test_the_preflight_and_the_test_run_through_the_api(prolific_account, fake_prolific, api) -> None:
+    from platforms.services.publish import platform_publish
+    from tests.platforms.conftest import paid_study
+
+    study = paid_study()
+    platform_publish(study=study, account=prolific_account)
+    fake_prolific.eligible = 1
+    body = api.get(f"/api/v1/studies/{study.slug}/platform/preflight/").json()
+    assert body["cost"]["currency"] == "GBP" and body["cost"]["total"] and body["eligible"]["count"] == 1
+    assert body["warnings"][0].startswith("only 1 eligible participants")
+    bad = api.post(f"/api/v1/studies/{study.slug}/platform/test-run/", {"email": "not-an-email"}, format="json")
+    assert bad.status_code == 400 and not fake_prolific.test_participants
+    run = api.post(f"/api/v1/studies/{study.slug}/platform/test-run/", {"email": "t@example.org"}, format="json")
+    assert run.status_code == 201 and run.json()["study_url"].endswith(run.json()["test_study_id"])
+    check = api.get(f"/api/v1/studies/{study.slug}/platform/test-run/?test_study_id={run.json()['test_study_id']}")
+    assert check.status_code == 200 and check.json()["completion_code_works"] is False
+
+
+def test_the_api_publish_jobs_draft_step_carries_the_preflight(prolific_account, fake_prolific, api) -> None:
+    study = paid_study()
+    queued = api.post(f"/api/v1/studies/{study.slug}/platform/publish/", {"account": "lab"}, format="json")
+    assert queued.status_code == 202
+    platform_job_task(queued.json()["job"]["id"])  # what the worker runs
+    body = api.get(f"/api/v1/jobs/{queued.json()['job']['id']}/").json()
+    assert body["status"] == "done" and body["result"]["state"] == "draft"
+    preflight = body["result"]["preflight"]
+    assert preflight["cost"]["currency"] == "GBP" and preflight["eligible"]["count"] == 5000
+    assert fake_prolific.calls_to("POST", r"/api/v1/study-cost-calculator/")

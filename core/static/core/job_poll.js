@@ -2,8 +2,10 @@
 //   data-job-poll="<the job's API URL>" data-job-status="<the status the page was rendered with>".
 // Every second it reads the job row and updates every progress.job-progress and span.job-percent on the page; once
 // the job is done or failed, it reloads the page (when that status differs from the rendered one), so the server
-// renders the result or the one-line error. While no worker has taken the job, the poll's "waiting" sentence (the
-// queue it waits on and the command that serves it) is shown in every p.job-waiting. A refused request (4xx)
+// renders the result or the one-line error. "attention" is finished too: done, with something a person must check
+// (core/jobs.py job_attention_of), which the reloaded page shows in amber with a link to where it is resolved.
+// While no worker has taken the job, the poll's "waiting" sentence (the queue it waits on and the command that
+// serves it) is shown in every p.job-waiting. A refused request (4xx)
 // stops it; a server error or a network blip is tried again.
 (function () {
   "use strict";
@@ -11,7 +13,7 @@
   if (!marker) return;
   const url = marker.dataset.jobPoll;
   const rendered = marker.dataset.jobStatus || "";
-  const finished = function (status) { return status === "done" || status === "failed"; };
+  const finished = function (status) { return status === "done" || status === "attention" || status === "failed"; };
   if (!url || finished(rendered)) return;
 
   async function poll() {

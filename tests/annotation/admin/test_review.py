@@ -202,3 +202,19 @@ def rejected_texts_count() -> int:
 def review_queue_first(client: Client) -> int:
     page = client.get("/admin/annotation/rewritereview/queue/?study=rw").content.decode()
     return int(page.split('data-response="', 1)[1].split('"', 1)[0])
+
+
+def test_the_block_form_offers_the_platforms_not_free_text(admin_client) -> None:
+    from django.urls import reverse
+
+    from annotation.models import WorkerBlock
+
+    add = reverse("admin:annotation_workerblock_add")
+    page = admin_client.get(add).content.decode()
+    assert '<select name="platform"' in page and '<option value="prolific">Prolific</option>' in page
+    assert '<option value="mturk">Amazon Mechanical Turk</option>' in page
+    refused = admin_client.post(add, {"platform": "prolfic", "external_id": "60a0000000000000000000a1"})
+    assert refused.status_code == 200 and "Select a valid choice" in refused.content.decode()
+    assert not WorkerBlock.objects.exists()
+    saved = admin_client.post(add, {"platform": "prolific", "external_id": "60a0000000000000000000a1"})
+    assert saved.status_code == 302 and WorkerBlock.objects.get().platform == "prolific"

@@ -71,6 +71,9 @@ def test_an_export_started_from_the_dashboard_returns_there_and_its_job_page_nam
     assert "Benchmark export · job #" in page  # the title says what the job does
     assert reverse("admin:annotation_study_overview", args=[study.pk]) in page  # the study's overview, by name
     assert reverse("admin:scoring_benchmarkexport_change", args=[export.pk]) in page  # what it made
+    assert f">{export}</a>" in page  # by name
+    score = reverse("admin:scoring_scorerun_start") + f"?export={export.pk}"
+    assert f'href="{score}">Next: score style-similarity methods on this export</a>' in page
     assert "stel-tsv" in page and "the default queue" in page
     assert 'id="pending-jobs"' not in admin_client.get(dashboard_url).content.decode()  # done: listed no more
 
@@ -97,6 +100,9 @@ def test_a_filter_started_from_the_dashboard_returns_there_with_a_link_to_its_jo
     assert reverse("admin:scoring_filterrun_change", args=[filter_run.pk]) in page
     assert f">{study.slug}</a>" in page or f"({study.slug})</a>" in page
     assert "m (at least m of k correct)" in page
+    assert f">{filter_run}</a>" in page  # named, not "filter run #1"
+    export_start = reverse("admin:scoring_benchmarkexport_start") + f"?study={study.slug}&amp;status=validated"
+    assert f'href="{export_start}">Next: export the validated instances</a>' in page
 
 
 def test_a_corpus_import_job_page_names_the_uploaded_files_not_the_server_folder(admin_client, media):
@@ -114,4 +120,13 @@ def test_a_corpus_import_job_page_names_the_uploaded_files_not_the_server_folder
     job.refresh_from_db()
     page = admin_client.get(reverse("admin:core_job_change", args=[job.pk])).content.decode()
     _assert_for_people(page, job, media)
-    assert reverse("admin:tasks_corpus_change", args=[job.result["corpus_id"]]) in page
+    corpus_url = reverse("admin:tasks_corpus_change", args=[job.result["corpus_id"]])
+    # what it made, by name (not "corpus #2"), and the next step: generating the corpus's instances
+    assert f'corpus <a href="{corpus_url}">uploaded</a>' in page and "corpus #" not in page
+    generate = reverse("admin:tasks_corpus_generate", args=[job.result["corpus_id"]])
+    assert f'href="{generate}">Next: generate instances for uploaded</a>' in page
+    body = admin_client.get(f"/api/v1/jobs/{job.pk}/").json()
+    assert body["made"] == [{"what": "corpus", "name": "uploaded", "url": corpus_url}]
+    assert body["next_step"] == {"url": generate, "label": "Next: generate instances for uploaded"}
+    step = admin_client.get(generate)  # the step's page: the generation form for this corpus
+    assert step.status_code == 200 and b"<b>uploaded</b>" in step.content

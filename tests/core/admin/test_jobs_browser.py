@@ -34,3 +34,24 @@ def test_the_job_page_says_within_seconds_that_no_worker_has_taken_the_job(page:
     Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, progress_done=1, progress_total=4)
     page.wait_for_selector("p.job-waiting[hidden]", state="attached", timeout=5000)
     assert page.locator("span.job-percent").inner_text() == "25% running"
+
+
+def test_a_job_that_ends_needing_attention_is_shown_in_amber_with_the_ledger_link(page: Any, live_server: Any) -> None:
+    """The poller takes "attention" as finished: the page reloads into the amber notice, whose link opens the
+    ledger where the unknown outcome is resolved."""
+    log_in(page, live_server)
+    job = Job.objects.create(kind="platform_bonus", status=Job.Status.RUNNING, progress_total=2, progress_done=1,
+                             params={"study": "s", "apply": True}, task_name="platforms.job")
+    page.goto(f"{live_server.url}/admin/core/job/{job.pk}/change/")
+    assert page.locator(".job-attention").count() == 0
+    attention = {"reason": "3 bonus row(s) of study s have an unknown outcome.", "ledger": "bonuspayment",
+                 "platform_study": 7}
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.ATTENTION,
+                                         result={"dry_run": False, "attention": attention})
+    page.wait_for_selector("p.job-attention", timeout=8000)  # reloaded by job_poll.js, not by the test
+    notice = page.locator("p.job-attention")
+    assert "3 bonus row(s) of study s have an unknown outcome." in notice.inner_text()
+    assert notice.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(255, 243, 205)"  # amber
+    assert "needs attention" in page.content()
+    notice.locator("a", has_text="Resolve in the bonus ledger").click()
+    page.wait_for_url("**/admin/platforms/bonuspayment/?state__exact=unknown&platform_study__id__exact=7")

@@ -179,6 +179,28 @@ def test_a_bonus_whose_outcome_is_unknown_is_not_sent_again(stub, turk) -> None:
     assert BonusPayment.objects.filter(state=BonusPayment.State.PENDING).count() == 1
 
 
+def test_an_unknown_bonus_older_than_the_tokens_24_hours_is_flagged_with_what_to_check(stub, turk) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from platforms.admin.ledger import what_to_check
+
+    ps = published(stub, turk, mturk_study())
+    synced(stub, ps)
+    stub.add_client_error("send_bonus", service_error_code="ServiceFault", http_status_code=500)
+    platform_bonus(platform_study=ps, flat="0.50", apply=True, sync=False)
+    row = BonusPayment.objects.get(state=BonusPayment.State.UNKNOWN)
+    fresh = what_to_check(row)
+    assert f"[ref {row.pk}]" in fresh and "24 hours" not in fresh  # within the day: the token still protects it
+    BonusPayment.objects.filter(pk=row.pk).update(sent_at=timezone.now() - timedelta(hours=25))
+    row.refresh_from_db()
+    stale = what_to_check(row)
+    assert "more than 24 hours ago" in stale and "UniqueRequestToken protects a bonus for 24 hours only" in stale
+    assert f"Check ListBonusPayments for assignment {row.submission.external_id}" in stale
+    assert "before resolving it as not paid" in stale
+
+
 def test_messages_go_in_chunks_of_100(stub, turk) -> None:
     study = mturk_study()
     ps = published(stub, turk, study)

@@ -52,7 +52,7 @@ def test_a_worker_processes_webhooks_and_pays_a_doubly_queued_bonus_once(
 
         jobs = [api.post(f"/api/v1/studies/{study.slug}/platform/bonuses/", {"apply": True, "flat": "0.20"},
                          format="json").json()["job"]["id"] for _ in range(2)]
-        done = wait_for(lambda: all(Job.objects.get(pk=j).status in ("done", "failed") for j in jobs) and jobs,
+        done = wait_for(lambda: all(Job.objects.get(pk=j).finished for j in jobs) and jobs,
                         timeout=180, what="both bonus jobs", log=log)
         assert done
     finally:
