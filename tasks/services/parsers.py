@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ApplicationError
+from core.json_guard import JsonRefused, json_parse
 from tasks.error_codes import (
     DUPLICATE_ID,
     EMPTY_ID,
@@ -240,7 +241,9 @@ def _jsonl_records(path: str | Path, text: str, required: Sequence[str]) -> list
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json_parse(line)
+        except JsonRefused as exc:
+            raise ApplicationError(f"{path}, line {number}: {exc.message}", code=INVALID_JSON) from None
         except json.JSONDecodeError as exc:
             raise ApplicationError(f"{path}, line {number}: invalid JSON ({exc.msg})", code=INVALID_JSON) from None
         if not isinstance(record, dict):
