@@ -173,3 +173,18 @@ def test_the_study_page_links_to_its_platform_side(prolific_account, fake_prolif
     assert job.status == Job.Status.DONE and job.result["state"] == "draft", job.error
     page = admin_client.get(f"/admin/annotation/study/{study.pk}/change/")
     assert b"Open its platform page" in page.content and b"draft on the platform" in page.content
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"allow_list": {"participants": ["5f0c\u00001"]}}, "allow_list.participants[0]"),
+    ({"filters": [{"filter_id": "age", "selected_range": {"lower": "1\u00008"}}]}, "filters[0].selected_range.lower"),
+])
+def test_a_nul_in_the_publish_body_is_a_400_naming_the_field(prolific_account, fake_prolific, api, body,
+                                                            field) -> None:
+    """PostgreSQL's jsonb stores no NUL (a 500 from UntranslatableCharacter): refused before anything is stored."""
+    study = paid_study()
+    jobs = Job.objects.count()
+    response = api.post(f"/api/v1/studies/{study.slug}/platform/publish/", {"account": "lab", **body}, format="json")
+    error = assert_api_error(response, code="invalid", status=400)
+    assert list(error["details"]) == [field] and "NUL" in error["message"]
+    assert Job.objects.count() == jobs and not PlatformStudy.objects.filter(study=study).exists()
