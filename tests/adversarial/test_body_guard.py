@@ -170,3 +170,21 @@ def test_a_nul_in_basic_credentials_is_a_403_and_records_nothing(anonymous_api: 
     response = anonymous_api.get("/api/v1/exports/", HTTP_AUTHORIZATION=header)
     assert_api_error(response, code="authentication_failed", status=403)
     assert not AccessAttempt.objects.exists() and not AccessFailureLog.objects.exists()
+
+
+def test_a_text_file_with_a_nul_is_refused_naming_file_and_line(tmp_path: Path) -> None:
+    """The sources of a rewrite study (shown to writers) and every corpus file are read by one reader
+    (tasks/services/parsers.py read_text): a NUL in them is refused naming the file and the line."""
+    sources = tmp_path / "sources.txt"
+    sources.write_text("one short source text\nanother short\u0000 source text\n")
+    with pytest.raises(CommandError, match=r"sources\.txt, line 2: holds a NUL character"):
+        call_command("create_study", "--slug", "cli", "--kind", "rewrite", "--sources", str(sources),
+                     "--target-style", "formal", "--eligibility", "none", stdout=StringIO(), stderr=StringIO())
+    assert not Study.objects.exists()
+    informal, formal = tmp_path / "informal.txt", tmp_path / "formal.txt"
+    informal.write_text("hey there\nwhat's up\n")
+    formal.write_text("Hello.\nHow are\u0000 you?\n")
+    with pytest.raises(CommandError, match=r"formal\.txt, line 2: holds a NUL character"):
+        call_command("import_corpus", str(informal), str(formal), "--name", "nul", "--component", "formality",
+                     "--format", "aligned", "--licence", "CC-BY-4.0", "--attribution", "test", stdout=StringIO(),
+                     stderr=StringIO())
