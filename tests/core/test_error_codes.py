@@ -63,6 +63,7 @@ NEW_CODES = {
     "special_category_consent_missing",  # studies asking special-category questions
     "persona_from_platform_unavailable",  # persona read from the platform: a Prolific study, attributes it records
     "salt_missing",  # a salted benchmark export job re-run after its release salt was dropped from the job row
+    "nul_in_text",  # a text file (corpus, rewrite sources) holding a NUL character, which no stored text may hold
 }
 
 
