@@ -236,10 +236,10 @@ def test_schemathesis_finds_no_server_error_and_no_mismatch(schema_server, admin
     # Anonymous: every researcher operation must refuse, the participant flow must hold; without the coverage
     # phase (hundreds of boundary cases that a 403 answers before looking at them).
     anonymous = _run(schema_server, _folder(reports, "anonymous"), "--phases", "fuzzing,stateful", max_examples=3)
-    # The view-only role: it reads everything and every write must refuse it (a 403, never a 5xx); fewer examples,
-    # as for the anonymous client.
+    # The view-only role: it reads everything and every write must refuse it (a 403, never a 5xx); fuzzing only, with
+    # fewer examples (its writes stop at the permission, so the stateful phase's links lead nowhere new).
     viewer = _run(schema_server, _folder(reports, "viewer"), "--auth", f"{VIEWER}:{PASSWORD}",
-                  "--phases", "fuzzing,stateful", max_examples=2)
+                  "--phases", "fuzzing", max_examples=2)
     hostile = _hostile_phase(schema_server, (admin_user.username, PASSWORD))
     runs = (("superuser", superuser), ("anonymous", anonymous), ("viewer", viewer))
     figures: dict = {name: {"operations": run["operations"]["tested"], "cases": run["test_cases"]["generated"],
