@@ -41,11 +41,20 @@ def plain_name(key: Any) -> str:
     return key if isinstance(key, str) and _PLAIN_KEY.fullmatch(key) else "?"
 
 
-def _step(path: str, key: Any) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    name = plain_name(key)
-    return f"{path}.{name}" if path else name
+def _path(base: str, trail: tuple | None) -> str:
+    """The place a trail of keys leads to, written as DRF names fields (`filters[0].value`): built only for an
+    error, so that a large body that passes costs no strings."""
+    keys: list[Any] = []
+    while trail is not None:
+        trail, key = trail
+        keys.append(key)
+    path = base
+    for key in reversed(keys):
+        if isinstance(key, int):
+            path = f"{path}[{key}]"
+        else:
+            path = f"{path}.{plain_name(key)}" if path else plain_name(key)
+    return path
 
 
 def _scalar_problem(value: Any) -> str | None:
@@ -63,22 +72,29 @@ def _scalar_problem(value: Any) -> str | None:
 
 def json_check(value: Any, *, path: str = "") -> Any:
     """`value` (parsed JSON: dicts, lists, strings, numbers, booleans, None) when the rule holds; else `JsonRefused`
-    naming the first place that breaks it. Iterative, so a deep value costs no recursion."""
-    stack: list[tuple[Any, int, str]] = [(value, 0, path)]
-    while stack:
-        node, depth, where = stack.pop()
-        if isinstance(node, (dict, list)):
-            if depth >= MAX_JSON_DEPTH:
-                raise JsonRefused(f"JSON nested deeper than {MAX_JSON_DEPTH} levels.", where)
-            items = node.items() if isinstance(node, dict) else enumerate(node)
-            for key, child in reversed(list(items)):
-                if isinstance(key, str) and "\x00" in key:
-                    raise JsonRefused("a key must not hold a NUL character (\\u0000).", where)
-                stack.append((child, depth + 1, _step(where, key)))
-            continue
-        problem = _scalar_problem(node)
+    naming a place that breaks it. Iterative, so a deep value costs no recursion."""
+    if not isinstance(value, (dict, list)):
+        problem = _scalar_problem(value)
         if problem:
-            raise JsonRefused(problem, where)
+            raise JsonRefused(problem, path)
+        return value
+    stack: list[tuple[Any, int, tuple | None]] = [(value, 0, None)]
+    while stack:
+        node, depth, trail = stack.pop()
+        if depth >= MAX_JSON_DEPTH:
+            raise JsonRefused(f"JSON nested deeper than {MAX_JSON_DEPTH} levels.", _path(path, trail))
+        for key, child in (node.items() if isinstance(node, dict) else enumerate(node)):
+            if isinstance(key, str) and "\x00" in key:
+                raise JsonRefused("a key must not hold a NUL character (\\u0000).", _path(path, trail))
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1, (trail, key)))
+            elif isinstance(child, str):
+                if "\x00" in child:
+                    raise JsonRefused("text must not hold a NUL character (\\u0000).", _path(path, (trail, key)))
+            elif child is not None:
+                problem = _scalar_problem(child)
+                if problem:
+                    raise JsonRefused(problem, _path(path, (trail, key)))
     return value
 
 
