@@ -5,7 +5,6 @@ Kept apart from core/api.py: DRF imports its parser classes while `rest_framewor
 """
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from typing import Any
 
@@ -33,9 +32,8 @@ class StrictJSONParser(JSONParser):
     the 500 of the parser's recursion or of PostgreSQL refusing a NUL); an object comes back as a `JSONObject`."""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
-        raw = stream.read() if stream is not None else b""
         try:
-            data = json_check(super().parse(io.BytesIO(raw), media_type, parser_context))
+            data = json_check(super().parse(stream, media_type, parser_context))
         except RecursionError:
             raise exceptions.ParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels.") from None
         except JsonRefused as exc:
