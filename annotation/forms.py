@@ -19,6 +19,7 @@ from annotation.services.study_settings import (
 )
 from annotation.services.writing_signals.registry import thresholds_parse
 from core.errors import ApplicationError
+from core.json_guard import JsonRefused, json_parse
 from tasks.models import Corpus, InstanceStatus, StyleComponent
 from tasks.services.parsers import LineLengthCheck, records_read
 
@@ -89,7 +90,9 @@ def _upload_bytes(upload: Any) -> bytes:
 
 def _json_upload(upload: Any, label: str, field: str) -> Any:
     try:
-        return json.loads(_upload_bytes(upload).decode("utf-8-sig"))
+        return json_parse(_upload_bytes(upload).decode("utf-8-sig"))
+    except JsonRefused as exc:
+        raise ApplicationError(f"{label}: {upload.name}: {exc.message}", field=field) from None
     except UnicodeDecodeError:
         raise ApplicationError(f"{label}: {upload.name} is not UTF-8 text.", field=field) from None
     except json.JSONDecodeError as exc:
@@ -99,7 +102,9 @@ def _json_upload(upload: Any, label: str, field: str) -> Any:
 
 def _json_text(text: str, label: str, field: str) -> Any:
     try:
-        return json.loads(text)
+        return json_parse(text)
+    except JsonRefused as exc:
+        raise ApplicationError(f"{label}: {exc.message}", field=field) from None
     except json.JSONDecodeError as exc:
         raise ApplicationError(f"{label}: line {exc.lineno}: invalid JSON ({exc.msg}).", field=field) from None
 
@@ -109,7 +114,9 @@ def _jsonl_upload(upload: Any) -> list[Any]:
     for number, line in enumerate(_upload_text(upload, "Items", "items").splitlines(), start=1):
         if line.strip():
             try:
-                rows.append(json.loads(line))
+                rows.append(json_parse(line))
+            except JsonRefused as exc:
+                raise ApplicationError(f"{upload.name}: line {number}: {exc.message}", field="items") from None
             except json.JSONDecodeError as exc:
                 raise ApplicationError(f"{upload.name}: line {number}: invalid JSON ({exc.msg}).",
                                        field="items") from None

@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from core.errors import ApplicationError
+from core.json_guard import JsonRefused, json_parse
 
 
 def json_file_read(path: str, flag: str, *, expect_list: str = "") -> Any:
@@ -19,7 +20,9 @@ def json_file_read(path: str, flag: str, *, expect_list: str = "") -> Any:
     the file and line; with `expect_list` (what the list holds), anything but a JSON list is refused too."""
     file = Path(path)
     try:
-        data = json.loads(file.read_bytes().decode("utf-8-sig"))
+        data = json_parse(file.read_bytes().decode("utf-8-sig"))
+    except JsonRefused as exc:  # too deep, a NUL character, a number no field stores: named where it is
+        raise ApplicationError(f"{file}: {exc.message}") from None
     except FileNotFoundError:
         raise ApplicationError(f"{flag}: file {file} not found.") from None
     except UnicodeDecodeError as exc:

@@ -1,4 +1,5 @@
-"""JSON request bodies held to the types the schema documents (REST_FRAMEWORK's DEFAULT_PARSER_CLASSES).
+"""Every API body's parsers (REST_FRAMEWORK's DEFAULT_PARSER_CLASSES): JSON held to the rule of core/json_guard.py
+(depth, NUL, numbers) and to the types the schema documents; form and multipart fields held to the NUL rule.
 
 Kept apart from core/api.py: DRF imports its parser classes while `rest_framework.views` is being set up.
 """
@@ -7,8 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rest_framework import serializers
-from rest_framework.parsers import JSONParser
+from rest_framework import exceptions, serializers
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+
+from core.json_guard import MAX_JSON_DEPTH, JsonRefused, json_check, plain_name
 
 
 class JSONObject(dict):
@@ -16,12 +19,55 @@ class JSONObject(dict):
     (`strict_json_types`). Form and multipart bodies (QueryDicts, all text) keep DRF's conversions."""
 
 
+def body_refused(exc: JsonRefused) -> exceptions.APIException:
+    """The 400 of a body the rule refuses: too deep a nesting cannot be read (a parse error); a NUL or a number no
+    field stores is an error of the field it is in, named as DRF names field errors (`{"filters[0].value": [...]}`)."""
+    if exc.problem.startswith("JSON nested deeper"):
+        return exceptions.ParseError(exc.problem)
+    return exceptions.ValidationError({exc.path or "body": [exc.problem]})
+
+
 class StrictJSONParser(JSONParser):
-    """JSON bodies (REST_FRAMEWORK's first parser): an object comes back as a `JSONObject`."""
+    """JSON bodies (REST_FRAMEWORK's first parser): held to core/json_guard.py's rule (a 400 naming the field, never
+    the 500 of the parser's recursion or of PostgreSQL refusing a NUL); an object comes back as a `JSONObject`."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
+        try:
+            data = json_check(super().parse(stream, media_type, parser_context))
+        except RecursionError:
+            raise exceptions.ParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels.") from None
+        except JsonRefused as exc:
+            raise body_refused(exc) from None
+        return JSONObject(data) if isinstance(data, dict) else data
+
+
+def _fields_checked(fields: Any) -> None:
+    """A form's or multipart body's text fields: a NUL in a name or a value is refused, naming the field."""
+    for name, values in fields.lists():
+        if "\x00" in name:
+            raise body_refused(JsonRefused("a field name must not hold a NUL character (\\u0000)."))
+        for value in values:
+            if isinstance(value, str) and "\x00" in value:
+                raise body_refused(JsonRefused("text must not hold a NUL character (\\u0000).", plain_name(name)))
+
+
+class GuardedFormParser(FormParser):
+    """Form bodies: every field held to the NUL rule (a JSON-typed field given as form text would otherwise carry
+    it to PostgreSQL)."""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
         data = super().parse(stream, media_type, parser_context)
-        return JSONObject(data) if isinstance(data, dict) else data
+        _fields_checked(data)
+        return data
+
+
+class GuardedMultiPartParser(MultiPartParser):
+    """Multipart bodies: the text fields held to the NUL rule (files are read by their own importers)."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
+        parsed = super().parse(stream, media_type, parser_context)
+        _fields_checked(parsed.data)
+        return parsed
 
 
 def _json_body(field: serializers.Field) -> bool:

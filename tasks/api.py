@@ -4,12 +4,11 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.parsers import StrictJSONParser
+from core.parsers import GuardedFormParser, GuardedMultiPartParser, StrictJSONParser
 from core.views import JobAcceptedSchema, job_accepted
 from tasks.models import Corpus, StyleComponent, TaskInstance
 from tasks.serializers import (
@@ -44,7 +43,7 @@ class StyleComponentListView(generics.ListAPIView):
 
 class CorpusListView(APIView):
     permission_model = Corpus
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [GuardedMultiPartParser, GuardedFormParser]
 
     @extend_schema(responses=CorpusSerializer(many=True))
     def get(self, request: Request) -> Response:

@@ -46,6 +46,7 @@ NO_FILES = codes.declare("no_files", "No input files were given.")
 NO_INSTANCES = codes.declare("no_instances", "The corpus has no instances to audit.")
 NOT_A_FILE = codes.declare("not_a_file", "An input path is a directory, not a file.")
 NOTHING_TO_STORE = codes.declare("nothing_to_store", "Nothing could be converted or accepted, so nothing was stored.")
+NUL_IN_TEXT = codes.declare("nul_in_text", "An input file holds a NUL character, which no stored text may hold.")
 PATH_TOO_LONG = codes.declare("path_too_long", "A stored file path is longer than the database allows.")
 TOO_FEW_PAIRS = codes.declare("too_few_pairs",
                               "The corpus has too few pairs (or quadruples) to generate instances from.")

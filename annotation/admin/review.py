@@ -3,7 +3,6 @@ and rewrite side by side (a accept, r + digit reject with a reason, j/k move), p
 blocking. Every door needs the change permission on rewrite reviews; the work is in annotation/services/review.py."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
@@ -35,6 +34,7 @@ from annotation.services.writing_signals.jobs import writing_signals_start
 from annotation.services.writing_signals.registry import SPECS, auto_reject_validate, thresholds_validate
 from core.admin import PersonalDataAdminMixin, job_message
 from core.errors import ApplicationError
+from core.json_guard import json_object_read
 from core.permissions import user_may
 from core.personal_data_doors import personal_data_door
 from core.pseudonyms import is_pseudonym, person_key
@@ -103,12 +103,7 @@ class RewriteReviewAdmin(admin.ModelAdmin):
     def decide_view(self, request: HttpRequest) -> JsonResponse:
         self._check(request)
         try:
-            body = json.loads(request.body or b"{}")
-            if not isinstance(body, dict):
-                raise ValueError
-        except ValueError:
-            return _error(ApplicationError("expected a JSON object {response, decision, reason, reason_text}."))
-        try:
+            body = json_object_read(request.body, shape="{response, decision, reason, reason_text}")
             review = review_decide(response_id=int(body.get("response") or 0), decision=str(body.get("decision")),
                                    reason=str(body.get("reason") or ""), reason_text=str(body.get("reason_text") or ""),
                                    reviewer=request.user)

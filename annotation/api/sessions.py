@@ -20,10 +20,10 @@ from annotation import serializers, throttles
 from annotation.error_codes import NOT_RESERVED
 from annotation.models import Study
 from annotation.services import answers, hot_path, session_creation, sessions
-from core.api import ParticipantJSONParser
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from core.middleware import client_address
+from core.parsers import StrictJSONParser
 
 ERRORS = {
     code: OpenApiResponse(serializers.ErrorSerializer, description=text)
@@ -52,7 +52,7 @@ class ParticipantView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
     renderer_classes = [JSONRenderer]
-    parser_classes = [ParticipantJSONParser]
+    parser_classes = [StrictJSONParser]  # JSON only
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)

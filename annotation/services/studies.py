@@ -19,6 +19,7 @@ from annotation.services.study_settings import (
     study_settings_build,
 )
 from core.errors import ApplicationError
+from core.json_guard import JsonRefused, json_check, json_parse
 from tasks.error_codes import CONFLICT
 from tasks.models import InstanceStatus, Setup, StyleComponent, TaskInstance
 
@@ -118,7 +119,9 @@ def questions_load(*, spec: str) -> list[dict[str, Any]]:
         raise ApplicationError(f"Questions: {spec!r} is neither a preset {sorted(QUESTION_PRESETS)} nor a file.",
                                field="questions")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_parse(path.read_text(encoding="utf-8"))
+    except JsonRefused as exc:
+        raise ApplicationError(f"{path}: {exc.message}", field="questions") from None
     except json.JSONDecodeError as exc:
         raise ApplicationError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg}).") from exc
     return questions_validate(data, where=str(path))
@@ -134,7 +137,9 @@ def items_read_jsonl(*, path: Path, kind: str) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            rows.append((lineno, json.loads(line)))
+            rows.append((lineno, json_parse(line)))
+        except JsonRefused as exc:
+            raise ApplicationError(f"{path}: line {lineno}: {exc.message}", field="items") from None
         except json.JSONDecodeError as exc:
             raise ApplicationError(f"{path}: line {lineno}: invalid JSON ({exc.msg}).", field="items") from exc
     return items_check(rows=rows, kind=kind, where=str(path))
@@ -216,6 +221,16 @@ def study_codes(*, completion_code: str = "", screened_out_code: str = "") -> tu
     return completion_code, screened_out_code
 
 
+def _shown_text_check(**shown: Any) -> None:
+    """What a participant's screen shows and a jsonb column stores, held to the JSON rule whichever door it came
+    by (core/json_guard.py: a NUL character, too deep a nesting): refused naming the field and the place in it."""
+    for field, value in shown.items():
+        try:
+            json_check(value, path=field)
+        except JsonRefused as exc:
+            raise ApplicationError(f"{exc.message}", field=field) from None
+
+
 def study_create(
     *, slug: str, item_kind: str, settings: StudySettings | None = None, setup: str | None = None,
     corpus: list[str] | None = None, component: list[str] | None = None,
@@ -252,6 +267,7 @@ def study_create(
         raise ApplicationError(f"Count must be at least 1, not {count}.", field="count")
     if eligibility_questions is None:
         eligibility_questions = DEFAULT_ELIGIBILITY
+    _shown_text_check(eligibility_questions=eligibility_questions, questions=questions, items=items)
     special_category_check(questions=eligibility_questions, statement=settings.special_category_consent)
     if Study.objects.filter(slug=slug).exists():
         raise ApplicationError(f"A study with slug '{slug}' already exists.", code=CONFLICT, status=409)

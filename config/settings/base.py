@@ -143,9 +143,10 @@ REST_FRAMEWORK = {
         "core.authentication.LockoutBasicAuthentication",  # DRF's Basic auth + the login throttling below
     ],
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.ModelPermission"],  # model permissions, as in the admin
-    # JSON first: a JSON object's values are held to their documented types (core.parsers.StrictJSONParser).
-    "DEFAULT_PARSER_CLASSES": ["core.parsers.StrictJSONParser", "rest_framework.parsers.FormParser",
-                               "rest_framework.parsers.MultiPartParser"],
+    # JSON first: a JSON object's values are held to their documented types (core.parsers.StrictJSONParser); every
+    # body, whatever its type, to one rule for depth, NUL characters and numbers (core/json_guard.py).
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.StrictJSONParser", "core.parsers.GuardedFormParser",
+                               "core.parsers.GuardedMultiPartParser"],
     "DEFAULT_PAGINATION_CLASS": "core.pagination.LimitOffsetPagination",  # ?limit / ?offset checked, not replaced
     "PAGE_SIZE": 100,
 }

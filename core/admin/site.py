@@ -16,6 +16,8 @@ from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
+from core.json_guard import MAX_JSON_DEPTH, JsonRefused, json_check
+
 # App labels in pipeline order; apps not named here (auth, axes) come after them, alphabetically.
 APP_ORDER = ["tasks", "annotation", "platforms", "scoring", "core"]
 # Within an app, the models a newcomer starts from come first (the rest alphabetically).
@@ -82,7 +84,23 @@ def _rank(order: list[str], name: str) -> tuple[int, str]:
 
 
 class PrettyJSONFormField(forms.JSONField):
-    """A JSON field's box with the value indented, one key a line, sized to it."""
+    """A JSON field's box with the value indented, one key a line, sized to it; what is typed in it is held to the
+    API's rule for JSON (core/json_guard.py: depth, NUL, numbers), a form error beside the field."""
+
+    def to_python(self, value: Any) -> Any:
+        try:
+            return json_check(super().to_python(value))
+        except RecursionError:
+            raise forms.ValidationError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels.", code="invalid") \
+                from None
+        except JsonRefused as exc:
+            raise forms.ValidationError(exc.message, code="invalid") from None
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        try:  # shown again with its error: the text as typed
+            return super().bound_data(data, initial)
+        except RecursionError:
+            return forms.fields.InvalidJSONInput(data)
 
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, forms.fields.InvalidJSONInput):

@@ -5,7 +5,7 @@ A delivery carries `X-Prolific-Request-Signature`: base64(HMAC-SHA256(secret, ti
 workspace's secret, and `X-Prolific-Request-Timestamp` (UNIX seconds). Checked in this order, each before any work
 the next needs: the body's size (PLATFORM_WEBHOOK_MAX_BODY_BYTES; the door reads at most one byte more), the account,
 the timestamp (a finite number: `nan`, `inf`, `1e999` and text are refused), the signature, its freshness
-(PLATFORM_WEBHOOK_TOLERANCE_SECONDS), and only then the JSON (parsed with the participant API's depth guard: a 400,
+(PLATFORM_WEBHOOK_TOLERANCE_SECONDS), and only then the JSON (parsed with the one JSON rule's depth guard: a 400,
 never a 500). A refusal records nothing.
 
 Each event is stored under what Prolific signed — the HMAC of the timestamp and the body (`signed_digest`, unique per
@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import io
 import logging
 import math
 import time
@@ -33,12 +32,11 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from redis.exceptions import RedisError
-from rest_framework.exceptions import ParseError
 
-from core.api import ParticipantJSONParser
 from core.error_codes import INVALID, PARSE_ERROR, TOO_LARGE
 from core.errors import ApplicationError
 from core.jobs import registered_task
+from core.json_guard import JsonRefused, json_parse
 from platforms.backends import backend_class, backend_for
 from platforms.crypto import secret_decrypt, secret_encrypt
 from platforms.error_codes import WEBHOOK_REFUSED
@@ -98,11 +96,14 @@ def _signed_digest(account: PlatformAccount, headers: dict[str, str], body: byte
 
 
 def _payload(body: bytes) -> dict[str, Any]:
-    """The body as a JSON object, through the participant API's parser (its depth guard: a 400, never a 500)."""
+    """The body as a JSON object, held to the one JSON rule of every door (core/json_guard.py: its depth guard, a
+    400, never a 500)."""
     try:
-        payload = ParticipantJSONParser().parse(io.BytesIO(body))
-    except ParseError as exc:
-        raise ApplicationError(f"Body: {exc.detail}", code=PARSE_ERROR) from None
+        payload = json_parse(body)
+    except JsonRefused as exc:
+        raise ApplicationError(f"Body: {exc.message}", code=PARSE_ERROR) from None
+    except ValueError as exc:  # json.JSONDecodeError and a body that is not UTF-8 text
+        raise ApplicationError(f"Body: not JSON ({exc}).", code=PARSE_ERROR) from None
     if not isinstance(payload, dict):
         raise ApplicationError("Body: not a JSON object.", code=INVALID)
     return dict(payload)

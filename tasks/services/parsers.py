@@ -18,6 +18,7 @@ from typing import Any
 from django.conf import settings
 
 from core.errors import ApplicationError
+from core.json_guard import JsonRefused, json_parse
 from tasks.error_codes import (
     DUPLICATE_ID,
     EMPTY_ID,
@@ -29,6 +30,7 @@ from tasks.error_codes import (
     MALFORMED_ROW,
     MISSING_COLUMNS,
     NOT_A_FILE,
+    NUL_IN_TEXT,
     UNEQUAL_LINE_COUNTS,
     UNKNOWN_FILE_TYPE,
     WRONG_FILE_COUNT,
@@ -95,13 +97,18 @@ def read_text(path: str | Path) -> str:
         raise ApplicationError(f"{path}: is a directory, not a file", code=NOT_A_FILE) from None
     LineLengthCheck(str(path)).feed(data)
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ApplicationError(
             f"{path}, line {line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
             code=INVALID_ENCODING,
         ) from None
+    if "\x00" in text:  # PostgreSQL stores no NUL in text, and none belongs on a participant's screen
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise ApplicationError(f"{path}, line {line}: holds a NUL character (\\u0000), which no text may hold.",
+                               code=NUL_IN_TEXT)
+    return text
 
 
 def _lines(text: str) -> list[str]:
@@ -271,7 +278,9 @@ def _jsonl_records(path: str | Path, text: str, required: Sequence[str]) -> list
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json_parse(line)
+        except JsonRefused as exc:
+            raise ApplicationError(f"{path}, line {number}: {exc.message}", code=INVALID_JSON) from None
         except json.JSONDecodeError as exc:
             raise ApplicationError(f"{path}, line {number}: invalid JSON ({exc.msg})", code=INVALID_JSON) from None
         if not isinstance(record, dict):

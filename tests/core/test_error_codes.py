@@ -68,6 +68,7 @@ NEW_CODES = {
     "line_too_long",  # an uploaded or imported line longer than STYLECROWD_MAX_LINE_BYTES
     "too_many_open_from_address",  # batches of a study open at once from one client address
     "no_test_run",  # the pre-flight's test participant run, on a platform that has none (MTurk, the mock)
+    "nul_in_text",  # a text file (corpus, rewrite sources) holding a NUL character, which no stored text may hold
 }
 
 

@@ -1,5 +1,7 @@
 """The OpenAPI schema tells the truth: schemathesis (its command line, as a user would run it) against a live server,
-as a superuser and as an anonymous client, bounded to a minute or so on the 2-core CI machine.
+as a superuser, as an anonymous client and as the view-only role, bounded to a minute or so on the 2-core CI machine;
+then a hostile-body phase (tests/core/hostile_bodies.py: deep nesting, a NUL in every string position, numbers no
+field stores, very long strings) on every operation that takes a body, which must answer 4xx, never 5xx.
 
 Every check schemathesis has runs (server errors, status codes, response bodies, schema-valid requests accepted and
 schema-violating ones refused, …). A failure fails the test unless `ALLOWED` lists it with its reason: a refusal
@@ -11,16 +13,21 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
 import httpx
 import pytest
+import requests
+from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 
+from tests.core.hostile_bodies import Probe, probes
 from tests.gunicorn_server import gunicorn
 from tests.helpers import assert_api_error
 
@@ -29,6 +36,7 @@ ST = Path(sys.executable).parent / "st"
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 PASSWORD = "schema-check-password"
 ADMIN = "admin"  # pytest-django's admin_user
+VIEWER = "schema-viewer"
 
 # Refusals of schema-valid requests that are the documented behaviour: (operation, error code, a fragment of the
 # message) -> the reason. Each is a rule about the database's state or about two fields together, which a JSON
@@ -126,6 +134,19 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/studies/{slug}/reviews/", "not_a_rewrite_study", "not rewrites"):
         f"{STATE}: only a rewrite study's rewrites are reviewed",
 }
+# The one body guard (core/json_guard.py) on any operation ("*"): rules about free-form JSON, where the schema has no
+# field to state them on (a text field's own pattern already refuses NUL: these are keys and free-form values).
+GUARD = "the body guard of every door (core/json_guard.py)"
+ALLOWED.update({
+    ("*", "invalid", "a key must not hold a NUL character"):
+        f"{GUARD}: PostgreSQL's jsonb stores no NUL, and an object's keys (undeclared properties, free-form objects) "
+        "have no schema of their own to say so",
+    ("*", "invalid", "text must not hold a NUL character"):
+        f"{GUARD}: a NUL inside a free-form JSON value (a declared text field's pattern says it already)",
+    ("*", "invalid", "a whole number beyond"):
+        f"{GUARD}: no column stores a whole number beyond 64 bits, and a free-form JSON value's numbers have no "
+        "schema to bound them",
+})
 ALLOWED_CHECKS = {"positive_data_acceptance"}  # only refusals are explained; anything else must not fail at all
 
 
@@ -134,6 +155,9 @@ def _seed(admin_user) -> None:  # noqa: ANN001
     admin_user.set_password(PASSWORD)
     admin_user.save()
     quiet = {"stdout": open(os.devnull, "w"), "stderr": open(os.devnull, "w")}  # noqa: SIM115
+    call_command("create_roles", **quiet)  # the view-only role's run signs in as a member of `viewer`
+    viewer = User.objects.create_user(VIEWER, password=PASSWORD, is_staff=True)
+    viewer.groups.add(Group.objects.get(name="viewer"))
     corpora = REPO / "fixtures/corpora"
     call_command("import_corpus", str(corpora / "formality_informal.txt"), str(corpora / "formality_formal.txt"),
                  "--name", "formality-demo", "--component", "formality", "--format", "aligned",
@@ -204,7 +228,7 @@ def _reason(failure: tuple) -> str | None:
     if check not in ALLOWED_CHECKS:
         return None
     return next((reason for (op, c, fragment), reason in ALLOWED.items()
-                 if op == operation and c == code and fragment in message), None)
+                 if op in (operation, "*") and c == code and fragment in message), None)
 
 
 def _unexplained(summary: dict) -> list[tuple]:
@@ -235,21 +259,74 @@ def test_schemathesis_finds_no_server_error_and_no_mismatch(schema_server, admin
     # Anonymous: every researcher operation must refuse, the participant flow must hold; without the coverage
     # phase (hundreds of boundary cases that a 403 answers before looking at them).
     anonymous = _run(schema_server, _folder(reports, "anonymous"), "--phases", "fuzzing,stateful", max_examples=3)
-    figures = {name: {"operations": run["operations"]["tested"], "cases": run["test_cases"]["generated"],
-                      "seconds": round(run["running_time"], 1),
-                      "explained": dict(Counter(f"{f[0]} {f[2]}: {_reason(f)}" for f in run["failed_checks"]
-                                                if _reason(f))),
-                      "unexplained": [list(map(str, f)) for f in _unexplained(run)]}
-               for name, run in (("superuser", superuser), ("anonymous", anonymous))}
+    # The view-only role: it reads everything and every write must refuse it (a 403, never a 5xx); fuzzing only, with
+    # fewer examples (its writes stop at the permission, so the stateful phase's links lead nowhere new).
+    viewer = _run(schema_server, _folder(reports, "viewer"), "--auth", f"{VIEWER}:{PASSWORD}",
+                  "--phases", "fuzzing", max_examples=2)
+    hostile = _hostile_phase(schema_server, (admin_user.username, PASSWORD))
+    runs = (("superuser", superuser), ("anonymous", anonymous), ("viewer", viewer))
+    figures: dict = {name: {"operations": run["operations"]["tested"], "cases": run["test_cases"]["generated"],
+                            "seconds": round(run["running_time"], 1),
+                            "explained": dict(Counter(f"{f[0]} {f[2]}: {_reason(f)}" for f in run["failed_checks"]
+                                                      if _reason(f))),
+                            "unexplained": [list(map(str, f)) for f in _unexplained(run)]}
+                     for name, run in runs}
+    figures["hostile"] = {key: value for key, value in hostile.items() if key != "wrong"}
     (reports / "figures.json").write_text(json.dumps(figures, indent=1))
 
-    for run in (superuser, anonymous):
+    for _, run in runs:
         assert run["operations"]["tested"] == run["operations"]["selected"] >= 60, run["output"]
         assert run["operations"]["errored"] == 0 and run["test_cases"]["errored"] == 0, run["output"]
+        assert not any(failure[1] == "not_a_server_error" for failure in run["failed_checks"]), run["output"]
     assert superuser["test_cases"]["generated"] >= 1000, superuser["output"]
-    assert _unexplained(superuser) == [], superuser["output"]
-    assert _unexplained(anonymous) == [], anonymous["output"]
-    assert not any(failure[1] == "not_a_server_error" for failure in superuser["failed_checks"])
+    for _, run in runs:
+        assert _unexplained(run) == [], run["output"]
+    assert hostile["wrong"] == [], hostile["wrong"][:20]
+    assert hostile["operations"] >= 25 and hostile["answered_400"] > hostile["probes"] // 2, hostile
+
+
+def _hostile_phase(base: str, auth: tuple[str, str]) -> dict:
+    """Every probe of tests/core/hostile_bodies.py sent as the superuser (so that a body is read, not refused at the
+    door): a refused probe must answer a 4xx, a long string anything but a 5xx. Paths name the seeded studies, a
+    participant session's token of `demo` and id 1."""
+    http = requests.Session()
+    schema = http.get(f"{base}/api/schema/?format=json", auth=auth, timeout=30).json()
+    arrival = {"participant": "hostile-1", "platform": "prolific"}
+    token = http.post(f"{base}/api/v1/studies/demo/sessions/", json=arrival, timeout=30).json()["token"]
+    values = {"slug": "demo-rw", "token": token}
+    started, wrong, statuses, operations = time.monotonic(), [], Counter(), set()
+    for probe in probes(schema):
+        path = probe.operation.split(" ", 1)[1]
+        for name in re.findall(r"{(\w+)}", path):
+            path = path.replace(f"{{{name}}}", values.get(name, "1"))
+        operations.add(probe.operation)
+        response = _send(http, probe, f"{base}{path}", auth)
+        if response is None:  # twice no answer: a worker that died on the body, as wrong as a 500
+            wrong.append((probe.operation, probe.what, "no answer", ""))
+            http = requests.Session()
+            continue
+        statuses[response.status_code] += 1
+        if not _answer_fits(probe, response.status_code):
+            wrong.append((probe.operation, probe.what, response.status_code, response.text[:200]))
+    return {"operations": len(operations), "probes": sum(statuses.values()), "answered_400": statuses[400],
+            "statuses": {str(code): n for code, n in sorted(statuses.items())},
+            "seconds": round(time.monotonic() - started, 1), "wrong": wrong}
+
+
+def _send(http: requests.Session, probe: Probe, url: str, auth: tuple[str, str]) -> requests.Response | None:
+    """The probe's answer; once more on a new connection when the kept-alive one was closed (a server that refused
+    the previous body from its length, unread, closes the connection it came on)."""
+    for session in (http, requests.Session()):
+        try:
+            return session.request(probe.operation.split(" ", 1)[0], url, data=probe.body, auth=auth,
+                                   headers={"Content-Type": probe.content_type}, timeout=60)
+        except requests.ConnectionError:
+            continue
+    return None
+
+
+def _answer_fits(probe: Probe, status: int) -> bool:
+    return 400 <= status < 500 if probe.refused else status < 500
 
 
 def _folder(parent: Path, name: str) -> Path:

@@ -203,3 +203,36 @@ def test_the_api_publish_jobs_draft_step_carries_the_preflight(prolific_account,
     preflight = body["result"]["preflight"]
     assert preflight["cost"]["currency"] == "GBP" and preflight["eligible"]["count"] == 5000
     assert fake_prolific.calls_to("POST", r"/api/v1/study-cost-calculator/")
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"allow_list": {"participants": ["5f0c\u00001"]}}, "allow_list.participants[0]"),
+    ({"filters": [{"filter_id": "age", "selected_range": {"lower": "1\u00008"}}]}, "filters[0].selected_range.lower"),
+])
+def test_a_nul_in_the_publish_body_is_a_400_naming_the_field(prolific_account, fake_prolific, api, body,
+                                                            field) -> None:
+    """PostgreSQL's jsonb stores no NUL (a 500 from UntranslatableCharacter): refused before anything is stored."""
+    study = paid_study()
+    jobs = Job.objects.count()
+    response = api.post(f"/api/v1/studies/{study.slug}/platform/publish/", {"account": "lab", **body}, format="json")
+    error = assert_api_error(response, code="invalid", status=400)
+    assert list(error["details"]) == [field] and "NUL" in error["message"]
+    assert Job.objects.count() == jobs and not PlatformStudy.objects.filter(study=study).exists()
+
+
+def test_a_nul_in_a_publish_file_is_refused_on_the_command_line(prolific_account, fake_prolific, tmp_path) -> None:
+    from io import StringIO  # local: the one command-line test of this module
+
+    from django.core.management import CommandError, call_command  # local: as above
+
+    study = paid_study()
+    filters = tmp_path / "filters.json"
+    filters.write_text('[{"filter_id": "age", "selected_range": {"lower": "1\\u00008"}}]')
+    allow = tmp_path / "allow.json"
+    allow.write_text('{"participants": ["5f0c\\u00001"]}')
+    for flag, path, where in (("--filters", filters, r"\[0\]\.selected_range\.lower"),
+                              ("--allow-list", allow, r"participants\[0\]")):
+        with pytest.raises(CommandError, match=rf"{path.name}: {where}: text must not hold a NUL"):
+            call_command("platform_publish", "--study", study.slug, "--account", "lab", flag, str(path),
+                         stdout=StringIO(), stderr=StringIO())
+    assert not PlatformStudy.objects.filter(study=study).exists()
