@@ -57,7 +57,7 @@ def _one_coin_em(data: pd.DataFrame) -> pd.Series:
     # every web and command process does not pay half a second for it at start.
     from crowdkit.aggregation import OneCoinDawidSkene
 
-    model = OneCoinDawidSkene(n_iter=EM_ITERATIONS, tol=1e-6)
+    model = OneCoinDawidSkene(n_iter=EM_ITERATIONS, tol=1e-5)
     probas = model.fit_predict_proba(data).reindex(columns=[0, 1]).fillna(0.0)
     return probas[1]
 
