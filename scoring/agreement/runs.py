@@ -17,6 +17,7 @@ from core.commands import json_default
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from scoring.agreement.dashboard import plots_prerender
+from scoring.agreement.uncertainty import uncertainty_summary
 from scoring.error_codes import INVALID_RESAMPLES
 from scoring.model_annotators.comparison import model_comparison_compute
 from scoring.models import AgreementRun
@@ -89,6 +90,12 @@ def agreement_run_compute(
         m=params.get("m"), seed=int(params.get("seed", 0)), resamples=int(params.get("resamples", DEFAULT_RESAMPLES)))
     if models is not None:
         result["models"] = models
+    # How likely each gold answer is right (ordering studies): the dashboard's histogram, the items table's columns.
+    if run.study.item_kind != "likert":
+        result["uncertainty"], uncertainty = uncertainty_summary(study=run.study, seed=int(params.get("seed", 0)))
+        if uncertainty is not None and "item_id" in per_item:
+            columns = uncertainty.set_index("item")[["p_correct", "p_correct_low", "p_correct_high"]]
+            per_item = per_item.join(columns, on="item_id")
     items_path = _write_items(run_id=run.pk, per_item=per_item)
     with transaction.atomic():
         locked = AgreementRun.objects.select_for_update().get(pk=run.pk)

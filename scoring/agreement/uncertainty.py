@@ -266,3 +266,21 @@ def study_uncertainty(*, study: Any, seed: int = 0) -> ItemUncertainty | None:
     result.per_item["instance_id"] = result.per_item["item"].map(instance).to_numpy()
     result.facts.update({"study": study.slug, **({"warning": warning} if warning else {})})
     return result
+
+
+HISTOGRAM_BINS = 20
+
+
+def uncertainty_summary(*, study: Any, seed: int = 0) -> tuple[dict[str, Any], pd.DataFrame | None]:
+    """What an agreement run stores (and its dashboard draws): the model's facts, the histogram of p_correct in
+    bands of 0.05, the expected number of wrong gold labels; and the per-item figures (None where no item has a
+    gold answer and a response)."""
+    result = study_uncertainty(study=study, seed=seed)
+    if result is None:
+        return {"available": False, "reason": "no item has both a gold answer and a response"}, None
+    values = result.per_item["p_correct"].to_numpy(dtype=float)
+    counts, _ = np.histogram(values, bins=HISTOGRAM_BINS, range=(0.0, 1.0))
+    summary = {"available": True, **result.facts, "expected_wrong_gold_labels": expected_wrong(values),
+               "histogram": {"edges": [round(i / HISTOGRAM_BINS, 2) for i in range(HISTOGRAM_BINS + 1)],
+                             "counts": [int(n) for n in counts]}}
+    return summary, result.per_item

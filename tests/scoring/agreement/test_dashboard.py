@@ -147,3 +147,22 @@ def test_plots_are_cached_by_the_browser_and_revalidated(admin_client: Client) -
     # The permission check comes first: no 304 (nor a plot) for someone without it.
     admin_client.logout()
     assert admin_client.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 302  # to the login page
+
+
+def test_dashboard_shows_the_per_item_uncertainty(admin_client: Client, tmp_path, settings) -> None:
+    """The run stores how likely each gold answer is right (model, histogram, expected wrong gold labels); the
+    dashboard draws it and the items table carries p_correct."""
+    import pandas as pd
+
+    settings.MEDIA_ROOT = str(tmp_path)
+    run = computed_run()
+    facts = run.result["uncertainty"]
+    assert facts["available"] and facts["model"] == "one-coin Dawid-Skene over annotators"
+    assert sum(facts["histogram"]["counts"]) == facts["items"] == 4
+    items = pd.read_parquet(run.items_path)
+    assert items["p_correct"].notna().all()
+    assert facts["expected_wrong_gold_labels"] == pytest.approx(float((1 - items["p_correct"]).sum()), abs=0.01)
+    html = admin_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk])).content.decode()
+    assert reverse("admin:scoring_agreement_plot", args=[run.pk, "uncertainty", "svg"]) in html
+    svg = plot_render(result=run.result, name="uncertainty").decode()
+    assert "wrong gold labels expected" in svg
