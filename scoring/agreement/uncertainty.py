@@ -238,7 +238,8 @@ def study_uncertainty(*, study: Any, seed: int = 0) -> ItemUncertainty | None:
     """The ordering items of a study with a gold answer, from the first k valid responses of each: the one-coin
     model over its annotators, or the pooled one (and a warning) where the annotator ids are positions. None when
     no item has both a gold answer and a response."""
-    # selectors read the database; this module's models above need none, so it imports them where they are used
+    # selectors import Django models; the models above need no database, and benchmarks/item_uncertainty.py
+    # imports this module without setting Django up
     from scoring.agreement import selectors
     from scoring.agreement.stats.votes import first_k_responses
 
