@@ -32,6 +32,7 @@ from scipy.special import betaln, expit, logit
 
 DRAWS = 400
 BURN_IN = 100
+PRIOR_FLOOR, PRIOR_CEILING = 0.5, 1000.0  # bounds of the accuracy prior's Beta parameters
 LEVEL = 0.90
 DIGITS = 4  # exported figures are rounded, so that the same data gives the same bytes on every machine
 EM_ITERATIONS = 100
@@ -75,7 +76,9 @@ def accuracy_prior(correct: np.ndarray, answers: np.ndarray) -> tuple[float, flo
         return 1.0, 1.0
     found = minimize(negative_log_likelihood, x0=np.log([2.0, 1.0]), method="Nelder-Mead",
                      options={"xatol": 1e-6, "fatol": 1e-9, "maxiter": 2000})
-    a, b = np.exp(found.x)
+    # Where every annotator agrees on everything the likelihood runs off to b = 0 (everyone always right); a floor
+    # of 0.5 (Jeffreys' prior) keeps an annotator seen on few items from being taken as infallible.
+    a, b = np.clip(np.exp(found.x), PRIOR_FLOOR, PRIOR_CEILING)
     return float(a), float(b)
 
 

@@ -119,3 +119,12 @@ def test_likert_distribution_and_bootstrap_interval() -> None:
     assert 1.0 <= a["mean_low"] < 3.0 < a["mean_high"] <= 5.0
     assert b["mean_low"] == b["mean_high"] == 4.0  # everyone gave 4
     assert c["n"] == 1 and pd.isna(c["mean_low"])  # one rating: no interval
+
+
+def test_unanimous_annotators_are_not_taken_as_infallible() -> None:
+    """Everyone agrees with every gold answer: the accuracy prior's fit runs off to "always right"; its floor keeps
+    the probabilities finite and the intervals open."""
+    items = np.repeat(np.arange(20), 3)
+    workers = np.tile(np.arange(3), 20)
+    frame = one_coin_uncertainty(items=items, workers=workers, agree=np.ones(60, dtype=bool), digits=None).per_item
+    assert (frame["p_correct"] > 0.9).all() and (frame["p_correct_low"] < frame["p_correct_high"]).all()
