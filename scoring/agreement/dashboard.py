@@ -165,8 +165,12 @@ def plot_empty_reason(*, result: dict[str, Any], name: str) -> str:
                                "No model answer on a complete item with a correct answer.")
     if name == "uncertainty":
         facts = result.get("uncertainty") or {}
-        if facts.get("available"):
+        if facts.get("available") and "histogram" in facts:
             return ""
+        if facts.get("available"):
+            return (f"Likert items: each item's rating distribution and a 95% bootstrap interval of its mean rating "
+                    f"are in the items table (rating_mean, rating_mean_low, rating_mean_high, rating_distribution); "
+                    f"median interval width {facts.get('mean_interval_width_median')}.")
         return facts.get("reason") or "No per-item uncertainty in this run (a Likert study, or computed before it)."
     return ""
 

@@ -288,3 +288,22 @@ def uncertainty_summary(*, study: Any, seed: int = 0) -> tuple[dict[str, Any], p
                "histogram": {"edges": [round(i / HISTOGRAM_BINS, 2) for i in range(HISTOGRAM_BINS + 1)],
                              "counts": [int(n) for n in counts]}}
     return summary, result.per_item
+
+
+def likert_summary(*, study: Any, question: str, seed: int = 0) -> tuple[dict[str, Any], pd.DataFrame | None]:
+    """A Likert study's items: each one's rating distribution and a 95% bootstrap interval of its mean rating, from
+    its first k valid ratings of `question`; what the agreement run stores of them."""
+    # selectors import Django models; benchmarks/item_uncertainty.py imports this module without setting Django up
+    from scoring.agreement import selectors
+    from scoring.agreement.stats.votes import first_k_responses
+
+    responses = selectors.responses_frame(study_id=study.pk, question=question or None)
+    first_k = first_k_responses(responses=responses, k=study.annotators_per_item)
+    first_k = first_k[first_k["value"].notna()]
+    if first_k.empty:
+        return {"available": False, "reason": "no numeric ratings"}, None
+    frame = likert_uncertainty(items=first_k["item_id"].to_numpy(), values=first_k["value"].to_numpy(), seed=seed)
+    widths = (frame["mean_high"] - frame["mean_low"]).dropna()
+    summary = {"available": True, "model": MODEL_LIKERT, "items": len(frame), "level": 0.95, "seed": seed,
+               "mean_interval_width_median": round(float(widths.median()), DIGITS) if len(widths) else None}
+    return summary, frame

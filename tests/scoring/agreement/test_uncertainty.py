@@ -128,3 +128,29 @@ def test_unanimous_annotators_are_not_taken_as_infallible() -> None:
     workers = np.tile(np.arange(3), 20)
     frame = one_coin_uncertainty(items=items, workers=workers, agree=np.ones(60, dtype=bool), digits=None).per_item
     assert (frame["p_correct"] > 0.9).all() and (frame["p_correct_low"] < frame["p_correct_high"]).all()
+
+
+@pytest.mark.django_db
+def test_agreement_run_of_a_likert_study_keeps_rating_distributions_and_intervals(tmp_path, settings) -> None:
+    import io
+
+    from django.core.management import call_command
+
+    from annotation.models import Study
+    from scoring.agreement.runs import agreement_run_compute, agreement_run_start
+
+    settings.MEDIA_ROOT = str(tmp_path)
+    path = tmp_path / "ratings.csv"
+    path.write_text("item,annotator,value\n" + "".join(f"a,r{i},{v}\n" for i, v in enumerate([1, 2, 2, 5, 5]))
+                    + "".join(f"b,r{i},4\n" for i in range(5)))
+    call_command("import_annotations", "--study", "lik", "--question", "style", "--scale", "1-5", str(path),
+                 stdout=io.StringIO())
+    study = Study.objects.get(slug="lik")
+    run = agreement_run_compute(run_id=agreement_run_start(study=study, resamples=20, enqueue=False).pk)
+    facts = run.result["uncertainty"]
+    assert facts["available"] and facts["model"] == "rating distribution, bootstrap interval of the mean"
+    items = pd.read_parquet(run.items_path).set_index("external_id")
+    assert json.loads(items.loc["a", "rating_distribution"]) == {"1": 1, "2": 2, "5": 2}
+    assert items.loc["a", "rating_mean"] == 3.0 and items.loc["a", "rating_mean_low"] < 3.0 < items.loc[
+        "a", "rating_mean_high"]
+    assert items.loc["b", "rating_mean_low"] == items.loc["b", "rating_mean_high"] == 4.0
