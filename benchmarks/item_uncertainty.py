@@ -123,11 +123,20 @@ def _m_of_k_adaptive(agree_so_far: np.ndarray, *, m: int) -> tuple[np.ndarray, n
 
 
 def _posterior_stop(posterior: np.ndarray, *, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    k = posterior.shape[1]
     sure = (posterior >= threshold) | (posterior <= 1 - threshold)
     sure[:, -1] = True
     used = sure.argmax(axis=1) + 1
     return used, posterior[np.arange(len(used)), used - 1] >= 0.5
+
+
+def stopping_means(spec: CrowdSpec, *, replications: int, threshold: float) -> dict[str, dict[str, float]]:
+    totals: dict[str, dict[str, float]] = {}
+    for seed in range(replications):
+        for name, figures in stopping(crowd_simulate(spec, seed=seed), m=3, threshold=threshold, pilot=200,
+                                      seed=seed).items():
+            for key, value in figures.items():
+                totals.setdefault(name, {})[key] = totals.get(name, {}).get(key, 0.0) + value / replications
+    return {name: {key: round(v, 1) for key, v in figures.items()} for name, figures in totals.items()}
 
 
 def summarize(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -170,15 +179,8 @@ def main() -> None:
                "worst_coverage_gap": round(worst_coverage, 4),
                "ece_ok": worst_ece <= 0.03, "coverage_ok": worst_coverage <= 0.03, "scenarios": results}
     if args.stopping or args.stopping_only:
-        spec = replace(BASE, n_items=args.items)
-        totals: dict[str, dict[str, float]] = {}
-        for seed in range(args.replications):
-            for name, figures in stopping(crowd_simulate(spec, seed=seed), m=3, threshold=args.threshold,
-                                          pilot=200, seed=seed).items():
-                for key, value in figures.items():
-                    totals.setdefault(name, {}).setdefault(key, 0.0)
-                    totals[name][key] += value / args.replications
-        summary["stopping"] = {name: {key: round(v, 1) for key, v in figures.items()} for name, figures in totals.items()}
+        summary["stopping"] = stopping_means(replace(BASE, n_items=args.items), replications=args.replications,
+                                             threshold=args.threshold)
         print("stopping", json.dumps(summary["stopping"]), flush=True)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
