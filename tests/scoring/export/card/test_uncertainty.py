@@ -78,3 +78,17 @@ def test_hub_folder_and_croissant_carry_the_uncertainty(shared_data: Path, tmp_p
     assert any("expected wrong gold labels" in line for line in croissant["rai:dataAnnotationAnalysis"])
     readme = (out / "README.md").read_text()
     assert "Per-item uncertainty" in readme and "Expected wrong gold labels" in readme
+
+
+def test_ids_only_form_carries_the_uncertainty_and_the_rebuild_gives_the_full_export(shared_data: Path,
+                                                                                      tmp_path: Path) -> None:
+    corpus, _ = corpus_import(name="stel-votes", component=None, import_format="stel",
+                              paths=[stel_file_with_votes(shared_data, tmp_path)])
+    ids, full = tmp_path / "ids.jsonl", tmp_path / "full.jsonl"
+    run_command("export_benchmark", "--format", "jsonl", "--corpus", corpus.name, "--ids-only", "--out", str(ids))
+    run_command("export_benchmark", "--format", "jsonl", "--corpus", corpus.name, "--out", str(full))
+    rows = [json.loads(line) for line in ids.read_text().splitlines()]
+    assert all(r["uncertainty_model"] == MODEL_POOLED and r["p_correct"] is not None for r in rows)
+    rebuilt = tmp_path / "rebuilt.jsonl"
+    run_command("rebuild_benchmark", str(ids), "--format", "jsonl", "--out", str(rebuilt))
+    assert rebuilt.read_bytes() == full.read_bytes()
