@@ -1,6 +1,9 @@
 """Model-based aggregation as an alternative to the plain majority: Dawid–Skene and MACE through Toloka's
 crowd-kit, on the same first-k valid responses of complete items. Reports, per method, how many filter decisions
-(validated vs rejected) change against the majority rule, and the workers' estimated reliability.
+(validated vs rejected) change against the majority rule, and the workers' estimated reliability. Annotator ids
+that are positions (count-only data written out as worker-1 … worker-k) get a warning in words and no per-worker
+reliability (`scoring.agreement.uncertainty.positional_ids`); ids where every annotator rated every item get the
+warning only.
 
 MACE and GLAD take about a minute per 100,000 items, so they run in a Celery worker with progress.
 """
@@ -18,6 +21,7 @@ from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from scoring.agreement import selectors
 from scoring.agreement.stats.votes import first_k_responses, votes_compute
+from scoring.agreement.uncertainty import positional_ids
 from scoring.error_codes import METHOD, NOTHING_TO_AGGREGATE
 
 METHODS = ("dawid-skene", "mace")
@@ -67,10 +71,17 @@ def aggregation_compare(
     rows = first_k[first_k["item_id"].isin(scored["item_id"])]
     data = pd.DataFrame({"task": rows["item_id"].to_numpy(), "worker": rows["participant_id"].astype(str).to_numpy(),
                          "label": rows["answer"].astype(str).to_numpy()})
+    people = selectors.participants_frame(study_id=study.pk)
+    imported = people[people["platform"] == "imported"]
+    positional, warning = positional_ids(
+        items=data["task"].to_numpy(), workers=rows["participant_id"].to_numpy(),
+        names=dict(zip(imported["participant_id"], imported["external_id"].astype(str), strict=True)))
     majority = scored.set_index("item_id")["majority_correct"].astype(bool)
     correct = scored.set_index("item_id")["correct_answer"]
     out: dict[str, Any] = {"study": study.slug, "n_items": len(scored), "n_responses": len(data),
-                           "majority_validated": int(majority.sum()), "rule": f"{m} of {k}", "methods": {}}
+                           "majority_validated": int(majority.sum()), "rule": f"{m} of {k}", "methods": {},
+                           "annotator_ids": "positions" if positional else "people",
+                           "warnings": [warning] if warning else []}
     for index, method in enumerate(methods):
         if progress is not None:
             progress(index, len(methods))
@@ -78,7 +89,8 @@ def aggregation_compare(
         labels = model.fit_predict(data).reindex(majority.index)
         validated = (labels == correct).fillna(False).astype(bool)
         changed = validated != majority
-        reliability = _reliability(method, model, data)
+        # Positions are nobody: no reliability is reported for "worker-5".
+        reliability = {} if positional else _reliability(method, model, data)
         values = np.asarray(list(reliability.values())) if reliability else np.zeros(0)
         out["methods"][method] = {
             "validated": int(validated.sum()),

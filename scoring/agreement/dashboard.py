@@ -116,12 +116,28 @@ def _models_by_vote_share(result: dict[str, Any]) -> Figure:
     return fig
 
 
+def _uncertainty(result: dict[str, Any]) -> Figure:
+    """Histogram of p_correct, the probability that an item's gold answer is right (scoring.agreement.uncertainty)."""
+    facts = result.get("uncertainty") or {}
+    histogram = facts.get("histogram") or {"edges": [0.0, 1.0], "counts": [0]}
+    edges = np.asarray(histogram["edges"], dtype=float)
+    fig, ax = _pyplot().subplots(figsize=(7, 3.4))
+    ax.bar(edges[:-1], histogram["counts"], width=np.diff(edges), align="edge", color="#417690", edgecolor="white")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("p_correct: probability that the gold answer is right")
+    ax.set_ylabel("items")
+    ax.set_title(f"Per-item uncertainty ({facts.get('model', '')}): "
+                 f"{facts.get('expected_wrong_gold_labels', 0):.1f} wrong gold labels expected", fontsize=9)
+    return fig
+
+
 PLOTS: dict[str, tuple[str, Callable[[dict[str, Any]], Figure]]] = {
     "votes": ("Distribution of correct votes per component", _votes_per_component),
     "accuracy": ("Accuracy per component", _accuracy_per_component),
     "participants": ("Participant accuracy", _participant_accuracy),
     "timeline": ("Responses over time", _responses_over_time),
     "models": ("Model accuracy by human vote share", _models_by_vote_share),
+    "uncertainty": ("Per-item uncertainty: how likely each gold answer is right", _uncertainty),
 }
 
 
@@ -147,6 +163,15 @@ def plot_empty_reason(*, result: dict[str, Any], name: str) -> str:
         return "" if has else ("No model annotator has answered known-answer items of this study: annotate it "
                                "with a model (\"annotate it with a model\" above)." if not runs else
                                "No model answer on a complete item with a correct answer.")
+    if name == "uncertainty":
+        facts = result.get("uncertainty") or {}
+        if facts.get("available") and "histogram" in facts:
+            return ""
+        if facts.get("available"):
+            return (f"Likert items: each item's rating distribution and a 95% bootstrap interval of its mean rating "
+                    f"are in the items table (rating_mean, rating_mean_low, rating_mean_high, rating_distribution); "
+                    f"median interval width {facts.get('mean_interval_width_median')}.")
+        return facts.get("reason") or "No per-item uncertainty in this run (a Likert study, or computed before it)."
     return ""
 
 

@@ -17,6 +17,7 @@ from core.commands import json_default
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from scoring.agreement.dashboard import plots_prerender
+from scoring.agreement.uncertainty import likert_summary, uncertainty_summary
 from scoring.error_codes import INVALID_RESAMPLES
 from scoring.model_annotators.comparison import MAX_RUNS, model_comparison_compute
 from scoring.models import AgreementRun, ModelRun
@@ -89,6 +90,8 @@ def agreement_run_compute(
         m=params.get("m"), seed=int(params.get("seed", 0)), resamples=int(params.get("resamples", DEFAULT_RESAMPLES)))
     if models is not None:
         result["models"] = models
+    # How likely each gold answer is right (ordering studies): the dashboard's histogram, the items table's columns.
+    per_item = _uncertainty_join(run=run, result=result, per_item=per_item, seed=int(params.get("seed", 0)))
     items_path = _write_items(run_id=run.pk, per_item=per_item)
     with transaction.atomic():
         locked = AgreementRun.objects.select_for_update().get(pk=run.pk)
@@ -99,6 +102,24 @@ def agreement_run_compute(
             locked.save(update_fields=["result", "items_path", "computed_at"])
     run.refresh_from_db()
     return run
+
+
+def _uncertainty_join(*, run: AgreementRun, result: dict[str, Any], per_item: Any, seed: int) -> Any:
+    """How sure each item is (scoring.agreement.uncertainty): ordering items' p_correct, Likert items' rating
+    distribution and interval of the mean; the summary goes in the result (the dashboard), the figures in the items
+    table."""
+    if run.study.item_kind == "likert":
+        question = study_scale(study=run.study, question=run.question, level=run.level).question
+        result["uncertainty"], frame = likert_summary(study=run.study, question=question, seed=seed)
+        if frame is None:
+            return per_item
+        frame = frame.assign(distribution=[json.dumps(d, sort_keys=True) for d in frame["distribution"]])
+        columns = frame.set_index("item")[["mean", "mean_low", "mean_high", "distribution"]].add_prefix("rating_")
+        return per_item.join(columns, on="item_id")
+    result["uncertainty"], frame = uncertainty_summary(study=run.study, seed=seed)
+    if frame is None:
+        return per_item
+    return per_item.join(frame.set_index("item")[["p_correct", "p_correct_low", "p_correct_high"]], on="item_id")
 
 
 def agreement_run_execute(*, job: Any) -> dict[str, Any]:

@@ -51,6 +51,15 @@ def _fields(record_set: str, file_id: str, *, fmt: str, ids_only: bool, table: s
             for name in names]
 
 
+def _uncertainty_analysis(facts: dict[str, Any]) -> list[str]:
+    """The card's per-item uncertainty in one line: the models and the expected number of wrong gold labels."""
+    if not facts.get("available"):
+        return []
+    overall = facts["overall"]
+    return [f"Per-item uncertainty (p_correct, {', '.join(facts['models'])}): expected wrong gold labels "
+            f"{overall['expected_wrong_gold_labels']} of {overall['with_uncertainty']} instances with votes"]
+
+
 def _people(card: dict[str, Any]) -> dict[str, Any]:
     studies = card["collection"]["studies"]
     platforms = sorted({s["platform"] for s in studies} | {p for s in studies for p in s["participant_platforms"]})
@@ -131,7 +140,8 @@ def croissant_build(*, card: dict[str, Any], files: list[dict[str, Any]], encodi
         "rai:dataAnnotationPlatform": people["platforms"] or ["none"],
         "rai:dataAnnotationAnalysis": [
             f"{e['study']}: Fleiss' kappa {e.get('fleiss_kappa')}, Krippendorff's alpha "
-            f"{e.get('krippendorff_alpha')} ({e['source']})" for e in agreement.get("studies", [])],
+            f"{e.get('krippendorff_alpha')} ({e['source']})" for e in agreement.get("studies", [])]
+        + _uncertainty_analysis(card.get("uncertainty") or {}),
         "rai:annotationsPerItem": ", ".join(map(str, k)) or "0",
         "rai:annotatorDemographics": people["demographics"] or ["not collected"],
         "rai:machineAnnotationTools": ["none: labels come from the corpora's construction; votes from people"],

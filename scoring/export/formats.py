@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from core.errors import ApplicationError
 from scoring.error_codes import INVALID_FORMAT
-from scoring.export.selection import SPLIT_RANK
+from scoring.export.selection import SPLIT_RANK, STEL_PUBLISHED_K, UNCERTAINTY_COLUMNS
 from tasks.stel import tsv as stel_tsv
 
 STEL_COLUMNS = stel_tsv.COLUMNS  # the format is defined once, in tasks.stel.tsv
@@ -34,6 +34,8 @@ PLAIN_FIELDS = ["anchor_1", "anchor_2", "alternative_1_1", "alternative_1_2", "c
 TEXT_FIELDS = ["anchor_1", "anchor_2", "alternative_1_1", "alternative_1_2"]
 IDS_FIELDS = ["id", "corpus", "setup", "style_type", "anchor_pair", "sentence_pair", "anchor_1_style",
               "sentence_1_style", "correct_alternative", "votes", "text_sha256"]
+# The per-item uncertainty (scoring.agreement.uncertainty), last in every format but STEL's TSV (STEL's columns only).
+UNCERTAINTY_FIELDS = [*UNCERTAINTY_COLUMNS, "uncertainty_model"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,14 @@ FIELDS: dict[str, FieldSpec] = {
                                                        "sentence of a style-or-content instance)."),
     "anchor_1_style": FieldSpec(pa.int8(), "sc:Integer", "Style (1 or 2) of A1 in its pair."),
     "sentence_1_style": FieldSpec(pa.int8(), "sc:Integer", "Style (1 or 2) of S1."),
+    "p_correct": FieldSpec(pa.float64(), "sc:Float", "Probability that the correct alternative is the answer careful "
+                           "annotators give (posterior of the model in uncertainty_model); empty when not annotated."),
+    "p_correct_low": FieldSpec(pa.float64(), "sc:Float", "Lower end of the 90% interval of p_correct (the estimated "
+                               "model's own uncertainty)."),
+    "p_correct_high": FieldSpec(pa.float64(), "sc:Float", "Upper end of the 90% interval of p_correct."),
+    "uncertainty_model": FieldSpec(pa.string(), "sc:Text", "The model p_correct comes from: one-coin Dawid-Skene over "
+                                   "annotators, or the pooled one-coin model for count-only votes (no annotator "
+                                   "identity); empty when not annotated."),
     "text_sha256": FieldSpec(pa.string(), "sc:Text", "sha256 of A1, A2, S1 and S2 joined by U+001F: a rebuilt row "
                                                      "must match it."),
 }
@@ -75,8 +85,8 @@ def text_digest(a1: str, a2: str, s1: str, s2: str) -> str:
 
 def row_columns(*, ids_only: bool, with_setup: bool = False) -> list[str]:
     if ids_only:
-        return ["index", *IDS_FIELDS]
-    return ["index", *PLAIN_FIELDS, *(["setup"] if with_setup else [])]
+        return ["index", *IDS_FIELDS, *UNCERTAINTY_FIELDS]
+    return ["index", *PLAIN_FIELDS, *(["setup"] if with_setup else []), *UNCERTAINTY_FIELDS]
 
 
 def _column(frame: pd.DataFrame, name: str) -> list[Any]:
@@ -86,6 +96,8 @@ def _column(frame: pd.DataFrame, name: str) -> list[Any]:
         return [None if v < 0 else int(v) for v in frame["votes"]]
     if name == "text_sha256":
         return [text_digest(*texts) for texts in zip(*(frame[f] for f in TEXT_FIELDS), strict=True)]
+    if name in UNCERTAINTY_COLUMNS:
+        return [None if v is None or pd.isna(v) else float(v) for v in frame[name]]
     if name in ("anchor_pair", "sentence_pair"):
         return [None if v is None or (isinstance(v, float) and pd.isna(v)) else str(v) for v in frame[name]]
     if name in ("correct_alternative", "anchor_1_style", "sentence_1_style"):
@@ -229,7 +241,6 @@ def croissant_path(out: Path, *, folder: bool) -> Path:
 
 
 STEL_VOTES_COLUMN = STEL_COLUMNS[6]
-STEL_PUBLISHED_K = 5  # STEL's own instances were each annotated by 5 people
 
 
 def votes_column_facts(*, fmt: str, k_values: list[int], published: bool) -> dict[str, Any]:

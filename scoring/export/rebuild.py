@@ -29,7 +29,14 @@ from scoring.error_codes import (
     UNKNOWN_CORPUS,
 )
 from scoring.export.annotator_votes import VOTES_FORMATS, votes_beside, votes_path, votes_read, votes_write
-from scoring.export.formats import EXPORT_FORMATS, FILE_FORMATS, IDS_FIELDS, card_paths, text_digest
+from scoring.export.formats import (
+    EXPORT_FORMATS,
+    FILE_FORMATS,
+    IDS_FIELDS,
+    UNCERTAINTY_COLUMNS,
+    card_paths,
+    text_digest,
+)
 from tasks.models import Corpus, ParallelPair, Setup, TaskInstance
 
 SHOWN = 5  # rows named in an error message
@@ -144,7 +151,9 @@ def benchmark_rebuild(*, ids_path: Path, out: Path, fmt: str = "stel-tsv",
         records.append({"anchor_1": texts[0], "anchor_2": texts[1], "alternative_1_1": texts[2],
                         "alternative_1_2": texts[3], "correct_alternative": int(row["correct_alternative"]),
                         "id": row["id"], "votes": -1 if row["votes"] is None else int(row["votes"]),
-                        "style_type": row["style_type"], "setup": row["setup"]})
+                        "style_type": row["style_type"], "setup": row["setup"],
+                        **{name: row.get(name) for name in UNCERTAINTY_COLUMNS},
+                        "uncertainty_model": row.get("uncertainty_model") or ""})
     if missing or differ:
         parts = []
         if missing:

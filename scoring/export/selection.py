@@ -7,12 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from annotation.models import Study, StudyItem
 from core.errors import ApplicationError
 from scoring.agreement import selectors
 from scoring.agreement.stats.votes import first_k_responses, instance_votes
+from scoring.agreement.uncertainty import pooled_uncertainty, study_uncertainty
 from scoring.error_codes import INVALID_SETUP, NOTHING_TO_EXPORT, UNKNOWN_CORPUS
 from tasks.error_codes import INVALID_STATUS, UNKNOWN_COMPONENT
 from tasks.models import Corpus, InstanceStatus, Setup, StyleComponent, TaskInstance
@@ -24,6 +26,7 @@ SPLIT_NAMES = {"train": "train", "tune": "validation", "dev": "validation", "val
 # An instance built from pairs of two splits belongs to the more held-out one, so that no test pair reaches train.
 SPLIT_RANK = {"train": 0, "validation": 1, "test": 2}
 DEFAULT_SPLIT = "test"  # STEL-style benchmarks are evaluation sets
+STEL_PUBLISHED_K = 5  # STEL's published votes are out of 5
 
 _COLUMNS = {
     "id": "instance_id", "anchor_1": "anchor_1", "anchor_2": "anchor_2", "sentence_1": "alternative_1_1",
@@ -92,10 +95,12 @@ def instances_frame(*, selection: Selection, study: Study | None) -> pd.DataFram
     return pd.DataFrame.from_records(list(rows), columns=list(_COLUMNS.values()))
 
 
-def annotated_votes(*, instance_ids: list[int], study: Study | None) -> tuple[dict[int, int], list[Study]]:
+def annotated_votes(*, instance_ids: list[int], study: Study | None,
+                    source: dict[int, Study] | None = None) -> tuple[dict[int, int], list[Study]]:
     """Correct votes among the first k valid responses, for instances whose annotation is complete.
 
-    With `study` only that study counts; otherwise every study showing the instances, later studies winning."""
+    With `study` only that study counts; otherwise every study showing the instances, later studies winning
+    (`source`, when given, gets the study each instance's votes came from)."""
     if study is not None:
         studies = [study]
     else:
@@ -116,7 +121,50 @@ def annotated_votes(*, instance_ids: list[int], study: Study | None) -> tuple[di
         if not complete.empty:
             used.append(each)
         votes.update(dict(zip(complete["instance_id"].astype(int), complete["n_correct"].astype(int), strict=True)))
+        if source is not None:
+            source.update({int(i): each for i in complete["instance_id"]})
     return votes, used
+
+
+UNCERTAINTY_COLUMNS = ("p_correct", "p_correct_low", "p_correct_high")
+
+
+def _published_uncertainty(frame: pd.DataFrame) -> dict[int, tuple[float, float, float, str]]:
+    """STEL's published counts: the pooled one-coin model, fitted per corpus on all its instances with published
+    votes (whatever the export selects, so that a selection of validated instances does not fit a truncated
+    sample)."""
+    corpora = [int(c) for c in frame.loc[frame["published_votes"].notna(), "corpus_id"].unique()]
+    out: dict[int, tuple[float, float, float, str]] = {}
+    for corpus_id in sorted(corpora):
+        rows = list(TaskInstance.objects.filter(corpus_id=corpus_id, published_votes__isnull=False)
+                    .exclude(status=InstanceStatus.WITHDRAWN).order_by("id").values_list("id", "published_votes"))
+        ids = np.asarray([r[0] for r in rows])
+        n_correct = np.asarray([r[1] for r in rows])
+        result = pooled_uncertainty(items=ids, n_correct=n_correct,
+                                    n_votes=np.full(len(ids), STEL_PUBLISHED_K), seed=0)
+        out.update({int(row.item): (row.p_correct, row.p_correct_low, row.p_correct_high, result.model)
+                    for row in result.per_item.itertuples()})
+    return out
+
+
+def uncertainty_columns(frame: pd.DataFrame, source: dict[int, Study]) -> dict[str, list[Any]]:
+    """Per exported row: the probability that its gold answer is right, its interval and the model that gave them
+    (`scoring.agreement.uncertainty`), from the study its votes came from, else from its published counts."""
+    values: dict[int, tuple[float, float, float, str]] = {}
+    for study in sorted(set(source.values()), key=lambda s: s.pk):
+        result = study_uncertainty(study=study, seed=0)
+        if result is None:
+            continue
+        for row in result.per_item.itertuples():
+            if row.instance_id is not None and source.get(int(row.instance_id)) == study:
+                values[int(row.instance_id)] = (row.p_correct, row.p_correct_low, row.p_correct_high, result.model)
+    published = _published_uncertainty(frame[frame["votes_source"] == "published"])
+    per_row = [values.get(int(i)) or (published.get(int(i)) if s == "published" else None)
+               for i, s in zip(frame["instance_id"], frame["votes_source"], strict=True)]
+    columns: dict[str, list[Any]] = {name: [None if v is None else float(v[n]) for v in per_row]
+                                     for n, name in enumerate(UNCERTAINTY_COLUMNS)}
+    columns["uncertainty_model"] = ["" if v is None else v[3] for v in per_row]
+    return columns
 
 
 def _split(anchor: Any, sentence: Any) -> str:
@@ -132,7 +180,9 @@ def benchmark_frame(*, selection: Selection, study: Study | None) -> tuple[pd.Da
     frame = instances_frame(selection=selection, study=study)
     if frame.empty:
         raise ApplicationError("no task instances match the export's filters", code=NOTHING_TO_EXPORT, status=404)
-    votes, vote_studies = annotated_votes(instance_ids=frame["instance_id"].astype(int).tolist(), study=study)
+    source: dict[int, Study] = {}
+    votes, vote_studies = annotated_votes(instance_ids=frame["instance_id"].astype(int).tolist(), study=study,
+                                          source=source)
     annotated = frame["instance_id"].map(votes)
     published = frame["published_votes"].astype("Float64")
     combined = annotated.astype("Float64").fillna(published).fillna(-1).astype(int)
@@ -144,4 +194,4 @@ def benchmark_frame(*, selection: Selection, study: Study | None) -> tuple[pd.Da
         split=[_split(a, s) for a, s in zip(frame["anchor_split"], frame["sentence_split"], strict=True)],
         key=frame["corpus"] + "/" + frame["id"],
     )
-    return frame, vote_studies
+    return frame.assign(**uncertainty_columns(frame, source)), vote_studies

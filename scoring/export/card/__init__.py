@@ -12,6 +12,7 @@ from typing import Any
 from scoring.export.card import facts, markdown
 from scoring.export.card.annotators import annotators_facts, annotators_markdown
 from scoring.export.card.context import CardContext
+from scoring.export.card.uncertainty import uncertainty_facts, uncertainty_markdown
 
 __all__ = ["SECTIONS", "CardContext", "CardSection", "card_build", "card_markdown"]
 
@@ -34,6 +35,8 @@ SECTIONS: tuple[CardSection, ...] = (
     CardSection("annotators", "Annotators' data: pseudonyms, per-annotator labels, k-anonymity", annotators_facts,
                 annotators_markdown),
     CardSection("agreement", "Agreement", facts.agreement_facts, markdown.agreement_markdown),
+    CardSection("uncertainty", "Per-item uncertainty: how likely each gold label is right", uncertainty_facts,
+                uncertainty_markdown),
     CardSection("models", "Model annotators (beside the crowd, never counted in it)", facts.models_facts,
                 markdown.models_markdown),
     CardSection("leak_audit", "Leak audit", facts.leak_audit_facts, markdown.leak_audit_markdown),

@@ -1,6 +1,8 @@
 """Dawid–Skene and MACE (crowd-kit) versus the plain majority on a study whose workers' reliability is known."""
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 
@@ -72,3 +74,55 @@ def test_aggregation_without_correct_answers_fails_clearly() -> None:
         aggregation_task(job.pk)
     job.refresh_from_db()
     assert job.status == Job.Status.FAILED and "no complete items" in job.error
+
+
+def _positional_import(tmp_path) -> str:
+    """STEL-style counts written out as one column per vote: worker-1 … worker-5 are positions, the first n of
+    them right on an item with n correct votes (the shape of STEL's published 'votes out of 5')."""
+    from django.core.management import call_command
+
+    path = tmp_path / "counts.csv"
+    lines = ["item,annotator,value,correct"]
+    counts = [5] * 12 + [4] * 10 + [3] * 8 + [2] * 4 + [1] * 3 + [0] * 3
+    for index, n_correct in enumerate(counts):
+        for position in range(5):
+            answer = "S1-S2" if position < n_correct else "S2-S1"
+            lines.append(f"i{index},worker-{position + 1},{answer},S1-S2")
+    path.write_text("\n".join(lines) + "\n")
+    call_command("import_annotations", "--study", "counts", "--question", "order", "--scale", "S1-S2,S2-S1",
+                 str(path), stdout=io.StringIO())
+    return "counts"
+
+
+def test_positional_annotator_ids_are_warned_about_in_words_and_get_no_reliability(tmp_path) -> None:
+    from annotation.models import Study
+
+    study = Study.objects.get(slug=_positional_import(tmp_path))
+    result = aggregation_compare(study=study)
+    assert result["annotator_ids"] == "positions"
+    assert len(result["warnings"]) == 1 and "worker-1 … worker-5" in result["warnings"][0]
+    assert "positions" in result["warnings"][0] and "not people" in result["warnings"][0]
+    for method in ("dawid-skene", "mace"):
+        # before: worker-5 (right only where all five were) was reported as the least reliable "worker"
+        assert result["methods"][method]["least_reliable_workers"] == []
+        assert result["methods"][method]["worker_reliability_mean"] is None
+
+
+def test_a_positional_study_gets_the_pooled_uncertainty_and_says_so(tmp_path) -> None:
+    from annotation.models import Study
+    from scoring.agreement.uncertainty import MODEL_POOLED, study_uncertainty
+
+    study = Study.objects.get(slug=_positional_import(tmp_path))
+    result = study_uncertainty(study=study)
+    assert result is not None and result.model == MODEL_POOLED
+    assert "positions" in result.facts["warning"] and result.facts["annotators"] == 1
+    per_item = result.per_item.set_index("item")["p_correct"]
+    assert per_item.nunique() == 6  # one probability per count, 0 … 5
+
+
+def test_people_on_a_real_study_get_no_warning() -> None:
+    study, _ = reliable_minority_study()
+    result = aggregation_compare(study=study, methods=("dawid-skene",))
+    # p0 … p4 each answered all 60 items: the structure of positions, but platform participants are people
+    assert result["annotator_ids"] == "people"
+    assert result["methods"]["dawid-skene"]["least_reliable_workers"]

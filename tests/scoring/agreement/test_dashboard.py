@@ -168,3 +168,22 @@ def test_the_download_link_of_a_hub_folder_export_downloads_its_zip(admin_client
         assert response.status_code == 200, (link, response.content[:200])
     hub_link = next(link for link in links if link.endswith("/zip/"))
     assert b"".join(admin_client.get(hub_link).streaming_content)[:2] == b"PK"  # a zip
+
+
+def test_dashboard_shows_the_per_item_uncertainty(admin_client: Client, tmp_path, settings) -> None:
+    """The run stores how likely each gold answer is right (model, histogram, expected wrong gold labels); the
+    dashboard draws it and the items table carries p_correct."""
+    import pandas as pd
+
+    settings.MEDIA_ROOT = str(tmp_path)
+    run = computed_run()
+    facts = run.result["uncertainty"]
+    assert facts["available"] and facts["model"] == "one-coin Dawid-Skene over annotators"
+    assert sum(facts["histogram"]["counts"]) == facts["items"] == 4
+    items = pd.read_parquet(run.items_path)
+    assert items["p_correct"].notna().all()
+    assert facts["expected_wrong_gold_labels"] == pytest.approx(float((1 - items["p_correct"]).sum()), abs=0.01)
+    html = admin_client.get(reverse("admin:scoring_agreement_dashboard", args=[run.pk])).content.decode()
+    assert reverse("admin:scoring_agreement_plot", args=[run.pk, "uncertainty", "svg"]) in html
+    svg = plot_render(result=run.result, name="uncertainty").decode()
+    assert "wrong gold labels expected" in svg

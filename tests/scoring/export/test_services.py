@@ -82,9 +82,18 @@ def test_validated_export_fills_votes_in_all_formats(tmp_path: Path) -> None:
                                            (items[3].external_id, "4")]
     records = [json.loads(line) for line in outputs["jsonl"].read_text().splitlines()]
     assert list(records[0]) == ["index", "anchor_1", "anchor_2", "alternative_1_1", "alternative_1_2",
-                                "correct_alternative", "id", "votes", "style_type"]
+                                "correct_alternative", "id", "votes", "style_type", "p_correct", "p_correct_low",
+                                "p_correct_high", "uncertainty_model"]
     assert [(r["id"], r["votes"], r["correct_alternative"]) for r in records] == [
         (r[6], int(r[7]), int(r[5])) for r in tsv]
+    # The per-item uncertainty: a probability inside its interval, from the one-coin model over the annotators;
+    # 5 of 5 right is surer than 4 of 5, which is surer than 3 of 5. STEL's TSV keeps STEL's columns only.
+    for record in records:
+        assert 0.0 <= record["p_correct_low"] <= record["p_correct"] <= record["p_correct_high"] <= 1.0
+        assert record["uncertainty_model"] == "one-coin Dawid-Skene over annotators"
+    by_votes = {r["votes"]: r["p_correct"] for r in records}
+    assert by_votes[5] > by_votes[4] > by_votes[3]
+    assert len(tsv[0]) == 9
     table = pq.read_table(outputs["parquet"]).to_pylist()
     assert table == records
 

@@ -1,0 +1,309 @@
+"""Per-item uncertainty: how likely each item's gold answer is the one careful annotators give, with an interval.
+
+Ordering items (STEL quadruples and triples). Each answer is recoded as "agrees with the item's gold answer" or not,
+and a one-coin Dawid–Skene model (crowd-kit's `OneCoinDawidSkene`, EM) is fitted over the study's annotators: every
+annotator answers correctly with one probability of their own, and an item's gold answer is right with a prior
+probability (one minus the share of wrong gold labels), both estimated. Recoding is exact for a one-coin model (it
+treats both answers alike), and it makes the model's class prior the share of right gold labels.
+
+The estimates carry uncertainty of their own (an annotator seen on 14 items is not known to the third decimal), so
+the item's probability is integrated over it: `DRAWS` draws of every annotator's accuracy and of the prior from the
+Beta distributions of the EM's expected counts (a uniform prior each), the item's posterior computed under each
+draw. `p_correct` is the mean over the draws, `p_correct_low`/`p_correct_high` the central `LEVEL` interval: where
+the posterior would lie if the accuracies and the share of wrong gold labels were known exactly.
+`benchmarks/item_uncertainty.py` measures both on simulated crowds with known truth (calibration error, coverage).
+
+Count-only data (a vote count per item, no annotator identity: STEL's published "# Votes out of 5") cannot tell
+annotators apart, so it gets the pooled one-coin model: every vote right with one shared probability, fitted by
+the same EM over the items (all votes given to one pooled annotator), and says so in `model`.
+
+Likert items get their rating distribution and a bootstrap interval of the mean (`likert_uncertainty`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+from scipy.special import betaln, expit, logit
+
+DRAWS = 400
+BURN_IN = 100
+PRIOR_FLOOR, PRIOR_CEILING = 0.5, 1000.0  # bounds of the accuracy prior's Beta parameters
+LEVEL = 0.90
+DIGITS = 4  # exported figures are rounded, so that the same data gives the same bytes on every machine
+EM_ITERATIONS = 100
+POOLED = "pooled"
+
+MODEL_ANNOTATORS = "one-coin Dawid-Skene over annotators"
+MODEL_POOLED = "pooled one-coin (count-only: no annotator identity)"
+MODEL_LIKERT = "rating distribution, bootstrap interval of the mean"
+
+
+@dataclass
+class ItemUncertainty:
+    """One row per item (`item`, `p_correct`, `p_correct_low`, `p_correct_high`) and what the model estimated."""
+
+    per_item: pd.DataFrame
+    model: str
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+def _one_coin_em(data: pd.DataFrame) -> pd.Series:
+    """P(gold answer right) per task from crowd-kit's one-coin EM on agree (1) / disagree (0) labels."""
+    # crowd-kit (and the nltk and scipy it pulls in) is imported here, where the uncertainty is computed, so that
+    # every web and command process does not pay half a second for it at start.
+    from crowdkit.aggregation import OneCoinDawidSkene
+
+    model = OneCoinDawidSkene(n_iter=EM_ITERATIONS, tol=1e-5)
+    probas = model.fit_predict_proba(data).reindex(columns=[0, 1]).fillna(0.0)
+    return probas[1]
+
+
+def accuracy_prior(correct: np.ndarray, answers: np.ndarray) -> tuple[float, float]:
+    """Beta(a, b) of the annotators' accuracies, fitted by maximum likelihood to their expected right answers
+    (beta-binomial, empirical Bayes): an annotator seen on few items is pulled towards the crowd they belong to."""
+    from scipy.optimize import minimize  # used here only; scipy.optimize costs a third of a second to import
+
+    def negative_log_likelihood(log_ab: np.ndarray) -> float:
+        a, b = np.exp(log_ab)
+        return -float(np.sum(betaln(correct + a, answers - correct + b) - betaln(a, b)))
+
+    if len(correct) < 2:
+        return 1.0, 1.0
+    found = minimize(negative_log_likelihood, x0=np.log([2.0, 1.0]), method="Nelder-Mead",
+                     options={"xatol": 1e-6, "fatol": 1e-9, "maxiter": 2000})
+    # Where every annotator agrees on everything the likelihood runs off to b = 0 (everyone always right); a floor
+    # of 0.5 (Jeffreys' prior) keeps an annotator seen on few items from being taken as infallible.
+    a, b = np.clip(np.exp(found.x), PRIOR_FLOOR, PRIOR_CEILING)
+    return float(a), float(b)
+
+
+def _draws(*, signs: sparse.csr_matrix, worker_codes: np.ndarray, agree: np.ndarray, item_codes: np.ndarray,
+           start: np.ndarray, prior_ab: tuple[float, float], seed: int, draws: int, burn_in: int) -> np.ndarray:
+    """Items × draws posterior probabilities of the gold answer: a Gibbs sampler of the one-coin model with uniform
+    priors, started from the EM's answer. Each sweep draws which gold answers are right, then every annotator's
+    accuracy and the share of right gold labels from their Beta posteriors given those; the item's probability under
+    each sweep's parameters is kept (so the uncertainty of "which items are right" reaches the parameters too)."""
+    rng = np.random.default_rng(seed)
+    n_items, n_workers = signs.shape
+    answers = np.bincount(worker_codes, minlength=n_workers).astype(float)
+    eps = 1e-12
+    right = rng.random(n_items) < start
+    kept = np.empty((n_items, draws))
+    for sweep in range(burn_in + draws):
+        correct = np.bincount(worker_codes, weights=(agree == right[item_codes]), minlength=n_workers)
+        accuracy = rng.beta(prior_ab[0] + correct, prior_ab[1] + answers - correct)
+        n_right = float(right.sum())
+        prior = rng.beta(1.0 + n_right, 1.0 + n_items - n_right)
+        probability = expit(signs @ logit(np.clip(accuracy, eps, 1 - eps)) + logit(np.clip(prior, eps, 1 - eps)))
+        right = rng.random(n_items) < probability
+        if sweep >= burn_in:
+            kept[:, sweep - burn_in] = probability
+    return kept
+
+
+def one_coin_uncertainty(*, items: np.ndarray, workers: np.ndarray, agree: np.ndarray, seed: int = 0,
+                         draws: int = DRAWS, level: float = LEVEL, model: str = MODEL_ANNOTATORS,
+                         digits: int | None = DIGITS) -> ItemUncertainty:
+    """One answer per row: the item, who gave it, whether it agrees with the item's gold answer."""
+    agree = np.asarray(agree, dtype=bool)
+    item_codes, item_names = pd.factorize(pd.Series(items), sort=True)
+    worker_codes, worker_names = pd.factorize(pd.Series(workers).astype(str), sort=True)
+    data = pd.DataFrame({"task": item_codes, "worker": worker_codes, "label": agree.astype(int)})
+    right = _one_coin_em(data).reindex(range(len(item_names))).to_numpy(dtype=float)
+    signs = sparse.csr_matrix((np.where(agree, 1.0, -1.0), (item_codes, worker_codes)),
+                              shape=(len(item_names), len(worker_names)))
+    # Expected right answers per annotator under the EM's posterior, and answers given.
+    r = right[item_codes]
+    correct = np.bincount(worker_codes, weights=np.where(agree, r, 1.0 - r), minlength=len(worker_names))
+    answers = np.bincount(worker_codes, minlength=len(worker_names)).astype(float)
+    prior_ab = accuracy_prior(correct, answers)
+    posterior = _draws(signs=signs, worker_codes=worker_codes, agree=agree, item_codes=item_codes, start=right,
+                       prior_ab=prior_ab, seed=seed, draws=draws, burn_in=BURN_IN)
+    tail = (1.0 - level) / 2
+    low, high = np.quantile(posterior, [tail, 1.0 - tail], axis=1)
+    figures = {"p_correct": posterior.mean(axis=1), "p_correct_low": low, "p_correct_high": high}
+    if digits is not None:
+        figures = {name: values.round(digits) for name, values in figures.items()}
+    per_item = pd.DataFrame({"item": np.asarray(item_names), **figures})
+    accuracy = (correct + prior_ab[0]) / (answers + prior_ab[0] + prior_ab[1])
+    facts = {"model": model, "annotators": len(worker_names), "items": len(item_names), "answers": int(len(agree)),
+             "share_gold_right": round(float(right.mean()), DIGITS) if len(right) else None,
+             "annotator_accuracy_median": round(float(np.median(accuracy)), DIGITS) if len(accuracy) else None,
+             "draws": draws, "level": level, "seed": seed}
+    if model == MODEL_POOLED:
+        facts["vote_accuracy"] = round(float(accuracy[0]), DIGITS) if len(accuracy) else None
+    return ItemUncertainty(per_item=per_item, model=model, facts=facts)
+
+
+def pooled_uncertainty(*, items: np.ndarray, n_correct: np.ndarray, n_votes: np.ndarray, seed: int = 0,
+                       draws: int = DRAWS, level: float = LEVEL, digits: int | None = DIGITS) -> ItemUncertainty:
+    """Count-only data: `n_correct` of `n_votes` votes for the gold answer per item, annotators unknown. Every vote
+    is given to one pooled annotator, so the one-coin model becomes "every vote right with one probability"."""
+    n_correct = np.asarray(n_correct, dtype=np.int64)
+    n_votes = np.asarray(n_votes, dtype=np.int64)
+    names = np.asarray(items)
+    rows = np.repeat(np.arange(len(names)), n_votes)
+    # Within each item, its first n_correct votes agree with the gold answer (the order carries no information).
+    rank = np.arange(len(rows)) - np.repeat(np.cumsum(n_votes) - n_votes, n_votes)
+    agree = rank < np.repeat(n_correct, n_votes)
+    result = one_coin_uncertainty(items=rows, workers=np.full(len(rows), POOLED), agree=agree, seed=seed,
+                                  draws=draws, level=level, model=MODEL_POOLED, digits=digits)
+    per_item = result.per_item.assign(item=names[result.per_item["item"].to_numpy(dtype=np.int64)])
+    return ItemUncertainty(per_item=per_item, model=MODEL_POOLED, facts=result.facts)
+
+
+def likert_uncertainty(*, items: np.ndarray, values: np.ndarray, seed: int = 0, resamples: int = 1000,
+                       level: float = 0.95) -> pd.DataFrame:
+    """Per item: how many gave each rating, the mean and a percentile bootstrap interval of the mean (the ratings
+    resampled with replacement; an item rated once has no interval)."""
+    frame = pd.DataFrame({"item": items, "value": np.asarray(values, dtype=float)}).sort_values(["item", "value"],
+                                                                                               kind="stable")
+    rng = np.random.default_rng(seed)
+    tail = (1.0 - level) / 2
+    rows = []
+    for item, group in frame.groupby("item", sort=True):
+        ratings = group["value"].to_numpy()
+        low = high = None
+        if len(ratings) > 1:
+            means = rng.choice(ratings, size=(resamples, len(ratings)), replace=True).mean(axis=1)
+            low, high = (round(float(x), DIGITS) for x in np.quantile(means, [tail, 1.0 - tail]))
+        distribution = {_rating_key(v): int(n) for v, n in zip(*np.unique(ratings, return_counts=True), strict=True)}
+        rows.append({"item": item, "n": len(ratings), "mean": round(float(ratings.mean()), DIGITS),
+                     "mean_low": low, "mean_high": high, "distribution": distribution})
+    return pd.DataFrame(rows, columns=["item", "n", "mean", "mean_low", "mean_high", "distribution"])
+
+
+def _rating_key(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def expected_wrong(p_correct: pd.Series | np.ndarray) -> float:
+    """Expected number of wrong gold labels: the sum of 1 − p over the items."""
+    values = np.asarray(pd.Series(p_correct).dropna(), dtype=float)
+    return round(float((1.0 - values).sum()), 2)
+
+
+# --- annotator ids that are positions, not people -------------------------------------------------------------------
+
+ENUMERATED = re.compile(r"^(\D*?)(\d+)$")
+
+
+def _enumerated(names: list[str]) -> bool:
+    """"worker-1" … "worker-5", "rater_0" … "rater_2", "1" … "5": one prefix and the numbers 0…n−1 or 1…n."""
+    matches = [ENUMERATED.match(name.strip()) for name in names]
+    if not names or not all(matches):
+        return False
+    prefixes = {m.group(1) for m in matches if m}
+    numbers = sorted(int(m.group(2)) for m in matches if m)
+    return len(prefixes) == 1 and numbers[0] in (0, 1) and numbers == list(range(numbers[0], numbers[0] + len(names)))
+
+
+def positional_ids(*, items: np.ndarray, workers: np.ndarray, names: dict[Any, str] | None = None
+                   ) -> tuple[bool, str | None]:
+    """(the ids are positions, a warning in words, or None) for answers given as (item, annotator id).
+
+    Count-only data written out as one column per vote gives every item the same k "annotators" (worker-1 …
+    worker-k): each of them then answered every item, and worker-5 is whoever came fifth. Such ids say nothing
+    about anyone's reliability. Structure alone (as many annotators as answers per item, each on every item) is
+    also what a small study of k people who each rated everything looks like, so it warns without calling them
+    positions; enumerated names with that structure are positions."""
+    frame = pd.DataFrame({"item": np.asarray(items), "worker": np.asarray(workers)})
+    n_items = frame["item"].nunique()
+    if n_items < 2:
+        return False, None
+    per_worker = frame.groupby("worker")["item"].nunique()
+    per_item = frame.groupby("item").size()
+    if len(per_worker) > per_item.max() or not (per_worker == n_items).all():
+        return False, None
+    shown = [str((names or {}).get(w, "")) for w in per_worker.index]
+    if names is not None and all(shown) and _enumerated(shown):
+        return True, (
+            f"The {len(per_worker)} annotator ids ({shown[0]} … {shown[-1]}) each answered every one of the {n_items} "
+            "items and are numbered like positions: they look like the vote columns of count-only data, not "
+            "people. A per-annotator model (Dawid–Skene, MACE) would estimate the reliability of a position (the "
+            "fifth vote is whoever answered fifth), so its per-annotator figures are not reported; the per-item "
+            "uncertainty uses the pooled one-coin model instead. If these are people, import them under their own "
+            "ids.")
+    return False, (
+        f"Every one of the {len(per_worker)} annotators answered every one of the {n_items} items. If the ids are "
+        "positions (vote columns of count-only data) rather than people, per-annotator reliabilities mean nothing: "
+        "import the votes as counts or under the annotators' own ids. If they are people, ignore this.")
+
+
+# --- a study's items, and STEL's published counts --------------------------------------------------------------------
+
+def study_uncertainty(*, study: Any, seed: int = 0) -> ItemUncertainty | None:
+    """The ordering items of a study with a gold answer, from the first k valid responses of each: the one-coin
+    model over its annotators, or the pooled one (and a warning) where the annotator ids are positions. None when
+    no item has both a gold answer and a response."""
+    # selectors import Django models; the models above need no database, and benchmarks/item_uncertainty.py
+    # imports this module without setting Django up
+    from scoring.agreement import selectors
+    from scoring.agreement.stats.votes import first_k_responses
+
+    items = selectors.items_frame(study_id=study.pk)
+    gold = items.set_index("item_id")["correct_answer"]
+    first_k = first_k_responses(responses=selectors.responses_frame(study_id=study.pk), k=study.annotators_per_item)
+    answer_gold = first_k["item_id"].map(gold).fillna("").astype(str)
+    rows = first_k[answer_gold != ""]
+    if rows.empty:
+        return None
+    agree = rows["answer"].astype(str).to_numpy() == answer_gold[answer_gold != ""].to_numpy()
+    people = selectors.participants_frame(study_id=study.pk)
+    imported = people[people["platform"] == "imported"]
+    names = dict(zip(imported["participant_id"], imported["external_id"].astype(str), strict=True))
+    positional, warning = positional_ids(items=rows["item_id"].to_numpy(), workers=rows["participant_id"].to_numpy(),
+                                         names=names)
+    if positional:
+        counts = pd.DataFrame({"item": rows["item_id"].to_numpy(), "agree": agree}).groupby("item")["agree"]
+        result = pooled_uncertainty(items=counts.sum().index.to_numpy(), n_correct=counts.sum().to_numpy(),
+                                    n_votes=counts.size().to_numpy(), seed=seed)
+    else:
+        result = one_coin_uncertainty(items=rows["item_id"].to_numpy(), workers=rows["participant_id"].to_numpy(),
+                                      agree=agree, seed=seed)
+    instance = items.set_index("item_id")["instance_id"]
+    result.per_item["instance_id"] = result.per_item["item"].map(instance).to_numpy()
+    result.facts.update({"study": study.slug, **({"warning": warning} if warning else {})})
+    return result
+
+
+HISTOGRAM_BINS = 20
+
+
+def uncertainty_summary(*, study: Any, seed: int = 0) -> tuple[dict[str, Any], pd.DataFrame | None]:
+    """What an agreement run stores (and its dashboard draws): the model's facts, the histogram of p_correct in
+    bands of 0.05, the expected number of wrong gold labels; and the per-item figures (None where no item has a
+    gold answer and a response)."""
+    result = study_uncertainty(study=study, seed=seed)
+    if result is None:
+        return {"available": False, "reason": "no item has both a gold answer and a response"}, None
+    values = result.per_item["p_correct"].to_numpy(dtype=float)
+    counts, _ = np.histogram(values, bins=HISTOGRAM_BINS, range=(0.0, 1.0))
+    summary = {"available": True, **result.facts, "expected_wrong_gold_labels": expected_wrong(values),
+               "histogram": {"edges": [round(i / HISTOGRAM_BINS, 2) for i in range(HISTOGRAM_BINS + 1)],
+                             "counts": [int(n) for n in counts]}}
+    return summary, result.per_item
+
+
+def likert_summary(*, study: Any, question: str, seed: int = 0) -> tuple[dict[str, Any], pd.DataFrame | None]:
+    """A Likert study's items: each one's rating distribution and a 95% bootstrap interval of its mean rating, from
+    its first k valid ratings of `question`; what the agreement run stores of them."""
+    # selectors import Django models; benchmarks/item_uncertainty.py imports this module without setting Django up
+    from scoring.agreement import selectors
+    from scoring.agreement.stats.votes import first_k_responses
+
+    responses = selectors.responses_frame(study_id=study.pk, question=question or None)
+    first_k = first_k_responses(responses=responses, k=study.annotators_per_item)
+    first_k = first_k[first_k["value"].notna()]
+    if first_k.empty:
+        return {"available": False, "reason": "no numeric ratings"}, None
+    frame = likert_uncertainty(items=first_k["item_id"].to_numpy(), values=first_k["value"].to_numpy(), seed=seed)
+    widths = (frame["mean_high"] - frame["mean_low"]).dropna()
+    summary = {"available": True, "model": MODEL_LIKERT, "items": len(frame), "level": 0.95, "seed": seed,
+               "mean_interval_width_median": round(float(widths.median()), DIGITS) if len(widths) else None}
+    return summary, frame
