@@ -5,6 +5,8 @@ message unacknowledged until the broker's visibility timeout (an hour in product
 - `jobs_reap_stale` (a beat task, every minute): a running job without a heartbeat for STYLECROWD_JOB_STALE_SECONDS,
   or running past its kind's time limit (STYLECROWD_JOB_TIME_LIMITS), is sent again while it has attempts left
   (STYLECROWD_JOB_MAX_ATTEMPTS), else marked failed with the reason;
+- `jobs_send_unsent` (the same beat task): a job whose message the broker could not take when it was started
+  (`job_enqueue` marks it `unsent_since`, "waiting", instead of answering a 500) is sent when the broker is back;
 - `attempts_exhausted`: a delivery of a job whose earlier deliveries all died fails it instead of running it again
   (a task that kills its worker is no longer redelivered forever).
 Tasks are idempotent and a finished job is never run again, so a late redelivery of the original message is
@@ -19,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import kombu.exceptions
 from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
@@ -27,6 +30,11 @@ from django.utils import timezone
 from core.models import Job
 
 logger = logging.getLogger(__name__)
+# What a publish raises when the broker cannot be reached (after Celery's own publish retries): kombu's
+# OperationalError wraps the transport's connection errors; a socket error can come through bare.
+BROKER_ERRORS = (kombu.exceptions.OperationalError, ConnectionError, TimeoutError)
+UNSENT_MESSAGE = ("Waiting: the task queue (broker) could not be reached, so this job has not been sent to a worker "
+                  "yet. It is stored and is sent as soon as the queue is back.")
 
 
 def _setting(name: str, default: Any) -> Any:
@@ -81,9 +89,38 @@ def _time_limit(kind: str) -> float:
 
 
 def jobs_reap_stale(*, now: dt.datetime | None = None) -> dict[str, list[int]]:
-    """Send again, or fail, the running jobs whose worker is gone or that ran past their time limit."""
+    """Send the jobs that wait for the broker; send again, or fail, the running jobs whose worker is gone or that
+    ran past their time limit."""
 
     now = now or timezone.now()
+    report: dict[str, list[int]] = {"sent": jobs_send_unsent(), **_reap_running(now)}
+    return report
+
+
+def jobs_send_unsent() -> list[int]:
+    """Send the jobs whose message the broker could not take when they were started; stops at the first that
+    still cannot be sent (the broker is still away: the next round tries again). Each is claimed under its row
+    lock, so two reapers never send one twice."""
+    sent: list[int] = []
+    waiting = Job.objects.filter(status=Job.Status.CREATED, unsent_since__isnull=False).order_by("pk")
+    for pk in waiting.values_list("pk", flat=True):
+        with transaction.atomic():
+            job = waiting.select_for_update(skip_locked=True).filter(pk=pk).first()
+            if job is None:
+                continue
+            try:
+                result = current_app.send_task(job.task_name, args=[job.pk, *job.task_args],
+                                               **({"queue": job.queue} if job.queue else {}))
+            except BROKER_ERRORS as exc:
+                logger.warning("job %s still waits for the broker: %s", job.pk, exc)
+                break
+            Job.objects.filter(pk=pk).update(unsent_since=None, message="", celery_task_id=result.id or "")
+        sent.append(pk)
+        logger.info("job %s (%s) sent: the broker is back", job.pk, job.kind)
+    return sent
+
+
+def _reap_running(now: dt.datetime) -> dict[str, list[int]]:
     stale_after = dt.timedelta(seconds=float(_setting("STYLECROWD_JOB_STALE_SECONDS", 60)))
     report: dict[str, list[int]] = {"retried": [], "failed": [], "timed_out": []}
     for job in Job.objects.filter(status=Job.Status.RUNNING).order_by("pk"):

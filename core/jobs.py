@@ -18,7 +18,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from core.errors import ApplicationError
-from core.job_health import attempts_exhausted, heartbeat
+from core.job_health import BROKER_ERRORS, UNSENT_MESSAGE, attempts_exhausted, heartbeat
 from core.models import Job
 
 ProgressCallback = Callable[[int, int], None]
@@ -46,10 +46,24 @@ def job_enqueue(*, job: Job, task: str, args: list[Any] | None = None, queue: st
 
     def send() -> None:
         options = {"queue": queue} if queue else {}
-        result = registered.apply_async(args=[job.id, *(args or [])], **options)
+        try:
+            result = registered.apply_async(args=[job.id, *(args or [])], **options)
+        except BROKER_ERRORS as exc:
+            job_unsent(job=job, exc=exc)  # stored as waiting, not lost and not a 500: the reaper sends it later
+            return
         Job.objects.filter(pk=job.pk, celery_task_id="").update(celery_task_id=result.id or "")
 
     transaction.on_commit(send)
+
+
+def job_unsent(*, job: Job, exc: BaseException) -> None:
+    """The broker could not take the job's message: the job stays "created", marked as waiting for the broker with a
+    message for people; `jobs_send_unsent` (the reaper's beat task) sends it when the broker is back."""
+    logger.warning("job %s (%s): the broker could not be reached (%s); it waits and is sent when it is back",
+                   job.pk, job.kind, job_failure_reason(exc))
+    now = timezone.now()
+    Job.objects.filter(pk=job.pk, status=Job.Status.CREATED).update(unsent_since=now, message=UNSENT_MESSAGE)
+    job.unsent_since, job.message = now, UNSENT_MESSAGE
 
 
 def registered_task(name: str) -> Task:
