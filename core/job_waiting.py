@@ -1,6 +1,7 @@
-"""Jobs never wait silently: a job whose message the broker could not take says so at once (it waits for the broker,
-core/job_health.py sends it when the broker is back), and a job that no worker has taken within STYLECROWD_JOB_UNCLAIMED_SECONDS (default 5) says
-so on its pages and in the API's job body, naming the queue it waits on and the command that starts a worker for it.
+"""Jobs never wait silently: a job whose message the broker could not take says so at once (it waits for the
+broker; core/job_health.py sends it when the broker is back), and a job that no worker has taken within
+STYLECROWD_JOB_UNCLAIMED_SECONDS (default 5) says so on its pages and in the API's job body, naming the queue it
+waits on and the command that starts a worker for it.
 
 Whether any worker serves that queue is asked of the workers themselves (Celery's `inspect().active_queues()`, a
 broadcast answered within a second), at most once per STYLECROWD_JOB_WORKER_CHECK_SECONDS per queue (the answer is
