@@ -5,8 +5,9 @@ message unacknowledged until the broker's visibility timeout (an hour in product
 - `jobs_reap_stale` (a beat task, every minute): a running job without a heartbeat for STYLECROWD_JOB_STALE_SECONDS,
   or running past its kind's time limit (STYLECROWD_JOB_TIME_LIMITS), is sent again while it has attempts left
   (STYLECROWD_JOB_MAX_ATTEMPTS), else marked failed with the reason;
-- `jobs_send_unsent` (the same beat task): a job whose message the broker could not take when it was started
-  (`job_enqueue` marks it `unsent_since`, "waiting", instead of answering a 500) is sent when the broker is back;
+- `jobs_send_unsent` (the same beat task): a job whose message never left (the broker could not take it: the door
+  answered 202 with the job "waiting" instead of a 500; or the sender was lost after the commit) is sent when the
+  broker is back (`job_enqueue` marks every job `unsent_since` until the broker took its message: an outbox);
 - `attempts_exhausted`: a delivery of a job whose earlier deliveries all died fails it instead of running it again
   (a task that kills its worker is no longer redelivered forever).
 Tasks are idempotent and a finished job is never run again, so a late redelivery of the original message is
@@ -93,16 +94,23 @@ def jobs_reap_stale(*, now: dt.datetime | None = None) -> dict[str, list[int]]:
     ran past their time limit."""
 
     now = now or timezone.now()
-    report: dict[str, list[int]] = {"sent": jobs_send_unsent(), **_reap_running(now)}
+    report: dict[str, list[int]] = {"sent": jobs_send_unsent(now=now), **_reap_running(now)}
     return report
 
 
-def jobs_send_unsent() -> list[int]:
-    """Send the jobs whose message the broker could not take when they were started; stops at the first that
-    still cannot be sent (the broker is still away: the next round tries again). Each is claimed under its row
-    lock, so two reapers never send one twice."""
+def unsent_grace() -> dt.timedelta:
+    """How long a job's own send may take before the reaper counts its message as never sent."""
+    return dt.timedelta(seconds=float(_setting("STYLECROWD_JOB_UNSENT_GRACE_SECONDS", 10)))
+
+
+def jobs_send_unsent(*, now: dt.datetime | None = None) -> list[int]:
+    """Send the jobs whose message never left (the broker could not take it, or the sender was lost after the
+    commit; `job_enqueue`'s outbox mark, older than the grace); stops at the first that still cannot be sent (the
+    broker is still away: the next round tries again). Each is claimed under its row lock, so two reapers never send
+    one twice."""
     sent: list[int] = []
-    waiting = Job.objects.filter(status=Job.Status.CREATED, unsent_since__isnull=False).order_by("pk")
+    waiting = Job.objects.filter(status=Job.Status.CREATED,
+                                 unsent_since__lt=(now or timezone.now()) - unsent_grace()).order_by("pk")
     for pk in waiting.values_list("pk", flat=True):
         with transaction.atomic():
             job = waiting.select_for_update(skip_locked=True).filter(pk=pk).first()

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
+from core.job_health import UNSENT_MESSAGE, unsent_grace
 from core.models import Job
 
 logger = logging.getLogger(__name__)
@@ -73,7 +74,8 @@ def job_waiting(job: Job, *, now: Any = None) -> dict[str, Any] | None:
     if job.status != Job.Status.CREATED or settings.CELERY_TASK_ALWAYS_EAGER:
         return None
     waited = ((now or timezone.now()) - job.created_at).total_seconds()
-    if job.unsent_since is not None:
+    if job.unsent_since is not None and (job.message == UNSENT_MESSAGE
+                                         or (now or timezone.now()) - job.unsent_since > unsent_grace()):
         return _unsent(job, int(waited))
     if waited < float(_setting("STYLECROWD_JOB_UNCLAIMED_SECONDS", 5)):
         return None

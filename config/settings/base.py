@@ -226,6 +226,9 @@ CELERY_BEAT_SCHEDULE = {
 STYLECROWD_JOB_HEARTBEAT_SECONDS = float(env_str("STYLECROWD_JOB_HEARTBEAT_SECONDS", "10") or 10)
 STYLECROWD_JOB_STALE_SECONDS = float(env_str("STYLECROWD_JOB_STALE_SECONDS", "60") or 60)
 STYLECROWD_JOB_MAX_ATTEMPTS = int(env_str("STYLECROWD_JOB_MAX_ATTEMPTS", "3") or 3)
+# A job whose message has not left this long (the broker away, the sender lost after the commit) is sent by the
+# reaper (core/job_health.py `jobs_send_unsent`, every 30 s).
+STYLECROWD_JOB_UNSENT_GRACE_SECONDS = float(env_str("STYLECROWD_JOB_UNSENT_GRACE_SECONDS", "10") or 10)
 STYLECROWD_JOB_TIME_LIMITS = {"default": 24 * 3600, "corpus_import": 6 * 3600, "instances_generate": 6 * 3600}
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_SERIALIZER = "json"

@@ -6,6 +6,7 @@ The live test runs the production shape: gunicorn, a Celery worker with its beat
 free port (never the shared one), stopped while the researcher starts the export and started again afterwards."""
 from __future__ import annotations
 
+import datetime as dt
 import os
 import signal
 import subprocess
@@ -18,8 +19,12 @@ import redis
 import requests
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
 
 from core.job_health import jobs_send_unsent
+from core.job_waiting import job_waiting
+from core.jobs import job_create, job_enqueue
 from core.models import Job
 from scoring.models import BenchmarkExport
 from tests.gunicorn_server import REPO, free_port, gunicorn, server_database_url
@@ -58,10 +63,29 @@ def test_an_unsent_job_is_stored_as_waiting_and_sent_by_the_reaper(api, tmp_path
     monkeypatch.undo()
     client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     client.delete("default")
-    assert jobs_send_unsent() == [job.pk]  # the broker is back: sent once, and only once
-    assert jobs_send_unsent() == [] and client.llen("default") == 1
+    assert jobs_send_unsent() == []  # within the grace a job's own send may still be under way
+    later = timezone.now() + dt.timedelta(seconds=settings.STYLECROWD_JOB_UNSENT_GRACE_SECONDS + 1)
+    assert jobs_send_unsent(now=later) == [job.pk]  # the broker is back: sent once, and only once
+    assert jobs_send_unsent(now=later) == [] and client.llen("default") == 1
     job.refresh_from_db()
     assert job.unsent_since is None and job.message == "" and job.celery_task_id
+    client.delete("default")
+
+
+@pytest.mark.django_db
+def test_a_job_whose_sender_was_lost_after_the_commit_is_sent_by_the_reaper(settings,
+                                                                            django_capture_on_commit_callbacks):
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    client.delete("default")
+    with django_capture_on_commit_callbacks(execute=False):  # the process dies before its on-commit send
+        with transaction.atomic():
+            job = job_create(kind="doomed", params={})
+            job_enqueue(job=job, task="core.jobs_reap_stale")
+    job.refresh_from_db()
+    assert job.unsent_since is not None and job_waiting(job) is None  # within the grace: nothing to say yet
+    later = timezone.now() + dt.timedelta(seconds=settings.STYLECROWD_JOB_UNSENT_GRACE_SECONDS + 1)
+    assert "waits for the task queue" in job_waiting(job, now=later)["text"]
+    assert jobs_send_unsent(now=later) == [job.pk] and client.llen("default") == 1
     client.delete("default")
 
 
