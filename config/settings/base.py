@@ -66,6 +66,8 @@ MIDDLEWARE = [
 # Participant endpoints: bodies over this many bytes get a JSON 413 before anything reads them, and every error
 # there (a 500 included) has the documented JSON shape (core/middleware.py).
 MIDDLEWARE.insert(1, "core.middleware.ParticipantGuardMiddleware")
+# …and a participant request whose database connection was dropped while it ran is run once more (core/db_retry.py).
+MIDDLEWARE.insert(2, "core.db_retry.DroppedConnectionRetryMiddleware")
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
