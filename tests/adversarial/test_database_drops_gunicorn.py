@@ -1,7 +1,8 @@
-"""The database drops its connections while participants answer (a restart, a failover): real gunicorn with the
-README's persistent connections (DJANGO_CONN_MAX_AGE=600), 40 participants answering through the hot path, and
-every connection of the test database terminated (`pg_terminate_backend`, this test's database only) again and
-again (2 s apart, as the attack run did) while the requests are in flight. No participant sees a 5xx, and every answer is stored exactly once
+"""The database drops its connections while participants work (a restart, a failover): real gunicorn with the
+README's persistent connections (DJANGO_CONN_MAX_AGE=600), 40 participants starting, consenting (the general ORM
+path) and answering through the hot path (`next` and `answers`), and every connection of the test database
+terminated (`pg_terminate_backend`, this test's database only) again and again (2 s apart, as the attack run did)
+while the requests are in flight. No participant sees a 5xx, and every answer is stored exactly once
 (annotation/services/hot_path.py sends a statement once more on a new connection, core/db_retry.py runs a
 participant's request once more; the claim and the unique constraint make that safe)."""
 from __future__ import annotations
