@@ -1,5 +1,5 @@
 """A participant's request whose database connection the database dropped while it ran (a restart, a failover,
-`pg_terminate_backend`) is run once more on a new connection, so a participant never sees a 500 for it.
+`pg_terminate_backend`) is run again on a new connection (at most twice), so a participant never sees a 500 for it.
 
 Django checks a persistent connection before a request reuses it (`conn_health_checks`), but a connection that drops
 while a request runs fails that request. On the participant endpoints (core/middleware.py `PARTICIPANT_PATH`) every
@@ -28,6 +28,9 @@ logger = logging.getLogger(__name__)
 
 
 DROPPED = "_stylecrowd_db_failed"
+# Runs after the first: a restart drops every connection once; a run again cut off by a second drop (a failover in
+# steps, a saturated server whose requests outlast the gap between drops) gets one more.
+RUNS_AGAIN = 2
 
 
 @receiver(got_request_exception)
@@ -40,7 +43,8 @@ def _note_database_failure(sender: Any, request: HttpRequest | None = None, **kw
 
 
 class DroppedConnectionRetryMiddleware:
-    """Runs a participant request once more when it failed (5xx) because its database connection was dropped."""
+    """Runs a participant request again (at most RUNS_AGAIN times) when it failed (5xx) because its database
+    connection was dropped."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -52,12 +56,14 @@ class DroppedConnectionRetryMiddleware:
         # a second run reads the same body.
         body = request.body
         response = self.get_response(request)
-        if response.status_code < 500 or not getattr(request, DROPPED, False) or connection.in_atomic_block:
-            return response
-        logger.warning("the database dropped the connection of %s %s; running it once more on a new one",
-                       request.method, request.path_info)
-        connection.close()
-        setattr(request, DROPPED, False)
-        request._stream = io.BytesIO(body)  # type: ignore[attr-defined]  # Django's request reads its body here
-        request._read_started = False  # type: ignore[attr-defined]
-        return self.get_response(request)
+        for _ in range(RUNS_AGAIN):
+            if response.status_code < 500 or not getattr(request, DROPPED, False) or connection.in_atomic_block:
+                break
+            logger.warning("the database dropped the connection of %s %s; running it once more on a new one",
+                           request.method, request.path_info)
+            connection.close()
+            setattr(request, DROPPED, False)
+            request._stream = io.BytesIO(body)  # type: ignore[attr-defined]  # Django's request reads its body here
+            request._read_started = False  # type: ignore[attr-defined]
+            response = self.get_response(request)
+        return response
