@@ -20,6 +20,7 @@ import requests
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from core.job_health import jobs_send_unsent
@@ -39,7 +40,7 @@ CELERY_BEAT_SCHEDULE = {"core-jobs-reap-stale": {"task": "core.jobs_reap_stale",
 
 
 @pytest.mark.django_db
-def test_an_unsent_job_is_stored_as_waiting_and_sent_by_the_reaper(api, tmp_path, settings, monkeypatch,
+def test_an_unsent_job_is_stored_as_waiting_and_sent_by_the_reaper(api, admin_client, tmp_path, settings, monkeypatch,
                                                                    django_capture_on_commit_callbacks):
     settings.MEDIA_ROOT = str(tmp_path / "media")
     study, _ = _validated_study()
@@ -59,6 +60,8 @@ def test_an_unsent_job_is_stored_as_waiting_and_sent_by_the_reaper(api, tmp_path
     assert "waits for the task queue (broker)" in body["waiting"]["text"] and body["waiting"]["workers"] is None
     job = Job.objects.get(pk=body["id"])
     assert job.unsent_since is not None and job.task_name == "scoring.benchmark_export"
+    page = admin_client.get(reverse("admin:core_job_change", args=[job.pk])).content.decode()
+    assert "waits for the task queue (broker)" in page and "is stored, not lost" in page  # the admin says so too
 
     monkeypatch.undo()
     client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
