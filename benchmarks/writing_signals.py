@@ -126,7 +126,8 @@ def forgeries(truth: dict[str, Any], study: Any) -> dict[str, dict[str, int]]:
     status = dict(Response.objects.filter(study=study).values_list("reservation__public_id", "telemetry_status"))
     out: dict[str, dict[str, int]] = {}
     for rewrite in (r for t in truth.values() if t["kind"] == "forger" for r in t["rewrites"]):
-        row = out.setdefault(rewrite["forgery"], {"rewrites": 0, "inconsistent": 0})
+        # (a forger's text the study's copy check would refuse is written by hand instead: no forgery)
+        row = out.setdefault(rewrite.get("forgery", "none (written by hand)"), {"rewrites": 0, "inconsistent": 0})
         if rewrite["item"] in status:
             row["rewrites"] += 1
             row["inconsistent"] += status[rewrite["item"]] == "inconsistent"
