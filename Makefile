@@ -10,7 +10,7 @@ DEMO_ENV := DJANGO_SETTINGS_MODULE=config.settings.local DATABASE_URL= CELERY_BR
 TEST_ENV := DJANGO_SETTINGS_MODULE=config.settings.test
 PROD_ENV := DJANGO_SETTINGS_MODULE=config.settings.production
 
-.PHONY: venv demo serve-demo demo-data demo-rewrites test test-fast lint bench browsers clean collectstatic serve requirements
+.PHONY: venv demo serve-demo demo-data demo-rewrites test test-fast lint bench browsers nginx clean collectstatic serve requirements
 
 # Direct dependencies are declared in pyproject.toml (groups: models, test, dev); constraints.txt pins every package.
 $(STAMP): pyproject.toml constraints.txt
@@ -31,6 +31,12 @@ browsers:
 	@test -x /usr/bin/chromium || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	  else echo "Install Debian's chromium (sudo apt-get install chromium) for the browser tests"; fi; }
+
+# Debian's nginx for the buffering-proxy tests (tests/test_deploy_nginx.py runs deploy/nginx/ in front of gunicorn).
+nginx:
+	@test -x /usr/sbin/nginx || command -v nginx >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; \
+	  else echo "Install Debian's nginx (sudo apt-get install nginx-light) for the proxy tests"; fi; }
 
 demo-data: $(STAMP)
 	rm -f demo.sqlite3
@@ -118,7 +124,7 @@ serve: $(STAMP)
 # that must not run beside another one gets `@pytest.mark.xdist_group("serial")` (--dist loadgroup keeps a group in
 # one process); none needs it today. --durations: the slowest tests of every run, so the time stays visible.
 TEST_WORKERS ?= 2
-test: $(STAMP) browsers
+test: $(STAMP) browsers nginx
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sc_ann_bench")
+from benchmarks import faults  # noqa: E402 - after the checkout is on the path (run as a script)
 
 
 def ensure_database(tree: Path, python: str) -> None:
@@ -203,6 +204,14 @@ def main() -> None:
     parser.add_argument("--tree", default=str(ROOT),
                         help="Serve (gunicorn) and play (simulate_annotators) the code of this worktree with its own "
                              ".venv, e.g. a checkout of the code before a change; this script measures both alike.")
+    parser.add_argument("--drop-db-connections", type=int, default=0, metavar="N",
+                        help="Fault: terminate every connection to the benchmark's database N times during the flow "
+                             "(benchmarks/faults.py).")
+    parser.add_argument("--drop-interval", type=float, default=2.0, help="Seconds between two drops.")
+    parser.add_argument("--broker-down-seconds", type=float, default=0.0,
+                        help="Fault: the broker (a Redis of the benchmark's own, with a Celery worker and beat) is "
+                             "stopped this long during the flow while a researcher starts --exports exports.")
+    parser.add_argument("--exports", type=int, default=5)
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "load_annotation.json"))
     args = parser.parse_args()
 
@@ -229,11 +238,13 @@ def main() -> None:
         separator = "&" if "?" in env["DATABASE_URL"] else "?"
         env["DATABASE_URL"] += f"{separator}server_side_binding=true"
     base = f"http://127.0.0.1:{args.port}"
+    injected = faults.faults_start(args=args, env=env, work=Path(args.out).parent / "faults", tree=tree,
+                                   python=python)
     server = subprocess.Popen(
         [str(Path(python).parent / "gunicorn"), "config.wsgi:application", "--workers", str(args.workers),
          "--worker-class", "gthread", "--threads", str(args.threads), "--bind", f"127.0.0.1:{args.port}",
          "--backlog", "2048", "--timeout", "120", "--keep-alive", "30", "--log-level", "warning"],
-        cwd=tree, env=env,
+        cwd=tree, env={**env, "PGAPPNAME": faults.SERVER_APP},
     )
     try:
         wait_for(base + "/api/v1/ping/")
@@ -263,6 +274,7 @@ def main() -> None:
              *(["--ask-next"] if args.ask_next else [])],
             cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
+        fault = faults.faults_inject(injected, args=args, base=base, corpus=slug)
         if args.profile_server:
             profile_worker(server.pid, delay=max(args.ramp_up / 2, 1.0), seconds=args.profile_server,
                            out=Path(args.out).with_suffix(".pyspy.txt"))
@@ -275,10 +287,12 @@ def main() -> None:
         if sim.returncode:
             raise SystemExit(f"simulate_annotators failed:\n{stdout[-3000:]}\n{stderr[-3000:]}")
         summary = json.loads(stdout.strip().splitlines()[-1])
+        faults.faults_outcome(injected, fault, acknowledged=summary.get("answers_stored"), study_id=study_id)
         measure_ceilings()
     finally:
         server.terminate()
         server.wait(timeout=30)
+        faults.faults_stop(injected)
     latencies = json.loads(latencies_file.read_text())
     ping_elapsed = sum(run[0] for run in ceilings["ping"])
     ping_lat = [x for run in ceilings["ping"] for x in run[1]]
@@ -322,6 +336,7 @@ def main() -> None:
         "answers_per_server_cpu_second": round((summary.get("answers_stored") or 0)
                                                / max(cpu_flow["gunicorn"] + cpu_flow["postgres"], 1e-9), 1),
         "load_average_after": os.getloadavg(),
+        "faults": fault,
     }
     Path(args.out).write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))

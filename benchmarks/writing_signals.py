@@ -1,10 +1,12 @@
 """How well the writing signals tell machine-like writers from careful typists, on simulated writers.
 
 A rewrite study of the demo's 80 informal sentences (fixtures/corpora/formality_informal.txt) is written over HTTP
-(gunicorn + PostgreSQL) by `simulate_annotators --writers`: careful typists, pasters, machine-speed typists and
-copiers (annotation/management/simulated_writers.py), in real time. Then the study's writing signals are measured
-with their default thresholds, and per signal and combined (any signal) we report the share of each kind of writer
-with at least one flagged rewrite: "caught" for the machine-like kinds, "flagged" for careful typists.
+(gunicorn + PostgreSQL) by `simulate_annotators --writers`: careful typists, pasters, machine-speed typists,
+copiers, and forgers who send forged telemetry (annotation/management/simulated_writers.py), in real time. Then the
+study's writing signals are measured with their default thresholds, and per signal and combined (any signal) we
+report the share of each kind of writer with at least one flagged rewrite: "caught" for the machine-like kinds,
+"flagged" for careful typists; and per kind of forged telemetry, how many of the forged rewrites the server's
+consistency check marked inconsistent.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/sc_writing_bench .venv/bin/python benchmarks/writing_signals.py \
         --writers 200 --out benchmarks/out/writing_signals.json
@@ -29,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sc_writing_bench")
-MIX = "careful=0.5,paster=0.17,machine=0.17,copier=0.16"
+MIX = "careful=0.45,paster=0.15,machine=0.15,copier=0.15,forger=0.1"
 
 
 def ensure_database() -> None:
@@ -107,12 +109,28 @@ def rates(truth: dict[str, Any], flags_by_writer: dict[str, dict[str, int]], sig
             hit = sum(1 for pid in writers if (flags_by_writer.get(pid, {}).get(signal, 0) > 0))
             row[signal] = round(hit / len(writers), 4) if writers else None
         out[kind] = row
-    machine = [pid for kind in ("paster", "machine", "copier") for pid in truth
+    machine = [pid for kind in ("paster", "machine", "copier", "forger") for pid in truth
                if truth[pid]["kind"] == kind and truth[pid]["rewrites"]
                and (kind != "copier" or any(r["copied"] for r in truth[pid]["rewrites"]))]
     out["machine_like"] = {"writers": len(machine), **{
         signal: round(sum(1 for pid in machine if flags_by_writer.get(pid, {}).get(signal, 0)) / len(machine), 4)
         for signal in [*signals, "any"]}}
+    return out
+
+
+def forgeries(truth: dict[str, Any], study: Any) -> dict[str, dict[str, int]]:
+    """Per kind of forged telemetry: forged rewrites stored, and how many the consistency check marked
+    inconsistent (the `telemetry_inconsistent` signal's evidence: the bounds they broke)."""
+    from annotation.models import Response
+
+    status = dict(Response.objects.filter(study=study).values_list("reservation__public_id", "telemetry_status"))
+    out: dict[str, dict[str, int]] = {}
+    for rewrite in (r for t in truth.values() if t["kind"] == "forger" for r in t["rewrites"]):
+        # (a forger's text the study's copy check would refuse is written by hand instead: no forgery)
+        row = out.setdefault(rewrite.get("forgery", "none (written by hand)"), {"rewrites": 0, "inconsistent": 0})
+        if rewrite["item"] in status:
+            row["rewrites"] += 1
+            row["inconsistent"] += status[rewrite["item"]] == "inconsistent"
     return out
 
 
@@ -203,8 +221,9 @@ def main() -> None:
         "seed": args.seed, "rewrites": Response.objects.filter(study=study).count(),
         "simulation": {key: simulation.get(key) for key in ("elapsed_s", "answers_stored", "errors", "refused",
                                                              "writers_careful", "writers_paster", "writers_machine",
-                                                             "writers_copier")},
+                                                             "writers_copier", "writers_forger")},
         "telemetry": summary["telemetry"], "off": summary["off"], "runs": runs,
+        "forgeries": forgeries(truth, study),
         "careful_near_duplicate_over_90": sum(s >= 90 for s in careful_scores),
         "careful_rewrites_compared": len(careful_scores),
         "careful_speed_max": speeds[-1] if speeds else None,

@@ -1,5 +1,7 @@
-"""Jobs never wait silently: a job that no worker has taken within STYLECROWD_JOB_UNCLAIMED_SECONDS (default 5) says
-so on its pages and in the API's job body, naming the queue it waits on and the command that starts a worker for it.
+"""Jobs never wait silently: a job whose message the broker could not take says so at once (it waits for the
+broker; core/job_health.py sends it when the broker is back), and a job that no worker has taken within
+STYLECROWD_JOB_UNCLAIMED_SECONDS (default 5) says so on its pages and in the API's job body, naming the queue it
+waits on and the command that starts a worker for it.
 
 Whether any worker serves that queue is asked of the workers themselves (Celery's `inspect().active_queues()`, a
 broadcast answered within a second), at most once per STYLECROWD_JOB_WORKER_CHECK_SECONDS per queue (the answer is
@@ -15,6 +17,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
+from core.job_health import UNSENT_MESSAGE, unsent_grace
 from core.models import Job
 
 logger = logging.getLogger(__name__)
@@ -71,6 +74,9 @@ def job_waiting(job: Job, *, now: Any = None) -> dict[str, Any] | None:
     if job.status != Job.Status.CREATED or settings.CELERY_TASK_ALWAYS_EAGER:
         return None
     waited = ((now or timezone.now()) - job.created_at).total_seconds()
+    if job.unsent_since is not None and (job.message == UNSENT_MESSAGE
+                                         or (now or timezone.now()) - job.unsent_since > unsent_grace()):
+        return _unsent(job, int(waited))
     if waited < float(_setting("STYLECROWD_JOB_UNCLAIMED_SECONDS", 5)):
         return None
     queue = job_queue_name(job)
@@ -88,4 +94,16 @@ def job_waiting(job: Job, *, now: Any = None) -> dict[str, Any] | None:
         text = (f"No worker has taken this job in {seconds} s. It waits on the “{queue}” queue: check that a worker "
                 f"serving it runs (`{commands['queue_only']}`; on one machine `{commands['one_machine']}`).")
     return {"seconds": seconds, "queue": queue, "workers": workers, "command": commands["queue_only"],
+            "one_machine_command": commands["one_machine"], "text": text}
+
+
+def _unsent(job: Job, seconds: int) -> dict[str, Any]:
+    """A job whose message the broker could not take: it waits for the broker, not for a worker (no worker is
+    asked: the broker that would carry the question is away)."""
+    queue = job_queue_name(job)
+    commands = queue_commands(queue)
+    text = (f"This job waits for the task queue (broker), which could not be reached when it was started "
+            f"{seconds} s ago: it is stored, not lost, and is sent to the “{queue}” queue as soon as the broker is "
+            "back (checked every 30 s by celery beat). Check that the broker (Redis, CELERY_BROKER_URL) runs.")
+    return {"seconds": seconds, "queue": queue, "workers": None, "command": commands["queue_only"],
             "one_machine_command": commands["one_machine"], "text": text}

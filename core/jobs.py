@@ -12,13 +12,13 @@ from typing import Any
 
 from celery import Task, current_app
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import DatabaseError, connections, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from core.errors import ApplicationError
-from core.job_health import attempts_exhausted, heartbeat
+from core.job_health import BROKER_ERRORS, UNSENT_MESSAGE, attempts_exhausted, heartbeat
 from core.models import FINISHED, Job
 
 ProgressCallback = Callable[[int, int], None]
@@ -38,18 +38,43 @@ def job_create(*, kind: str, params: dict[str, Any], created_by: str = "") -> Jo
 def job_enqueue(*, job: Job, task: str, args: list[Any] | None = None, queue: str | None = None) -> None:
     """Queue the task registered as `task` (its `@shared_task(name=…)`, e.g. "scoring.agreement_compute") with
     `(job.id, *args)` once the surrounding transaction has committed. By name, so that a service never imports
-    its app's `celery_tasks` module (which imports the service: a cycle)."""
+    its app's `celery_tasks` module (which imports the service: a cycle).
+
+    An outbox: the row is marked unsent (`unsent_since`) in the caller's transaction and cleared once the broker
+    took the message, so a message that never left (the broker away, the process or its database connection lost
+    between the commit and the send) is found and sent by the reaper (core/job_health.py `jobs_send_unsent`) instead
+    of leaving the job "created" forever; the door answers its 202 either way, never a 500."""
     registered = registered_task(task)
 
-    # What to send again if the worker running it dies (core/job_health.py).
-    Job.objects.filter(pk=job.pk).update(task_name=task, task_args=list(args or []), queue=queue or "")
+    # What to send again if the worker running it dies (core/job_health.py), and that it has not been sent yet.
+    Job.objects.filter(pk=job.pk).update(task_name=task, task_args=list(args or []), queue=queue or "",
+                                         unsent_since=timezone.now())
 
     def send() -> None:
         options = {"queue": queue} if queue else {}
-        result = registered.apply_async(args=[job.id, *(args or [])], **options)
-        Job.objects.filter(pk=job.pk, celery_task_id="").update(celery_task_id=result.id or "")
+        try:
+            result = registered.apply_async(args=[job.id, *(args or [])], **options)
+        except BROKER_ERRORS as exc:
+            job_unsent(job=job, exc=exc)  # stored as waiting, not lost and not a 500: the reaper sends it later
+            return
+        try:
+            Job.objects.filter(pk=job.pk).update(celery_task_id=result.id or "", unsent_since=None)
+        except DatabaseError as exc:  # sent; only the mark stays: a later resend finds the job run (idempotent)
+            logger.warning("job %s was sent but could not be marked so: %s", job.pk, exc)
 
     transaction.on_commit(send)
+
+
+def job_unsent(*, job: Job, exc: BaseException) -> None:
+    """The broker could not take the job's message: the job stays "created", marked as waiting for the broker with a
+    message for people; `jobs_send_unsent` (the reaper's beat task) sends it when the broker is back."""
+    logger.warning("job %s (%s): the broker could not be reached (%s); it waits and is sent when it is back",
+                   job.pk, job.kind, job_failure_reason(exc))
+    try:
+        Job.objects.filter(pk=job.pk, status=Job.Status.CREATED).update(message=UNSENT_MESSAGE)
+    except DatabaseError as exc_db:  # the row is marked unsent already (committed): the reaper still sends it
+        logger.warning("job %s: its waiting message could not be stored: %s", job.pk, exc_db)
+    job.message = UNSENT_MESSAGE
 
 
 def registered_task(name: str) -> Task:

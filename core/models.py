@@ -29,6 +29,9 @@ class Job(models.Model):
     task_name = models.CharField(max_length=200, blank=True, default="", help_text="The Celery task it runs.")
     task_args = models.JSONField(default=list, blank=True, help_text="The task's arguments after the job id.")
     queue = models.CharField(max_length=32, blank=True, default="")
+    unsent_since = models.DateTimeField(
+        null=True, blank=True, help_text="Set while its message could not be queued (the broker unreachable): the "
+                                         "job waits and the reaper sends it when the broker is back.")
     created_by = models.CharField(max_length=150, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -7,7 +7,11 @@ writing telemetry its page would send (annotation/static/annotation/telemetry.js
 - paster: goes to another tab (a chatbot) for 15-75 s, comes back and pastes the whole answer, edits a little;
 - machine: a program types the answer at 20-150 characters a second, sometimes after fetching it elsewhere;
 - copier: takes another writer's rewrite of the same source (shared on a forum), changes a word, and types it at a
-  person's speed or pastes it.
+  person's speed or pastes it;
+- forger: a program that sends the answer with forged telemetry (FORGERIES): the attack run's block (a million keys
+  and characters, 1 ms on the item), a careful typist's block claimed for an answer sent within seconds, typing
+  claimed for a pasted text with room to spare, or a block a careful typist's page would send, with the time to
+  match (which only the text signals can catch).
 
 Times are real: the simulator waits a plan's `seconds` between receiving the item and sending the answer, so the
 server's clock agrees with the page's. The texts are drawn from many choice points, so two careful writers of one
@@ -17,13 +21,15 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import ApplicationError
 
-WRITER_KINDS = ("careful", "paster", "machine", "copier")
-MACHINE_LIKE = ("paster", "machine", "copier")
+WRITER_KINDS = ("careful", "paster", "machine", "copier", "forger")
+MACHINE_LIKE = ("paster", "machine", "copier", "forger")
+FORGERIES = ("inflated", "hurried", "padded", "mimic")
 
 EXPANSIONS = {"i": "I", "i'm": "I am", "im": "I am", "don't": "do not", "dont": "do not", "can't": "cannot",
               "won't": "will not", "it's": "it is", "isn't": "is not", "u": "you", "ur": "your", "r": "are",
@@ -283,3 +289,34 @@ def plan_copier(rng: random.Random, source: str, others: list[str]) -> Plan:
         plan = plan_paster(rng, source, text)
     plan.copied = True
     return plan
+
+
+def plan_forger(rng: random.Random, source: str) -> Plan:
+    """A program's answer with forged telemetry, of one of FORGERIES' kinds (its `events["forgery"]`)."""
+    text = rewrite_text(rng, source)
+    forgery = rng.choice(FORGERIES)
+    if forgery == "mimic":  # a careful typist's block, sent after the time it claims
+        plan = plan_careful(rng, source, text)
+        plan.events = {"forgery": forgery}
+        return plan
+    page = _Page()
+    block = {**page.data, "typed_chars": len(text), "keystrokes": len(text) + rng.randrange(0, 10),
+             "first_key_ms": round(rng.uniform(2000, 6000)), "active_ms": round(rng.uniform(10000, 25000)),
+             "submit_ms": round(rng.uniform(25000, 40000))}
+    seconds = rng.uniform(25, 40)
+    if forgery == "inflated":  # the attack run's block
+        block.update(keystrokes=1_000_000, typed_chars=1_000_000, submit_ms=1, active_ms=0, first_key_ms=0)
+        seconds = rng.uniform(0.5, 2)
+    elif forgery == "hurried":  # the careful block, but the answer goes out within seconds
+        block["submit_ms"] = round(rng.uniform(500, 2000))
+        block.update(first_key_ms=100, active_ms=block["submit_ms"] - 200)
+        seconds = block["submit_ms"] / 1000
+    else:  # padded: the whole text pasted, and more typing claimed than the text holds
+        block.update(pasted_chars=len(text), paste_count=1, typed_chars=3 * len(text), keystrokes=3 * len(text),
+                     pastes=[{"at_ms": 20000, "chars": len(text), "matched_source": False}])
+    return Plan(text, seconds, block, events={"forgery": forgery})
+
+
+# Each kind's plan but the copier's (which needs the other writers' rewrites).
+PLANS: dict[str, Callable[[random.Random, str], Plan]] = {
+    "careful": plan_careful, "paster": plan_paster, "machine": plan_machine, "forger": plan_forger}

@@ -43,11 +43,12 @@ reservation, so the claim fails.
 from __future__ import annotations
 
 import json
+import logging
 from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 from django.utils import timezone
 from rest_framework.utils.encoders import JSONEncoder
 
@@ -56,6 +57,8 @@ from annotation.services.display import finished_payload, redirect_with_code
 from annotation.services.engine import held_sql
 from annotation.services.participation import batch_deadline
 from tasks.models import screening_answer_for
+
+logger = logging.getLogger(__name__)
 
 # The first serve of an item stamps `served_at` (the server's clock for its time starts there); a repeat finds it
 # set and writes nothing. The UPDATE re-checks `served_at IS NULL` on the row, so concurrent repeats keep the first.
@@ -178,7 +181,26 @@ def available() -> bool:
 
 
 def _execute(sql: str, params: dict[str, Any]) -> list[tuple]:
-    """Run a statement on Django's connection with server-side binding, prepared once per connection."""
+    """Run a statement on Django's connection with server-side binding, prepared once per connection.
+
+    A connection the database dropped (a restart, a failover, `pg_terminate_backend`, an idle timeout) is replaced
+    and the statement sent once more, so a participant never sees a 500 for it: Django checks a persistent
+    connection before a request reuses it only when the ORM opens a cursor, which this path never does. Safe to
+    send twice: NEXT_SQL stamps `served_at` only where it is empty, and ANSWER_WRITE_SQL claims an unanswered
+    reservation, so a write that committed before its answer was lost claims nothing the second time (the general
+    path then answers the idempotent 200), and the database's unique constraint (`response_one_per_item`) stores a
+    participant's answer to an item once whatever happens."""
+    try:
+        return _execute_once(sql, params)
+    except (OperationalError, InterfaceError):
+        if not _dropped():
+            raise
+        logger.warning("the database dropped the hot path's connection; sending the statement on a new one")
+        connection.close()
+        return _execute_once(sql, params)
+
+
+def _execute_once(sql: str, params: dict[str, Any]) -> list[tuple]:
     # PostgreSQL only: the SQLite demo never loads psycopg
     import psycopg
 
@@ -188,6 +210,13 @@ def _execute(sql: str, params: dict[str, Any]) -> list[tuple]:
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
         cursor.execute(sql, params, prepare=True)
         return cursor.fetchall()
+
+
+def _dropped() -> bool:
+    """The connection is gone (not a statement's error), and nothing else of this request rides on it (outside a
+    transaction: a lost transaction cannot be resumed on another connection)."""
+    raw = connection.connection
+    return not connection.in_atomic_block and (raw is None or raw.closed or bool(getattr(raw, "broken", False)))
 
 
 def next_fast(*, token: str) -> bytes | None:

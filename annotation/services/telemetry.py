@@ -9,8 +9,12 @@ Two steps, both on the general answer path (the hot path returns None for an ans
   "none" ("no telemetry").
 - `telemetry_check`: the consistency with what the server knows. Telemetry is evidence, not proof: characters typed
   plus pasted must cover the text, every duration must fit in the time the server measured between serving the
-  item and receiving the answer, and the totals must cover the events listed. A block that does not is stored
-  marked "inconsistent" with the problems found, which is itself a writing signal (a client that forges it).
+  item and receiving the answer, and the totals must cover the events listed. Physical bounds from above too:
+  keys and typed characters at most a ceiling rate over the time on the item (the page's, never more than the
+  server's), and what was typed or pasted and not deleted at most the text's length (the page counts a selection
+  that typing or a paste replaced as deleted, so the text is exactly typed + pasted - deleted). A block that does not
+  hold is stored marked "inconsistent" with the problems found, each naming the bound it broke, which is itself a
+  writing signal (a client that forges it).
 
 The times the page reports are offsets from the moment it drew the item; the server places them on its own clock
 from `Response.shown_at` (when `next` served the item) and `answered_at`, so the record says when the first key
@@ -46,6 +50,19 @@ MAX_MS = 24 * 3600 * 1000
 # answer, so its durations fit inside the server's; the slack covers clock-rate differences and rounding.
 SLACK_MS = 1000
 SLACK_RATE = 0.02
+# Rates no person sustains over the time on an item (which includes reading the source). Typing: the fastest
+# sustained typist on record, Barbara Blackburn, held 150 words a minute for 50 minutes with peaks of 212 (Guinness;
+# about 18 characters a second at five characters a word), and the fastest of 168,000 volunteers typed about 120
+# (Dhakal et al., "Observations on typing from 136 million keystrokes", CHI 2018): 25 characters a second (300 words
+# a minute) is well above both. Keys: a held key repeats at most about 30 times a second at the fastest settings of
+# Windows and macOS, so 35 keys a second. BURST_CHARS: what arrives at once without that many keys (an
+# autocorrected word, a phone keyboard's suggestion).
+MAX_TYPED_CHARS_PER_SECOND = 25
+MAX_KEYSTROKES_PER_SECOND = 35
+BURST_CHARS = 10
+# Whitespace the page trims from the text's ends and line endings: what typed + pasted - deleted may exceed the
+# stored text by.
+TEXT_SLACK_CHARS = 20
 
 COUNTS = ("keystrokes", "deletions", "typed_chars", "deleted_chars", "pasted_chars", "paste_count",
           "focus_loss_count")
@@ -148,6 +165,7 @@ def telemetry_check(*, telemetry: dict[str, Any], text: str, shown_at: datetime 
         problems.append("the listed focus losses exceed the focus-loss totals")
     if any(e["at_ms"] > submit for e in [*t["pastes"], *t["focus_losses"]]):
         problems.append("an event is timed after the submit")
+    problems += _rate_bounds(t, server_ms) + _text_bounds(t, text)
     first_key_at = None
     if shown_at is not None and t["first_key_ms"] is not None:
         first_key_at = min(shown_at + timedelta(milliseconds=t["first_key_ms"]), answered_at)
@@ -160,3 +178,32 @@ def telemetry_check(*, telemetry: dict[str, Any], text: str, shown_at: datetime 
         "problems": problems,
     }
     return record, TelemetryStatus.INCONSISTENT if problems else TelemetryStatus.CONSISTENT
+
+
+def _rate_bounds(t: dict[str, Any], server_ms: float | None) -> list[str]:
+    """Keys and typed characters over the time on the item: the page's submit time, or the server's if shorter."""
+    seconds = min(t["submit_ms"], server_ms) / 1000 if server_ms is not None else t["submit_ms"] / 1000
+    problems = []
+    for field, words, ceiling in (("keystrokes", "keys pressed", MAX_KEYSTROKES_PER_SECOND),
+                                  ("typed_chars", "characters typed", MAX_TYPED_CHARS_PER_SECOND)):
+        if t[field] > ceiling * seconds + BURST_CHARS:
+            problems.append(f"typing-rate bound: {t[field]} {words} in {seconds:.1f} s on the item is "
+                            f"{t[field] / max(seconds, 0.001):.0f} per second, above the {ceiling} per second "
+                            "no person sustains")
+    return problems
+
+
+def _text_bounds(t: dict[str, Any], text: str) -> list[str]:
+    """What was pasted, and typed plus pasted, and not deleted, against the text's length as the page counts it
+    (UTF-16 code units, as a browser's text box does)."""
+    length = len(text.encode("utf-16-le")) // 2
+    bound = length + TEXT_SLACK_CHARS
+    kept_pasted = t["pasted_chars"] - t["deleted_chars"]
+    kept = t["typed_chars"] + kept_pasted
+    if kept_pasted > bound:
+        return [f"paste bound: {t['pasted_chars']} characters pasted and {t['deleted_chars']} deleted leave "
+                f"{kept_pasted}, more than the text's {length} characters"]
+    if kept > bound:
+        return [f"text-length bound: {t['typed_chars']} characters typed and {t['pasted_chars']} pasted, "
+                f"{t['deleted_chars']} deleted, leave {kept}, more than the text's {length} characters"]
+    return []

@@ -66,6 +66,8 @@ MIDDLEWARE = [
 # Participant endpoints: bodies over this many bytes get a JSON 413 before anything reads them, and every error
 # there (a 500 included) has the documented JSON shape (core/middleware.py).
 MIDDLEWARE.insert(1, "core.middleware.ParticipantGuardMiddleware")
+# …and a participant request whose database connection was dropped while it ran is run once more (core/db_retry.py).
+MIDDLEWARE.insert(2, "core.db_retry.DroppedConnectionRetryMiddleware")
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -232,6 +234,9 @@ CELERY_BEAT_SCHEDULE = {
 STYLECROWD_JOB_HEARTBEAT_SECONDS = float(env_str("STYLECROWD_JOB_HEARTBEAT_SECONDS", "10") or 10)
 STYLECROWD_JOB_STALE_SECONDS = float(env_str("STYLECROWD_JOB_STALE_SECONDS", "60") or 60)
 STYLECROWD_JOB_MAX_ATTEMPTS = int(env_str("STYLECROWD_JOB_MAX_ATTEMPTS", "3") or 3)
+# A job whose message has not left this long (the broker away, the sender lost after the commit) is sent by the
+# reaper (core/job_health.py `jobs_send_unsent`, every 30 s).
+STYLECROWD_JOB_UNSENT_GRACE_SECONDS = float(env_str("STYLECROWD_JOB_UNSENT_GRACE_SECONDS", "10") or 10)
 STYLECROWD_JOB_TIME_LIMITS = {"default": 24 * 3600, "corpus_import": 6 * 3600, "instances_generate": 6 * 3600}
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_SERIALIZER = "json"

@@ -99,3 +99,28 @@ def test_the_phone_layout_still_works_with_telemetry(phone_page: Any, live_serve
     t = row.telemetry["page"]
     assert t["typed_chars"] == len(written) and t["paste_count"] == 0 and t["deletions"] == 0
     assert page.js_errors == []
+
+
+def test_text_typed_or_pasted_over_a_selection_counts_as_deleted(page: Any, live_server: Any) -> None:
+    """The text box holds exactly typed + pasted - deleted characters, so the server's text-length bound holds for
+    a writer who selects a draft and types over it, or pastes over a word (issue 30)."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    _to_item(page, live_server.url, "tel-select", "typist02")
+    page.focus("#rewrite-text")
+    page.keyboard.type("A first draft that goes away entirely.", delay=90)  # a person's speed
+    page.keyboard.press("Control+A")
+    page.keyboard.type("Would you be free on Friday", delay=90)  # the first key replaces the whole draft
+    for _ in range(6):
+        page.keyboard.press("Shift+ArrowLeft")
+    _paste(page, "Saturday for the event?")  # over "Friday"
+    text = page.input_value("#rewrite-text")
+    assert text == "Would you be free on Saturday for the event?"
+    item_id = current_item_id(page)
+    page.click("#item-submit")
+    page.wait_for_function(NEXT_ITEM_OR_END, arg=item_id)
+    row = Response.objects.get(study__slug="tel-select")
+    t = row.telemetry["page"]
+    assert t["deleted_chars"] == len("A first draft that goes away entirely.") + len("Friday")
+    assert t["typed_chars"] + t["pasted_chars"] - t["deleted_chars"] == len(text)
+    assert row.telemetry_status == "consistent", row.telemetry["problems"]
+    assert page.js_errors == []

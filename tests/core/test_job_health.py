@@ -25,7 +25,7 @@ def test_fresh_heartbeats_are_left_alone_and_stale_ones_sent_again(settings, dja
     gone = _running(attempts=1, heartbeat_at=timezone.now() - dt.timedelta(minutes=5))
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         report = jobs_reap_stale()
-    assert report == {"retried": [gone.pk], "failed": [], "timed_out": []} and len(callbacks) == 1
+    assert report == {"sent": [], "retried": [gone.pk], "failed": [], "timed_out": []} and len(callbacks) == 1
     gone.refresh_from_db()
     alive.refresh_from_db()
     assert alive.status == Job.Status.RUNNING

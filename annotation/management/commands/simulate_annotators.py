@@ -20,11 +20,10 @@ from asgiref.sync import sync_to_async
 from django.db import connections
 
 from annotation.management.simulated_writers import (
+    PLANS,
     Plan,
     plan_careful,
     plan_copier,
-    plan_machine,
-    plan_paster,
     writer_kind_draw,
     writers_parse,
 )
@@ -163,19 +162,15 @@ class Crowd:
         """The plan of a writer of kind `self.truth[pid]["kind"]` for this item (telemetry, text, time to take)."""
         kind = self.truth[pid]["kind"]
         source = item["texts"]["source"]
-        if kind == "careful":
-            plan = plan_careful(self.rng, source)
-        elif kind == "paster":
-            plan = plan_paster(self.rng, source)
-        elif kind == "machine":
-            plan = plan_machine(self.rng, source)
-        else:
+        if kind == "copier":
             plan = plan_copier(self.rng, source, await sync_to_async(_other_rewrites)(item["id"]))
+        else:
+            plan = PLANS[kind](self.rng, source)
         threshold = item.get("copy_threshold") or 101
         if copy_ratio(source=source, rewrite=plan.text) >= threshold:  # would be refused: say it plainly instead
             plan = plan_careful(self.rng, source, self._rewrite(item, sloppy=False))
         self.truth[pid]["rewrites"].append({"item": item["id"], "copied": plan.copied,
-                                            "seconds": round(plan.seconds, 1)})
+                                            "seconds": round(plan.seconds, 1), **plan.events})
         return plan
 
     async def participant(self, session: Any, index: int) -> None:

@@ -1,7 +1,8 @@
 /* Writing telemetry of a free-text answer (annotation/services/telemetry.py checks and stores it).
  *
  * Counts and durations only, never the keys typed nor the text pasted: how many keys were pressed in the text box,
- * how many edits deleted text, how many characters were typed and pasted (each paste's size and whether it was a
+ * how many edits deleted text, how many characters were typed, pasted and deleted (a selection typed or pasted over
+ * counts as deleted) (each paste's size and whether it was a
  * piece of the original), the time from the item being drawn to the first key and to the submit, the active typing
  * time, and each time the page lost focus (tab switch, another window) with its length and the size of the first
  * insertion after coming back. The consent screen says so.
@@ -41,6 +42,7 @@
     let previous = area.value;
     let lastEdit = null;        // when the previous typing edit happened (active time adds the short gaps)
     let pasteHandled = false;   // the paste/drop event counted the insertion its input event reports
+    let pastedNow = 0;          // its size, to count a selection it replaced as deleted
     let awaySince = null;
     let awaitingInsert = null;  // the last focus loss, until the first insertion after it
 
@@ -65,6 +67,7 @@
       if (data.pastes.length < MAX_EVENTS) data.pastes.push({ at_ms: at, chars, matched_source: matchesSource(source, text) });
       inserted(chars, at);
       pasteHandled = true;
+      pastedNow = chars;
     }
 
     area.addEventListener("keydown", (event) => {
@@ -84,6 +87,7 @@
       pasteHandled = false;
       if (type === "insertFromPaste" || type === "insertFromDrop" || (handled && !type)) {
         if (!handled) paste("x".repeat(Math.max(0, grown)));  // a paste without its event: its size only
+        data.deleted_chars += Math.max(0, pastedNow - grown);  // a selection the paste replaced
         pasteHandled = false;  // paste() above set it; no input event is left to consume it
         lastEdit = null;
         return;
@@ -98,6 +102,9 @@
       const chars = (type === "insertText" || type === "insertReplacementText") && event.data ? event.data.length
         : Math.max(0, grown);
       data.typed_chars += chars;
+      // A selection the typing replaced was deleted: the text box then holds typed + pasted - deleted characters
+      // exactly, which the server bounds by the text's length.
+      data.deleted_chars += Math.max(0, chars - grown);
       typingEdit(at);
       inserted(chars, at);
     });

@@ -86,7 +86,9 @@ def test_writing_telemetry_adds_no_query_to_the_general_answer_path(general_path
         target_style="formal", eligibility_questions=[], filters={"min_words": 0},
         settings=study_settings_build(annotators_per_item=2, items_per_batch=3),
     )
-    for pid, block in (("COUNT-T1", None), ("COUNT-T2", telemetry(typed_chars=60, submit_ms=0, active_ms=0,
+    # Answered at once (no server time to type in): the text pasted, which the bounds allow.
+    for pid, block in (("COUNT-T1", None), ("COUNT-T2", telemetry(typed_chars=0, keystrokes=0, pasted_chars=60,
+                                                                   paste_count=1, submit_ms=0, active_ms=0,
                                                                    first_key_ms=0, focus_loss_count=0,
                                                                    focus_loss_ms=0, focus_losses=[]))):
         p = Participant(APIClient(), "tel-count", pid)

@@ -10,8 +10,10 @@ import pytest
 from django.utils import timezone
 
 from annotation.management.simulated_writers import (
+    FORGERIES,
     plan_careful,
     plan_copier,
+    plan_forger,
     plan_machine,
     plan_paster,
     rewrite_text,
@@ -71,3 +73,23 @@ def test_the_mix_is_parsed_and_checked() -> None:
     for bad in ("careful", "robot=1", "careful=-1", "careful=0"):
         with pytest.raises(ApplicationError, match="--writers"):
             writers_parse(bad)
+
+
+def test_forgers_are_caught_by_the_bounds_they_break_except_the_mimic() -> None:
+    """Each forgery is a well-formed block (the parser accepts it); the server's check names the bound it breaks,
+    and the mimic, a careful typist's block sent after the time it claims, passes (only the text signals can tell)."""
+    broken = {"inflated": "typing-rate bound", "hurried": "typing-rate bound", "padded": "text-length bound"}
+    seen = set()
+    for seed in range(60):
+        plan = plan_forger(random.Random(seed), SOURCES[seed % len(SOURCES)])
+        forgery = plan.events["forgery"]
+        seen.add(forgery)
+        record, status = _checked(plan)
+        # A hurried bot is caught when its claim is faster than a person: a short text sent in 2 s is not.
+        within = forgery == "mimic" or (forgery == "hurried" and len(plan.text) <= 25 * plan.seconds + 10)
+        if within:
+            assert status == "consistent", record["problems"]
+        else:
+            assert status == "inconsistent" and any(p.startswith(broken[forgery]) for p in record["problems"]), (
+                forgery, record["problems"])
+    assert seen == set(FORGERIES)

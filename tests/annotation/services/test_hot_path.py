@@ -6,13 +6,14 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+import psycopg
 import pytest
-from django.db import connections
+from django.db import connection, connections
 from rest_framework.test import APIClient
 
 from annotation.models import Batch, Participant, Reservation, Response, canonical_answer
 from annotation.selectors import reservation_expected_answer, reservation_is_screening
-from annotation.services import answers, session_creation, sessions
+from annotation.services import answers, hot_path, session_creation, sessions
 from tests.annotation.helpers import Participant as P
 from tests.annotation.helpers import make_study
 
@@ -314,3 +315,46 @@ def test_an_answer_whose_next_needs_the_general_path_still_carries_it(settings):
     assert following["item"] is not None and following["item"]["id"] != item["id"]
     assert following["progress"] == {"done": 1, "total": 6}
     assert Reservation.objects.get(public_id=following["item"]["id"]).served_at is not None
+
+
+def _database_drops_the_connection() -> None:
+    """The database ends this process's connection, as a restart or `pg_terminate_backend` does (asked on a second
+    connection to the same database)."""
+    db = connection.settings_dict
+    pid = connection.connection.info.backend_pid
+    with psycopg.connect(dbname=db["NAME"], user=db["USER"], host=db["HOST"] or "127.0.0.1",
+                         port=db["PORT"] or 5432, password=db.get("PASSWORD") or None, autocommit=True) as other:
+        assert other.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone() == (True,)
+
+
+@pytest.mark.django_db(transaction=True)  # the connection is dropped: no test transaction to keep
+def test_a_connection_the_database_dropped_is_replaced_and_the_statement_sent_once_more():
+    p = _consented("DROP-1")
+    item = p.next().json()["item"]
+    expected = reservation_expected_answer(public_id=item["id"])
+    _database_drops_the_connection()
+    body = hot_path.next_fast(token=p.token)  # today: OperationalError, a 500 for the participant
+    assert body is not None and item["id"] in body.decode()
+    _database_drops_the_connection()
+    stored = hot_path.answer_fast(token=p.token, item=item["id"], answer=expected, seconds=3.0)
+    assert stored is not None and stored["stored"] and stored["progress"]["done"] == 1
+    # Sent again (its answer lost): nothing more is stored; the general path answers the idempotent 200.
+    assert hot_path.answer_fast(token=p.token, item=item["id"], answer=expected, seconds=3.0) is None
+    assert p.answer(item["id"], expected).status_code == 200
+    assert Response.objects.filter(reservation__public_id=item["id"]).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_statement_error_on_a_live_connection_is_not_sent_again(monkeypatch):
+    p = _consented("DROP-2")
+    sent = []
+    original = hot_path._execute_once
+
+    def failing(sql, params):
+        sent.append(sql)
+        return original("SELECT 1/0", {})
+
+    monkeypatch.setattr(hot_path, "_execute_once", failing)
+    with pytest.raises(Exception, match="division by zero"):
+        hot_path.next_fast(token=p.token)
+    assert len(sent) == 1

@@ -185,3 +185,47 @@ def test_the_consent_screen_of_a_rewrite_study_says_what_telemetry_records(clien
     assert "never records which keys you press" in CONSENT_NOTICE and "never records which keys you press" in page
     ordering = make_study(n_instances=2, slug="ord")
     assert 'id="telemetry-notice"' not in client.get(f"/s/{ordering.slug}/").content.decode()
+
+
+FORGED = {"keystrokes": 1_000_000, "typed_chars": 1_000_000, "submit_ms": 1, "active_ms": 0, "first_key_ms": 0,
+          "deletions": 0, "deleted_chars": 0, "focus_loss_count": 0, "focus_loss_ms": 0, "focus_losses": []}
+
+
+@pytest.mark.parametrize(("change", "bounds"), [
+    # The attack run's block: a million keys and characters, 1 ms on the item, no typing time, for a short rewrite.
+    (FORGED, ["typing-rate bound: 1000000 keys pressed", "typing-rate bound: 1000000 characters typed",
+              "text-length bound"]),
+    # A bot that answers at once but claims a careful typist's 31 s: the server's 60 s are not the window, the
+    # page's own 2 s are.
+    ({"keystrokes": 200, "typed_chars": 70, "submit_ms": 2000, "first_key_ms": 100, "active_ms": 1500,
+      "focus_loss_count": 0, "focus_loss_ms": 0, "focus_losses": []},
+     ["typing-rate bound: 200 keys pressed", "typing-rate bound: 70 characters typed"]),
+    # Typing claimed to hide a paste: more kept than the text holds.
+    ({"typed_chars": 300, "keystrokes": 300}, ["text-length bound: 300 characters typed"]),
+    ({"pasted_chars": 500, "paste_count": 1, "pastes": [{"at_ms": 5000, "chars": 500, "matched_source": True}]},
+     ["paste bound: 500 characters pasted"]),
+])
+def test_telemetry_beyond_a_physical_bound_is_inconsistent_naming_the_bound(change, bounds):
+    person, item = writer()
+    assert post(person, item, REWRITE, telemetry(**change)).status_code == 201
+    row = Response.objects.get(reservation__public_id=item["id"])
+    assert row.telemetry_status == TelemetryStatus.INCONSISTENT
+    for bound in bounds:
+        assert any(p.startswith(bound) for p in row.telemetry["problems"]), (bound, row.telemetry["problems"])
+
+
+@pytest.mark.parametrize("change", [
+    # A fast typist at 15 characters a second over the whole item, who retyped the text twice.
+    {"keystrokes": 160, "typed_chars": 147, "deleted_chars": 100, "deletions": 20, "submit_ms": 10_000,
+     "first_key_ms": 500, "active_ms": 8000, "focus_loss_count": 0, "focus_loss_ms": 0, "focus_losses": []},
+    # The original pasted and typed over (the selection the typing replaced counts as deleted).
+    {"pasted_chars": 41, "paste_count": 1, "pastes": [{"at_ms": 2000, "chars": 41, "matched_source": True}],
+     "deleted_chars": 46},
+    # A key held down (repeating at 30 a second) for 20 s of a 31 s item, and trailing spaces the page trims.
+    {"keystrokes": 700, "typed_chars": 60, "deleted_chars": 5},
+])
+def test_people_at_the_edge_of_the_bounds_stay_consistent(change):
+    person, item = writer()
+    assert post(person, item, REWRITE, telemetry(**change)).status_code == 201
+    row = Response.objects.get(reservation__public_id=item["id"])
+    assert row.telemetry["problems"] == [] and row.telemetry_status == TelemetryStatus.CONSISTENT
