@@ -90,7 +90,7 @@ def test_metric_service_by_is_plain():
 
     with pytest.raises(ApplicationError) as refused:  # what the admin form and the command call
         metric_evaluation_prepare(study_slug="any", question="content", metric_names=["bleu"], by="system")
-    assert refused.value.message == "By must be 'style' (or empty), not 'system'"
+    assert refused.value.message == "By must be 'style' or 'dataset' (or empty), not 'system'"
     assert refused.value.details == {"field": "by"}
 
 

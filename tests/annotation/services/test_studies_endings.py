@@ -445,8 +445,8 @@ def test_create_study_prints_both_codes(tmp_path):
 
 
 def test_the_admin_add_form_offers_two_independent_random_codes(admin_client):
-    form = admin_client.get("/admin/annotation/study/create/").context["form"]
+    form = admin_client.get("/admin/annotation/study/create/quadruple/").context["form"]
     completion, screened = form["completion_code"].value(), form["screened_out_code"].value()
     assert len(completion) == len(screened) == 8 and completion != screened
-    again = admin_client.get("/admin/annotation/study/create/").context["form"]
+    again = admin_client.get("/admin/annotation/study/create/quadruple/").context["form"]
     assert again["screened_out_code"].value() != screened  # drawn afresh, not derived

@@ -237,7 +237,7 @@ def test_admin_pages_and_export_action(admin_client):
     p.consent()
     p.play()
     page = admin_client.get("/admin/annotation/study/")
-    assert page.status_code == 200 and b"0/6 complete" in page.content  # k = 3: one person completes nothing
+    assert page.status_code == 200 and b"0 of 6 items complete" in page.content  # k = 3: one person completes nothing
     assert b"3 responses" in page.content and b"1 participants" in page.content
     assert f'href="/admin/scoring/agreementrun/study/{study.slug}/"'.encode() in page.content
     change = admin_client.get(f"/admin/annotation/study/{study.pk}/change/")
