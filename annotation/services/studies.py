@@ -219,7 +219,7 @@ def study_codes(*, completion_code: str = "", screened_out_code: str = "") -> tu
 def corpus_language(instances: list[TaskInstance]) -> str:
     """The language a study takes when none is given: its instances' corpus's, when they share one, else en."""
     corpus_ids = {inst.corpus_id for inst in instances}
-    languages = set(Corpus.objects.filter(pk__in=corpus_ids).values_list("language", flat=True)) if corpus_ids else set()
+    languages = set(Corpus.objects.filter(pk__in=corpus_ids).values_list("language", flat=True))
     return languages.pop() if len(languages) == 1 else "en"
 
 

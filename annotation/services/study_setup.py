@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from annotation.error_codes import NO_ITEMS, PLATFORM_MISMATCH, WRONG_STATE
 from annotation.models import Batch, Reservation, Study
+from annotation.services.study_language import study_language_warnings
 from annotation.services.consent import special_category_check
 from annotation.services.display import public_item, redirect_with_code, shown_for_item
 from annotation.services.engine import reservations_release
@@ -109,6 +110,7 @@ def study_preview(*, study: Study, platform: str) -> dict[str, Any]:
                          "comprehension": bool(q.get("comprehension"))}
                         for q in questions_asked(study.eligibility_questions)],
         "codes": codes,
+        "language_warnings": study_language_warnings(study=study),
         "redirects": {state: redirect_with_code(study.redirect_url or "", code, platform=platform)
                       for state, code in codes.items()},
     }
