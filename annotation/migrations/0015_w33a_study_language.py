@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='study',
             name='language',
-            field=models.CharField(default='en', help_text='BCP 47 tag: the participant pages are shown in it and item texts are marked with it (fr, pt-BR, ar).', max_length=35),
+            field=models.CharField(default='en', help_text='BCP 47 tag: the participant pages are shown in it; item texts are marked with it (fr, pt-BR, ar).', max_length=35),
         ),
     ]

@@ -12,13 +12,13 @@ from django.utils import timezone
 
 from annotation.error_codes import NO_ITEMS, PLATFORM_MISMATCH, WRONG_STATE
 from annotation.models import Batch, Reservation, Study
-from annotation.services.study_language import study_language_warnings
 from annotation.services.consent import special_category_check
 from annotation.services.display import public_item, redirect_with_code, shown_for_item
 from annotation.services.engine import reservations_release
 from annotation.services.participation import accepted_platforms
 from annotation.services.persona_platform import questions_asked
 from annotation.services.practice import practice_preview
+from annotation.services.study_language import study_language_warnings
 from core.errors import ApplicationError
 
 PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
