@@ -2,6 +2,7 @@
 else en), the API body and create_study; a tag that is not BCP 47 refused with the field named, nothing stored."""
 from __future__ import annotations
 
+import html
 import io
 import json
 
@@ -9,6 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.urls import reverse
 from django.utils import translation
 from rest_framework.test import APIClient
 
@@ -83,3 +85,11 @@ def test_researcher_texts_in_another_language_are_warned_about():
     study.consent_text = FRENCH
     study.eligibility_questions = []
     assert study_language_warnings(study=study) == []
+
+
+def test_the_setup_preview_warns_about_a_text_in_another_language(admin_client):
+    study = make_study(slug="warn-page", language="fr", consent_text=ENGLISH, task_description=FRENCH)
+    page = html.unescape(admin_client.get(reverse("admin:annotation_study_preview", args=[study.pk])).content.decode())
+    assert "Language: fr" in page
+    assert "The consent text looks like English (en), but the study's language is French (fr)" in page
+    assert "task description looks like" not in page
