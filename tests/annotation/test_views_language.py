@@ -88,3 +88,15 @@ def test_an_item_not_reserved_is_refused_in_german():
     p.next()
     error = assert_api_error(p.answer("notmine", "S1-S2"), code="not_reserved", status=404)
     assert error["message"] == "Dieses Element ist für diese Sitzung nicht reserviert."
+
+
+def test_a_session_open_elsewhere_is_refused_in_italian():
+    study = make_study(slug="it-elsewhere", n_instances=2, per_batch=2, k=1, language="it")
+    first = P(APIClient(), study.slug, "PID-it-1")
+    first.start()
+    first.consent()
+    first.next()
+    other_browser = APIClient().post(f"/api/v1/studies/{study.slug}/sessions/",
+                                     {"participant": "PID-it-1", "platform": "prolific"}, format="json")
+    error = assert_api_error(other_browser, code="session_in_progress", status=409)
+    assert error["message"].startswith("Questo studio è già in corso in un altro browser o dispositivo.")
