@@ -48,7 +48,7 @@ def test_the_api_sets_and_checks_the_language():
     api = _researcher()
     created = api.post("/api/v1/studies/", {**body("api-ar"), "language": "ar"}, format="json")
     assert created.status_code == 201, created.content
-    assert Study.objects.get(slug="api-ar").language == "ar"
+    assert Study.objects.get(slug="api-ar").language == "ar" and created.json()["language"] == "ar"
     refused = api.post("/api/v1/studies/", {**body("api-bad"), "language": "english"}, format="json")
     error = assert_api_error(refused, code="invalid_language", status=400)
     assert "BCP 47" in error["message"] and "language" in json.dumps(error)
