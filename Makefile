@@ -10,7 +10,7 @@ DEMO_ENV := DJANGO_SETTINGS_MODULE=config.settings.local DATABASE_URL= CELERY_BR
 TEST_ENV := DJANGO_SETTINGS_MODULE=config.settings.test
 PROD_ENV := DJANGO_SETTINGS_MODULE=config.settings.production
 
-.PHONY: venv demo serve-demo demo-data demo-rewrites test test-fast lint bench browsers nginx clean collectstatic serve requirements
+.PHONY: gettext messages venv demo serve-demo demo-data demo-rewrites test test-fast lint bench browsers nginx clean collectstatic serve requirements
 
 # Direct dependencies are declared in pyproject.toml (groups: models, test, dev); constraints.txt pins every package.
 $(STAMP): pyproject.toml constraints.txt
@@ -37,6 +37,21 @@ nginx:
 	@test -x /usr/sbin/nginx || command -v nginx >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; \
 	  else echo "Install Debian's nginx (sudo apt-get install nginx-light) for the proxy tests"; fi; }
+
+# GNU gettext (xgettext, msgmerge, msgfmt): `make messages` and the catalog test (tests/annotation/
+# test_translation_catalogs.py) run makemessages; the compiled .mo files are committed, so serving needs none of it.
+gettext:
+	@command -v msgfmt >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gettext >/dev/null; \
+	  else echo "Install GNU gettext (sudo apt-get install gettext) for make messages and the catalog test"; fi; }
+
+# The participant pages' catalogs (locale/<lang>/LC_MESSAGES): new strings added to each, then compiled.
+LANGS := fr de es it pt_BR ar
+MESSAGES_IGNORE := --ignore=.venv --ignore=node_modules --ignore=tests --ignore=benchmarks --ignore=staticfiles --ignore=templates/admin --ignore="*/templates/admin" --no-location
+messages: $(STAMP) gettext
+	$(TEST_ENV) $(MANAGE) makemessages $(foreach l,$(LANGS),-l $(l)) $(MESSAGES_IGNORE)
+	$(TEST_ENV) $(MANAGE) makemessages -d djangojs $(foreach l,$(LANGS),-l $(l)) $(MESSAGES_IGNORE) --ignore="*/preview.js" --ignore="*/review.js"
+	$(TEST_ENV) $(MANAGE) compilemessages
 
 demo-data: $(STAMP)
 	rm -f demo.sqlite3
@@ -124,7 +139,7 @@ serve: $(STAMP)
 # that must not run beside another one gets `@pytest.mark.xdist_group("serial")` (--dist loadgroup keeps a group in
 # one process); none needs it today. --durations: the slowest tests of every run, so the time stays visible.
 TEST_WORKERS ?= 2
-test: $(STAMP) browsers nginx
+test: $(STAMP) browsers nginx gettext
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
@@ -132,7 +147,7 @@ test: $(STAMP) browsers nginx
 
 # The lane without Celery workers, Chromium, neural models or slow tests (live-server HTTP tests, the concurrency
 # races, the SQLite demo); `make test` runs everything. Markers: pytest.ini, set from fixtures in tests/conftest.py.
-test-fast: $(STAMP)
+test-fast: $(STAMP) gettext
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy

@@ -12,9 +12,13 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_GET
+from django.views.i18n import JavaScriptCatalog
 
 from annotation.models import Study
 from annotation.services.consent import (
@@ -27,6 +31,7 @@ from annotation.services.display import public_questions
 from annotation.services.participation import PLACEHOLDER, accepted_platforms, entry_check, grace_seconds
 from annotation.services.persona_platform import questions_asked
 from core.errors import ApplicationError
+from core.languages import language_direction, language_normalise
 
 # Query parameters each recruiting platform appends to the study link (Prolific's and MTurk's documented names).
 PLATFORM_PARAMS: dict[str, tuple[str, str, str]] = {
@@ -92,9 +97,9 @@ def _public_eligibility(questions: list[dict[str, Any]]) -> list[dict[str, Any]]
 def _duration(seconds: int) -> str:
     """300 → "5 minutes", 90 → "90 seconds", 60 → "1 minute": how long, as a participant reads it."""
     if seconds % 60:
-        return f"{seconds} seconds"
+        return ngettext("%(count)d second", "%(count)d seconds", seconds) % {"count": seconds}
     minutes = seconds // 60
-    return f"{minutes} minute{'' if minutes == 1 else 's'}"
+    return ngettext("%(count)d minute", "%(count)d minutes", minutes) % {"count": minutes}
 
 
 def timing(study: Study) -> dict[str, Any]:
@@ -102,29 +107,31 @@ def timing(study: Study) -> dict[str, Any]:
     has not arrived in time gives its items back) and the batch's time limit (participation.first_answer_deadline)."""
     limit = study.batch_time_limit_minutes * 60
     grace = min(grace_seconds(study), limit)
-    text = f"You have {_duration(limit)} for the whole batch."
+    text = _("You have %(limit)s for the whole batch.") % {"limit": _duration(limit)}
     if grace < limit:
-        text = (f"Once the first item is shown, please answer it within {_duration(grace)}, however long you take "
-                f"to read it: otherwise your place goes to someone else. After your first answer you have "
-                f"{_duration(limit)} for the whole batch.")
+        text = _("Once the first item is shown, please answer it within %(grace)s, however long you take to read it: "
+                 "otherwise your place goes to someone else. After your first answer you have %(limit)s for the "
+                 "whole batch.") % {"grace": _duration(grace), "limit": _duration(limit)}
     return {"grace_seconds": grace if grace < limit else 0, "grace_text": _duration(grace),
             "time_limit_minutes": study.batch_time_limit_minutes, "time_limit_text": _duration(limit), "text": text}
 
 
 # What each refused link means for the participant, by the parameter `entry_check` names.
-PLATFORM_NAMES = {"prolific": "Prolific", "mturk": "Amazon Mechanical Turk", "anonymous": "an open link"}
+PLATFORM_NAMES = {"prolific": "Prolific", "mturk": "Amazon Mechanical Turk", "anonymous": gettext_lazy("an open link")}
 PREVIEW_WHO = {"prolific": "from Prolific", "mturk": "from Amazon Mechanical Turk",
                "anonymous": "with the open link (no platform)"}
 
 
 REFUSED_TODO = {
-    "prolific": "Please go back to Prolific and open the study from its page there. If the same page appears again, "
-                "return your submission on Prolific (\u201cReturn submission\u201d) and message the researcher "
-                "there. There is no code to enter.",
-    "mturk": "Please go back to Amazon Mechanical Turk and open the HIT from there. If the same page appears again, "
-             "return the HIT (\u201cReturn\u201d) and contact the requester. There is no code to submit.",
-    "": "Please open the study from the link the researcher gave you. If the same page appears again, contact the "
-        "researcher.",
+    "prolific": gettext_lazy(
+        "Please go back to Prolific and open the study from its page there. If the same page appears again, return "
+        "your submission on Prolific (\u201cReturn submission\u201d) and message the researcher there. There is no "
+        "code to enter."),
+    "mturk": gettext_lazy(
+        "Please go back to Amazon Mechanical Turk and open the HIT from there. If the same page appears again, "
+        "return the HIT (\u201cReturn\u201d) and contact the requester. There is no code to submit."),
+    "": gettext_lazy("Please open the study from the link the researcher gave you. If the same page appears again, "
+                     "contact the researcher."),
 }
 
 
@@ -142,18 +149,21 @@ def refusal(*, study: Study, who: dict[str, str], error: ApplicationError) -> di
     field = next(iter(error.details or {}), "platform")
     message = " ".join(error.details.get(field, [])) if error.details else error.message
     home = _home(study, who)
-    where = PLATFORM_NAMES.get(home, "the platform you came from")
+    where = str(PLATFORM_NAMES.get(home, _("the platform you came from")))
     if any(PLACEHOLDER.search(value) for value in who.values()):
         example = "${workerId}" if home == "mturk" else "{{%PROLIFIC_PID%}}"
-        reason = (f"The link you followed still holds a placeholder (such as {example}) in {field}, "
-                  f"where {where} should have put your own ID, so the study cannot tell who you are. This is a "
-                  "mistake in how the study's link was set up, not something you did.")
+        reason = _("The link you followed still holds a placeholder (such as %(example)s) in %(field)s, where "
+                   "%(where)s should have put your own ID, so the study cannot tell who you are. This is a mistake in "
+                   "how the study's link was set up, not something you did.") % {
+                       "example": example, "field": field, "where": where}
     elif field == "platform":
-        takes = " or ".join(PLATFORM_NAMES[p] for p in accepted_platforms(study) if p != "anonymous")
-        reason = f"This study takes participants from {takes} only, and this link does not come from there."
+        takes = _(" or ").join(str(PLATFORM_NAMES[p]) for p in accepted_platforms(study) if p != "anonymous")
+        reason = _("This study takes participants from %(platforms)s only, and this link does not come from "
+                   "there.") % {"platforms": takes}
     else:
-        reason = f"The link's {field} is not what this study expects: {message}"
-    return {"heading": "This link cannot open the study", "reason": reason, "todo": REFUSED_TODO.get(home, ""),
+        reason = _("The link's %(field)s is not what this study expects: %(message)s") % {
+            "field": field, "message": message}
+    return {"heading": _("This link cannot open the study"), "reason": reason, "todo": str(REFUSED_TODO.get(home, "")),
             "field": field}
 
 
@@ -161,6 +171,12 @@ def participant_page(request: HttpRequest, study: Study, *, who: dict[str, str],
                      preview: dict[str, Any] | None = None) -> HttpResponse:
     """The participant page of `study` for `who`; with `preview` (study_setup.study_preview) the page plays the
     session in the browser and sends nothing (the researcher's preview)."""
+    with translation.override(study.language):
+        return _participant_page(request, study, who=who, query=query, preview=preview)
+
+
+def _participant_page(request: HttpRequest, study: Study, *, who: dict[str, str], query: dict[str, str],
+                      preview: dict[str, Any] | None) -> HttpResponse:
     special = bool(special_category_questions(questions=study.eligibility_questions))
     config = {
         "slug": study.slug,
@@ -174,7 +190,7 @@ def participant_page(request: HttpRequest, study: Study, *, who: dict[str, str],
         # The annotator API's root, wherever it is mounted: the session endpoint minus its own path.
         "api": reverse("session-create", kwargs={"slug": study.slug}).removesuffix(f"studies/{study.slug}/sessions/"),
         "timing": timing(study),
-        "refused_todo": REFUSED_TODO.get(_home(study, who), ""),  # a link the API refuses after all (annotator.js)
+        "refused_todo": str(REFUSED_TODO.get(_home(study, who), "")),  # a link the API refuses after all (annotator.js)
         **({"preview": preview} if preview is not None else {}),
     }
     if preview is not None and who["platform"] == "mturk":
@@ -182,32 +198,49 @@ def participant_page(request: HttpRequest, study: Study, *, who: dict[str, str],
     context = {
         "study": study, "config": config, "consent_html": prose_html(study.consent_text),
         # What is recorded and for how long, generated from the study's settings (free-text answers: telemetry).
-        "consent_heading": STATEMENT_HEADING, "consent_parts": consent_statement_parts(study=study),
-        "special_consent": special, "special_heading": SPECIAL_HEADING,
+        "consent_heading": _(STATEMENT_HEADING), "consent_parts": consent_statement_parts(study=study),
+        "special_consent": special, "special_heading": _(SPECIAL_HEADING),
         "special_consent_html": prose_html(study.special_category_consent) if special else "",
         "task_html": prose_html(study.task_description),
-        "preview": preview, "preview_who": PREVIEW_WHO.get(who["platform"], ""),
+        "preview": preview, "preview_who": PREVIEW_WHO.get(who["platform"], ""), **page_language(study),
     }
     return render(request, "annotation/study.html", context)
 
 
+def page_language(study: Study) -> dict[str, str]:
+    """The `lang` and `dir` of a participant page and of its item texts: the study's language."""
+    return {"page_language": study.language, "page_direction": language_direction(study.language)}
+
+
+def _unavailable(request: HttpRequest, context: dict[str, Any], status: int = 200) -> HttpResponse:
+    study = context.get("study")
+    return render(request, "annotation/unavailable.html", {**context, **(page_language(study) if study else {})},
+                  status=status)
+
+
 @require_GET
 def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
-    """`/s/<slug>/`: the whole participant flow, rendered once and advanced by static/annotation/annotator.js."""
+    """`/s/<slug>/`: the whole participant flow, rendered once and advanced by static/annotation/annotator.js, in
+    the study's language (its gettext catalog; English where the study has none)."""
     study = Study.objects.filter(slug=slug).first()
     if study is None or study.origin != Study.Origin.PLATFORM:  # imported annotations have no participants
-        return render(request, "annotation/unavailable.html", {"reason": "missing"}, status=404)
+        return _unavailable(request, {"reason": "missing"}, status=404)
+    with translation.override(study.language):
+        return _study_entry(request, study)
+
+
+def _study_entry(request: HttpRequest, study: Study) -> HttpResponse:
     if study.status != Study.Status.ACTIVE:
-        return render(request, "annotation/unavailable.html", {"reason": study.status, "study": study}, status=410)
+        return _unavailable(request, {"reason": study.status, "study": study}, status=410)
     if request.GET.get("assignmentId") == MTURK_PREVIEW:
         # A preview must not open a session (it would hold reservations for a worker who never accepted).
         context = {"reason": "preview", "study": study, "task_html": prose_html(study.task_description)}
-        return render(request, "annotation/unavailable.html", context)
+        return _unavailable(request, context)
     query = {key: request.GET.get(key, "") for key in request.GET}
     who = participant_from_query(query)
     too_long = [key for key, value in who.items() if len(value) > MAX_PARAM_LENGTH]
     if too_long:
-        return render(request, "annotation/unavailable.html", {"reason": "bad-link", "fields": too_long}, status=400)
+        return _unavailable(request, {"reason": "bad-link", "fields": too_long, "study": study}, status=400)
     mturk = who["platform"] == "mturk"
     try:  # the API refuses such a link too: say why here, before the page would open a session
         entry_check(study=study, platform=who["platform"], participant_id=who["participant"],
@@ -215,5 +248,16 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
                     assignment=who["session_ref"] if mturk else "", hit=who["study_ref"] if mturk else "")
     except ApplicationError as error:
         context = {"reason": "refused-link", "study": study, "refusal": refusal(study=study, who=who, error=error)}
-        return render(request, "annotation/unavailable.html", context, status=400)
+        return _unavailable(request, context, status=400)
     return participant_page(request, study, who=who, query=query)
+
+
+_CATALOG = JavaScriptCatalog.as_view(domain="djangojs", packages=["annotation"])
+
+
+@require_GET
+def javascript_catalog(request: HttpRequest, lang: str) -> HttpResponse:
+    """The participant scripts' strings in `lang` (Django's JavaScript catalog: `gettext`, `ngettext`, `interpolate`
+    in the browser), the study page names its study's language; an unknown language gets English."""
+    with translation.override(language_normalise(lang) or "en"):
+        return _CATALOG(request)

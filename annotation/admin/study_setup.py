@@ -18,6 +18,7 @@ from annotation.forms import KIND_TITLES, STUDY_KINDS, StudyCreateForm
 from annotation.models import ORDERING_KINDS, ItemKind, Study
 from annotation.services.participation import accepted_platforms
 from annotation.services.study_build import study_build
+from annotation.services.study_language import study_language_warnings
 from annotation.services.study_setup import study_close, study_open, study_participant_links, study_preview
 from annotation.views import participant_page, timing
 from core.errors import ApplicationError
@@ -150,7 +151,7 @@ class StudySetupAdminMixin:
                            "preview": reverse("admin:annotation_study_participant_preview", args=[study.pk, name])}
                           for name in platforms],
             "prolific": "prolific" in platforms, "mturk": "mturk" in platforms,
-            "timing": timing(study),
+            "timing": timing(study), "language_warnings": study_language_warnings(study=study),
             "can_open": self.has_change_permission(request, study) and study.status != Study.Status.ACTIVE,
         }
         return TemplateResponse(request, "admin/annotation/study_preview.html", context)

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpResponse
+from django.utils import translation
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.permissions import AllowAny
@@ -53,6 +54,12 @@ class ParticipantView(APIView):
     permission_classes = [AllowAny]
     renderer_classes = [JSONRenderer]
     parser_classes = [StrictJSONParser]  # JSON only
+
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        # Loading the session or study switches to the study's language (study_language.participant_language_activate);
+        # the default comes back when the request ends. Error bodies are built inside, so they are translated too.
+        with translation.override(settings.LANGUAGE_CODE):
+            return super().dispatch(request, *args, **kwargs)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)

@@ -102,7 +102,7 @@ def study_build_kwargs(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _study_body(request: Request, study: Study) -> dict[str, Any]:
-    return {**selectors.study_progress(study=study), "status": study.status,
+    return {**selectors.study_progress(study=study), "status": study.status, "language": study.language,
             "completion_code": study.completion_code, "screened_out_code": study.screened_out_code,
             "task_description": study.task_description, "url": f"/s/{study.slug}/",
             "links": study_participant_links(study=study, base_url=request.build_absolute_uri("/"))}

@@ -74,6 +74,10 @@ class Study(models.Model):
 
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200, blank=True, default="")
+    language = models.CharField(
+        max_length=35, default="en",
+        help_text="BCP 47 tag: the participant pages are shown in it; item texts are marked with it (fr, pt-BR, ar).",
+    )
     item_kind = models.CharField(max_length=20, choices=ItemKind.choices, default=ItemKind.QUADRUPLE)
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.PLATFORM)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)

@@ -11,6 +11,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from rest_framework.utils.encoders import JSONEncoder
 
 from annotation.error_codes import ANSWER_CONFLICT, NOT_RESERVED
@@ -118,7 +119,7 @@ def _answer_locked(*, batch: Batch, reservation: Reservation | None, item: str, 
     study = batch.study
     participant = batch.participant
     if reservation is None:
-        raise ApplicationError("This item is not reserved for this session.", code=NOT_RESERVED,
+        raise ApplicationError(gettext("This item is not reserved for this session."), code=NOT_RESERVED,
                                status=404, details={"item": ["not reserved for this session"]})
     rows = validate_answer(study=study, shown=reservation.shown, answer=answer)
     if telemetry is not None and reservation.shown.get("kind") not in FREE_TEXT_KINDS:
@@ -177,7 +178,7 @@ def _answer_repeated(*, batch: Batch, reservation: Reservation, rows: AnswerRows
     existing = list(Response.objects.filter(reservation=reservation).values_list("question", "answer"))
     if sorted(existing) == sorted((q, a) for q, a, _ in rows):
         return AnswerResult(False, batch.state, _progress(batch))
-    raise ApplicationError("This item was already answered differently; answers cannot be changed.",
+    raise ApplicationError(gettext("This item was already answered differently; answers cannot be changed."),
                            code=ANSWER_CONFLICT, status=409)
 
 

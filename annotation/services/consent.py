@@ -16,6 +16,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from annotation.error_codes import SPECIAL_CATEGORY_CONSENT_MISSING
 from annotation.models import ConsentVersion, EntryPlatform, ItemKind, Study
@@ -23,23 +25,23 @@ from annotation.services.persona_platform import PLATFORM_NAMES, questions_asked
 from annotation.services.telemetry import CONSENT_NOTICE, FREE_TEXT_KINDS
 from core.errors import ApplicationError
 
-STATEMENT_HEADING = "What we record, and for how long"
-SPECIAL_HEADING = "Explicit consent to special categories of personal data"
+STATEMENT_HEADING = gettext_noop("What we record, and for how long")  # translated where shown
+SPECIAL_HEADING = gettext_noop("Explicit consent to special categories of personal data")
 SPECIAL_FIELD = "special_category_consent"
 
 ANSWERS = {
-    ItemKind.QUADRUPLE: "the choices you make on each item",
-    ItemKind.TRIPLE: "the choices you make on each item",
-    ItemKind.STYLE_OR_CONTENT: "the choices you make on each item",
-    ItemKind.LIKERT: "the ratings you give",
-    ItemKind.RANKING: "the orderings you give",
-    ItemKind.REWRITE: "the rewrites you write (and reviewers' decisions on them)",
+    ItemKind.QUADRUPLE: gettext_lazy("the choices you make on each item"),
+    ItemKind.TRIPLE: gettext_lazy("the choices you make on each item"),
+    ItemKind.STYLE_OR_CONTENT: gettext_lazy("the choices you make on each item"),
+    ItemKind.LIKERT: gettext_lazy("the ratings you give"),
+    ItemKind.RANKING: gettext_lazy("the orderings you give"),
+    ItemKind.REWRITE: gettext_lazy("the rewrites you write (and reviewers' decisions on them)"),
 }
 PLATFORM_IDS = {
-    EntryPlatform.PROLIFIC: "your Prolific participant id",
-    EntryPlatform.MTURK: "your Amazon Mechanical Turk worker id",
-    EntryPlatform.ANY: "the participant id of the platform you came from (Prolific or Amazon Mechanical Turk), or a "
-                       "random id made here if you came through an open link",
+    EntryPlatform.PROLIFIC: gettext_lazy("your Prolific participant id"),
+    EntryPlatform.MTURK: gettext_lazy("your Amazon Mechanical Turk worker id"),
+    EntryPlatform.ANY: gettext_lazy("the participant id of the platform you came from (Prolific or Amazon Mechanical "
+                                    "Turk), or a random id made here if you came through an open link"),
 }
 
 
@@ -72,8 +74,8 @@ def consent_facts(*, study: Study) -> dict[str, Any]:
     questions = list(study.eligibility_questions or [])
     asked = questions_asked(questions)
     return {
-        "answers": ANSWERS.get(study.item_kind, "your answers"),
-        "platform_id": PLATFORM_IDS.get(study.platform, PLATFORM_IDS[EntryPlatform.ANY]),
+        "answers": str(ANSWERS.get(study.item_kind, _("your answers"))),
+        "platform_id": str(PLATFORM_IDS.get(study.platform, PLATFORM_IDS[EntryPlatform.ANY])),
         "telemetry": study.item_kind in FREE_TEXT_KINDS,
         "eligibility": [q for q in asked if not q.get("persona")],
         "persona": [q for q in asked if q.get("persona")],
@@ -96,54 +98,54 @@ def consent_statement_parts(*, study: Study) -> list[tuple[str, str]]:
     facts = consent_facts(study=study)
     days = facts["retention_days"]
     parts = [
-        ("answers", f"Your answers: {facts['answers']}."),
-        ("platform-id", f"Your id: {facts['platform_id']}. It is kept with your answers until the retention period "
-                        "ends; then it is replaced by a pseudonym (a keyed code that cannot be turned back into the "
-                        "id)."),
-        ("times", "Times by the server's clock: when your session started, when each item was served and when each "
-                  "answer arrived."),
+        ("answers", _("Your answers: %(answers)s.") % {"answers": facts["answers"]}),
+        ("platform-id", _("Your id: %(id)s. It is kept with your answers until the retention period ends; then it is "
+                          "replaced by a pseudonym (a keyed code that cannot be turned back into the id).")
+         % {"id": facts["platform_id"]}),
+        ("times", _("Times by the server's clock: when your session started, when each item was served and when "
+                    "each answer arrived.")),
     ]
     if facts["telemetry"]:
-        parts.append(("telemetry", CONSENT_NOTICE))
+        parts.append(("telemetry", _(CONSENT_NOTICE)))
     if facts["eligibility"]:
-        parts.append(("eligibility", "Your answers to these questions before the task: "
-                                     f"{_question_list(facts['eligibility'])}."))
+        parts.append(("eligibility", _("Your answers to these questions before the task: %(questions)s.")
+                      % {"questions": _question_list(facts["eligibility"])}))
     if facts["persona"]:
-        parts.append(("persona", "Your answers to these questions about yourself (kept with your id until the "
-                                 "retention period ends, then only as counts over groups of people): "
-                                 f"{_question_list(facts['persona'])}. You may answer “prefer not to say” where "
-                                 "offered."))
+        parts.append(("persona", _("Your answers to these questions about yourself (kept with your id until the "
+                                   "retention period ends, then only as counts over groups of people): "
+                                   "%(questions)s. You may answer “prefer not to say” where offered.")
+                      % {"questions": _question_list(facts["persona"])}))
     if facts["persona_from_platform"]:
         platform = facts["persona_platform"]
         names = ", ".join(str(q.get("name")).replace("_", " ") for q in facts["persona_from_platform"])
-        parts.append(("persona-platform", f"Read from {platform} instead of asked: your {names}, as your {platform} "
-                                          "profile gave them when you completed the study (nothing else of that "
-                                          "profile is kept). They are kept like your answers about yourself: with "
-                                          "your id until the retention period ends, then only as counts over groups "
-                                          "of people."))
+        parts.append(("persona-platform", _(
+            "Read from %(platform)s instead of asked: your %(names)s, as your %(platform)s profile gave them when you "
+            "completed the study (nothing else of that profile is kept). They are kept like your answers about "
+            "yourself: with your id until the retention period ends, then only as counts over groups of people.")
+            % {"platform": platform, "names": names}))
     if facts["special"]:
-        parts.append(("special", "Some of these questions ask for special categories of personal data "
-                                 f"({_question_list(facts['special'])}): they need your explicit consent, asked "
-                                 "separately below."))
-    parts.append(("retention", f"For how long: {days} days after the study is closed and its payments are settled, "
-                               "your platform id is replaced by a pseudonym and your answers about yourself and the "
-                               "detail of any writing telemetry are deleted."))
+        parts.append(("special", _("Some of these questions ask for special categories of personal data "
+                                   "(%(questions)s): they need your explicit consent, asked separately below.")
+                      % {"questions": _question_list(facts["special"])}))
+    parts.append(("retention", _("For how long: %(days)s days after the study is closed and its payments are "
+                                 "settled, your platform id is replaced by a pseudonym and your answers about "
+                                 "yourself and the detail of any writing telemetry are deleted.") % {"days": days}))
     if facts["release_annotator_labels"]:
-        parts.append(("release", "Publication: the data set we publish lists each answer with a pseudonym of the "
-                                 "person who gave it (never your platform id), so others can study individual "
-                                 "annotators' labels."))
+        parts.append(("release", _("Publication: the data set we publish lists each answer with a pseudonym of the "
+                                   "person who gave it (never your platform id), so others can study individual "
+                                   "annotators' labels.")))
     else:
-        parts.append(("release", "Publication: the data set we publish holds labels combined over annotators only; "
-                                 "your individual answers are not published."))
-    parts.append(("withdraw", "Taking part is voluntary and you may stop at any time. To withdraw, or to ask for "
-                              f"your data to be erased, write to {facts['contact']} and quote the consent receipt "
-                              "code shown on this page."))
+        parts.append(("release", _("Publication: the data set we publish holds labels combined over annotators "
+                                   "only; your individual answers are not published.")))
+    parts.append(("withdraw", _("Taking part is voluntary and you may stop at any time. To withdraw, or to ask "
+                                "for your data to be erased, write to %(contact)s and quote the consent receipt code "
+                                "shown on this page.") % {"contact": facts["contact"]}))
     return parts
 
 
 def consent_statement(*, study: Study) -> str:
     """The "What we record, and for how long" statement, generated from the study's settings only."""
-    return "\n".join([STATEMENT_HEADING, *(f"- {text}" for _, text in consent_statement_parts(study=study))])
+    return "\n".join([_(STATEMENT_HEADING), *(f"- {text}" for _, text in consent_statement_parts(study=study))])
 
 
 def consent_text_full(*, study: Study) -> str:
@@ -151,7 +153,7 @@ def consent_text_full(*, study: Study) -> str:
     statement for special-category questions."""
     blocks = [study.consent_text.strip(), consent_statement(study=study)]
     if special_category_questions(questions=study.eligibility_questions):
-        blocks.append(f"{SPECIAL_HEADING}\n{study.special_category_consent.strip()}")
+        blocks.append(f"{_(SPECIAL_HEADING)}\n{study.special_category_consent.strip()}")
     return "\n\n".join(block for block in blocks if block)
 
 

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db.models import Q
+from django.utils.translation import gettext
 
 from annotation.error_codes import (
     ALREADY_PARTICIPATED,
@@ -137,7 +138,7 @@ def open_batches_count(*, study: Study, now: datetime, exclude_pk: int | None = 
 
 def study_busy() -> ApplicationError:
     return ApplicationError(
-        "This study is busy right now: every place is taken. Please try again in a minute.",
+        gettext("This study is busy right now: every place is taken. Please try again in a minute."),
         code=STUDY_BUSY, status=409, details={"retry_after": STUDY_BUSY_RETRY_SECONDS},
         headers={"Retry-After": str(STUDY_BUSY_RETRY_SECONDS)},
     )
@@ -180,9 +181,9 @@ def check_address_room(*, study: Study, now: datetime, opened_from: str) -> None
 def in_progress_elsewhere(batch: Batch) -> ApplicationError:
     until = batch.expires_at if batch.state == Batch.State.ITEMS else None
     return ApplicationError(
-        "This study is already in progress in another browser or device. Continue there. If you cannot, wait "
-        "until its time limit has passed and open the link again, or return the study on your platform "
-        "(Prolific: return your submission; MTurk: return the HIT).",
+        gettext("This study is already in progress in another browser or device. Continue there. If you cannot, "
+                "wait until its time limit has passed and open the link again, or return the study on your "
+                "platform (Prolific: return your submission; MTurk: return the HIT)."),
         code=SESSION_IN_PROGRESS, status=409,
         details={"state": batch.state, "available_at": until.isoformat() if until else None},
     )
@@ -190,8 +191,8 @@ def in_progress_elsewhere(batch: Batch) -> ApplicationError:
 
 def already_participated() -> ApplicationError:
     return ApplicationError(
-        "You have already taken part in this study from another browser or device. Please continue in that "
-        "browser, or contact the researcher through your platform.",
+        gettext("You have already taken part in this study from another browser or device. Please continue in "
+                "that browser, or contact the researcher through your platform."),
         code=ALREADY_PARTICIPATED, status=409,
     )
 

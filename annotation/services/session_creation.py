@@ -8,6 +8,7 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.error_codes import NO_WORK_AVAILABLE, SCREENED_OUT
 from annotation.models import Batch, Participant, Study
@@ -15,6 +16,7 @@ from annotation.services import participation
 from annotation.services.engine import study_has_work_for
 from annotation.services.review import worker_admission_check
 from annotation.services.session_lookup import _not_found, batch_expire
+from annotation.services.study_language import participant_language_activate
 from core.errors import ApplicationError
 
 PLATFORMS = {Participant.Platform.PROLIFIC, Participant.Platform.MTURK, Participant.Platform.ANONYMOUS}
@@ -42,6 +44,7 @@ def session_create(
     study = Study.objects.filter(slug=slug, status=Study.Status.ACTIVE, origin=Study.Origin.PLATFORM).first()
     if study is None:
         raise _not_found(f"Study '{slug}'")
+    participant_language_activate(study)
     if platform not in PLATFORMS:
         raise ApplicationError(f"platform must be one of {sorted(PLATFORMS)}.",
                                details={"platform": [f"must be one of {sorted(PLATFORMS)}"]})
@@ -87,7 +90,7 @@ def _session_create_once(*, study: Study, participant_id: str, platform: str, st
             n_batches = 0
         else:
             if participant.screened_out:
-                raise ApplicationError("You are not eligible for this study.", code=SCREENED_OUT, status=403)
+                raise ApplicationError(gettext("You are not eligible for this study."), code=SCREENED_OUT, status=403)
             owned = bool(proofs) and Batch.objects.filter(participant=participant, token__in=proofs).exists()
             open_batch = Batch.objects.select_for_update().filter(
                 participant=participant, state__in=Batch.OPEN_STATES
@@ -119,12 +122,13 @@ def _session_create_once(*, study: Study, participant_id: str, platform: str, st
             n_batches = Batch.objects.filter(participant=participant).count()
         if n_batches >= study.max_batches_per_participant:
             raise ApplicationError(
-                f"You have completed the maximum of {study.max_batches_per_participant} batches of this study.",
+                gettext("You have completed the maximum of %(count)d batches of this study.")
+                % {"count": study.max_batches_per_participant},
                 code=NO_WORK_AVAILABLE, status=409,
             )
         # Excluded participants are told the same as when the study is full: never reveal a screening failure.
         if participant.excluded or not study_has_work_for(study=study, participant=participant):
-            raise ApplicationError("There are no more items available for you in this study.",
+            raise ApplicationError(gettext("There are no more items available for you in this study."),
                                    code=NO_WORK_AVAILABLE, status=409)
         participation.check_room(study=study, now=now)
         participation.check_address_room(study=study, now=now, opened_from=opened_from)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.error_codes import EXPIRED, WRONG_STATE
 from annotation.models import Batch
 from annotation.services.engine import batch_expire
+from annotation.services.study_language import participant_language_activate
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 
@@ -15,6 +17,8 @@ FINISHED_STATES = (Batch.State.COMPLETED, Batch.State.SCREENED_OUT, Batch.State.
 
 
 def _not_found(what: str) -> ApplicationError:
+    if what == "Session":  # the participant's own message, in the study's language when one is active
+        return ApplicationError(gettext("Session not found."), code=NOT_FOUND, status=404)
     return ApplicationError(f"{what} not found.", code=NOT_FOUND, status=404)
 
 
@@ -25,7 +29,7 @@ def _wrong_state(batch: Batch, action: str) -> ApplicationError:
 
 
 def _expired() -> ApplicationError:
-    return ApplicationError("The time limit of this batch has passed.", code=EXPIRED, status=410)
+    return ApplicationError(gettext("The time limit of this batch has passed."), code=EXPIRED, status=410)
 
 
 # --- loading a session ---------------------------------------------------------------------------------
@@ -43,6 +47,7 @@ def _lock_batch(token: str) -> Batch:
     )
     if batch is None:
         raise _not_found("Session")
+    participant_language_activate(batch.study)
     return batch
 
 
@@ -53,6 +58,7 @@ def session_load(*, token: str) -> Batch:
     batch = Batch.objects.select_related("study", "participant").filter(token=token).first()
     if batch is None:
         raise _not_found("Session")
+    participant_language_activate(batch.study)
     if batch.state == Batch.State.ITEMS and batch.expires_at is not None and batch.expires_at <= timezone.now():
         with transaction.atomic():
             batch = _lock_batch(token)

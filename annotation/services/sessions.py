@@ -6,6 +6,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.error_codes import NO_WORK_AVAILABLE, SPECIAL_CATEGORY_CONSENT_MISSING
 from annotation.models import Batch, Participant, Reservation, Study
@@ -60,7 +61,8 @@ def session_consent(*, token: str, agree: Any, special_category: bool = False) -
             special = bool(special_category_questions(questions=study.eligibility_questions))
             if special and special_category is not True:
                 raise ApplicationError(
-                    "This study asks special-category questions: tick the separate explicit consent to take part.",
+                    gettext("This study asks special-category questions: tick the separate explicit consent to "
+                            "take part."),
                     code=SPECIAL_CATEGORY_CONSENT_MISSING, status=400,
                     details={"special_category": ["must be true to take part"]})
             asked = questions_asked(study.eligibility_questions)  # those read from the platform are not asked
@@ -168,7 +170,7 @@ def session_start(*, token: str) -> Batch:
                 Study.objects.select_for_update().filter(pk=study.pk).values_list("pk", flat=True).first()
                 participation.check_room(study=study, now=timezone.now(), exclude_pk=batch.pk, started_only=True)
             if batch.participant.excluded or not batch_reserve(batch=batch):
-                raise ApplicationError("There are no more items available for you in this study.",
+                raise ApplicationError(gettext("There are no more items available for you in this study."),
                                        code=NO_WORK_AVAILABLE, status=409)
             batch.state = Batch.State.ITEMS
             batch.save(update_fields=["state", "n_items", "started_at", "expires_at"])

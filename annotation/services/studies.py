@@ -21,7 +21,7 @@ from annotation.services.study_settings import (
 from core.errors import ApplicationError
 from core.json_guard import JsonRefused, json_check, json_parse
 from tasks.error_codes import CONFLICT
-from tasks.models import InstanceStatus, Setup, StyleComponent, TaskInstance
+from tasks.models import Corpus, InstanceStatus, Setup, StyleComponent, TaskInstance
 
 LIKERT_DESCRIPTION = """\
 In each question you see an original sentence and a rewrite of it (sometimes with a human reference rewrite).
@@ -231,6 +231,13 @@ def _shown_text_check(**shown: Any) -> None:
             raise ApplicationError(f"{exc.message}", field=field) from None
 
 
+def corpus_language(instances: list[TaskInstance]) -> str:
+    """The language a study takes when none is given: its instances' corpus's, when they share one, else en."""
+    corpus_ids = {inst.corpus_id for inst in instances}
+    languages = set(Corpus.objects.filter(pk__in=corpus_ids).values_list("language", flat=True))
+    return languages.pop() if len(languages) == 1 else "en"
+
+
 def study_create(
     *, slug: str, item_kind: str, settings: StudySettings | None = None, setup: str | None = None,
     corpus: list[str] | None = None, component: list[str] | None = None,
@@ -284,6 +291,7 @@ def study_create(
                                                      screened_out_code=settings.screened_out_code)
     columns = {
         **settings.columns(), "title": settings.title or slug, "screening_per_batch": screening_per_batch,
+        "language": settings.language or corpus_language(instances),
         "consent_text": DEFAULT_CONSENT if settings.consent_text is None else settings.consent_text,
         "special_category_consent": settings.special_category_consent.strip(),
         "task_description": task_description or DESCRIPTIONS[item_kind],

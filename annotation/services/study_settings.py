@@ -29,6 +29,8 @@ from rest_framework import serializers
 from annotation.models import COPY_THRESHOLD_DEFAULT, HTTP_URL, ORDERING_KINDS, EntryPlatform
 from annotation.services.participation import PROLIFIC_ID
 from core.errors import ApplicationError
+from core.languages import language_normalise
+from tasks.error_codes import INVALID_LANGUAGE
 from tasks.stel.majority import min_correct_default
 
 ALL = "all"
@@ -79,6 +81,9 @@ def _num(value: float | None) -> str:
 
 STUDY_SETTINGS: tuple[StudySetting, ...] = (
     StudySetting("title", str, "", "Title", "Shown to participants; empty: the slug.", max_length=200, section=STUDY),
+    StudySetting("language", str, "", "Language",
+                 "BCP 47 tag of the participant pages and item texts (fr, pt-BR, ar); empty: the corpus's, else en.",
+                 max_length=35, section=STUDY),
     StudySetting("annotators_per_item", int, None, "Annotators per item (k)",
                  "k distinct people per item; empty: the rating preset's, else 5.", min_value=1, max_value=50,
                  nullable=True, section=ASSIGNMENT),
@@ -211,6 +216,7 @@ def study_settings_build(*, item_kind: str = "", **values: Any) -> Any:
         raise ApplicationError(f"Unknown study setting: {', '.join(unknown)}.", field=unknown[0])
     given = {**study_settings_defaults(), **values}
     study_settings_check(given)
+    given["language"] = study_language_check(given["language"] or "")
     redirect_url_check(redirect_url=given["redirect_url"])
     k = 5 if given["annotators_per_item"] is None else given["annotators_per_item"]
     m = min_correct_default(k) if given["min_correct"] is None else given["min_correct"]  # 3 of 5, as STEL
@@ -221,6 +227,18 @@ def study_settings_build(*, item_kind: str = "", **values: Any) -> Any:
                                field="min_correct")
     entry = participation_settings_check(**{name: given[name] for name in ENTRY_CHECKED})
     return StudySettings(**{**given, "annotators_per_item": k, "min_correct": m, **entry})
+
+
+def study_language_check(language: str) -> str:
+    """A study's language in its standard BCP 47 form ("" stays "": the corpus's language, else en)."""
+    if not language.strip():
+        return ""
+    normalised = language_normalise(language)
+    if normalised is None:
+        raise ApplicationError(
+            f"Language must be a BCP 47 tag such as en, fr, pt-BR or ar, not {language!r}.", code=INVALID_LANGUAGE,
+            details={"language": ["not a BCP 47 language tag"]}, field="language")
+    return normalised
 
 
 def redirect_url_check(*, redirect_url: str) -> None:

@@ -18,6 +18,7 @@ from annotation.services.engine import reservations_release
 from annotation.services.participation import PROLIFIC_ID, accepted_platforms
 from annotation.services.persona_platform import questions_asked
 from annotation.services.practice import practice_preview
+from annotation.services.study_language import study_language_warnings
 from core.errors import ApplicationError
 
 PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -109,6 +110,7 @@ def study_preview(*, study: Study, platform: str) -> dict[str, Any]:
                          "comprehension": bool(q.get("comprehension"))}
                         for q in questions_asked(study.eligibility_questions)],
         "codes": codes,
+        "language_warnings": study_language_warnings(study=study),
         "redirects": {state: redirect_with_code(study.redirect_url or "", code, platform=platform)
                       for state, code in codes.items()},
     }

@@ -26,6 +26,8 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from annotation.models import ItemKind, TelemetryStatus
 from core.error_codes import INVALID
 from core.errors import ApplicationError
@@ -33,7 +35,7 @@ from core.errors import ApplicationError
 # Item kinds whose answer is text the participant writes: the ones writing telemetry is recorded for.
 FREE_TEXT_KINDS = (ItemKind.REWRITE,)
 # What the consent screen of a study with free-text answers says about it (templates/annotation/study.html).
-CONSENT_NOTICE = (
+CONSENT_NOTICE = gettext_noop(  # translated where shown (consent.consent_statement_parts)
     "While you write, this page records how you write, as counts and durations only: how many keys you press and "
     "how many characters you delete, type and paste (and whether a paste is a piece of the original sentence), the "
     "time until your first key and until you submit, your typing time, and how often and how long the page is in the "

@@ -71,13 +71,13 @@
         cache: "no-store",
       });
     } catch (e) {
-      throw new ApiError(0, "network", "We could not reach the server. Check your connection and try again.");
+      throw new ApiError(0, "network", gettext("We could not reach the server. Check your connection and try again."));
     }
     let data = null;
     try { data = await response.json(); } catch (e) { data = null; }
     if (!response.ok) {
       const err = (data && data.error) || {};
-      throw new ApiError(response.status, err.code || "error", err.message || "The server answered " + response.status + ".", err.details);
+      throw new ApiError(response.status, err.code || "error", err.message || interpolate(gettext("The server answered %(status)s."), { status: response.status }, true), err.details);
     }
     return { status: response.status, data };
   }
@@ -100,11 +100,11 @@
     const bar = $("progress-bar");
     bar.setAttribute("aria-valuemax", String(total || 1));
     bar.setAttribute("aria-valuenow", String(done));
-    bar.setAttribute("aria-valuetext", done + " of " + total + " answered");
+    bar.setAttribute("aria-valuetext", interpolate(gettext("%(done)s of %(total)s answered"), { done: done, total: total }, true));
     $("progress-fill").style.width = total ? (100 * done / total) + "%" : "0";
     const current = Math.min(done + 1, total);
-    $("progress-text").textContent = total ? "Item " + current + " of " + total : "";
-    $("item-heading").textContent = total ? "Item " + current + " of " + total : "Item";
+    $("progress-text").textContent = total ? interpolate(gettext("Item %(current)s of %(total)s"), { current: current, total: total }, true) : "";
+    $("item-heading").textContent = total ? interpolate(gettext("Item %(current)s of %(total)s"), { current: current, total: total }, true) : gettext("Item");
   }
 
   // The batch's time limit, from `expires_at`: shown so nobody is surprised when unanswered items are released.
@@ -130,11 +130,10 @@
     note.hidden = !graceUntil;
     note.textContent = "";
     if (graceUntil) {  // on a phone only the first sentence shows (annotator.css): the texts keep their room
-      note.append("Answer this first item within " + TIMING.grace_text + " to keep your place, however long you"
-        + " take to read it. ");
+      note.append(interpolate(gettext("Answer this first item within %(grace)s to keep your place, however long you take to read it."), { grace: TIMING.grace_text }, true) + " ");
       const more = document.createElement("span");
       more.className = "grace-more";
-      more.textContent = "After your first answer you have " + TIMING.time_limit_text + " for the whole batch.";
+      more.textContent = interpolate(gettext("After your first answer you have %(duration)s for the whole batch."), { duration: TIMING.time_limit_text }, true);
       note.append(more);
       // When the grace runs out the page says so at once (the server has given the items back): not only after an
       // answer that it would refuse.
@@ -150,10 +149,10 @@
     const until = graceUntil || expiresAt;
     const minutes = Math.max(0, Math.ceil((until.getTime() - Date.now()) / 60000));
     if (graceUntil) {
-      node.textContent = minutes <= 1 ? "Less than a minute to give your first answer"
-        : minutes + " min to give your first answer";
+      node.textContent = minutes <= 1 ? gettext("Less than a minute to give your first answer")
+        : interpolate(gettext("%(minutes)s min to give your first answer"), { minutes: minutes }, true);
     } else {
-      node.textContent = minutes <= 1 ? "Less than a minute left" : minutes + " min left";
+      node.textContent = minutes <= 1 ? gettext("Less than a minute left") : interpolate(gettext("%(minutes)s min left"), { minutes: minutes }, true);
     }
     node.classList.toggle("low", minutes <= (graceUntil ? 1 : 5));
   }
@@ -161,7 +160,7 @@
   function graceExpired() {
     graceTimer = null;
     if (clock) { window.clearInterval(clock); clock = null; }
-    $("time-left").textContent = "Your time for a first answer has run out";
+    $("time-left").textContent = gettext("Your time for a first answer has run out");
     endScreen("grace_expired", null, null);
   }
 
@@ -214,7 +213,7 @@
       link.textContent = REDIRECT_LABEL[PLATFORM] || REDIRECT_LABEL.anonymous;
     }
     if (PLATFORM === "mturk" && code && !posted) {
-      $("end-todo").textContent = "Enter this code in the HIT on Amazon Mechanical Turk and submit it there.";
+      $("end-todo").textContent = gettext("Enter this code in the HIT on Amazon Mechanical Turk and submit it there.");
     }
     show("end");
   }
@@ -230,15 +229,15 @@
     }
     $("done-copy").hidden = !code;
     // An open link has no platform to report to: the code is kept in case the researcher asks for it.
-    let todo = redirectUrl ? "Click \u201c" + REDIRECT_LABEL.anonymous + "\u201d to finish."
-      : "Please keep this code: the researcher may ask you for it.";
+    let todo = redirectUrl ? interpolate(gettext("Click \u201c%(label)s\u201d to finish."), { label: REDIRECT_LABEL.anonymous }, true)
+      : gettext("Please keep this code: the researcher may ask you for it.");
     if (PLATFORM === "prolific") {
-      todo = redirectUrl ? "Click the button to go back to Prolific, which records your completion with this code."
-        : "Enter this code on Prolific to complete your submission.";
+      todo = redirectUrl ? gettext("Click the button to go back to Prolific, which records your completion with this code.")
+        : gettext("Enter this code on Prolific to complete your submission.");
     } else if (PLATFORM === "mturk") {
       todo = mturkForm($("mturk-submit"), $("mturk-code"), code)
-        ? "Click \u201cSubmit the HIT\u201d to send this code to Amazon Mechanical Turk and finish the assignment."
-        : "Enter this code in the HIT on Amazon Mechanical Turk and submit it there.";
+        ? gettext("Click \u201cSubmit the HIT\u201d to send this code to Amazon Mechanical Turk and finish the assignment.")
+        : gettext("Enter this code in the HIT on Amazon Mechanical Turk and submit it there.");
     }
     $("done-todo").textContent = todo;
     $("done-note").textContent = DONE_NOTE[PLATFORM] || "";
@@ -249,7 +248,7 @@
   // the page says why and what to do, with no retry button (the server-rendered page says the same, see views.py).
   function refusedScreen(err) {
     document.body.dataset.ending = "refused";
-    $("refused-heading").textContent = "This link cannot open the study";
+    $("refused-heading").textContent = gettext("This link cannot open the study");
     $("refused-message").textContent = err.message;
     $("refused-todo").textContent = config.refused_todo;
     show("refused");
@@ -259,14 +258,14 @@
   function explain(err) {
     switch (err.code) {
       case "network": return err.message;
-      case "expired": return "Your time for this batch has run out, so your unanswered items were given to others.";
-      case "not_found": return "We could not find your session. It may have been closed; start again from the study link.";
-      case "screened_out": return "Based on your earlier answers you are not eligible for this study.";
-      case "no_work_available": return "This study is full: there are no more items for you in it.";
-      case "not_reserved": return "This item is no longer reserved for you — loading the next one.";
-      case "answer_conflict": return "You already answered this item with a different answer — loading the next one.";
-      case "wrong_state": return "Your session moved on in another window — picking up where it is now.";
-      default: return err.message || "Something went wrong.";
+      case "expired": return gettext("Your time for this batch has run out, so your unanswered items were given to others.");
+      case "not_found": return gettext("We could not find your session. It may have been closed; start again from the study link.");
+      case "screened_out": return gettext("Based on your earlier answers you are not eligible for this study.");
+      case "no_work_available": return gettext("This study is full: there are no more items for you in it.");
+      case "not_reserved": return gettext("This item is no longer reserved for you — loading the next one.");
+      case "answer_conflict": return gettext("You already answered this item with a different answer — loading the next one.");
+      case "wrong_state": return gettext("Your session moved on in another window — picking up where it is now.");
+      default: return err.message || gettext("Something went wrong.");
     }
   }
 
@@ -323,7 +322,7 @@
       case "expired": return endScreen(expiredKind(data), null, null);
       case "declined": return endScreen("declined", null, null);
       default:
-        return fail("Your session is in an unexpected state (" + data.state + ").", boot);
+        return fail(interpolate(gettext("Your session is in an unexpected state (%(state)s)."), { state: data.state }, true), boot);
     }
   }
 
@@ -340,7 +339,7 @@
     // A study asking special-category questions needs its own explicit tick, separate from the general consent.
     const tick = $("special-consent-tick");
     if (config.special_consent && tick && !tick.checked) {
-      $("special-consent-error").textContent = "Tick the explicit consent above to take part, or choose “I do not agree”.";
+      $("special-consent-error").textContent = gettext("Tick the explicit consent above to take part, or choose “I do not agree”.");
       tick.focus();
       return;
     }
@@ -380,7 +379,7 @@
       if (picked) answers[fs.dataset.name] = picked.value; else missing.push(fs.querySelector("legend").textContent.trim());
     });
     if (missing.length) {
-      $("eligibility-error").textContent = "Please answer: " + missing.join("; ");
+      $("eligibility-error").textContent = interpolate(gettext("Please answer: %(questions)s"), { questions: missing.join("; ") }, true);
       return;
     }
     busy = true;
@@ -444,7 +443,7 @@
     $("practice-submit").hidden = false;
     $("practice-submit").disabled = true;
     $("practice-continue").hidden = true;
-    $("practice-count").textContent = "Practice " + (data.total - data.remaining + 1) + " of " + data.total;
+    $("practice-count").textContent = interpolate(gettext("Practice %(current)s of %(total)s"), { current: data.total - data.remaining + 1, total: data.total }, true);
     practiceView = window.StyleCrowdItems.render(data.item.kind, {
       body, item: data.item, setSubmitEnabled: (enabled) => { $("practice-submit").disabled = !enabled; },
       info: () => {}, submit: submitPractice,
@@ -466,7 +465,7 @@
       $("practice-body").querySelectorAll("input").forEach((input) => { input.disabled = true; });
       // In the words the choices are drawn in ("S2 goes with A1 …"), never a code like "S2-S1".
       const words = window.StyleCrowdItems.answerWords(practiceView.kind, data.correct_answer);
-      const verdict = data.correct ? "Correct: " + words + ". " : "Not quite: " + words + ". ";
+      const verdict = (data.correct ? interpolate(gettext("Correct: %(answer)s."), { answer: words }, true) : interpolate(gettext("Not quite: %(answer)s."), { answer: words }, true)) + " ";
       $("practice-feedback").textContent = verdict + (data.explanation || "");
       $("practice-feedback").className = "feedback " + (data.correct ? "right" : "wrong");
       $("practice-feedback").hidden = false;
@@ -574,7 +573,7 @@
       return route(Object.assign({}, session, { state: "expired" }));
     }
     $("item-error").classList.add("info");
-    $("item-error").textContent = "This item has expired — loading the next one.";
+    $("item-error").textContent = gettext("This item has expired — loading the next one.");
     pauseThenNext();
   }
 
@@ -583,7 +582,7 @@
     const answer = item.read ? item.read() : null;
     if (answer === null || answer === undefined) {
       $("item-error").classList.remove("info");
-      $("item-error").textContent = "Please answer before continuing.";
+      $("item-error").textContent = gettext("Please answer before continuing.");
       return;
     }
     busy = true;
@@ -603,7 +602,7 @@
       if (err.code === "invalid") {
         // Our own input checks should prevent this; show the server's words and let the participant fix it.
         $("item-error").classList.remove("info");
-        $("item-error").textContent = "That answer was not accepted: " + err.message;
+        $("item-error").textContent = interpolate(gettext("That answer was not accepted: %(reason)s"), { reason: err.message }, true);
         setSubmitEnabled(true);
         return;
       }
@@ -659,8 +658,8 @@
 
   $("done-copy").addEventListener("click", async () => {
     const code = $("done-code").textContent;
-    try { await navigator.clipboard.writeText(code); $("done-note").textContent = "Code copied."; }
-    catch (e) { $("done-note").textContent = "Select the code above and copy it."; }
+    try { await navigator.clipboard.writeText(code); $("done-note").textContent = gettext("Code copied."); }
+    catch (e) { $("done-note").textContent = gettext("Select the code above and copy it."); }
   });
 
   boot();

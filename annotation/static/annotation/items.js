@@ -8,12 +8,12 @@
   "use strict";
 
   const HINTS = {
-    quadruple: "Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue.",
-    triple: "Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue.",
-    "style-or-content": "Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue.",
-    likert: "Tip: press a number key (<kbd>1</kbd>–<kbd>5</kbd> on a five-point scale) to rate the highlighted question, then <kbd>Enter</kbd> to continue.",
-    ranking: "Tip: use the ▲ and ▼ buttons (or focus a text and press <kbd>Alt</kbd>+<kbd>↑</kbd>/<kbd>↓</kbd>) to order the texts, then <kbd>Enter</kbd> on Next.",
-    rewrite: "Tip: press <kbd>Ctrl</kbd>+<kbd>Enter</kbd> to continue once your text is long enough.",
+    quadruple: gettext("Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue."),
+    triple: gettext("Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue."),
+    "style-or-content": gettext("Tip: press <kbd>1</kbd> or <kbd>2</kbd> to choose, then <kbd>Enter</kbd> to continue."),
+    likert: gettext("Tip: press a number key (<kbd>1</kbd>–<kbd>5</kbd> on a five-point scale) to rate the highlighted question, then <kbd>Enter</kbd> to continue."),
+    ranking: gettext("Tip: use the ▲ and ▼ buttons (or focus a text and press <kbd>Alt</kbd>+<kbd>↑</kbd>/<kbd>↓</kbd>) to order the texts, then <kbd>Enter</kbd> on Next."),
+    rewrite: gettext("Tip: press <kbd>Ctrl</kbd>+<kbd>Enter</kbd> to continue once your text is long enough."),
   };
 
   function el(tag, attrs, children) {
@@ -27,8 +27,12 @@
     return node;
   }
 
+  // Item texts are in the study's language (the page's <html lang dir>), marked on each text for screen readers,
+  // fonts and right-to-left scripts even where a text sits inside a differently marked element.
+  const ITEM_LANG = { lang: document.documentElement.lang || "en", dir: document.documentElement.dir || "ltr" };
+
   function textCard(tag, cls, text, id) {
-    return el("div", { class: "text-card " + cls, id: id || "" }, [el("span", { class: "tag", text: tag }), el("p", { text: text || "" })]);
+    return el("div", { class: "text-card " + cls, id: id || "" }, [el("span", { class: "tag", text: tag }), el("p", Object.assign({ text: text || "" }, ITEM_LANG))]);
   }
 
   function pill(cls, text) { return el("span", { class: "pill " + cls, text }); }
@@ -65,27 +69,28 @@
   function answerWords(kind, value) {
     if (kind === "quadruple") {
       const [first, second] = String(value).split("-");
-      return first + " goes with A1 and " + second + " goes with A2";
+      return interpolate(gettext("%(first)s goes with A1 and %(second)s goes with A2"), { first: first, second: second }, true);
     }
-    return value + (kind === "style-or-content" ? " has the style of " : " is closer in style to ") + "A1";
+    return kind === "style-or-content" ? interpolate(gettext("%(sentence)s has the style of A1"), { sentence: value }, true)
+      : interpolate(gettext("%(sentence)s is closer in style to A1"), { sentence: value }, true);
   }
 
   function quadruple(ctx) {
     const t = ctx.item.texts;
-    ctx.body.appendChild(el("p", { class: "row-label", text: "Anchors" }));
+    ctx.body.appendChild(el("p", { class: "row-label", text: gettext("Anchors") }));
     ctx.body.appendChild(el("div", { class: "pair-row" }, [textCard("A1", "anchor-1", t.anchor_1, "text-a1"), textCard("A2", "anchor-2", t.anchor_2, "text-a2")]));
-    ctx.body.appendChild(el("p", { class: "row-label", text: "Sentences" }));
+    ctx.body.appendChild(el("p", { class: "row-label", text: gettext("Sentences") }));
     ctx.body.appendChild(el("div", { class: "pair-row" }, [textCard("S1", "sentence", t.sentence_1, "text-s1"), textCard("S2", "sentence", t.sentence_2, "text-s2")]));
     // Each choice draws the pairing it stands for, so "S1-S2" never has to be decoded.
     const describe = (value) => {
       const [first, second] = value.split("-");
       return el("span", { class: "pairing" }, [
-        el("span", {}, [pill("s", first), " goes with ", pill("a1", "A1")]),
-        el("span", {}, [pill("s", second), " goes with ", pill("a2", "A2")]),
+        el("span", {}, [pill("s", first), " " + gettext("goes with") + " ", pill("a1", "A1")]),
+        el("span", {}, [pill("s", second), " " + gettext("goes with") + " ", pill("a2", "A2")]),
         el("span", { class: "visually-hidden", text: " (" + value + ")" }),
       ]);
     };
-    return choiceGroup(ctx, ctx.item.choices || ["S1-S2", "S2-S1"], describe, "Which sentence matches each anchor in style?");
+    return choiceGroup(ctx, ctx.item.choices || ["S1-S2", "S2-S1"], describe, gettext("Which sentence matches each anchor in style?"));
   }
 
   function triple(ctx) {
@@ -93,19 +98,19 @@
     const styleOrContent = ctx.kind === "style-or-content";
     ctx.body.appendChild(el("div", { class: "texts" }, [textCard("A1", "anchor-1", t.anchor_1, "text-a1")]));
     ctx.body.appendChild(el("div", { class: "pair-row" }, [textCard("S1", "sentence", t.sentence_1, "text-s1"), textCard("S2", "sentence", t.sentence_2, "text-s2")]));
-    const relation = styleOrContent ? " has the style of " : " is closer in style to ";
+    const relation = " " + (styleOrContent ? gettext("has the style of") : gettext("is closer in style to")) + " ";
     const describe = (value) => el("span", {}, [pill("s", value), relation, pill("a1", "A1")]);
-    const question = styleOrContent ? "Which sentence has the same style as A1 (whatever its content)?"
-      : "Which sentence is closest in style to A1?";
+    const question = styleOrContent ? gettext("Which sentence has the same style as A1 (whatever its content)?")
+      : gettext("Which sentence is closest in style to A1?");
     return choiceGroup(ctx, ctx.item.choices || ["S1", "S2"], describe, question);
   }
 
   function likert(ctx) {
     const t = ctx.item.texts || {};
     const cards = [];
-    if (t.source) cards.push(textCard("Original", "sentence", t.source, "text-source"));
-    if (t.rewrite) cards.push(textCard(t.target_style ? "Rewrite (" + t.target_style + ")" : "Rewrite", "anchor-1", t.rewrite, "text-rewrite"));
-    if (t.reference) cards.push(textCard("Reference", "anchor-2", t.reference, "text-reference"));
+    if (t.source) cards.push(textCard(gettext("Original"), "sentence", t.source, "text-source"));
+    if (t.rewrite) cards.push(textCard(t.target_style ? interpolate(gettext("Rewrite (%(style)s)"), { style: t.target_style }, true) : gettext("Rewrite"), "anchor-1", t.rewrite, "text-rewrite"));
+    if (t.reference) cards.push(textCard(gettext("Reference"), "anchor-2", t.reference, "text-reference"));
     ctx.body.appendChild(el("div", { class: "texts" }, cards));
     const questions = ctx.item.questions || ctx.questions || [];
     let active = 0;
@@ -168,8 +173,8 @@
 
   function ranking(ctx) {
     const t = ctx.item.texts || {};
-    if (t.source) ctx.body.appendChild(el("div", { class: "texts" }, [textCard("Original", "sentence", t.source, "text-source")]));
-    ctx.body.appendChild(el("p", { class: "question-text", id: "item-question", text: "Order these texts from best (top) to worst (bottom)." }));
+    if (t.source) ctx.body.appendChild(el("div", { class: "texts" }, [textCard(gettext("Original"), "sentence", t.source, "text-source")]));
+    ctx.body.appendChild(el("p", { class: "question-text", id: "item-question", text: gettext("Order these texts from best (top) to worst (bottom).") }));
     const list = el("ol", { class: "ranking", "aria-labelledby": "item-question" });
     function renumber() {
       const rows = Array.from(list.children);
@@ -177,7 +182,7 @@
         li.querySelector(".rank").textContent = String(i + 1);
         li.querySelector(".up").disabled = i === 0;
         li.querySelector(".down").disabled = i === rows.length - 1;
-        li.setAttribute("aria-label", "Rank " + (i + 1) + ": " + li.querySelector(".output").textContent);
+        li.setAttribute("aria-label", interpolate(gettext("Rank %(rank)s: %(text)s"), { rank: i + 1, text: li.querySelector(".output").textContent }, true));
       });
       ctx.setSubmitEnabled(rows.length > 0);
     }
@@ -187,17 +192,17 @@
       if (target < 0 || target >= rows.length) return;
       if (delta < 0) list.insertBefore(li, rows[target]); else list.insertBefore(li, rows[target].nextSibling);
       renumber();
-      ctx.info("Moved to rank " + (target + 1) + ".");
+      ctx.info(interpolate(gettext("Moved to rank %(rank)s."), { rank: target + 1 }, true));
       // Keep focus on the same control (or its twin if it just became disabled) so repeated presses keep moving.
       li.querySelector(button.disabled ? (delta < 0 ? ".down" : ".up") : (delta < 0 ? ".up" : ".down")).focus();
     }
     (ctx.item.outputs || []).forEach((output, i) => {
       const id = typeof output === "string" ? "o" + (i + 1) : output.id;
       const text = typeof output === "string" ? output : output.text;
-      const up = el("button", { type: "button", class: "move up", "aria-label": "Move up: " + text.slice(0, 60), text: "▲" });
-      const down = el("button", { type: "button", class: "move down", "aria-label": "Move down: " + text.slice(0, 60), text: "▼" });
+      const up = el("button", { type: "button", class: "move up", "aria-label": interpolate(gettext("Move up: %(text)s"), { text: text.slice(0, 60) }, true), text: "▲" });
+      const down = el("button", { type: "button", class: "move down", "aria-label": interpolate(gettext("Move down: %(text)s"), { text: text.slice(0, 60) }, true), text: "▼" });
       const li = el("li", { "data-output": id, tabindex: "0" }, [
-        el("span", { class: "rank", "aria-hidden": "true" }), el("p", { class: "output", text }), el("span", { class: "moves" }, [up, down]),
+        el("span", { class: "rank", "aria-hidden": "true" }), el("p", Object.assign({ class: "output", text }, ITEM_LANG)), el("span", { class: "moves" }, [up, down]),
       ]);
       up.addEventListener("click", () => move(li, -1, up));
       down.addEventListener("click", () => move(li, 1, down));
@@ -216,11 +221,11 @@
   function rewrite(ctx) {
     const t = ctx.item.texts || {};
     const minLength = ctx.item.min_length || ctx.minLength || 1;
-    if (t.source) ctx.body.appendChild(el("div", { class: "texts" }, [textCard("Original", "sentence", t.source, "text-source")]));
-    const prompt = t.target_style ? "Rewrite the original so that it is " + t.target_style + ", keeping its meaning."
-      : "Rewrite the original in your own words, keeping its meaning.";
+    if (t.source) ctx.body.appendChild(el("div", { class: "texts" }, [textCard(gettext("Original"), "sentence", t.source, "text-source")]));
+    const prompt = t.target_style ? interpolate(gettext("Rewrite the original so that it is %(style)s, keeping its meaning."), { style: t.target_style }, true)
+      : gettext("Rewrite the original in your own words, keeping its meaning.");
     ctx.body.appendChild(el("label", { class: "question-text", for: "rewrite-text", text: prompt }));
-    const area = el("textarea", { id: "rewrite-text", name: "rewrite", "aria-describedby": "rewrite-counter", minlength: String(minLength) });
+    const area = el("textarea", { id: "rewrite-text", name: "rewrite", "aria-describedby": "rewrite-counter", minlength: String(minLength), lang: ITEM_LANG.lang, dir: ITEM_LANG.dir });
     const counter = el("p", { class: "counter", id: "rewrite-counter", "aria-live": "polite" });
     const maxLength = ctx.item.max_length || 5000;
     const threshold = ctx.item.copy_threshold;
@@ -231,9 +236,9 @@
       const copied = threshold !== undefined && threshold !== null && t.source && length >= minLength
         && copyRatio(t.source, value) >= threshold;
       const ok = length >= minLength && length <= maxLength && !copied;
-      counter.textContent = copied ? "Your rewrite is (nearly) identical to the original: rewrite it in the target style."
-        : length > maxLength ? length + " characters: at most " + maxLength + " allowed"
-        : ok ? length + " characters ✓" : length + " of at least " + minLength + " characters";
+      counter.textContent = copied ? gettext("Your rewrite is (nearly) identical to the original: rewrite it in the target style.")
+        : length > maxLength ? interpolate(gettext("%(length)s characters: at most %(max)s allowed"), { length: length, max: maxLength }, true)
+        : ok ? interpolate(gettext("%(length)s characters ✓"), { length: length }, true) : interpolate(gettext("%(length)s of at least %(min)s characters"), { length: length, min: minLength }, true);
       counter.classList.toggle("ok", ok);
       counter.classList.toggle("copied", Boolean(copied));
       ctx.setSubmitEnabled(ok);
@@ -274,11 +279,11 @@
     if (old) old.remove();
     if (!rows || !rows.length) return;
     const box = el("div", { class: "notice feedback", id: "rewrite-feedback", role: "status" },
-      [el("h2", { text: "Feedback on your earlier rewrites" })]);
+      [el("h2", { text: gettext("Feedback on your earlier rewrites") })]);
     rows.forEach((row) => {
       box.appendChild(el("div", { class: "feedback-row" }, [
-        el("p", { text: "Original: " + row.source }), el("p", { text: "Your rewrite: " + row.rewrite }),
-        el("p", { class: "reason", text: "Rejected: " + row.reason_label + (row.note ? " — " + row.note : "") }),
+        el("p", { text: interpolate(gettext("Original: %(text)s"), { text: row.source }, true) }), el("p", { text: interpolate(gettext("Your rewrite: %(text)s"), { text: row.rewrite }, true) }),
+        el("p", { class: "reason", text: interpolate(gettext("Rejected: %(reason)s"), { reason: row.reason_label }, true) + (row.note ? " — " + row.note : "") }),
       ]));
     });
     container.insertBefore(box, container.firstChild);
@@ -289,7 +294,7 @@
   function render(kind, ctx) {
     const renderer = RENDERERS[kind];
     if (!renderer) {
-      ctx.body.appendChild(el("p", { text: "This item cannot be shown (unknown kind " + kind + ")." }));
+      ctx.body.appendChild(el("p", { text: interpolate(gettext("This item cannot be shown (unknown kind %(kind)s)."), { kind: kind }, true) }));
       return { read: () => null, onKey: null };
     }
     return renderer(Object.assign({ kind }, ctx));
