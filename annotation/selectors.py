@@ -310,3 +310,18 @@ def items_over_capacity(*, study: Study | None = None) -> list[tuple[int, int]]:
         n=Count("responses__participant", filter=Q(responses__is_valid=True), distinct=True)
     ).filter(n__gt=F("study__annotators_per_item"))
     return list(qs.values_list("pk", "n"))
+
+
+def study_language(study: Study) -> str:
+    """The BCP 47 language of a study's texts: the study's own (once studies carry one), else its items' corpus's
+    (`Corpus.language`) or the one its rewrite items were created with, else English."""
+    own = getattr(study, "language", "")
+    if own:
+        return str(own)
+    corpus = (StudyItem.objects.filter(study=study, instance__isnull=False)
+              .values_list("instance__corpus__language", flat=True).first())
+    if corpus:
+        return str(corpus)
+    given = (StudyItem.objects.filter(study=study, payload__has_key="language")
+             .values_list("payload__language", flat=True).first())
+    return str(given) if given else "en"

@@ -11,6 +11,7 @@ from django.db import transaction
 from annotation.models import ORDERING_KINDS, ItemKind, Study, StudyItem, new_study_code
 from annotation.services.consent import special_category_check
 from annotation.services.descriptions import task_description_compose
+from annotation.services.eligibility_default import eligibility_default
 from annotation.services.screening import screening_require
 from annotation.services.study_settings import (
     REWRITE_BY_NAME,
@@ -74,10 +75,8 @@ QUESTION_PRESETS: dict[str, list[dict[str, Any]]] = {
     ],
 }
 
-DEFAULT_ELIGIBILITY = [
-    {"name": "native_english", "text": "Is English your native language?", "choices": ["yes", "no"],
-     "accept": ["yes"]},
-]
+# An English study's default; another language's is `eligibility_default` in that language.
+DEFAULT_ELIGIBILITY = eligibility_default(language="en")
 
 # The researcher's part of the consent when none is given. What is recorded, for how long, who sees it and how to
 # withdraw is the statement generated from the study's settings (annotation.services.consent), so this text says
@@ -250,9 +249,7 @@ def study_create(
     study_setting_check(REWRITE_BY_NAME["min_length"], rewrite_min_length, field="rewrite_min_length")
     if count is not None and count < 1:
         raise ApplicationError(f"Count must be at least 1, not {count}.", field="count")
-    if eligibility_questions is None:
-        eligibility_questions = DEFAULT_ELIGIBILITY
-    special_category_check(questions=eligibility_questions, statement=settings.special_category_consent)
+    special_category_check(questions=eligibility_questions or [], statement=settings.special_category_consent)
     if Study.objects.filter(slug=slug).exists():
         raise ApplicationError(f"A study with slug '{slug}' already exists.", code=CONFLICT, status=409)
     if item_kind in ORDERING_KINDS:
@@ -264,6 +261,9 @@ def study_create(
         _given_items_check(item_kind=item_kind, items=items, questions=questions)
         instances, selection, task_description = [], {"count": count, "seed": seed}, settings.task_description
         screening_per_batch = 0
+    if eligibility_questions is None:  # the default question, in the language of the items' texts
+        eligibility_questions = eligibility_default(language=instances[0].corpus.language if instances else str(
+            (items or [{}])[0].get("language") or "en"))
     completion_code, screened_out_code = study_codes(completion_code=settings.completion_code,
                                                      screened_out_code=settings.screened_out_code)
     columns = {
@@ -314,7 +314,7 @@ def _ordering_items(
     selection.update({"setup": setup, "corpus": corpus, "component": component, "status": status})
     component_ids = {inst.component_id for inst in instances}
     screening_require(item_kind=item_kind, component_ids=component_ids,
-                      screening_per_batch=settings.screening_per_batch)
+                      screening_per_batch=settings.screening_per_batch, language=instances[0].corpus.language)
     task_description = settings.task_description or task_description_compose(
         setup=setup, components=list(StyleComponent.objects.filter(pk__in=component_ids).order_by("name")))
     return instances, selection, task_description
