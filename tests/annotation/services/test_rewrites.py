@@ -15,11 +15,11 @@ from annotation.models import Participant, RewriteSettings, Study
 from annotation.services.rewrites import rewrite_check, sources_filter
 from core.languages import is_question, word_count
 from tests.annotation.helpers import Participant as Person
-from tests.factories import CorpusFactory, ParallelPairFactory
 from tests.annotation.helpers import (
     serving_path,  # noqa: F401 - a fixture
     settings_pop,
 )
+from tests.factories import CorpusFactory, ParallelPairFactory
 
 pytestmark = pytest.mark.django_db
 
