@@ -24,7 +24,7 @@ from annotation.services.study_settings import StudySettings, study_settings_bui
 from annotation.services.writing_signals.registry import auto_reject_validate, thresholds_validate
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
-from core.languages import grapheme_count, is_question, word_count
+from core.languages import country_names, grapheme_count, is_question, word_count
 from tasks.models import Corpus, ParallelPair
 from tasks.services.parsers import read_text, records_read
 
@@ -39,8 +39,8 @@ PERSONA_QUESTIONS: dict[str, dict[str, Any]] = {
     "ethnicity": {"text": "Your ethnicity?", "choices": [
         "White", "Black or African American", "Hispanic or Latino", "Asian", "Native American", "Pacific Islander",
         "mixed", "other", "prefer not to say"], "special_category": True},
-    "country": {"text": "The country you live in?", "choices": [
-        "U.S.A.", "U.K.", "Canada", "Australia", "India", "other", "prefer not to say"]},
+    # Every ISO 3166-1 country and territory (CLDR's English names, collated), not PASTEL's five English-speaking ones.
+    "country": {"text": "The country you live in?", "choices": [*country_names("en"), "prefer not to say"]},
     "education": {"text": "Your highest education?", "choices": [
         "no degree", "high school", "associate degree", "bachelor's degree", "master's degree", "doctorate",
         "prefer not to say"]},
