@@ -11,8 +11,9 @@ that Moses joins (`5 %`, `$ 84`, `the' famous person'`), or a run of spaces that
 
 Moses' rules are the corpus's language's (`Corpus.language`, BCP 47, its primary tag given to
 `MosesDetokenizer(lang=…)`): French elisions join (`l' homme` → `l'homme`) and keep their space before `?`, `!`,
-`:`; Czech, Finnish, Italian, Japanese and Chinese have their own rules. The English clitic steps (`does n't`, `Islam 's`) run for English only,
-and STEL's mapping (`--normalizer stel`) is English and refused for another language.
+`:`; Czech, Finnish, Italian, Japanese and Chinese have their own rules. The English clitic steps (`does n't`,
+`Islam 's`) run for English only, and STEL's mapping (`--normalizer stel`) is English and refused for another
+language.
 """
 from __future__ import annotations
 
