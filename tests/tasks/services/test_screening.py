@@ -89,7 +89,7 @@ def test_admin_warns_imports_and_duplicates(admin_client):
     bad = SimpleUploadedFile("bad.tsv", f"{HEADER}\nsarcasm\tS1-S2\ta\tb\tc\td\n".encode(), content_type="text/plain")
     r = admin_client.post("/admin/tasks/screeningquestion/import/", {"file": bad, "prefix": "mine"})
     assert r.status_code == 200 and "bad.tsv: line 2: unknown style type" in r.content.decode()
-    assert ScreeningQuestion.objects.count() == 2
+    assert ScreeningQuestion.objects.count() == 4  # the 2 English and 2 German ones above
     selected = list(ScreeningQuestion.objects.values_list("pk", flat=True))
     r = admin_client.post("/admin/tasks/screeningquestion/",
                           {"action": "duplicate_as_private", "_selected_action": selected})
