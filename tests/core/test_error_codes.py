@@ -65,6 +65,7 @@ NEW_CODES = {
     "salt_missing",  # a salted benchmark export job re-run after its release salt was dropped from the job row
     "item_text_mismatch", "not_numeric_scale",  # ratings imported with their texts (import_annotations --items/--wide)
     "unsupported_language", "llm_rater_failed",  # metrics refused on another language; the LLM autorater's endpoint
+    "no_screening_in_language",  # a study with too few screening questions in its language (issue 33)
 }
 
 
