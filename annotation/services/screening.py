@@ -77,8 +77,8 @@ def screening_require(*, item_kind: str, component_ids: Iterable[int], screening
     )
     raise ApplicationError(
         f"Screening questions per batch: {screening_per_batch} asked, "
-        f"but only {len(found)} active screening question(s) in {language} fit component(s) {names or '(none)'} in "
-        f"the {item_kind} setup. "
+        f"but only {len(found)} active screening question(s) fit component(s) {names or '(none)'} in the {item_kind} "
+        f"setup in the study's language ({language}). "
         f"{HOW_TO_ADD if languages_match(language, 'en') else HOW_TO_ADD_IN_LANGUAGE.format(language=language)}",
         details={"screening_per_batch": [f"{len(found)} active screening question(s) for {names} ({item_kind})"]},
         field="screening_per_batch", code=NO_SCREENING_IN_LANGUAGE,
