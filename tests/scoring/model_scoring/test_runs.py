@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from core.errors import ApplicationError
 from core.models import Job
 from scoring.celery_tasks.model_scoring import score_run_execute_task
 from scoring.model_scoring.runs import score_run_start
@@ -220,3 +221,21 @@ def test_command_background_stores_a_run_on_the_queue_its_methods_need(shared_da
     score_run_execute_task(summary["job"], run.pk)
     run.refresh_from_db()
     assert run.results["sets"]["validated"]["methods"]["uppercase"]["overall"]["accuracy"] == 1.0
+
+
+@pytest.mark.django_db
+def test_a_run_on_an_export_of_a_french_study_refuses_an_english_only_method(shared_data, media, tmp_path):
+    from tests.factories import CorpusFactory, StudyItemFactory, TaskInstanceFactory  # the study side only
+
+    study = StudyItemFactory(instance=TaskInstanceFactory(corpus=CorpusFactory(language="fr"))).study
+    exported = tmp_path / "export.tsv"
+    shutil.copy(contraction(shared_data), exported)
+    export = BenchmarkExport.objects.create(path=str(exported), format=BenchmarkExport.Format.STEL_TSV, study=study)
+    with pytest.raises(ApplicationError) as refused:
+        score_run_start(export_id=export.pk, methods="char3gram,st:minilm")
+    assert refused.value.code == "unsupported_language" and "this benchmark's texts are fr" in refused.value.message
+    assert not ScoreRun.objects.exists()
+    run = score_run_start(export_id=export.pk, methods="char3gram,punctuation")
+    assert run.methods == ["char3gram", "punctuation"]
+    with pytest.raises(ApplicationError, match="method 'pos' supports en only"):
+        score_run_start(benchmark_paths=[str(exported)], methods="pos", language="de", any_path=True)
