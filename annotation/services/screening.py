@@ -81,5 +81,5 @@ def screening_require(*, item_kind: str, component_ids: Iterable[int], screening
         f"setup in the study's language ({language}). "
         f"{HOW_TO_ADD if languages_match(language, 'en') else HOW_TO_ADD_IN_LANGUAGE.format(language=language)}",
         details={"screening_per_batch": [f"{len(found)} active screening question(s) for {names} ({item_kind})"]},
-        field="screening_per_batch", code=NO_SCREENING_IN_LANGUAGE,
+        field="screening_per_batch",  # the code of before (invalid); opening says no_screening_in_language
     )

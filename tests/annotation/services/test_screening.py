@@ -92,5 +92,5 @@ def test_creating_a_study_counts_only_questions_in_its_language():
     with pytest.raises(ApplicationError) as refused:
         screening_require(item_kind=ItemKind.QUADRUPLE, component_ids=[formality.pk], screening_per_batch=2,
                           language="de")
-    assert refused.value.code == "no_screening_in_language" and "language (de)" in refused.value.message
+    assert refused.value.code == "invalid" and "language (de)" in refused.value.message  # creation's code of before
     screening_require(item_kind=ItemKind.QUADRUPLE, component_ids=[formality.pk], screening_per_batch=2)
