@@ -13,7 +13,11 @@ PROD_ENV := DJANGO_SETTINGS_MODULE=config.settings.production
 .PHONY: gettext messages venv demo serve-demo demo-data demo-rewrites test test-fast lint bench browsers nginx clean collectstatic serve requirements
 
 # Direct dependencies are declared in pyproject.toml (groups: models, test, dev); constraints.txt pins every package.
+# PyICU (core/languages.py) builds against ICU: Debian's libicu-dev and pkg-config.
 $(STAMP): pyproject.toml constraints.txt
+	@pkg-config --exists icu-uc || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libicu-dev pkg-config >/dev/null; \
+	  else echo "Install ICU's headers for PyICU (sudo apt-get install libicu-dev pkg-config)"; fi; }
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -c constraints.txt -e ".[models,test,dev]"

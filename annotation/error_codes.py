@@ -33,6 +33,9 @@ MISSING_RATE = codes.declare("missing_rate", "A component has no validation rate
 MISSING_REWRITE_MODEL_URL = codes.declare("missing_rewrite_model_url",
                                           "The rewrite-model writing signal needs the endpoint's URL.")
 NO_ITEMS = codes.declare("no_items", "The study has no items for this action.")
+NO_SCREENING_IN_LANGUAGE = codes.declare(
+    "no_screening_in_language", "The study asks for more screening questions per batch than there are active ones in "
+    "its language for its components and setup; the message says how to import or write some.")
 NO_PAIRS = codes.declare("no_pairs", "No source has rewrites by writers of both sides of the split.")
 NO_REWRITES = codes.declare("no_rewrites", "The study has no accepted rewrites (or every one is flagged).")
 NO_WORK_AVAILABLE = codes.declare("no_work_available",

@@ -310,3 +310,13 @@ def items_over_capacity(*, study: Study | None = None) -> list[tuple[int, int]]:
         n=Count("responses__participant", filter=Q(responses__is_valid=True), distinct=True)
     ).filter(n__gt=F("study__annotators_per_item"))
     return list(qs.values_list("pk", "n"))
+
+
+def study_language(study: Study) -> str:
+    """The BCP 47 language of a study's texts: `Study.language` (set at creation from the researcher, the corpus or
+    the items), else its items' corpus's (a study stored before studies carried a language), else English."""
+    if study.language:
+        return str(study.language)
+    corpus = (StudyItem.objects.filter(study=study, instance__isnull=False)
+              .values_list("instance__corpus__language", flat=True).first())
+    return str(corpus) if corpus else "en"

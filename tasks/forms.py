@@ -79,3 +79,6 @@ class ScreeningImportForm(forms.Form):
                              help_text="Questions are named <prefix>-<component>-<n>.")
     source = forms.CharField(required=False, max_length=200, help_text="Where the questions come from (optional).")
     active = forms.BooleanField(required=False, initial=True, help_text="Serve them at once.")
+    language = forms.CharField(initial="en", required=False, max_length=35,
+                               help_text="BCP 47 tag of their texts (en, fr, pt-BR, …): only studies in that language "
+                               "draw them.")

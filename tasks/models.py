@@ -231,6 +231,9 @@ class ScreeningQuestion(models.Model):
                   "A2 to be clear is no fair check in a triple. Empty: every setup.",
     )
     source = models.CharField(max_length=200, blank=True, default="")
+    language = models.CharField(
+        max_length=35, default="en", db_index=True,
+        help_text="BCP-47 language tag of its texts (en, fr, pt-BR, …): a study draws only questions in its language.")
 
     class Meta:
         ordering = ["name"]

@@ -18,7 +18,7 @@ from annotation.admin.rewrite_corpus import RewriteCorpusAdminMixin
 from annotation.admin.study_setup import StudySetupAdminMixin
 from annotation.api.erasure import may_erase
 from annotation.models import Batch, Participant, Reservation, Response, Study, StudyItem
-from annotation.selectors import study_consent_versions, study_progress
+from annotation.selectors import study_consent_versions, study_language, study_progress
 from annotation.services.answers import participant_exclude
 from annotation.services.consent import special_category_check
 from annotation.services.exports import decisions_serialize, responses_serialize, study_recommendations
@@ -70,7 +70,8 @@ class StudyChangeForm(forms.ModelForm):
                 "component_id", flat=True).distinct()
             try:
                 screening_require(item_kind=data["item_kind"], component_ids=list(components),
-                                  screening_per_batch=data["screening_per_batch"])
+                                  screening_per_batch=data["screening_per_batch"],
+                                  language=study_language(self.instance))
             except ApplicationError as exc:
                 self.add_error("screening_per_batch", exc.message)
         try:  # an edit that adds a special-category question needs the explicit-consent statement too

@@ -9,6 +9,7 @@ from typing import Any
 from annotation.models import ORDERING_KINDS, ItemKind, Study, canonical_answer
 from annotation.services.rewrites import rewrite_check
 from core.errors import ApplicationError
+from core.languages import grapheme_count
 
 
 def _invalid(message: str) -> ApplicationError:
@@ -65,8 +66,9 @@ def _rewrite_rows(study: Study, shown: dict[str, Any], answer: Any) -> AnswerRow
     if not isinstance(answer, str):
         raise _invalid("answer must be a string.")
     text = answer.strip()
-    if len(text) < study.rewrite_min_length:
-        raise _invalid(f"the rewrite needs at least {study.rewrite_min_length} characters, got {len(text)}.")
+    length = grapheme_count(text, language=shown.get("language") or "en")  # characters as people count them
+    if length < study.rewrite_min_length:
+        raise _invalid(f"the rewrite needs at least {study.rewrite_min_length} characters, got {length}.")
     if len(text) > 5000:
         raise _invalid("the rewrite is longer than 5000 characters.")
     if "\x00" in text:

@@ -63,7 +63,7 @@ def shown_for_item(*, study: Study, item: StudyItem, rng: random.Random | None =
                                         "target_style": payload.get("target_style", "")},
                 "choices": [], "min_length": study.rewrite_min_length,
                 # Reviewed rewrite studies (services/rewrites.py) put their limits on every item.
-                **{key: payload[key] for key in ("max_length", "copy_threshold") if key in payload}}
+                **{key: payload[key] for key in ("max_length", "copy_threshold", "language") if key in payload}}
     raise ValueError(f"unknown item kind {kind!r}")
 
 

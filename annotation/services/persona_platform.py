@@ -23,6 +23,7 @@ from typing import Any
 from annotation.error_codes import PERSONA_FROM_PLATFORM_UNAVAILABLE
 from annotation.models import EntryPlatform, Participant, Study
 from core.errors import ApplicationError
+from core.languages import country_names
 
 FROM_PLATFORM = "from_platform"
 FIELD = "persona_from_platform"
@@ -46,13 +47,17 @@ def _table(mapping: dict[str, str]) -> Callable[[str], str | None]:
     return lambda value: lowered.get(value.strip().lower())
 
 
-COUNTRIES = {"united states": "U.S.A.", "united kingdom": "U.K.", "canada": "Canada", "australia": "Australia",
-             "india": "India"}
+# Prolific's names where CLDR's English name differs (its export writes "United States", "United Kingdom" as CLDR does).
+COUNTRY_ALIASES = {"usa": "United States", "united states of america": "United States", "uk": "United Kingdom",
+                   "vietnam": "Vietnam", "viet nam": "Vietnam", "czech republic": "Czechia", "türkiye": "Turkey"}
 
 
 def _country(value: str) -> str | None:
-    """Any other country of residence is PASTEL's "other" (a country is always answered on Prolific)."""
-    return COUNTRIES.get(value.strip().lower(), "other")
+    """The persona question's choice (CLDR's English name of the country); a name it does not know stays unset."""
+    names = {name.lower(): name for name in country_names("en")}
+    key = value.strip().lower()
+    name = names.get(key) or COUNTRY_ALIASES.get(key)
+    return name if name in names.values() else None
 
 
 # PASTEL attribute -> (Prolific's demographic key, the mapping of its value onto PASTEL's choices).

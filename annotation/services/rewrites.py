@@ -13,16 +13,18 @@ from django.db import transaction
 from rapidfuzz import fuzz
 
 from annotation.models import COPY_THRESHOLD_DEFAULT, ItemKind, Participant, RewriteSettings, Study
+from annotation.services.eligibility_default import eligibility_default
 from annotation.services.persona_platform import (
     persona_from_platform_check,
     persona_from_platform_parse,
     persona_questions_mark,
 )
-from annotation.services.studies import DEFAULT_ELIGIBILITY, study_create
+from annotation.services.studies import study_create
 from annotation.services.study_settings import StudySettings, study_settings_build
 from annotation.services.writing_signals.registry import auto_reject_validate, thresholds_validate
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
+from core.languages import country_names, grapheme_count, is_question, word_count
 from tasks.models import Corpus, ParallelPair
 from tasks.services.parsers import read_text, records_read
 
@@ -37,8 +39,8 @@ PERSONA_QUESTIONS: dict[str, dict[str, Any]] = {
     "ethnicity": {"text": "Your ethnicity?", "choices": [
         "White", "Black or African American", "Hispanic or Latino", "Asian", "Native American", "Pacific Islander",
         "mixed", "other", "prefer not to say"], "special_category": True},
-    "country": {"text": "The country you live in?", "choices": [
-        "U.S.A.", "U.K.", "Canada", "Australia", "India", "other", "prefer not to say"]},
+    # Every ISO 3166-1 country and territory (CLDR's English names, collated), not PASTEL's five English-speaking ones.
+    "country": {"text": "The country you live in?", "choices": [*country_names("en"), "prefer not to say"]},
     "education": {"text": "Your highest education?", "choices": [
         "no degree", "high school", "associate degree", "bachelor's degree", "master's degree", "doctorate",
         "prefer not to say"]},
@@ -100,19 +102,26 @@ def sources_from_corpus(*, name: str, side: int) -> list[tuple[str, str]]:
     return rows
 
 
-def sources_filter(*, sources: list[tuple[str, str]], filters: dict[str, Any]) -> tuple[list[tuple[str, str]],
-                                                                                          dict[str, int]]:
+def corpus_language(*, name: str) -> str:
+    """The BCP 47 language of the corpus named `name` (English when none is recorded)."""
+    return Corpus.objects.filter(name=name).values_list("language", flat=True).first() or "en"
+
+
+def sources_filter(*, sources: list[tuple[str, str]], filters: dict[str, Any],
+                   language: str = "en") -> tuple[list[tuple[str, str]], dict[str, int]]:
     """GYAFC's preprocessing: drop questions, sentences with URLs, and sentences outside min…max words (and
-    empty lines and repeated texts). Returns the kept sources and how many each rule dropped (first rule wins)."""
+    empty lines and repeated texts). Returns the kept sources and how many each rule dropped (first rule wins).
+    Words and questions are the `language`'s (core.languages: ICU's word segmentation, every script's question
+    marks), so a Japanese or Thai sentence has its words counted and `？`, `؟` or a Greek `;` make a question."""
     rules = {**DEFAULT_FILTERS, **filters}
     dropped = {"empty": 0, "duplicate": 0, "question": 0, "url": 0, "too_short": 0, "too_long": 0}
     kept: list[tuple[str, str]] = []
     seen: set[str] = set()
     for source_id, raw in sources:
         text = " ".join(raw.split())
-        words = len(text.split())
+        words = word_count(text, language=language)
         reason = ("empty" if not text else "duplicate" if text in seen
-                  else "question" if rules["questions"] and "?" in text
+                  else "question" if rules["questions"] and is_question(text, language=language)
                   else "url" if rules["urls"] and URL_RE.search(text)
                   else "too_short" if rules["min_words"] and words < rules["min_words"]
                   else "too_long" if rules["max_words"] and words > rules["max_words"] else "")
@@ -173,10 +182,12 @@ def copy_ratio(*, source: str, rewrite: str) -> float:
 
 
 def rewrite_check(*, shown: dict[str, Any], text: str) -> str | None:
-    """The reason a rewrite is refused (too long, a copy of its source), or None. Called by `validate_answer`."""
+    """The reason a rewrite is refused (too long, a copy of its source), or None. Called by `validate_answer`.
+    Characters are user-perceived ones (graphemes), as a participant of any script counts them."""
     max_length = shown.get("max_length")
-    if max_length and len(text) > max_length:
-        return f"the rewrite may have at most {max_length} characters, got {len(text)}."
+    length = grapheme_count(text, language=shown.get("language") or "en") if max_length else 0
+    if max_length and length > max_length:
+        return f"the rewrite may have at most {max_length} characters, got {length}."
     threshold = shown.get("copy_threshold")
     source = (shown.get("texts") or {}).get("source", "")
     if threshold is not None and source and copy_ratio(source=source, rewrite=text) >= threshold:
@@ -191,13 +202,14 @@ def rewrite_study_create(
     persona_from_platform: str | list[str] = "", min_accepted: int = 0,
     min_rate: float = 0.0, signal_thresholds: dict[str, Any] | None = None, signal_auto_reject: Any = None,
     eligibility_questions: list[dict[str, Any]] | None = None, settings: StudySettings | None = None,
-    study_status: str = Study.Status.ACTIVE,
+    study_status: str = Study.Status.ACTIVE, language: str = "en",
 ) -> tuple[Study, dict[str, Any]]:
     """A reviewed rewrite study: one item per kept source, k = `annotators_per_item` rewrites each (`settings`, a
     `StudySettings`; None: the defaults). Returns the study and the preprocessing summary (sources read, kept,
     dropped by rule). An empty task description is composed from the target style, examples and lengths.
     `persona_from_platform` names PASTEL attributes read from Prolific's demographics instead of asked (a Prolific
-    study only); each is a persona attribute of the study whether or not `persona` names it."""
+    study only); each is a persona attribute of the study whether or not `persona` names it. `language` (BCP 47, the
+    sources') decides how words and questions are found and the default eligibility question's language."""
     if not 0 <= copy_threshold <= 100:
         raise ApplicationError(f"Copy threshold must be within 0…100, not {copy_threshold}.", field="copy_threshold")
     if not 1 <= min_length <= max_length <= 5000:
@@ -217,7 +229,7 @@ def rewrite_study_create(
     if not all(isinstance(e, dict) and e.get("source") and e.get("rewrite") for e in examples):
         raise ApplicationError("Examples: every example needs 'source' and 'rewrite'.", field="examples")
     rules = {**DEFAULT_FILTERS, **(filters or {})}
-    kept, dropped = sources_filter(sources=sources, filters=rules)
+    kept, dropped = sources_filter(sources=sources, filters=rules, language=language)
     if not kept:
         raise ApplicationError(f"no source is left after the filters (dropped: {dropped}).")
     from_platform = persona_from_platform_parse(persona_from_platform)
@@ -226,10 +238,10 @@ def rewrite_study_create(
     named = [a if isinstance(a, str) else a.get("name") for a in persona or []]
     persona_qs = persona_questions_build(attributes=[*(persona or []), *(a for a in from_platform if a not in named)])
     persona_qs = persona_questions_mark(questions=persona_qs, attributes=from_platform, platform=settings.platform)
-    base = DEFAULT_ELIGIBILITY if eligibility_questions is None else eligibility_questions
+    base = eligibility_default(language=language) if eligibility_questions is None else eligibility_questions
     summary = {"sources_read": len(sources), "sources_kept": len(kept), "dropped": dropped, "filters": rules}
     items = [{"id": source_id, "source": text, "target_style": target_style, "max_length": max_length,
-              "copy_threshold": copy_threshold} for source_id, text in kept]
+              "copy_threshold": copy_threshold, "language": language} for source_id, text in kept]
     with transaction.atomic():
         description = settings.task_description or description_compose(
             target_style=target_style, examples=examples, min_length=min_length, max_length=max_length)

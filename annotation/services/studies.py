@@ -11,6 +11,7 @@ from django.db import transaction
 from annotation.models import ORDERING_KINDS, ItemKind, Study, StudyItem, new_study_code
 from annotation.services.consent import special_category_check
 from annotation.services.descriptions import task_description_compose
+from annotation.services.eligibility_default import eligibility_default
 from annotation.services.screening import screening_require
 from annotation.services.study_settings import (
     REWRITE_BY_NAME,
@@ -20,6 +21,7 @@ from annotation.services.study_settings import (
 )
 from core.errors import ApplicationError
 from core.json_guard import JsonRefused, json_check, json_parse
+from core.languages import language_normalise
 from tasks.error_codes import CONFLICT
 from tasks.models import Corpus, InstanceStatus, Setup, StyleComponent, TaskInstance
 
@@ -75,10 +77,8 @@ QUESTION_PRESETS: dict[str, list[dict[str, Any]]] = {
     ],
 }
 
-DEFAULT_ELIGIBILITY = [
-    {"name": "native_english", "text": "Is English your native language?", "choices": ["yes", "no"],
-     "accept": ["yes"]},
-]
+# An English study's default; another language's is `eligibility_default` in that language.
+DEFAULT_ELIGIBILITY = eligibility_default(language="en")
 
 # The researcher's part of the consent when none is given. What is recorded, for how long, who sees it and how to
 # withdraw is the statement generated from the study's settings (annotation.services.consent), so this text says
@@ -272,10 +272,8 @@ def study_create(
     study_setting_check(REWRITE_BY_NAME["min_length"], rewrite_min_length, field="rewrite_min_length")
     if count is not None and count < 1:
         raise ApplicationError(f"Count must be at least 1, not {count}.", field="count")
-    if eligibility_questions is None:
-        eligibility_questions = DEFAULT_ELIGIBILITY
-    _shown_text_check(eligibility_questions=eligibility_questions, questions=questions, items=items)
-    special_category_check(questions=eligibility_questions, statement=settings.special_category_consent)
+    _shown_text_check(eligibility_questions=eligibility_questions or [], questions=questions, items=items)
+    special_category_check(questions=eligibility_questions or [], statement=settings.special_category_consent)
     if Study.objects.filter(slug=slug).exists():
         raise ApplicationError(f"A study with slug '{slug}' already exists.", code=CONFLICT, status=409)
     if item_kind in ORDERING_KINDS:
@@ -287,11 +285,16 @@ def study_create(
         _given_items_check(item_kind=item_kind, items=items, questions=questions)
         instances, selection, task_description = [], {"count": count, "seed": seed}, settings.task_description
         screening_per_batch = 0
+    # The study's language: as given, else its corpus's (ordering studies) or its items' (the others), else en.
+    language = settings.language or (corpus_language(instances) if instances else language_normalise(
+        str((items or [{}])[0].get("language") or "")) or "en")
+    if eligibility_questions is None:  # the default question, in the study's language
+        eligibility_questions = eligibility_default(language=language)
     completion_code, screened_out_code = study_codes(completion_code=settings.completion_code,
                                                      screened_out_code=settings.screened_out_code)
     columns = {
         **settings.columns(), "title": settings.title or slug, "screening_per_batch": screening_per_batch,
-        "language": settings.language or corpus_language(instances),
+        "language": language,
         "consent_text": DEFAULT_CONSENT if settings.consent_text is None else settings.consent_text,
         "special_category_consent": settings.special_category_consent.strip(),
         "task_description": task_description or DESCRIPTIONS[item_kind],
@@ -338,7 +341,7 @@ def _ordering_items(
     selection.update({"setup": setup, "corpus": corpus, "component": component, "status": status})
     component_ids = {inst.component_id for inst in instances}
     screening_require(item_kind=item_kind, component_ids=component_ids,
-                      screening_per_batch=settings.screening_per_batch)
+                      screening_per_batch=settings.screening_per_batch, language=instances[0].corpus.language)
     task_description = settings.task_description or task_description_compose(
         setup=setup, components=list(StyleComponent.objects.filter(pk__in=component_ids).order_by("name")))
     return instances, selection, task_description

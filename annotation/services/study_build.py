@@ -18,7 +18,7 @@ from annotation.services.rating_presets import (
     rating_items_from_rewrite_study,
     rating_preset_get,
 )
-from annotation.services.rewrites import rewrite_study_create, sources_check, sources_from_corpus
+from annotation.services.rewrites import corpus_language, rewrite_study_create, sources_check, sources_from_corpus
 from annotation.services.sampling_plan import sampling_plan_compute
 from annotation.services.studies import QUESTION_PRESETS, items_check, questions_validate, study_create
 from annotation.services.study_settings import ORDERING, SETTINGS_BY_NAME, StudySettings, study_settings_build
@@ -266,9 +266,11 @@ def _rewrite_build(request: StudyRequest) -> StudyBuilt:
             raise ApplicationError("Side: choose the side of the corpus the sources are taken from (1 or 2).",
                                    field="side")
         rows = sources_from_corpus(name=corpus_name, side=side)
+        language = corpus_language(name=corpus_name)
     else:
         rows = sources_check(sources=sources, where="Sources")
-    unknown = sorted(set(rewrite) - {*REWRITE_KEYS, "sources", "sources_corpus", "side"})
+        language = str(rewrite.get("language") or "en")
+    unknown = sorted(set(rewrite) - {*REWRITE_KEYS, "sources", "sources_corpus", "side", "language"})
     if unknown:
         raise ApplicationError(f"Rewrite settings: unknown {', '.join(unknown)}.", field="rewrite")
     options = {key: rewrite[key] for key in REWRITE_KEYS if rewrite.get(key) is not None}
@@ -278,7 +280,8 @@ def _rewrite_build(request: StudyRequest) -> StudyBuilt:
     settings = study_settings_build(item_kind=request.kind, **kept)
     study, summary = rewrite_study_create(slug=request.slug, sources=rows,
                                           eligibility_questions=request.eligibility_questions,
-                                          study_status=request.study_status, settings=settings, **options)
+                                          study_status=request.study_status, settings=settings,
+                                          language=language, **options)
     return StudyBuilt(study=study, sources=summary)
 
 

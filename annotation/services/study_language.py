@@ -12,7 +12,7 @@ from typing import Any
 from django.utils import translation
 
 from annotation.models import Study
-from core.languages import language_guess, language_matches, language_name
+from core.languages import language_english_name, language_guess, language_matches
 
 
 def participant_language_activate(study: Study) -> None:
@@ -41,7 +41,8 @@ def study_language_warnings(*, study: Study) -> list[dict[str, Any]]:
         if guess is not None and not language_matches(guess, study.language):
             warnings.append({
                 "where": where, "looks_like": guess,
-                "message": f"The {where} looks like {language_name(guess)} ({guess}), but the study's language is "
-                           f"{language_name(study.language)} ({study.language}): participants read it as written.",
+                "message": f"The {where} looks like {language_english_name(guess)} ({guess}), but the study's language "
+                           f"is {language_english_name(study.language)} ({study.language}): participants read it as "
+                           "written.",
             })
     return warnings

@@ -18,6 +18,7 @@ from annotation.services.engine import reservations_release
 from annotation.services.participation import PROLIFIC_ID, accepted_platforms
 from annotation.services.persona_platform import questions_asked
 from annotation.services.practice import practice_preview
+from annotation.services.screening import study_screening_check
 from annotation.services.study_language import study_language_warnings
 from core.errors import ApplicationError
 
@@ -26,7 +27,8 @@ PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSI
 
 def study_open(*, study: Study) -> Study:
     """Open a draft (or closed) study to participants; refused while it has no items, or while it asks
-    special-category questions without the explicit-consent statement (an edit of its questions may add one).
+    special-category questions without the explicit-consent statement (an edit of its questions may add one), or
+    while it asks for more screening questions per batch than it has in its language (`study_screening_check`).
     Opening a closed study again clears `closed_at` (the retention clock starts anew at the next close), and is
     refused once retention has replaced its participants' ids: new people's raw ids would sit beside pseudonyms
     nobody can recognise again."""
@@ -41,6 +43,7 @@ def study_open(*, study: Study) -> Study:
                                    code=WRONG_STATE, status=409)
         special_category_check(questions=locked.eligibility_questions, statement=locked.special_category_consent,
                                where=f"Study '{locked.slug}' cannot be opened. ")
+        study_screening_check(study=locked)
         if locked.status != Study.Status.ACTIVE:
             locked.status = Study.Status.ACTIVE
             locked.closed_at = None

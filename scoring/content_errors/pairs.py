@@ -48,6 +48,12 @@ def pairs_read(*, path: str | Path) -> list[RewritePair]:
     return pairs
 
 
+def corpus_language(*, name: str) -> str:
+    """The BCP 47 language of the corpus named `name` (English when it has none or does not exist: the read of its
+    pairs names that error)."""
+    return Corpus.objects.filter(name=name).values_list("language", flat=True).first() or "en"
+
+
 def pairs_from_corpus(*, name: str, source_side: int = 1) -> list[RewritePair]:
     """The corpus's pairs with side `source_side` as the source and the other side as the good rewrite."""
     if source_side not in (1, 2):

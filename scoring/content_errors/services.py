@@ -12,14 +12,16 @@ from annotation.models import ItemKind, Study
 from annotation.services.studies import QUESTION_PRESETS, study_create
 from annotation.services.study_settings import study_settings_build
 from core.errors import ApplicationError
+from core.languages import primary_language
 from scoring.content_errors.editors import ERROR_TYPES, ContentEdit, content_error_make
 from scoring.content_errors.generative import ModelEditor
 from scoring.content_errors.pairs import RewritePair
-from scoring.error_codes import INVALID_DECISION, INVALID_ERROR_TYPE, NOTHING_ACCEPTED
+from scoring.error_codes import INVALID_DECISION, INVALID_ERROR_TYPE, NOTHING_ACCEPTED, UNSUPPORTED_LANGUAGE
 from scoring.models import ContentError, ContentErrorSet
 from tasks.error_codes import CONFLICT
 
 Editor = Callable[[str, str, int], ContentEdit | None]
+RULE_LANGUAGES = ("en",)  # the languages of the rule-based editors' word lists (scoring/content_errors/editors.py)
 
 
 def _rules(text: str, error_type: str, seed: int) -> ContentEdit | None:
@@ -53,12 +55,20 @@ def content_errors_generate(*, pairs: Sequence[RewritePair], error_types: Sequen
 
 
 def content_error_set_build(*, name: str, pairs: Sequence[RewritePair], source: str, error_types: Sequence[str],
-                            seed: int = 0, model_path: str = "", created_by: str = "",
+                            seed: int = 0, model_path: str = "", created_by: str = "", language: str = "en",
                             progress: Callable[[int, int], None] | None = None) -> ContentErrorSet:
     """Generate one error of each asked type per pair (rule-based, or by the local model at `model_path`) and store
-    them pending review. Pairs an editor finds nothing to change in are counted as skipped."""
+    them pending review. Pairs an editor finds nothing to change in are counted as skipped. The rule-based editors
+    are English (their word lists: number words, months, weekdays, determiners, prepositions): a `language` other
+    than English needs a model (`model_path`, one that writes that language)."""
     if ContentErrorSet.objects.filter(name=name).exists():
         raise ApplicationError(f"a content-error set named {name!r} already exists", code=CONFLICT, status=409)
+    if not model_path and primary_language(language) not in RULE_LANGUAGES:
+        raise ApplicationError(
+            f"the rule-based content-error editors use English word lists (number words, months, weekdays, "
+            f"determiners, prepositions) and would make no sensible error in {language} text: give a local model "
+            f"that writes {language} (--model DIR), or write the erroneous rewrites yourself",
+            code=UNSUPPORTED_LANGUAGE, field="language")
     editor: Editor = _rules
     if model_path:
 

@@ -30,6 +30,10 @@ class SimilarityMethod(ABC):
     # Whether the method loads a model: a run with such a method goes to the `gpu` queue, any other run to the
     # default queue (scoring.model_scoring.runs). A user's method that loads one sets it to True.
     needs_model: bool = False
+    # BCP-47 primary tags of the languages the method is made for, as a metric's (scoring/metric_evaluation/base.py):
+    # "*" = any (lexical and character methods, or a model method whose languages are its model's: the model directory
+    # a user gives decides, e.g. a multilingual sentence encoder).
+    languages: tuple[str, ...] = ("*",)
 
     def __init__(self, *, device: str = "cpu", argument: str | None = None) -> None:
         self.device = device

@@ -9,10 +9,11 @@ from __future__ import annotations
 from django.utils.module_loading import import_string
 
 from core.errors import ApplicationError
-from scoring.error_codes import UNKNOWN_METHOD
+from core.languages import primary_language
+from scoring.error_codes import UNKNOWN_METHOD, UNSUPPORTED_LANGUAGE
 
 from .base import SimilarityMethod
-from .neural import HfMeanSimilarity, NspSimilarity, SentenceTransformerSimilarity
+from .neural import MODEL_ALIASES, HfMeanSimilarity, NspSimilarity, SentenceTransformerSimilarity
 from .simple import (
     Char3gramCasedSimilarity,
     Char3gramSimilarity,
@@ -87,3 +88,43 @@ def method_create(spec: str, *, device: str = "auto") -> SimilarityMethod:
         return method
     known = ", ".join([*SIMPLE_METHODS, *(f"{p}:<model path>" for p in MODEL_METHODS), "<dotted.path.Class>"])
     raise ApplicationError(f"unknown method '{spec}'; known methods: {known}", code=UNKNOWN_METHOD)
+
+
+def methods_describe() -> list[dict[str, object]]:
+    """Every built-in method with its languages ("*": any, language-independent) and whether it loads a model."""
+    simple = [{"name": name, "languages": list(cls.languages), "needs_model": cls.needs_model}
+              for name, cls in SIMPLE_METHODS.items()]
+    models = [{"name": f"{prefix}:<model directory>", "languages": ["*"], "needs_model": True,
+               "note": "the model's languages: give a multilingual model's local directory for another language than "
+                       "English; the packaged `minilm` is English"} for prefix in MODEL_METHODS]
+    return [*simple, *models]
+
+
+def method_languages(spec: str) -> tuple[str, ...]:
+    """The languages a spec's method is made for, read before anything loads: a built-in's `languages`, a model
+    method's model (`minilm`, the packaged all-MiniLM-L6-v2, is English; another directory: "*", its model's), a
+    user's class's `languages`."""
+    spec = spec.strip()
+    if spec in SIMPLE_METHODS:
+        return SIMPLE_METHODS[spec].languages
+    prefix, colon, argument = spec.partition(":")
+    if colon and prefix in MODEL_METHODS:
+        return ("en",) if argument in MODEL_ALIASES else MODEL_METHODS[prefix].languages
+    try:
+        return tuple(getattr(import_string(prefix), "languages", ("*",)))
+    except ImportError:
+        return ("*",)  # method_create names the error
+
+
+def methods_language_check(*, specs: list[str], language: str) -> None:
+    """Refuse a method made for other languages than the benchmark's `language` (BCP 47), as
+    `metrics_language_check` refuses a metric (the same `unsupported_language` code)."""
+    for spec in specs:
+        supported = method_languages(spec)
+        if "*" in supported or primary_language(language) in {primary_language(s) for s in supported}:
+            continue
+        raise ApplicationError(
+            f"method {spec.strip()!r} supports {', '.join(supported)} only; this benchmark's texts are {language}: "
+            "choose a language-independent method (char3gram, punctuation, levenshtein, …; score_stel --list) or a "
+            "model that knows the language (st:<directory of a multilingual model>)",
+            code=UNSUPPORTED_LANGUAGE, field="methods")

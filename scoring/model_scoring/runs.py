@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.selectors import study_language
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, job_progress
@@ -21,7 +22,7 @@ from core.paths import data_path_check
 from scoring.models import BenchmarkExport, ScoreRun
 
 from .benchmark_io import benchmark_set_read
-from .methods import method_create, methods_need_model, methods_parse
+from .methods import method_create, methods_language_check, methods_need_model, methods_parse
 from .services import stel_score
 
 GPU_QUEUE = "gpu"
@@ -53,6 +54,12 @@ def _server_paths(given: list[str] | tuple[str, ...] | None, *, any_path: bool) 
     return [data_path_check(text, label="benchmark file") for text in texts]
 
 
+def _export_language(export_id: int | None) -> str:
+    """The language of an exported benchmark's study (annotation's `study_language`), English without one."""
+    export = BenchmarkExport.objects.filter(pk=export_id).select_related("study").first() if export_id else None
+    return study_language(export.study) if export is not None and export.study is not None else "en"
+
+
 def score_run_start(
     *,
     methods: list[str] | str,
@@ -64,11 +71,13 @@ def score_run_start(
     compare: list[str] | str | None = None,
     created_by: str = "",
     any_path: bool = False,
+    language: str = "",
 ) -> Any:
     """Validate the benchmark files and method specs now (so the door can show the error), then store a ScoreRun
     and queue its job once the transaction commits (on `gpu` when a method loads a model). Server paths (benchmark
     files, model directories) must lie in the data folders unless `any_path` (the CLI, run by whoever runs the
-    server)."""
+    server). `language` is the benchmark's (BCP 47; empty: the exported study's, else English): a method made for
+    another language is refused here."""
 
     paths = _server_paths(benchmark_paths, any_path=any_path)
     if export_id is not None:
@@ -92,6 +101,7 @@ def score_run_start(
     benchmark_set_read(paths)
     if full:
         benchmark_set_read(full)
+    methods_language_check(specs=specs, language=language or _export_language(export_id))
     for spec in specs:
         # Checks names, model directories and custom classes; CUDA is checked by the worker that has it.
         method_create(spec, device="cpu").close()

@@ -20,7 +20,7 @@ from .base import SimilarityMethod
 from .benchmark_io import benchmark_set_read
 from .decision import predictions_decide, predictions_force
 from .evaluation import accuracy_table, mcnemar_compare
-from .methods import method_create, methods_parse
+from .methods import method_create, methods_language_check, methods_parse
 
 # (method spec, done, total) while a method runs.
 MethodProgress = Callable[[str, int, int], None]
@@ -122,8 +122,11 @@ def stel_score(
     predictions_path: str | Path | None = None,
     compare: list[str] | str | None = None,
     progress: MethodProgress | None = None,
+    language: str = "en",
 ) -> dict[str, Any]:
     """Score style-similarity methods on STEL benchmarks; returns accuracies per set, method and component.
+    `language` (BCP 47) is the benchmark's texts': a method made for another one (`pos`, `st:minilm`: English) is
+    refused before any work (`methods_language_check`).
 
     `benchmark_paths` form the validated set, `full_paths` (optional) the unfiltered set. Every method computes
     all the similarities of both sets in one call, so each distinct sentence is encoded once per model.
@@ -138,6 +141,7 @@ def stel_score(
     if full_paths:
         sets["full"] = benchmark_set_read(list(full_paths))
     # Resolve every method (model paths, custom classes) before any model work, so a typo fails fast.
+    methods_language_check(specs=specs, language=language or "en")
     resolved: list[SimilarityMethod] = [method_create(spec, device=device) for spec in specs]
 
     everything = [inst for instances in sets.values() for inst in instances]

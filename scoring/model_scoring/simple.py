@@ -266,6 +266,7 @@ class PosSimilarity(SimilarityMethod):
     """Cosine of part-of-speech tag frequency vectors. `tagger` maps a sentence to its list of tags."""
 
     name = "pos"
+    languages = ("en",)  # NLTK's averaged perceptron tagger and its Penn Treebank tags are English
 
     def __init__(self, *, device: str = "cpu", argument: str | None = None,
                  tagger: Callable[[str], list[str]] | None = None) -> None:

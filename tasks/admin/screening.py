@@ -36,7 +36,7 @@ class ScreeningQuestionForm(forms.ModelForm):
     class Meta:
         model = ScreeningQuestion
         fields = ["name", "component", "anchor_1", "anchor_2", "sentence_1", "sentence_2", "correct_order", "setups",
-                  "active", "source"]
+                  "active", "source", "language"]
         help_texts = {
             "name": "A unique slug, e.g. private-formality-1.",
             "anchor_1": "A1: shown in every setup. Make its style unmistakable.",
@@ -57,8 +57,9 @@ class ScreeningQuestionForm(forms.ModelForm):
 @admin.register(ScreeningQuestion)
 class ScreeningQuestionAdmin(admin.ModelAdmin):
     form = ScreeningQuestionForm
-    list_display = ["name", "component", "correct_order", "setups", "active", "source", "anchor_1", "sentence_1"]
-    list_filter = ["component", "active"]
+    list_display = ["name", "component", "language", "correct_order", "setups", "active", "source", "anchor_1",
+                    "sentence_1"]
+    list_filter = ["component", "language", "active"]
     list_editable = ["active"]
     search_fields = ["name", "anchor_1", "anchor_2", "sentence_1", "sentence_2", "source"]
     actions = ["duplicate_as_private"]
@@ -96,7 +97,8 @@ class ScreeningQuestionAdmin(admin.ModelAdmin):
             try:
                 text = upload.read().decode("utf-8")
                 created = screening_questions_import(text=text, where=upload.name, prefix=data["prefix"],
-                                                     source=data["source"], active=data["active"])
+                                                     source=data["source"], active=data["active"],
+                                                     language=data["language"] or "en")
             except UnicodeDecodeError:
                 form.add_error("file", f"{upload.name}: not UTF-8 text.")
             except ApplicationError as exc:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -236,7 +237,8 @@ def corpus_import(
     """Parse `paths` in `import_format` and store them as corpus `name`; returns the corpus and a summary.
 
     Texts are normalized (`detokenize`; None = the format's default: on for TurkCorpus) with `normalizer`
-    ("moses", or "stel" for STEL's own mapping), then every pair passes STEL's pair test (non-empty, not equal,
+    ("moses", by the rules of the corpus's `language`, or "stel" for STEL's own mapping of English), then every
+    pair passes STEL's pair test (non-empty, not equal,
     not a substring, edit distance at least `min_edit_distance`; None = STEL's 4 for a dimension, 0 for a
     characteristic, whose pairs differ by a few characters by design); failing pairs are dropped and counted.
     `create_component` creates the component when it does not exist yet (for STEL files: the one style type
@@ -258,7 +260,7 @@ def corpus_import(
         )
     if detokenize is None:
         detokenize = import_format in DETOKENIZE_BY_DEFAULT
-    normalize = NORMALIZERS[normalizer] if detokenize else None
+    normalize = functools.partial(NORMALIZERS[normalizer], language=language) if detokenize else None
     text_params = {"detokenize": detokenize, "normalizer": normalizer if detokenize else None}
     if spec.rows == "instances":
         rows, changed = _stel_rows_normalize(parse_stel(paths), normalize)

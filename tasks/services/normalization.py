@@ -8,11 +8,20 @@ Treebank bracket tokens such as `-lrb-`; `does n't`; a clitic before final punct
 21,231 texts of the shared TurkCorpus files the result has the same characters as STEL's in every text and the
 same spacing in about 98.7 % of them; where the spacing differs, STEL's replacement list leaves a token apart
 that Moses joins (`5 %`, `$ 84`, `the' famous person'`), or a run of spaces that Moses collapses.
+
+Moses' rules are the corpus's language's (`Corpus.language`, BCP 47, its primary tag given to
+`MosesDetokenizer(lang=…)`): French elisions join (`l' homme` → `l'homme`) and keep their space before `?`, `!`,
+`:`; Czech, Finnish, Italian, Japanese and Chinese have their own rules. The English clitic steps (`does n't`,
+`Islam 's`) run for English only, and STEL's mapping (`--normalizer stel`) is English and refused for another
+language.
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from core.errors import ApplicationError
+from core.languages import primary_language
 
 # STEL's `-lrb- ` → `(` and friends (Penn Treebank escapes); Moses leaves them alone.
 _PTB_BRACKETS = {"-lrb-": "(", "-rrb-": ")", "-lsb-": "[", "-rsb-": "]", "-lcb-": "{", "-rcb-": "}"}
@@ -37,25 +46,28 @@ def has_tokenization_artefact(text: str) -> bool:
     return TOKENIZATION_ARTEFACT.search(text) is not None
 
 
-@lru_cache(maxsize=1)
-def _detokenizer():  # noqa: ANN202 - sacremoses has no type hints
+@lru_cache(maxsize=8)
+def _detokenizer(language: str = "en"):  # noqa: ANN202 - sacremoses has no type hints
     # heavy: sacremoses loads only when text is detokenised
     from sacremoses import MosesDetokenizer
 
-    return MosesDetokenizer(lang="en")
+    return MosesDetokenizer(lang=language)
 
 
-def text_detokenize(text: str) -> str:
-    """Undo word tokenization, with STEL's mapping as the reference (see the module docstring).
+def text_detokenize(text: str, *, language: str = "en") -> str:
+    """Undo word tokenization, with STEL's mapping as the reference (see the module docstring), by the rules of
+    `language` (a BCP 47 tag).
 
     Whitespace runs become one space, as a side effect of splitting into tokens: double spaces, which the
     crowd's texts have and the tokenized originals never do, would leak the label as well.
     """
     if not text.strip():
         return text.strip()
+    primary = primary_language(language)
     text = _PTB_RE.sub(lambda match: _PTB_BRACKETS[match.group(0).lower()], text)
-    detokenized = _detokenizer().detokenize(text.split(), unescape=False)
-    detokenized = _SPLIT_CLITIC.sub(r"\1", _SPLIT_NEGATION.sub("n't", detokenized))
+    detokenized = _detokenizer(primary).detokenize(text.split(), unescape=False)
+    if primary == "en":
+        detokenized = _SPLIT_CLITIC.sub(r"\1", _SPLIT_NEGATION.sub("n't", detokenized))
     return detokenized.strip()
 
 
@@ -70,10 +82,13 @@ STEL_REPLACEMENTS: tuple[tuple[str, str], ...] = (
 )
 
 
-def text_detokenize_stel(text: str) -> str:
+def text_detokenize_stel(text: str, *, language: str = "en") -> str:
     """STEL's own normalization of a TurkCorpus cell, step for step: pair the stand-alone `"` tokens of the
     text split on single spaces, apply the replacement list in order, drop one trailing space. Kept to check
-    `text_detokenize` against and to reproduce STEL's texts exactly (`--normalizer stel`)."""
+    `text_detokenize` against and to reproduce STEL's texts exactly (`--normalizer stel`). English only."""
+    if primary_language(language) != "en":
+        raise ApplicationError(f"normalizer 'stel' is STEL's mapping of English text; the corpus is {language}: use "
+                               "the moses normalizer, which has that language's rules", field="normalizer")
     joined = ""
     seen_opening = False
     for word in text.split(" "):

@@ -28,6 +28,9 @@ HEADER = SCREENING_HEADER  # STEL's screening TSV (tasks.stel.tsv)
 NAME_PREFIX = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
 
 
+LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+
+
 def _next_names(prefix: str, component: str, count: int, taken: set[str]) -> list[str]:
     names, n = [], 0
     while len(names) < count:
@@ -65,11 +68,16 @@ def _parsed_row(row: list[str], *, where: str, lineno: int, components: dict[str
 
 
 def screening_questions_import(*, text: str, where: str, prefix: str = "private", source: str = "",
-                               active: bool = True) -> list[ScreeningQuestion]:
-    """Create one screening question per TSV row, named `<prefix>-<component>-<n>`; all rows or none."""
+                               active: bool = True, language: str = "en") -> list[ScreeningQuestion]:
+    """Create one screening question per TSV row, named `<prefix>-<component>-<n>`, in `language` (BCP 47: the
+    studies in that language draw them); all rows or none."""
     if not NAME_PREFIX.match(prefix or ""):
         raise ApplicationError(f"prefix {prefix!r}: use lower-case letters, digits, '-' or '_' (at most 41).",
                                details={"prefix": [prefix]})
+    language = (language or "").strip()
+    if not LANGUAGE_TAG.match(language):
+        raise ApplicationError(f"language {language!r}: give a BCP 47 tag such as fr or pt-BR.",
+                               details={"language": [language]}, field="language")
     rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter="\t", quoting=csv.QUOTE_NONE))
     rows = [row for row in rows if any(cell.strip() for cell in row)]
     if not rows:
@@ -89,7 +97,7 @@ def screening_questions_import(*, text: str, where: str, prefix: str = "private"
         for row in parsed:
             (name,) = _next_names(prefix, row["component"].name, 1, taken)
             created.append(ScreeningQuestion.objects.create(
-                name=name, active=active, source=source or f"imported from {where}"[:200], **row,
+                name=name, active=active, source=source or f"imported from {where}"[:200], language=language, **row,
             ))
     return created
 
@@ -107,6 +115,7 @@ def screening_questions_duplicate(*, questions: QuerySet[ScreeningQuestion], pre
                 name=name, component=question.component, anchor_1=question.anchor_1, anchor_2=question.anchor_2,
                 sentence_1=question.sentence_1, sentence_2=question.sentence_2,
                 correct_order=question.correct_order, setups=list(question.setups), active=False,
+                language=question.language,
                 source=f"copy of {question.name}: edit the texts, then activate"[:200],
             ))
     return copies

@@ -1,9 +1,59 @@
-"""core.languages: BCP 47 tags checked and normalised, the script's direction, a seeded language guess."""
+"""Words, characters, questions and names by language (ICU): core/languages.py."""
 from __future__ import annotations
 
 import pytest
 
-from core.languages import language_direction, language_guess, language_matches, language_normalise
+from core.languages import (
+    country_names,
+    grapheme_count,
+    is_question,
+    language_direction,
+    language_guess,
+    language_matches,
+    language_name,
+    language_normalise,
+    languages_match,
+    question_marks,
+    word_count,
+    words,
+)
+
+
+def test_words_of_scripts_without_spaces():
+    assert words("ฉันชอบกินข้าวผัด", language="th") == ["ฉัน", "ชอบ", "กิน", "ข้าว", "ผัด"]
+    assert word_count("私は東京に住んでいます。", language="ja") > 4
+    assert words("Hello, dear friend: 42 times.") == ["Hello", "dear", "friend", "42", "times"]
+
+
+def test_question_marks_come_from_unicode_names():
+    marks = question_marks()
+    assert {"?", "？", "؟", "՞", "፧", "¿", "\u037e", "⸮", "﹖"} <= marks
+    assert not {";", "!", "."} & marks  # the ASCII semicolon is a question mark in Greek only
+    assert is_question("Πού είσαι;", language="el") and not is_question("a; b", language="en")
+
+
+def test_graphemes_count_what_people_see():
+    assert grapheme_count("e\u0301te\u0301") == 3 and len("e\u0301te\u0301") == 5
+    assert grapheme_count("👍🏽") == 1
+
+
+def test_names_and_countries_come_from_cldr():
+    assert language_name("fr") == "français" and language_name("ar") == "العربية"
+    assert language_name("ja", in_language="en") == "Japanese"
+    countries = country_names()
+    assert len(countries) > 240 and {"Brazil", "Nigeria", "Indonesia", "Viet Nam" if "Viet Nam" in countries
+                                     else "Vietnam"} <= set(countries)
+    assert list(countries).index("Åland Islands") < list(countries).index("Albania")  # collated, not code-point
+    assert "Allemagne" in country_names("fr")
+
+
+@pytest.mark.parametrize(("a", "b", "match"), [
+    ("pt-BR", "pt", True), ("pt-BR", "pt-PT", False), ("pt_BR", "pt-br", True), ("en", "fr", False),
+    ("zh-Hant", "zh", True),
+])
+def test_languages_match(a: str, b: str, match: bool):
+    assert languages_match(a, b) is match
+
 
 
 @pytest.mark.parametrize(("given", "expected"), [

@@ -53,7 +53,7 @@ def test_screening_questions_fixture_matches_the_tsv_row_by_row(shared_data: Pat
 def test_screening_questions_fixture_loads_twice_without_duplicates() -> None:
     call_command("loaddata", "screening_questions", stdout=StringIO())
     call_command("loaddata", "screening_questions", stdout=StringIO())
-    assert ScreeningQuestion.objects.count() == 16
+    assert ScreeningQuestion.objects.count() == 16 + 6 * 4
     assert StyleComponent.objects.filter(name="shakespeare").count() == 1
 
 
@@ -73,9 +73,30 @@ def test_every_demo_component_and_setup_has_enough_fair_screening_questions() ->
     simplicity = StyleComponent.objects.get(name="simplicity").pk
     triple = [q.name for q in screening_questions_for(setup="triple", component_ids=[simplicity])]
     assert triple == ["stylecrowd-simplicity-1", "stylecrowd-simplicity-2", "stylecrowd-simplicity-3"]
-    authored = ScreeningQuestion.objects.filter(name__startswith="stylecrowd-")
+    authored = ScreeningQuestion.objects.filter(name__startswith="stylecrowd-", language="en")
     assert authored.count() == 6 and set(authored.values_list("source", flat=True)) == {
         "StyleCrowd authors (demo questions; the answers are public)"}
+
+
+@pytest.mark.django_db
+def test_each_shipped_language_has_its_own_screening_questions() -> None:
+    """A formality or simplicity study in each shipped language finds 2 fair questions in its language, and none of
+    another language (issue 33)."""
+    from annotation.services.screening import screening_questions_for  # annotation's rule, read here on the fixture
+
+    call_command("loaddata", "screening_questions", stdout=StringIO())
+    assert set(ScreeningQuestion.objects.filter(source__startswith="STEL").values_list("language", flat=True)) == {
+        "en"}
+    for language in ("fr", "de", "pt-BR", "it", "es", "ar"):
+        for name in ("formality", "simplicity"):
+            component_id = StyleComponent.objects.get(name=name).pk
+            for setup in ("quadruple", "triple"):
+                fair = screening_questions_for(setup=setup, component_ids=[component_id], language=language)
+                assert len(fair) == 2 and {q.language for q in fair} == {language}, (language, name, setup)
+                assert all(q.name.startswith(f"stylecrowd-{language.lower()}-{name}-") for q in fair)
+                assert all("written for the project" in q.source for q in fair)
+                # Every question is a real contrast: the two sentences and the two anchors differ.
+                assert all(q.anchor_1 != q.anchor_2 and q.sentence_1 != q.sentence_2 for q in fair)
 
 
 def test_screening_fixture_is_what_its_generator_writes(shared_data: Path) -> None:

@@ -1,5 +1,5 @@
 """python manage.py build_content_errors --name SET (--pairs FILE | --corpus NAME [--source-side 1|2])
-[--types substitution,deletion,fabrication] [--seed N] [--model DIR] [--study SLUG]"""
+[--types substitution,deletion,fabrication] [--seed N] [--model DIR] [--language TAG] [--study SLUG]"""
 from __future__ import annotations
 
 from typing import Any
@@ -8,7 +8,7 @@ from core.commands import JsonCommand
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
 from scoring.content_errors.editors import ERROR_TYPES
-from scoring.content_errors.pairs import pairs_from_corpus, pairs_read
+from scoring.content_errors.pairs import corpus_language, pairs_from_corpus, pairs_read
 from scoring.content_errors.services import content_error_set_build, content_error_study_create
 from scoring.error_codes import INVALID_ARGUMENTS
 from scoring.models import ContentErrorSet
@@ -27,6 +27,8 @@ class Command(JsonCommand):
         parser.add_argument("--types", default=",".join(ERROR_TYPES), help="Comma-separated error types.")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--model", default="", help="Directory of a local causal LM (no downloads).")
+        parser.add_argument("--language", default="", help="BCP 47 tag of the texts (default: the corpus's, or en "
+                            "for a file); the rule-based editors are English only.")
         parser.add_argument("--study", default="", help="Create the rating study SLUG from the accepted errors.")
         parser.add_argument("--annotators-per-item", type=int, default=3)
 
@@ -43,13 +45,15 @@ class Command(JsonCommand):
             raise ApplicationError("give exactly one of --pairs FILE or --corpus NAME", code=INVALID_ARGUMENTS)
         if options["pairs"]:
             pairs, source = pairs_read(path=options["pairs"]), options["pairs"]
+            language = options["language"] or "en"
         else:
             pairs = pairs_from_corpus(name=options["corpus"], source_side=options["source_side"])
             source = f"corpus:{options['corpus']}"
+            language = options["language"] or corpus_language(name=options["corpus"])
         types = [t.strip() for t in options["types"].split(",") if t.strip()]
         with self.progress_bar("content errors") as progress:
             error_set = content_error_set_build(name=options["name"], pairs=pairs, source=source, error_types=types,
                                                 seed=options["seed"], model_path=options["model"],
-                                                created_by="cli", progress=progress)
+                                                created_by="cli", language=language, progress=progress)
         return {"set": error_set.name, "generator": error_set.generator, "seed": error_set.seed,
                 **error_set.summary}

@@ -16,6 +16,7 @@ from annotation.models import Batch, RewriteSettings, Study
 from annotation.services.consent import consent_statement, consent_text_full
 from annotation.services.data_plan import data_plan_markdown
 from annotation.services.persona_platform import (
+    _country,
     persona_from_demographics,
     platform_persona_attributes,
     questions_asked,
@@ -115,10 +116,10 @@ def test_demographics_are_mapped_to_pastel_choices_and_nothing_else_is_kept(tmp_
     study = _prolific_study(tmp_path)
     snapshot = {"Age": "37", "Country of residence": "Germany", "Sex": "Female", "Nationality": "Germany",
                 "Employment status": "Full-Time", "Student status": "No"}
-    assert persona_from_demographics(study=study, demographics=snapshot) == {"age": "35-44", "country": "other"}
+    assert persona_from_demographics(study=study, demographics=snapshot) == {"age": "35-44", "country": "Germany"}
     assert persona_from_demographics(study=study, demographics={"Age": "DATA_EXPIRED",
                                                                 "Country of residence": "United Kingdom"}) == {
-        "country": "U.K."}
+        "country": "United Kingdom"}
     assert persona_from_demographics(study=study, demographics={"Age": "not a number"}) == {}
     assert persona_from_demographics(study=study, demographics={"Age": "80"}) == {"age": "75+"}
 
@@ -156,3 +157,11 @@ def test_every_door_refuses_reading_from_a_platform_other_than_prolific(tmp_path
     created = api.post("/api/v1/studies/", {**body, "slug": "api-prolific", "platform": "prolific"}, format="json")
     assert created.status_code == 201, created.content
     assert platform_persona_attributes(study=Study.objects.get(slug="api-prolific")) == ["age", "gender"]
+
+
+def test_the_country_question_offers_every_iso_country_and_maps_prolifics_names():
+    choices = PERSONA_QUESTIONS["country"]["choices"]
+    assert len(choices) > 240 and {"Brazil", "Nigeria", "India", "Germany", "Japan", "Egypt"} <= set(choices)
+    assert "U.S.A." not in choices and choices[-1] == "prefer not to say"
+    mapped = {name: _country(name) for name in ("Brazil", "USA", "Türkiye", "Atlantis")}
+    assert mapped == {"Brazil": "Brazil", "USA": "United States", "Türkiye": "Turkey", "Atlantis": None}

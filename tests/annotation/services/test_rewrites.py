@@ -12,12 +12,14 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from annotation.models import Participant, RewriteSettings, Study
-from annotation.services.rewrites import sources_filter
+from annotation.services.rewrites import rewrite_check, sources_filter
+from core.languages import is_question, word_count
 from tests.annotation.helpers import Participant as Person
 from tests.annotation.helpers import (
     serving_path,  # noqa: F401 - a fixture
     settings_pop,
 )
+from tests.factories import CorpusFactory, ParallelPairFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -35,13 +37,15 @@ def test_real_sources_filtered_as_gyafc_with_counts(shared_data: Path) -> None:
                      "--annotators-per-item", "2", "--eligibility", "none")
     assert summary["sources_read"] == len(lines) == 100
     dropped = summary["dropped"]
-    assert dropped["question"] == sum(1 for line in lines if "?" in line) > 0
+    # Every script's question marks: one of these leetspeak questions ends with an inverted `¿`.
+    ascii_questions = sum(1 for line in lines if "?" in line)
+    assert dropped["question"] == sum(1 for line in lines if is_question(line)) > ascii_questions
     assert dropped["too_short"] > 0 and dropped["too_long"] > 0
     assert summary["sources_kept"] == summary["items"] == 100 - sum(dropped.values())
     study = Study.objects.get(slug="nsubs")
     for item in study.items.all():
-        words = len(item.payload["source"].split())
-        assert "?" not in item.payload["source"] and 5 <= words <= 25 and item.payload["target_style"] == "formal"
+        words = word_count(item.payload["source"])
+        assert not is_question(item.payload["source"]) and 5 <= words <= 25 and item.payload["target_style"] == "formal"
     assert "formal" in study.task_description and "Examples:" in study.task_description
     assert RewriteSettings.objects.get(study=study).filters["dropped"] == dropped
     # The filters are configurable: without the question filter and the length limits, more sources stay.
@@ -139,3 +143,53 @@ def test_persona_questions_configurable(tmp_path: Path) -> None:
         call_command("create_study", "--slug", "bad", "--kind", "rewrite", "--sources", str(lines), "--persona",
                      "shoe_size", "--min-words", "0", stdout=out, stderr=StringIO())
     assert "shoe_size" in out.getvalue() and not Study.objects.filter(slug="bad").exists()
+
+
+# --- languages without spaces, every script's question marks (issue 33) ------------------------------------------
+
+JAPANESE = "私は毎日電車で会社に行きます。"  # "I go to the office by train every day": one "word" for str.split()
+THAI = "ฉันชอบกินข้าวผัดมากที่สุดในโลก"  # "I like fried rice most in the world": no spaces either
+
+
+def test_word_limits_count_japanese_and_thai_words():
+    rows = [("ja", JAPANESE), ("th", THAI), ("th-long", THAI * 4), ("ja-short", "東京です。")]
+    kept, dropped = sources_filter(sources=rows, filters={"min_words": 5, "max_words": 25}, language="ja")
+    assert [source_id for source_id, _ in kept] == ["ja", "th"]
+    assert dropped["too_long"] == 1 and dropped["too_short"] == 1
+    kept_th, _ = sources_filter(sources=[("th", THAI)], filters={"min_words": 9, "max_words": 9}, language="th")
+    assert kept_th == [("th", THAI)]  # ฉัน ชอบ กิน ข้าว ผัด มาก ที่สุด ใน โลก: nine words
+
+
+@pytest.mark.parametrize(("language", "text"), [
+    ("en", "Is this the right way to say it?"), ("zh", "你今天晚上想去哪里吃饭？"), ("ar", "هل تريد أن تأتي معنا غدا؟"),
+    ("el", "Θέλεις να έρθεις μαζί μας αύριο;"), ("hy", "Ուզու՞մ ես վաղը գալ մեզ հետ"),
+    ("am", "ነገ ከእኛ ጋር መምጣት ትፈልጋለህ፧"), ("es", "¿Quieres venir con nosotros mañana por la tarde"),
+])
+def test_questions_are_dropped_in_every_script(language: str, text: str):
+    kept, dropped = sources_filter(sources=[("q", text)], filters={"min_words": 0, "max_words": 0},
+                                   language=language)
+    assert kept == [] and dropped["question"] == 1
+
+
+def test_a_greek_semicolon_is_a_question_only_in_greek():
+    text = "Il pleut ; nous restons à la maison ce soir"
+    kept, _ = sources_filter(sources=[("fr", text)], filters={"min_words": 0, "max_words": 0}, language="fr")
+    assert kept == [("fr", text)]
+
+
+def test_a_study_from_a_japanese_corpus_counts_japanese_words_and_asks_in_japanese_terms():
+    corpus = CorpusFactory(name="ja-corpus", language="ja")
+    ParallelPairFactory(corpus=corpus, text_1=JAPANESE, text_2="毎日、電車で会社へ通っております。")
+    ParallelPairFactory(corpus=corpus, text_1="明日は来ますか？", text_2="明日はいらっしゃいますか？")
+    summary = create("--slug", "ja-rewrite", "--kind", "rewrite", "--sources-corpus", "ja-corpus", "--side", "1",
+                     "--target-style", "formal", "--annotators-per-item", "2")
+    assert summary["sources_kept"] == 1 and summary["dropped"]["question"] == 1
+    study = Study.objects.get(slug="ja-rewrite")
+    assert study.items.get().payload["language"] == "ja"
+    assert study.eligibility_questions[0]["text"] == "Is Japanese (日本語) your native language?"
+
+
+def test_length_limits_count_what_people_see_as_characters():
+    shown = {"max_length": 5, "language": "hi", "texts": {"source": ""}}
+    assert rewrite_check(shown=shown, text="नमस्ते") is None  # 6 code points; a vowel sign joins its consonant
+    assert "at most 5 characters, got 6" in (rewrite_check(shown=shown, text="e\u0301" * 6) or "")

@@ -202,7 +202,7 @@ def test_the_admin_loads_steels_screening_questions_for_the_first_study(admin_cl
                                                 load_stel_screening="on"))
     assert page.status_code == 302, page.context["form"].errors
     study = Study.objects.get(slug="first")
-    assert study.screening_per_batch == 2 and ScreeningQuestion.objects.count() == 16
+    assert study.screening_per_batch == 2 and ScreeningQuestion.objects.count() == 16 + 6 * 4  # and the other languages
     # The screening questions page's button: the same service, idempotent, and private questions are kept.
     ScreeningQuestion.objects.filter(name="stel-formality-1").update(active=False)
     changelist = admin_client.get(reverse("admin:tasks_screeningquestion_changelist"))

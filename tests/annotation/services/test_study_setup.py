@@ -27,7 +27,7 @@ def test_a_study_without_items_cannot_open():
 
 
 def test_a_study_with_items_opens():
-    study = StudyFactory(status=Study.Status.DRAFT)
+    study = StudyFactory(status=Study.Status.DRAFT, screening_per_batch=0)  # screening: tests/…/test_screening.py
     StudyItemFactory(study=study)
     assert study_open(study=study).status == Study.Status.ACTIVE
     study.refresh_from_db()
@@ -77,7 +77,7 @@ def test_closing_twice_keeps_the_first_close():
 
 
 def test_reopening_clears_closed_at_and_is_refused_after_retention():
-    study = StudyFactory(status=Study.Status.ACTIVE)
+    study = StudyFactory(status=Study.Status.ACTIVE, screening_per_batch=0)
     StudyItemFactory(study=study)
     study_close(study=study)
     reopened = study_open(study=study)

@@ -39,8 +39,8 @@ def test_only_the_named_attributes_are_kept_and_expired_or_missing_ones_stay_uns
     summary = platform_sync(platform_study=platform_study)
     assert summary["persona_attributes_read"] == 3
     personas = dict(Participant.objects.filter(study=study).values_list("external_id", "persona"))
-    assert personas[hex_pid(1)] == {"age": "18-24", "country": "U.S.A."}  # no sex, nationality, ethnicity, …
-    assert personas[hex_pid(2)] == {"gender": "male", "country": "U.S.A."}  # the asked answer kept, age unset
+    assert personas[hex_pid(1)] == {"age": "18-24", "country": "United States"}  # no sex, nationality, ethnicity, …
+    assert personas[hex_pid(2)] == {"gender": "male", "country": "United States"}  # the asked answer kept, age unset
     assert personas[hex_pid(3)] == {}
     stored = str(list(PlatformStudy.objects.filter(pk=platform_study.pk).values())) + str(personas)
     for discarded in ("Mexico", "Part-Time", "Spanish", "Mixed", "Female"):

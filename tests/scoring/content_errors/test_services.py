@@ -141,6 +141,30 @@ def test_command_reads_a_corpus_and_refuses_bad_input(tmp_path):
 
 
 @pytest.mark.django_db
+def test_the_english_editors_refuse_a_french_corpus_or_file(tmp_path):
+    from tasks.services.imports import corpus_import  # the corpus side of the test only
+
+    aligned = [tmp_path / "informal.txt", tmp_path / "formal.txt"]
+    aligned[0].write_text("on se voit demain à deux heures, ok ?\nmerci pour ton aide hier\n", encoding="utf-8")
+    aligned[1].write_text("Nous nous verrons demain à quatorze heures.\nMerci pour votre aide d'hier.\n",
+                          encoding="utf-8")
+    corpus_import(name="mini-fr", component="formality", import_format="aligned", paths=[str(p) for p in aligned],
+                  language="fr")
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("id\tsource\trewrite\n1\tmerci pour ton aide\tMerci pour votre aide.\n", encoding="utf-8")
+    for args in (["--corpus", "mini-fr"], ["--pairs", str(pairs), "--language", "fr-FR"]):
+        out = StringIO()
+        with pytest.raises(CommandError):
+            call_command("build_content_errors", "--name", "fr-errors", *args, stdout=out, stderr=StringIO())
+        error = json.loads(out.getvalue().strip().splitlines()[-1])["error"]
+        assert error["code"] == "unsupported_language" and "English word lists" in error["message"]
+        assert "--model DIR" in error["message"]
+    assert not ContentErrorSet.objects.filter(name="fr-errors").exists()
+    # The same French pairs declared English (a researcher's explicit choice) are edited by the rules.
+    assert _run("--name", "fr-as-en", "--corpus", "mini-fr", "--language", "en")["pairs"] == 2
+
+
+@pytest.mark.django_db
 def test_admin_review_needs_change_permission_and_study_takes_accepted_only(shared_data, tmp_path, client):
     _run("--name", "rev", "--pairs", str(_turkcorpus_pairs(shared_data, tmp_path, n=6)), "--seed", "1")
     errors = list(ContentError.objects.filter(error_set__name="rev").order_by("pk"))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from core.errors import ApplicationError
 from core.models import Job
 from scoring.celery_tasks.model_scoring import score_run_execute_task
 from scoring.model_scoring.runs import score_run_start
@@ -277,3 +278,21 @@ def test_a_refused_path_is_named_as_the_researcher_gave_it_not_resolved(api, giv
     assert f"'{given}'" in error["message"] and error["details"]["path"] == given
     assert resolved not in str(error) and f"/proc/{os.getpid()}" not in str(error)
     assert not ScoreRun.objects.exists() and not Job.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_run_on_an_export_of_a_french_study_refuses_an_english_only_method(shared_data, media, tmp_path):
+    from tests.factories import CorpusFactory, StudyItemFactory, TaskInstanceFactory  # the study side only
+
+    study = StudyItemFactory(instance=TaskInstanceFactory(corpus=CorpusFactory(language="fr"))).study
+    exported = tmp_path / "export.tsv"
+    shutil.copy(contraction(shared_data), exported)
+    export = BenchmarkExport.objects.create(path=str(exported), format=BenchmarkExport.Format.STEL_TSV, study=study)
+    with pytest.raises(ApplicationError) as refused:
+        score_run_start(export_id=export.pk, methods="char3gram,st:minilm")
+    assert refused.value.code == "unsupported_language" and "this benchmark's texts are fr" in refused.value.message
+    assert not ScoreRun.objects.exists()
+    run = score_run_start(export_id=export.pk, methods="char3gram,punctuation")
+    assert run.methods == ["char3gram", "punctuation"]
+    with pytest.raises(ApplicationError, match="method 'pos' supports en only"):
+        score_run_start(benchmark_paths=[str(exported)], methods="pos", language="de", any_path=True)

@@ -16,6 +16,7 @@ from django.core.management import CommandError, call_command
 
 from core.errors import ApplicationError
 from scoring.model_scoring.benchmark_io import benchmark_read
+from scoring.model_scoring.methods import methods_language_check
 from tasks.stel.tsv import StelRecord
 
 HEADER = ["", "Anchor 1", "Anchor 2", "Alternative 1.1", "Alternative 1.2", "Correct Alternative", "ID",
@@ -230,3 +231,35 @@ def test_a_jsonl_benchmark_row_is_checked_as_a_tsv_row_naming_its_line(tmp_path)
     ids_only.write_text(json.dumps({"id": "x1", "corpus": "c", "text_sha256": "0"}) + "\n")
     with pytest.raises(ApplicationError, match="ids-only export has no texts"):
         benchmark_read(ids_only)
+
+
+# --- languages (issue 33) ------------------------------------------------------------------------------------------
+
+FRENCH_ROWS = [
+    ["0", "t'es où là ?", "Où êtes-vous en ce moment ?", "Pourriez-vous m'indiquer l'heure ?", "c koi l'heure ?",
+     "2", "fr-1", "5", "formality"],
+    ["1", "jsuis crevé mdr", "Je suis très fatigué.", "Je vous remercie de votre aide.", "merci bcp pr ton aide",
+     "2", "fr-2", "5", "formality"],
+]
+
+
+def test_score_stel_refuses_an_english_only_method_on_a_french_benchmark(tmp_path):
+    benchmark = write_tsv(tmp_path / "fr.tsv", FRENCH_ROWS)
+    error = score_fails(str(benchmark), methods="char3gram,pos", language="fr")
+    assert error["code"] == "unsupported_language"
+    assert "method 'pos' supports en only" in error["message"] and "fr" in error["message"]
+    for spec in ("st:minilm", "hf:minilm"):  # the packaged all-MiniLM-L6-v2 is English
+        assert score_fails(str(benchmark), methods=spec, language="fr-CA")["code"] == "unsupported_language"
+    summary = score(str(benchmark), methods="char3gram,punctuation,levenshtein,uppercase", language="fr")
+    assert summary["ok"] is True and summary["sets"]["validated"]["instances"] == 2
+    assert set(summary["sets"]["validated"]["methods"]) == {"char3gram", "punctuation", "levenshtein", "uppercase"}
+    methods_language_check(specs=["pos", "st:minilm"], language="en-GB")  # English: both are fine (no error)
+    methods_language_check(specs=["st:/models/paraphrase-multilingual-MiniLM-L12-v2"], language="fr")
+
+
+def test_score_stel_lists_which_methods_are_language_independent():
+    methods = {entry["name"]: entry for entry in score(list=True)["methods"]}
+    assert methods["pos"]["languages"] == ["en"]
+    assert all(methods[name]["languages"] == ["*"] for name in ("char3gram", "punctuation", "levenshtein"))
+    assert methods["st:<model directory>"]["languages"] == ["*"] and "multilingual" in methods[
+        "st:<model directory>"]["note"]

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from core.errors import ApplicationError
 from tasks.models import Corpus
 from tasks.services.imports import corpus_import
 from tasks.services.normalization import has_tokenization_artefact, text_detokenize, text_detokenize_stel
@@ -82,3 +83,30 @@ def test_imported_turkcorpus_has_at_most_one_percent_artefacts_on_each_side(shar
                            detokenize=False)
     raw_pairs = list(Corpus.objects.get(name="raw").pairs.values_list("text_1", "text_2"))
     assert raw["texts_changed"] == 0 and rate([p[0] for p in raw_pairs]) > 0.99
+
+
+# --- by the corpus's language (issue 33) ---------------------------------------------------------------------------
+
+
+def test_detokenization_follows_the_language():
+    tokenized = "C' est l' ami de Jean , n' est -ce pas ?"
+    assert text_detokenize(tokenized, language="fr") == "C'est l'ami de Jean, n'est -ce pas ?"
+    assert text_detokenize(tokenized, language="en") == "C' est l' ami de Jean, n' est -ce pas?"
+    assert text_detokenize("私 は 学生 です 。", language="ja") == "私は学生です。"
+    assert text_detokenize("Islam 's Earth .", language="en") == "Islam's Earth."
+
+
+@pytest.mark.django_db
+def test_a_french_corpus_is_detokenized_by_french_rules_and_stels_mapping_refused(tmp_path: Path) -> None:
+    informal = tmp_path / "informal.txt"
+    formal = tmp_path / "formal.txt"
+    informal.write_text("c' est l' ami de jean , tu vois ?\n", encoding="utf-8")
+    formal.write_text("Il s' agit de l' ami de Jean , n' est -ce pas ?\n", encoding="utf-8")
+    corpus, _ = corpus_import(name="fr-tok", component="formality", import_format="aligned",
+                              paths=[informal, formal], detokenize=True, language="fr")
+    pair = corpus.pairs.get()
+    assert pair.text_1 == "c'est l'ami de jean, tu vois ?" and pair.text_2.startswith("Il s'agit de l'ami")
+    with pytest.raises(ApplicationError, match="normalizer 'stel' is STEL's mapping of English text"):
+        corpus_import(name="fr-stel", component="formality", import_format="aligned", paths=[informal, formal],
+                      detokenize=True, normalizer="stel", language="fr")
+    assert not Corpus.objects.filter(name="fr-stel").exists()

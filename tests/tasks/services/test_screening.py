@@ -38,6 +38,17 @@ def test_import_parses_setups_and_numbers_after_existing_names():
     assert first[1].correct_order == "S2-S1" and first[1].fits("triple") and not first[1].fits("style-or-content")
 
 
+def test_import_records_the_questions_language_and_refuses_a_bad_tag():
+    french = screening_questions_import(text=GOOD, where="fr.tsv", prefix="lab-fr", language="fr")
+    assert {q.language for q in french} == {"fr"}
+    assert {q.language for q in screening_questions_import(text=GOOD, where="en.tsv")} == {"en"}
+    copies = screening_questions_duplicate(questions=ScreeningQuestion.objects.filter(name__startswith="lab-fr-"))
+    assert {q.language for q in copies} == {"fr"}
+    with pytest.raises(ApplicationError, match="language 'French': give a BCP 47 tag"):
+        screening_questions_import(text=GOOD, where="x.tsv", prefix="bad", language="French")
+    assert not ScreeningQuestion.objects.filter(name__startswith="bad-").exists()
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("", "a.tsv: empty file"),
     ("component\torder\n", "a.tsv: line 1: expected the header"),
@@ -70,8 +81,8 @@ def test_admin_warns_imports_and_duplicates(admin_client):
     r = admin_client.post("/admin/tasks/screeningquestion/import/",
                           {"file": upload, "prefix": "mine", "source": "our lab", "active": "on"})
     assert r.status_code == 302
-    assert set(ScreeningQuestion.objects.values_list("name", "source", "active")) == {
-        ("mine-formality-1", "our lab", True), ("mine-contraction-1", "our lab", True)}
+    assert set(ScreeningQuestion.objects.values_list("name", "source", "active", "language")) == {
+        ("mine-formality-1", "our lab", True, "en"), ("mine-contraction-1", "our lab", True, "en")}
     bad = SimpleUploadedFile("bad.tsv", f"{HEADER}\nsarcasm\tS1-S2\ta\tb\tc\td\n".encode(), content_type="text/plain")
     r = admin_client.post("/admin/tasks/screeningquestion/import/", {"file": bad, "prefix": "mine"})
     assert r.status_code == 200 and "bad.tsv: line 2: unknown style type" in r.content.decode()
@@ -83,3 +94,6 @@ def test_admin_warns_imports_and_duplicates(admin_client):
     # the add form explains the fields and checks the setups
     add = admin_client.get("/admin/tasks/screeningquestion/add/").content.decode()
     assert "shown only in quadruples" in add and "S1-S2 when S1 has the style of A1" in add
+    german = SimpleUploadedFile("de.tsv", GOOD.encode("utf-8"), content_type="text/tab-separated-values")
+    admin_client.post("/admin/tasks/screeningquestion/import/", {"file": german, "prefix": "de", "language": "de"})
+    assert set(ScreeningQuestion.objects.filter(name__startswith="de-").values_list("language", flat=True)) == {"de"}
