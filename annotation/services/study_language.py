@@ -12,7 +12,9 @@ from typing import Any
 from django.utils import translation
 
 from annotation.models import Study
-from core.languages import language_english_name, language_guess, language_matches
+from core.errors import ApplicationError
+from core.languages import language_english_name, language_guess, language_matches, language_normalise
+from tasks.error_codes import INVALID_LANGUAGE
 
 
 def participant_language_activate(study: Study) -> None:
@@ -46,3 +48,15 @@ def study_language_warnings(*, study: Study) -> list[dict[str, Any]]:
                            "written.",
             })
     return warnings
+
+
+def study_language_check(language: str) -> str:
+    """A study's language in its standard BCP 47 form ("" stays "": the corpus's language, else en)."""
+    if not language.strip():
+        return ""
+    normalised = language_normalise(language)
+    if normalised is None:
+        raise ApplicationError(
+            f"Language must be a BCP 47 tag such as en, fr, pt-BR or ar, not {language!r}.", code=INVALID_LANGUAGE,
+            details={"language": ["not a BCP 47 language tag"]}, field="language")
+    return normalised

@@ -28,9 +28,8 @@ from rest_framework import serializers
 
 from annotation.models import COPY_THRESHOLD_DEFAULT, HTTP_URL, ORDERING_KINDS, EntryPlatform
 from annotation.services.participation import PROLIFIC_ID
+from annotation.services.study_language import study_language_check
 from core.errors import ApplicationError
-from core.languages import language_normalise
-from tasks.error_codes import INVALID_LANGUAGE
 from tasks.stel.majority import min_correct_default
 
 ALL = "all"
@@ -227,18 +226,6 @@ def study_settings_build(*, item_kind: str = "", **values: Any) -> Any:
                                field="min_correct")
     entry = participation_settings_check(**{name: given[name] for name in ENTRY_CHECKED})
     return StudySettings(**{**given, "annotators_per_item": k, "min_correct": m, **entry})
-
-
-def study_language_check(language: str) -> str:
-    """A study's language in its standard BCP 47 form ("" stays "": the corpus's language, else en)."""
-    if not language.strip():
-        return ""
-    normalised = language_normalise(language)
-    if normalised is None:
-        raise ApplicationError(
-            f"Language must be a BCP 47 tag such as en, fr, pt-BR or ar, not {language!r}.", code=INVALID_LANGUAGE,
-            details={"language": ["not a BCP 47 language tag"]}, field="language")
-    return normalised
 
 
 def redirect_url_check(*, redirect_url: str) -> None:

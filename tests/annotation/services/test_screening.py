@@ -42,7 +42,7 @@ def test_a_study_asking_for_more_questions_than_exist_is_refused():
 def _french_study(screening_per_batch: int = 2) -> Study:
     formality = component("formality")
     corpus = CorpusFactory(component=formality, language="fr")
-    study = StudyFactory(status=Study.Status.DRAFT, screening_per_batch=screening_per_batch)
+    study = StudyFactory(status=Study.Status.DRAFT, screening_per_batch=screening_per_batch, language="fr")
     StudyItemFactory(study=study, instance=TaskInstanceFactory(corpus=corpus))
     return study
 

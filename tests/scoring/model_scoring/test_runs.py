@@ -284,7 +284,8 @@ def test_a_refused_path_is_named_as_the_researcher_gave_it_not_resolved(api, giv
 def test_a_run_on_an_export_of_a_french_study_refuses_an_english_only_method(shared_data, media, tmp_path):
     from tests.factories import CorpusFactory, StudyItemFactory, TaskInstanceFactory  # the study side only
 
-    study = StudyItemFactory(instance=TaskInstanceFactory(corpus=CorpusFactory(language="fr"))).study
+    study = StudyItemFactory(instance=TaskInstanceFactory(corpus=CorpusFactory(language="fr")),
+                             study__language="fr").study
     exported = tmp_path / "export.tsv"
     shutil.copy(contraction(shared_data), exported)
     export = BenchmarkExport.objects.create(path=str(exported), format=BenchmarkExport.Format.STEL_TSV, study=study)
