@@ -86,7 +86,7 @@ def test_the_phone_layout_still_works_with_telemetry(phone_page: Any, live_serve
     _to_item(page, live_server.url, "tel-phone", "phone01")
     page.tap("#rewrite-text")
     written = "Are you available on Friday for the event?"
-    page.keyboard.type(written, delay=20)
+    page.keyboard.type(written, delay=90)  # a person's speed (the server bounds the typing rate)
     box = page.locator("#item-submit").bounding_box()
     assert box is not None and box["y"] + box["height"] <= 844  # Next is on screen without scrolling
     shots(page, "telemetry-phone")

@@ -63,6 +63,7 @@ from tests import factories as f
 PROJECT_APPS = ["tasks", "annotation", "platforms", "scoring", "core"]
 # A door whose credential is a signature (Prolific's webhook deliveries): refused to every role without one.
 SIGNED = "signed"
+STAFF = "staff"  # any signed-in staff account, whatever its permissions (the API docs and schema, issue 30)
 SPEND = "platforms.spend_platformstudy"
 PERSONA = "persona-answer-7919"
 ROLES = ["anonymous", "participant", "staff_none", "staff_view", "researcher", "reviewer", "data_steward", "superuser"]
@@ -141,7 +142,8 @@ API_DOORS: dict[tuple[str, str], str | tuple[str, ...] | None] = {
         ("ping", "get"), ("ping-db", "get"), ("session-create", "post"), ("session-detail", "get"),
         ("session-consent", "post"), ("session-eligibility", "post"), ("session-start", "post"),
         ("session-next", "get"), ("session-answer", "post"), ("session-practice", "get"),
-        ("session-practice", "post"), ("schema", "get"), ("api-docs", "get")]},
+        ("session-practice", "post")]},
+    ("schema", "get"): STAFF, ("api-docs", "get"): STAFF,
 }
 
 # Admin views of our own (beyond Django's changelist/add/change/delete/history): url name → (method, permission).
@@ -406,6 +408,8 @@ def _client(role: str, world: dict[str, Any]) -> tuple[Client, User | None]:
 
 def _has(user: User | None, perm: str | tuple[str, ...] | None) -> bool:
     """A door needing several permissions (a tuple) is open only to users holding them all."""
+    if perm == STAFF:
+        return bool(user and user.is_active and user.is_staff)
     perms = (perm,) if isinstance(perm, str) else perm
     return perms is None or bool(user and user.is_active and user.is_staff and user.has_perms(perms))
 
@@ -559,7 +563,7 @@ RAW_FOR_THE_PLATFORM = {"study-decisions"}
 def _get_doors() -> list[str]:
     """Every page and body a GET reads: API endpoints and admin views (generic and custom)."""
     api = [f"api:{name}" for name, method in sorted(API_DOORS) if method == "get" and API_DOORS[(name, method)]
-           not in (None, SIGNED)]
+           not in (None, SIGNED, STAFF)]
     views = [f"admin:{name}" for name in _admin_doors() if (ADMIN_VIEWS.get(name) or ("get", ""))[0] == "get"
              and not name.endswith("_delete")]
     return api + views

@@ -57,7 +57,7 @@ def test_progress_bar_polls_then_the_dashboard_shows_numbers_and_plots(page: Any
     run.refresh_from_db()
     assert f"{run.result['fleiss_kappa']:.3f}" in page.content()
     images = page.locator(".agr-grid img")
-    assert images.count() == 4
+    assert images.count() == 5  # with the per-item uncertainty histogram
     page.wait_for_function(
         "[...document.querySelectorAll('.agr-grid img')].every(img => img.complete && img.naturalWidth > 0)")
     assert page.js_errors == []
