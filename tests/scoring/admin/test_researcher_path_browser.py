@@ -1,7 +1,9 @@
 """The researcher's whole path in Chromium on PostgreSQL with a real Celery worker on Redis: upload an aligned corpus
 (files named by role), generate quadruples, create a study in the admin, open it, let simulated participants fill
 it over HTTP, compute agreement, run the 3-of-5 filter, export the validated STEL TSV from the browser and download
-it; the download equals export_benchmark's output for the same selection."""
+it; the download equals export_benchmark's output for the same selection. After opening, the researcher works from
+the study's overview (issue 31): reached from the study list, its next-step buttons lead to agreement and to the
+export, and it shows each step done."""
 from __future__ import annotations
 
 import io
@@ -130,8 +132,13 @@ def test_the_researcher_path_in_the_browser(page: Any, live_server: Any, tmp_pat
         assert summary["ok"] is True
         assert study.responses.filter(is_valid=True, study_item__isnull=False).count() >= 50
 
-        # 5. agreement
-        page.goto(f"{url}/admin/scoring/agreementrun/start/?study={study.slug}")
+        # 5. agreement, from the study's overview (reached from the study list): its next step once people answered
+        page.goto(f"{url}/admin/annotation/study/")
+        page.click(f"a[href='/admin/annotation/study/{study.pk}/overview/']")
+        page.wait_for_selector("#study-overview")
+        assert "Agreement" in page.inner_text("#next-step")
+        page.click("li[data-step='agreement'] .next")
+        page.wait_for_url(f"{url}/admin/scoring/agreementrun/start/?study={study.slug}")
         page.fill("#id_resamples", "100")
         page.click("input[type=submit]")
         wait_for_job("agreement_compute", log=log)
@@ -144,17 +151,18 @@ def test_the_researcher_path_in_the_browser(page: Any, live_server: Any, tmp_pat
         wait_for_job("filter_instances", log=log)
         assert FilterRun.objects.get(study=study).n_validated > 0
 
-        # 7. export the validated STEL TSV from the browser and download it
-        page.goto(f"{url}/admin/scoring/agreementrun/study/{study.slug}/")
-        page.click("#export-validated")
+        # 7. export the validated STEL TSV from the overview's next step, and download it
+        page.goto(f"{url}/admin/annotation/study/{study.pk}/overview/")
+        assert "✓" in page.inner_text("li[data-step='agreement']") and "✓" in page.inner_text("li[data-step='filter']")
+        assert "Export" in page.inner_text("#next-step")
+        page.click("li[data-step='export'] .next")
+        page.wait_for_selector("#id_status")
         assert page.input_value("#id_status") == "validated" and page.input_value("#id_format") == "stel-tsv"
         page.click("input[type=submit]")
         job = wait_for_job("benchmark_export", log=log)
         export = BenchmarkExport.objects.get(pk=job.result["export"])
-        # the form leads back to the dashboard, whose message links the job; the job's page links to the export
-        page.wait_for_selector("ul.messagelist")
-        assert "/admin/scoring/agreementrun/" in page.url and page.url.endswith("/dashboard/")
-        page.click(f"ul.messagelist a[href$='/admin/core/job/{job.pk}/change/']")
+        # the form leads to the job's page, which links to the export it made
+        page.wait_for_url(f"**/admin/core/job/{job.pk}/change/")
         made = page.wait_for_selector(f"a[href$='/scoring/benchmarkexport/{export.pk}/change/']", timeout=60_000)
         assert f"/admin/core/job/{job.pk}/change/" in page.url
         made.click()
@@ -163,6 +171,8 @@ def test_the_researcher_path_in_the_browser(page: Any, live_server: Any, tmp_pat
         downloaded = tmp_path / "downloaded.tsv"
         download_info.value.save_as(str(downloaded))
         shots(page, "export")
+        page.goto(f"{url}/admin/annotation/study/{study.pk}/overview/")  # the export is done; scoring comes next
+        assert "✓" in page.inner_text("li[data-step='export']") and "Score" in page.inner_text("#next-step")
     finally:
         kill_group(worker)
 
