@@ -216,6 +216,12 @@ class ProlificClient:
         demographics = (body or {}).get("demographics") if isinstance(body, dict) else None
         return demographics if isinstance(demographics, dict) else None
 
+    def filters_list(self, workspace_id: str = "") -> list[dict[str, Any]]:
+        """Prolific's filters (`GET /api/v1/filters/`): select filters carry `filter_id`, `title` and `choices`."""
+        params = {"workspace_id": workspace_id} if workspace_id else None
+        body = self.request("GET", "/api/v1/filters/", params=params, repeatable=True, what="listing the filters")
+        return [row for row in (body or {}).get("results") or [] if isinstance(row, dict)]
+
     def _pages(self, path: str, params: dict[str, Any], *, what: str) -> Iterator[dict[str, Any]]:
         page: str | None = path
         query: dict[str, Any] | None = {**params, "page": 1, "page_size": PAGE_SIZE}

@@ -28,15 +28,21 @@ _SPEC_LOCK = threading.Lock()
 
 
 def spec() -> Any:
-    """Prolific's description, loaded once (its own schema validation off: the file has a few quirks)."""
+    """Prolific's description, loaded once (its own schema validation off: the file has a few quirks). One quirk is
+    mended: a filter-list item is `oneOf` four shapes that overlap (a detailed select filter is a plain one with more
+    optional fields), so no item could match exactly one; it is read as `anyOf` (each item still has to match one)."""
     global _SPEC
     with _SPEC_LOCK:
         if _SPEC is None:
             from django.conf import settings
+            import yaml
             from openapi_core import Config, OpenAPI
 
             path = Path(settings.SHARED_DATA_DIR) / "platforms" / "prolific" / "publicapi.yaml"
-            _SPEC = OpenAPI.from_file_path(str(path), config=Config(spec_validator_cls=None))
+            described = yaml.safe_load(path.read_text(encoding="utf-8"))
+            item = described["components"]["schemas"]["FilterListResultsItem"]
+            item["anyOf"] = item.pop("oneOf")
+            _SPEC = OpenAPI.from_dict(described, config=Config(spec_validator_cls=None))
     return _SPEC
 
 

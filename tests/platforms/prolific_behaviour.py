@@ -177,6 +177,19 @@ class ProlificBehaviour:
 
     # --- the pre-flight: cost calculator, eligibility count, test participants and test studies -------------------
 
+    def _filters(self, **_: Any) -> Answer:
+        """Prolific's filter list (a few of them): language filters with their choices, ids not fixed anywhere."""
+        languages = {"1": "English", "2": "French", "3": "German", "4": "Italian", "5": "Spanish", "6": "Arabic"}
+        return 200, {"results": [
+            {"filter_id": "first-language", "title": "First language", "type": "select", "data_type": "ChoiceID",
+             "question": "What is your first language?", "choices": dict(languages)},
+            {"filter_id": "fluent-languages", "title": "Fluent languages", "type": "select", "data_type": "ChoiceID",
+             "question": "Which of the following languages are you fluent in?",
+             "choices": {str(int(k) + 100): v for k, v in languages.items()}},
+            {"filter_id": "age", "title": "Age", "type": "range", "question": "What is your age?",
+             "min": 18.0, "max": 100.0, "data_type": "integer"},
+        ], "_links": {}, "meta": {}}, {}
+
     def _cost_calculator(self, *, body: Any, **_: Any) -> Answer:
         """Prolific's fee (33.3 % of the rewards) and VAT on the fee (20 %), in cents."""
         rewards = body["reward"] * body["total_available_places"]
@@ -283,6 +296,7 @@ ROUTES: list[tuple[tuple[str, ...], str, Callable[..., Answer]]] = [
     ((), r"/api/v1/studies/(\w+)/", ProlificBehaviour._study_get),
     ((), r"/api/v1/studies/(\w+)/transition/", ProlificBehaviour._study_transition),
     (("POST",), r"/api/v1/studies/(\w+)/test-study", ProlificBehaviour._test_study),
+    (("GET",), r"/api/v1/filters/", ProlificBehaviour._filters),
     (("POST",), r"/api/v1/study-cost-calculator/", ProlificBehaviour._cost_calculator),
     (("POST",), r"/api/v1/eligibility-count/", ProlificBehaviour._eligibility_count),
     (("POST",), r"/api/v1/researchers/participants/", ProlificBehaviour._test_participant),

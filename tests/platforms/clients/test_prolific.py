@@ -103,3 +103,11 @@ def test_an_unreachable_api_sent_nothing(platform_settings) -> None:
         with pytest.raises(PlatformCallError) as exc:
             c.bonus_pay("f" * 24)
     assert exc.value.outcome == NOT_SENT and exc.value.status == 503
+
+
+def test_the_filter_list_is_read_in_the_spec_s_shape_and_retried_as_a_read(client, fake_prolific) -> None:
+    fake_prolific.fail("GET", r"/filters/", "500")
+    rows = client.filters_list(fake_prolific.workspace_id)
+    first = next(r for r in rows if r["title"] == "First language")
+    assert first["type"] == "select" and "French" in first["choices"].values()
+    assert len(fake_prolific.calls_to("GET", r"/filters/")) == 2 and fake_prolific.violations == []
