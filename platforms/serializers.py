@@ -47,7 +47,8 @@ class PlatformStudySerializer(serializers.ModelSerializer):
         model = PlatformStudy
         fields = ["study", "account", "platform", "state", "external_id", "external_status", "places",
                   "reward_cents", "currency", "screen_out_reward_cents", "devices", "filters", "allow_list",
-                  "use_block_list", "bonus_cap_per_participant", "bonus_cap_per_study", "create_request",
+                  "use_block_list", "language_filter", "bonus_cap_per_participant", "bonus_cap_per_study",
+                  "create_request",
                   "published_at", "synced_at", "last_error"]
 
 
@@ -61,6 +62,10 @@ class PublishInput(serializers.Serializer):
     allow_list = serializers.DictField(required=False)
     screen_out_reward_cents = serializers.IntegerField(required=False, min_value=0)
     use_block_list = serializers.BooleanField(required=False)
+    language_filter = serializers.ChoiceField(
+        choices=["auto", "first", "fluent", "off"], required=False,
+        help_text="Recruit by the study's language: auto (Prolific's first-language filter unless the study is "
+                  "English), first, fluent, off.")
     bonus_cap_per_participant = serializers.DecimalField(max_digits=8, decimal_places=2, required=False,
                                                          min_value=0)
     bonus_cap_per_study = serializers.DecimalField(max_digits=10, decimal_places=2, required=False, min_value=0)

@@ -56,6 +56,10 @@ class PublishForm(forms.Form):
                                         widget=forms.CheckboxSelectMultiple, help_text="None ticked: all devices.")
     screen_out_reward = forms.DecimalField(required=False, min_value=0, decimal_places=2,
                                            help_text="Prolific: fixed pay for a screened-out participant.")
+    language_filter = forms.ChoiceField(
+        choices=[("auto", "auto: first language, unless the study is English"), ("first", "first language"),
+                 ("fluent", "fluent languages"), ("off", "off: no language filter")], initial="auto", required=False,
+        help_text="Prolific: recruit by the study's language (filter ids read from Prolific's filter list).")
     bonus_cap_per_participant = forms.DecimalField(required=False, min_value=0, decimal_places=2)
     bonus_cap_per_study = forms.DecimalField(required=False, min_value=0, decimal_places=2)
 
@@ -175,6 +179,8 @@ class PlatformStudyAdmin(admin.ModelAdmin):
                     params["devices"] = list(d["devices"])
                 if d["screen_out_reward"] is not None:
                     params["screen_out_reward_cents"] = int(d["screen_out_reward"] * 100)
+                if d["language_filter"]:
+                    params["language_filter"] = d["language_filter"]
             for cap in ("bonus_cap_per_participant", "bonus_cap_per_study"):
                 if d[cap] is not None:
                     params[cap] = str(d[cap])

@@ -66,6 +66,7 @@ class StudyPlan:
     slug: str
     project_id: str = ""
     keywords: str = ""
+    notes: list[str] = field(default_factory=list)  # what the plan says in words (language filter, warnings)
 
 
 @dataclass
@@ -157,6 +158,11 @@ class PlatformBackend(Protocol):
     # --- the study ------------------------------------------------------------------------------------------------
 
     def filters_check(self, filters: list[dict[str, Any]]) -> None: ...
+
+    def language_filter(self, *, kind: str, language_name: str,
+                        filters: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, str]:
+        """(a filter recruiting speakers of the language, or None; a note for the plan). kind: first / fluent."""
+        ...
 
     def plan_terms(self, *, reward_cents: int, currency: str, estimated_minutes: int, time_limit_minutes: int,
                    screen_out_reward_cents: int) -> tuple[int, int]: ...

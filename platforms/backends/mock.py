@@ -112,6 +112,10 @@ class MockBackend:
     def filters_check(self, filters: list[dict[str, Any]]) -> None:
         return None  # kept on the study, shown in the plan; nobody is filtered in memory
 
+    def language_filter(self, *, kind: str, language_name: str,
+                        filters: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, str]:
+        return None, f"Language: the mock platform recruits nobody by language ({language_name} asked)."
+
     def plan_terms(self, *, reward_cents: int, currency: str, estimated_minutes: int, time_limit_minutes: int,
                    screen_out_reward_cents: int) -> tuple[int, int]:
         if screen_out_reward_cents and screen_out_reward_cents >= reward_cents:

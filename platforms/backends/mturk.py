@@ -119,6 +119,12 @@ class MTurkBackend:
     def filters_check(self, filters: list[dict[str, Any]]) -> None:
         return None  # QualificationRequirements are checked by MTurk when the HIT type is created
 
+    def language_filter(self, *, kind: str, language_name: str,
+                        filters: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, str]:
+        return None, (f"Language: MTurk has no language qualification, only a locale (country, qualification "
+                      f"00000000000000000071); no country is guessed from {language_name}. Add a locale requirement "
+                      "with --filters if you want one (docs/mturk.md).")
+
     def plan_terms(self, *, reward_cents: int, currency: str, estimated_minutes: int, time_limit_minutes: int,
                    screen_out_reward_cents: int) -> tuple[int, int]:
         return time_limit_minutes, 0  # no fixed screen-out payment on MTurk

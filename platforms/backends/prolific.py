@@ -28,6 +28,7 @@ from platforms.backends.base import (
 from platforms.backends.prolific_preflight import prolific_eligible_count, prolific_study_cost, prolific_test_run
 from platforms.backends.prolific_terms import (
     description_html,
+    language_filter,
     prolific_minimum_time,
     reward_floor_check,
     study_filters,
@@ -143,6 +144,11 @@ class ProlificBackend:
             if not ok:
                 raise ApplicationError(f"Filters: filter {n} needs a filter_id and selected_values (a list) or "
                                        "selected_range (an object with lower and/or upper).", field="filters")
+
+    def language_filter(self, *, kind: str, language_name: str,
+                        filters: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, str]:
+        available = self.client.filters_list(self.account.workspace_id)  # a read: ids are Prolific's, not fixed
+        return language_filter(available, kind=kind, language_name=language_name, own=filters)
 
     def plan_terms(self, *, reward_cents: int, currency: str, estimated_minutes: int, time_limit_minutes: int,
                    screen_out_reward_cents: int) -> tuple[int, int]:

@@ -59,3 +59,28 @@ def study_filters(filters: list[dict[str, Any]], *, block_list_id: str, allow_li
     if allow_list_id:
         out.append({"filter_id": "participant_group_allowlist", "selected_values": [allow_list_id]})
     return out
+
+
+LANGUAGE_FILTER_TITLES = {"first": "first language", "fluent": "fluent languages"}
+
+
+def language_filter(available: list[dict[str, Any]], *, kind: str, language_name: str,
+                    own: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, str]:
+    """(the `SelectFilter` recruiting speakers of `language_name`, a note for the plan). `kind`: "first" or "fluent".
+    Ids come from Prolific's filter list, never guessed: no filter or no choice of that name gives no filter and a
+    warning. A filter the researcher set already wins."""
+    title = LANGUAGE_FILTER_TITLES[kind]
+    found = next((f for f in available if f.get("type") in (None, "select")
+                  and str(f.get("title") or "").strip().lower() == title and f.get("filter_id")), None)
+    if found is None:
+        return None, (f"Warning: Prolific's filter list has no \"{title.capitalize()}\" filter; no language filter "
+                      "was set. Add one with --filters if you need it.")
+    if any(f.get("filter_id") == found["filter_id"] for f in own):
+        return None, f"Language: your own \"{found['title']}\" filter is used as you set it."
+    choices = found.get("choices") or {}
+    choice = next((str(k) for k, v in choices.items() if str(v).strip().lower() == language_name.lower()), None)
+    if choice is None:
+        return None, (f"Warning: Prolific's \"{found['title']}\" filter has no choice named \"{language_name}\"; no "
+                      "language filter was set. Add one with --filters if you need it.")
+    return ({"filter_id": str(found["filter_id"]), "selected_values": [choice]},
+            f"Language: participants whose {title} is {language_name} (Prolific filter \"{found['title']}\").")

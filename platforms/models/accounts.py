@@ -105,6 +105,11 @@ class PlatformStudy(models.Model):
                                      help_text="Prolific participant group / MTurk qualification type (allow list).")
     use_block_list = models.BooleanField(default=True,
                                          help_text="Keep blocked workers out before they take a place.")
+    language_filter = models.CharField(
+        max_length=8, default="auto", choices=[("auto", "auto"), ("first", "first"), ("fluent", "fluent"),
+                                               ("off", "off")],
+        help_text="Recruit by the study's language: auto (first language unless the study is English), first, "
+                  "fluent (fluent languages), off.")
     bonus_cap_per_participant = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
     bonus_cap_per_study = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
     hit_type_id = models.CharField(max_length=64, blank=True, default="", editable=False)

@@ -35,6 +35,7 @@ from platforms.models import PlatformAccount, PlatformStudy
 from platforms.services.accounts import platform_study_for
 from platforms.services.lists import allow_list_ensure, allow_list_members, block_list_ensure
 from platforms.services.preflight import preflight_of
+from platforms.services.recruit_language import language_filter_checked, language_filters
 
 STALE = timedelta(minutes=10)  # a creating/publishing step older than this lost its runner: outcome unknown
 DEVICES = ("desktop", "tablet", "mobile")
@@ -99,7 +100,8 @@ def publish_settings_save(*, platform_study: PlatformStudy, devices: list[str] |
                           filters: list[Any] | None = None, allow_list: dict[str, Any] | None = None,
                           screen_out_reward_cents: int | None = None, use_block_list: bool | None = None,
                           bonus_cap_per_participant: Decimal | None = None,
-                          bonus_cap_per_study: Decimal | None = None) -> PlatformStudy:
+                          bonus_cap_per_study: Decimal | None = None,
+                          language_filter: str | None = None) -> PlatformStudy:
     """Settings of the platform study, changeable until the draft exists."""
     changes: dict[str, Any] = {}
     if devices is not None:
@@ -114,13 +116,15 @@ def publish_settings_save(*, platform_study: PlatformStudy, devices: list[str] |
         changes["screen_out_reward_cents"] = screen_out_reward_cents
     if use_block_list is not None:
         changes["use_block_list"] = use_block_list
+    if language_filter is not None:
+        changes["language_filter"] = language_filter_checked(language_filter)
     for name, value in (("bonus_cap_per_participant", bonus_cap_per_participant),
                         ("bonus_cap_per_study", bonus_cap_per_study)):
         if value is not None:
             changes[name] = _bonus_cap(name, value)
     if not changes:
         return platform_study
-    frozen = {"devices", "filters", "allow_list", "screen_out_reward_cents", "use_block_list"}
+    frozen = {"devices", "filters", "allow_list", "screen_out_reward_cents", "use_block_list", "language_filter"}
     if platform_study.state != PlatformStudy.State.NONE and frozen & set(changes):
         raise ApplicationError(f"Study {platform_study.study.slug}: its draft exists on the platform; change its "
                                "devices, filters and lists there.", code=DRAFT_EXISTS, status=409)
@@ -149,6 +153,11 @@ def study_plan(*, platform_study: PlatformStudy, base_url: str = "", key: str) -
         screen_out_reward_cents=platform_study.screen_out_reward_cents)
     description = study.task_description or study.title or study.slug
     labels = ["writing_task"] if study.item_kind == "rewrite" else ["annotation"]
+    try:
+        filters, notes = language_filters(platform_study=platform_study, backend=backend,
+                                          filters=list(platform_study.filters))
+    finally:
+        backend.close()
     return StudyPlan(
         title=study.title or study.slug, description=backend.description_text(description),
         participant_url=_participant_url(study, base_url), places=places_for(study), reward_cents=reward,
@@ -156,10 +165,10 @@ def study_plan(*, platform_study: PlatformStudy, base_url: str = "", key: str) -
         completion_code=study.completion_code, screened_out_code=study.screened_out_code,
         screen_out_reward_cents=screen_out, return_code=platform_study.return_code,
         max_submissions_per_participant=study.max_batches_per_participant, devices=list(platform_study.devices),
-        filters=list(platform_study.filters), block_list_id=platform_study.account.block_list_id
+        filters=filters, block_list_id=platform_study.account.block_list_id
         if platform_study.use_block_list else "", allow_list_id=platform_study.allow_list_id, labels=labels,
         idempotency_key=key, slug=study.slug, project_id=platform_study.account.project_id,
-        keywords="stylecrowd, annotation, language")
+        keywords="stylecrowd, annotation, language", notes=notes)
 
 
 def platform_preflight(*, platform_study: PlatformStudy, base_url: str = "") -> dict[str, Any]:
@@ -167,7 +176,8 @@ def platform_preflight(*, platform_study: PlatformStudy, base_url: str = "") -> 
     plan = study_plan(platform_study=platform_study, base_url=base_url, key=platform_study.create_key or "preflight")
     backend = backend_for(platform_study.account)
     try:
-        return {"study": platform_study.study.slug, **preflight_of(backend=backend, plan=plan)}
+        return {"study": platform_study.study.slug, "language": plan.notes,
+                **preflight_of(backend=backend, plan=plan)}
     finally:
         backend.close()
 
@@ -255,6 +265,7 @@ def _draft(platform_study: PlatformStudy, backend: PlatformBackend, *, base_url:
         allow_list_ensure(platform_study=platform_study, backend=backend)
         platform_study.refresh_from_db()
     plan = study_plan(platform_study=platform_study, base_url=base_url, key=key)
+    extra["language"] = plan.notes
     extra["preflight"] = preflight_of(backend=backend, plan=plan)  # cost and eligible people, before any draft
     call = backend.draft_call(plan)
     if backend.CREATES_ON_PUBLISH:

@@ -34,8 +34,8 @@ def spec() -> Any:
     global _SPEC
     with _SPEC_LOCK:
         if _SPEC is None:
-            from django.conf import settings
             import yaml
+            from django.conf import settings
             from openapi_core import Config, OpenAPI
 
             path = Path(settings.SHARED_DATA_DIR) / "platforms" / "prolific" / "publicapi.yaml"

@@ -30,6 +30,11 @@ class Command(JsonCommand):
         parser.add_argument("--screen-out-reward", default=None, type=Decimal,
                             help="Prolific: fixed pay for a screened-out participant, in the account's currency.")
         parser.add_argument("--no-block-list", action="store_true", help="Do not keep blocked workers out.")
+        parser.add_argument("--no-language-filter", action="store_true",
+                            help="Recruit without a language filter (by default a non-English study asks Prolific "
+                                 "for participants whose first language is the study's).")
+        parser.add_argument("--language-filter", default=None, choices=["auto", "first", "fluent", "off"],
+                            help="Prolific: which language filter (first language, fluent languages) or off.")
         parser.add_argument("--bonus-cap-per-participant", default=None, type=Decimal)
         parser.add_argument("--bonus-cap-per-study", default=None, type=Decimal)
 
@@ -45,6 +50,10 @@ class Command(JsonCommand):
             kwargs["screen_out_reward_cents"] = int(o["screen_out_reward"] * 100)
         if o["no_block_list"]:
             kwargs["use_block_list"] = False
+        if o["language_filter"] is not None:
+            kwargs["language_filter"] = o["language_filter"]
+        if o["no_language_filter"]:
+            kwargs["language_filter"] = "off"
         for name in ("bonus_cap_per_participant", "bonus_cap_per_study"):
             if o[name] is not None:
                 kwargs[name] = o[name]
