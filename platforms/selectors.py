@@ -87,3 +87,12 @@ def study_platform_overview(*, study: Study) -> dict[str, Any] | None:
         "messages_unknown": messages_unknown, "left": left,
         "hourly_floor": Decimal(str(floor)) if floor is not None else None,
     }
+
+
+def study_recruitment_language(*, study: Study) -> dict[str, Any] | None:
+    """How the study's platform draft recruited by language ({platform, language, language_name, kind, filter, note});
+    None for a study with no platform draft."""
+    platform_study = PlatformStudy.objects.filter(study=study).exclude(recruitment_language={}).first()
+    if platform_study is None:
+        return None
+    return {"platform": platform_study.account.platform, **platform_study.recruitment_language}

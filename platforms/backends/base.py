@@ -67,6 +67,7 @@ class StudyPlan:
     project_id: str = ""
     keywords: str = ""
     notes: list[str] = field(default_factory=list)  # what the plan says in words (language filter, warnings)
+    recruitment_language: dict[str, Any] = field(default_factory=dict)  # stored on the platform study (the card)
 
 
 @dataclass

@@ -110,6 +110,9 @@ class PlatformStudy(models.Model):
                                                ("off", "off")],
         help_text="Recruit by the study's language: auto (first language unless the study is English), first, "
                   "fluent (fluent languages), off.")
+    recruitment_language = models.JSONField(
+        default=dict, blank=True, editable=False,
+        help_text="How the draft recruited by language: {language, filter (the platform filter sent, or null), note}.")
     bonus_cap_per_participant = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
     bonus_cap_per_study = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
     hit_type_id = models.CharField(max_length=64, blank=True, default="", editable=False)

@@ -154,7 +154,7 @@ def study_plan(*, platform_study: PlatformStudy, base_url: str = "", key: str) -
     description = study.task_description or study.title or study.slug
     labels = ["writing_task"] if study.item_kind == "rewrite" else ["annotation"]
     try:
-        filters, notes = language_filters(platform_study=platform_study, backend=backend,
+        filters, recruited = language_filters(platform_study=platform_study, backend=backend,
                                           filters=list(platform_study.filters))
     finally:
         backend.close()
@@ -168,7 +168,8 @@ def study_plan(*, platform_study: PlatformStudy, base_url: str = "", key: str) -
         filters=filters, block_list_id=platform_study.account.block_list_id
         if platform_study.use_block_list else "", allow_list_id=platform_study.allow_list_id, labels=labels,
         idempotency_key=key, slug=study.slug, project_id=platform_study.account.project_id,
-        keywords="stylecrowd, annotation, language", notes=notes)
+        keywords="stylecrowd, annotation, language", notes=[recruited["note"]],
+        recruitment_language=recruited)
 
 
 def platform_preflight(*, platform_study: PlatformStudy, base_url: str = "") -> dict[str, Any]:
@@ -272,6 +273,7 @@ def _draft(platform_study: PlatformStudy, backend: PlatformBackend, *, base_url:
         response = backend.send(call)  # a template (MTurk's HIT type) is idempotent: the same settings, the same one
         PlatformStudy.objects.filter(pk=platform_study.pk).update(
             state=PlatformStudy.State.DRAFT, create_key=key, create_request=call.describe(),
+            recruitment_language=plan.recruitment_language,
             hit_type_id=backend.draft_ref(response), places=plan.places, reward_cents=plan.reward_cents,
             last_error="")
         steps.append("HIT type created (the HIT is created on publish)")
@@ -279,6 +281,7 @@ def _draft(platform_study: PlatformStudy, backend: PlatformBackend, *, base_url:
     # The key and exactly what is sent are stored, committed, before the call.
     if not _claim(platform_study, frm=[PlatformStudy.State.NONE, PlatformStudy.State.CREATE_UNKNOWN],
                   to=PlatformStudy.State.CREATING, create_key=key, create_request=call.describe(),
+                  recruitment_language=plan.recruitment_language,
                   places=plan.places, reward_cents=plan.reward_cents, synced_at=timezone.now()):
         raise ApplicationError(f"Study {platform_study.study.slug}: its draft is being created by another run.",
                                code=BUSY, status=409)

@@ -30,13 +30,16 @@ def language_filter_kind(*, mode: str, language: str) -> str:
 
 
 def language_filters(*, platform_study: PlatformStudy, backend: PlatformBackend,
-                     filters: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """(the study's filters with the language filter added when one applies, the plan's notes about it)."""
+                     filters: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(the study's filters with the language filter added when one applies, what was done: {language, kind,
+    filter: the filter added or None, note: the plan's words about it})."""
     language = platform_study.study.language or "en"
     kind = language_filter_kind(mode=platform_study.language_filter, language=language)
     name = language_english_name(primary_language(language))
+    done: dict[str, Any] = {"language": language, "language_name": name, "kind": kind, "filter": None}
     if not kind:
         why = "switched off" if platform_study.language_filter == "off" else "the study is in English"
-        return filters, [f"Language: no language filter ({why}); the study's language is {name} ({language})."]
+        return filters, {**done, "note": f"Language: no language filter ({why}); the study's language is {name} "
+                                         f"({language})."}
     found, note = backend.language_filter(kind=kind, language_name=name, filters=filters)
-    return (filters + [found] if found else filters), [note]
+    return (filters + [found] if found else filters), {**done, "filter": found, "note": note}

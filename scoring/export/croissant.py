@@ -117,7 +117,8 @@ def croissant_build(*, card: dict[str, Any], files: list[dict[str, Any]], encodi
         "citeAs": STEL_CITATION,
         "creator": {"@type": "sc:Organization", "name": card["motivation"]["created_with"]},
         "keywords": ["style", "STEL", "style representations", "crowdsourcing"],
-        "inLanguage": sorted({c["language"] for c in card["preprocessing"]["corpora"]}),
+        "inLanguage": sorted({c["language"] for c in card["preprocessing"]["corpora"]}
+                             | {d["tag"] for d in (card.get("language") or {}).get("data", [])}),
         "distribution": distribution,
         "recordSet": record_sets,
         # Responsible AI (Croissant RAI 1.0), from the card's facts.

@@ -12,6 +12,7 @@ from typing import Any
 from scoring.export.card import facts, markdown
 from scoring.export.card.annotators import annotators_facts, annotators_markdown
 from scoring.export.card.context import CardContext
+from scoring.export.card.language import language_facts, language_markdown
 from scoring.export.card.uncertainty import uncertainty_facts, uncertainty_markdown
 
 __all__ = ["SECTIONS", "CardContext", "CardSection", "card_build", "card_markdown"]
@@ -28,6 +29,7 @@ class CardSection:
 SECTIONS: tuple[CardSection, ...] = (
     CardSection("motivation", "Motivation and intended uses", facts.motivation_facts, markdown.motivation_markdown),
     CardSection("composition", "Composition", facts.composition_facts, markdown.composition_markdown),
+    CardSection("language", "Language of the data and of the participants", language_facts, language_markdown),
     CardSection("collection", "Collection: who annotated, when, for what pay", facts.collection_facts,
                 markdown.collection_markdown),
     CardSection("instructions", "Instructions, examples, practice items and consent (verbatim)",

@@ -35,6 +35,8 @@ def test_a_french_study_s_draft_carries_prolific_s_french_first_language_filter(
     assert FIRST_FRENCH in draft_filters(fake_prolific)   # the fake validated the body against the spec
     assert fake_prolific.violations == [] and fake_prolific.calls_to("GET", r"/api/v1/filters/")
     assert "first language is French" in summary["language"][0]
+    stored = PlatformStudy.objects.get(external_id=summary["external_id"]).recruitment_language
+    assert stored["filter"] == FIRST_FRENCH and stored["language"] == "fr-FR"  # what the card states later
     counted = fake_prolific.calls_to("POST", r"/api/v1/eligibility-count/")[-1].body["filters"]
     assert FIRST_FRENCH in counted  # the eligible count is of French speakers too
 
