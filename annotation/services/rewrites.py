@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext
 from rapidfuzz import fuzz
 
 from annotation.models import COPY_THRESHOLD_DEFAULT, ItemKind, Participant, RewriteSettings, Study
@@ -187,11 +188,12 @@ def rewrite_check(*, shown: dict[str, Any], text: str) -> str | None:
     max_length = shown.get("max_length")
     length = grapheme_count(text, language=shown.get("language") or "en") if max_length else 0
     if max_length and length > max_length:
-        return f"the rewrite may have at most {max_length} characters, got {length}."
+        return gettext("the rewrite may have at most %(maximum)d characters, got %(length)d.") % {
+            "maximum": max_length, "length": length}
     threshold = shown.get("copy_threshold")
     source = (shown.get("texts") or {}).get("source", "")
     if threshold is not None and source and copy_ratio(source=source, rewrite=text) >= threshold:
-        return "the rewrite is (nearly) identical to the original: rewrite it in the target style."
+        return gettext("the rewrite is (nearly) identical to the original: rewrite it in the target style.")
     return None
 
 
