@@ -132,12 +132,11 @@ def _walk_arabic_rewrite_study(page: Any, live_server: Any, slug: str) -> None:
     study, _ = rewrite_study_create(
         slug=slug, sources=ARABIC_SOURCES, target_style="رسمي", min_length=10, max_length=200,
         eligibility_questions=[], filters={"min_words": 0}, persona=["country"], language="ar",
-        settings=settings_pop({}, annotators_per_item=1, items_per_batch=2, max_batches=1,
-                              consent_text="ستعيد كتابة جمل قصيرة بأسلوب رسمي. تُستخدم إجاباتك لأغراض البحث."))
+        settings=settings_pop({}, annotators_per_item=1, items_per_batch=2, max_batches=1))
     page.goto(f"{live_server.url}/s/{study.slug}/" + LINK.format(pid=slug))
     on_screen(page, "consent")
     assert page.evaluate("[document.documentElement.lang, document.documentElement.dir]") == ["ar", "rtl"]
-    _check_language(page, "consent", "ar")
+    _check_language(page, "consent", "ar")  # the default consent text and the composed instructions too
     # nothing widens a right-to-left page (a phone would zoom the whole page out to show it)
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
     page.click("#consent-agree")
