@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpResponse
 from django.utils import translation
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.permissions import AllowAny
@@ -65,7 +66,7 @@ class ParticipantView(APIView):
         super().initial(request, *args, **kwargs)
         token = kwargs.get("token")
         if token is not None and not TOKEN_SHAPE.fullmatch(token):
-            raise ApplicationError("Session not found.", code=NOT_FOUND, status=404)
+            raise ApplicationError(gettext("Session not found."), code=NOT_FOUND, status=404)
 
 
 def _answer_input(data: Any) -> dict[str, Any]:

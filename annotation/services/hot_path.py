@@ -49,13 +49,14 @@ from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
-from django.utils import timezone
+from django.utils import timezone, translation
 from rest_framework.utils.encoders import JSONEncoder
 
 from annotation.services.answer_checks import validate_answer
 from annotation.services.display import finished_payload, redirect_with_code
 from annotation.services.engine import held_sql
 from annotation.services.participation import batch_deadline
+from core.errors import ApplicationError
 from tasks.models import screening_answer_for
 
 logger = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ SELECT r.id, r.shown, r.answered_at IS NOT NULL, r.released, r.expires_at > %(no
        r.screening_question_id, b.id, b.state, b.expires_at > %(now)s, b.number, b.n_items, b.started_at,
        b.participant_id, b.study_id, s.item_kind, s.adaptive_stopping, s.questions, s.rewrite_min_length,
        p.excluded, si.correct_answer, sq.correct_order, s.batch_time_limit_minutes, s.completion_code,
-       s.redirect_url, p.platform
+       s.redirect_url, p.platform, s.language
 FROM annotation_reservation r
 JOIN annotation_batch b ON b.id = r.batch_id
 JOIN annotation_study s ON s.id = b.study_id
@@ -256,7 +257,7 @@ def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None,
     (reservation_id, shown, answered, released, reservation_live, study_item_id, screening_id, batch_id, state,
      batch_live, batch_number, n_items, started_at, participant_id, study_id, item_kind, adaptive, questions,
      rewrite_min_length, excluded, item_correct, screening_order, time_limit_minutes, completion_code, redirect_url,
-     platform) = rows[0]
+     platform, language) = rows[0]
     if (state != "items" or not batch_live or answered or released or not reservation_live or excluded or adaptive
             or not shown or shown == "{}"):
         return None
@@ -264,7 +265,7 @@ def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None,
     shown = json.loads(shown)
     questions = json.loads(questions) if item_kind == "likert" else []
     study = SimpleNamespace(item_kind=item_kind, questions=questions, rewrite_min_length=rewrite_min_length)
-    answers = validate_answer(study=study, shown=shown, answer=answer)
+    answers = _validated(study=study, shown=shown, answer=answer, language=language)
     is_screening = screening_id is not None
     if is_screening:
         correct = screening_answer_for(correct_order=screening_order, setup=item_kind)
@@ -297,6 +298,17 @@ def answer_fast(*, token: str, item: Any, answer: Any, seconds: float | None,
         following = None  # the general `next` serves what this statement cannot (a reservation without its JSON)
     return {"stored": True, "state": "completed" if finished else "items", "progress": progress,
             "next": following}
+
+
+def _validated(*, study: SimpleNamespace, shown: dict[str, Any], answer: Any, language: str) -> Any:
+    """`validate_answer`'s rows; its 400 in the study's language. The request has not switched language (this path
+    loads no study object), so a refused answer is checked once more under the study's language for its message:
+    an accepted answer costs nothing more, and no query either way."""
+    try:
+        return validate_answer(study=study, shown=shown, answer=answer)
+    except ApplicationError:
+        with translation.override(language):
+            return validate_answer(study=study, shown=shown, answer=answer)
 
 
 def _items_body(*, item: str, done: int, total: int, time_limit_at: Any) -> bytes:

@@ -63,13 +63,13 @@ def entry_check(*, study: Study, platform: str, participant_id: str, study_ref: 
              names[2]: assignment if platform == "mturk" else session_ref}
     for field, value in given.items():
         if value and PLACEHOLDER.search(value):
-            raise _bad_link(field, "the link still holds an unreplaced placeholder or a control character; "
-                                   "open the study from the platform's own link.")
+            raise _bad_link(field, gettext("the link still holds an unreplaced placeholder or a control character; "
+                                           "open the study from the platform's own link."))
     source = {EntryPlatform.PROLIFIC: "Prolific", EntryPlatform.MTURK: "MTurk"}.get(study.platform,
-                                                                                  "Prolific or MTurk")
+                                                                                  gettext("Prolific or MTurk"))
     if platform not in accepted_platforms(study):
-        raise _bad_link("platform", f"this study takes participants from {source} links only: open it from "
-                                    f"the study's page on {source}.")
+        raise _bad_link("platform", gettext("this study takes participants from %(platform)s links only: open it "
+                                            "from the study's page on %(platform)s.") % {"platform": source})
     if platform == Participant.Platform.ANONYMOUS:
         return
     if study.platform == EntryPlatform.PROLIFIC:
@@ -80,22 +80,22 @@ def entry_check(*, study: Study, platform: str, participant_id: str, study_ref: 
 
 def _prolific_link_check(study: Study, *, participant_id: str, study_ref: str, session_ref: str) -> None:
     if not PROLIFIC_ID.match(participant_id):
-        raise _bad_link("PROLIFIC_PID", "must be a Prolific id of 24 hexadecimal characters.")
+        raise _bad_link("PROLIFIC_PID", gettext("must be a Prolific id of 24 hexadecimal characters."))
     if not PROLIFIC_ID.match(study_ref):
-        raise _bad_link("STUDY_ID", "must be a Prolific study id of 24 hexadecimal characters.")
+        raise _bad_link("STUDY_ID", gettext("must be a Prolific study id of 24 hexadecimal characters."))
     if study.prolific_study_id and study_ref.lower() != study.prolific_study_id.lower() and (
             study_ref.lower() not in study.prolific_test_study_ids):
-        raise _bad_link("STUDY_ID", "this link belongs to another Prolific study.")
+        raise _bad_link("STUDY_ID", gettext("this link belongs to another Prolific study."))
     if not PROLIFIC_SESSION.match(session_ref):
-        raise _bad_link("SESSION_ID", "is missing or malformed.")
+        raise _bad_link("SESSION_ID", gettext("is missing or malformed."))
 
 
 def _mturk_link_check(given: dict[str, str], *, assignment: str) -> None:
     if assignment == MTURK_PREVIEW:
-        raise _bad_link("assignmentId", "this is MTurk's preview: accept the HIT first.")
+        raise _bad_link("assignmentId", gettext("this is MTurk's preview: accept the HIT first."))
     for field, value in given.items():
         if not MTURK_ID.match(value):
-            raise _bad_link(field, "is missing or malformed (upper-case letters and digits).")
+            raise _bad_link(field, gettext("is missing or malformed (upper-case letters and digits)."))
 
 
 # --- room ---------------------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.utils import translation
+from django.utils.translation import gettext
 from rapidfuzz import fuzz
 
 from annotation.models import COPY_THRESHOLD_DEFAULT, ItemKind, Participant, RewriteSettings, Study
@@ -164,15 +166,21 @@ def persona_store(*, participant: Participant, study: Study, answers: dict[str, 
 
 
 def description_compose(*, target_style: str, examples: list[dict[str, Any]], min_length: int,
-                        max_length: int) -> str:
-    style = target_style or "in the requested style"
-    lines = [f"Rewrite each sentence so that it is {style}, keeping its meaning: change how it is said, not what "
-             "is said. Do not copy the sentence, do not add or drop information.",
-             f"Your rewrite must have {min_length} to {max_length} characters. Rewrites are reviewed; a rejected "
-             "rewrite comes back to you with the reason.", "", "Examples:"]
-    for example in examples:
-        lines.append(f"Original: {example['source']}\nRewrite: {example['rewrite']}"
-                     + (f"\n({example['note']})" if example.get("note") else ""))
+                        max_length: int, language: str = "en") -> str:
+    """The instructions of a rewrite study whose researcher wrote none, in the study's `language` (its catalog)."""
+    with translation.override(language):
+        style = target_style or gettext("in the requested style")
+        lines = [gettext("Rewrite each sentence so that it is %(style)s, keeping its meaning: change how it is said, "
+                         "not what is said. Do not copy the sentence, do not add or drop information.")
+                 % {"style": style},
+                 gettext("Your rewrite must have %(minimum)d to %(maximum)d characters. Rewrites are reviewed; a "
+                         "rejected rewrite comes back to you with the reason.") % {"minimum": min_length,
+                                                                                    "maximum": max_length},
+                 "", gettext("Examples:")]
+        for example in examples:
+            lines.append(gettext("Original: %(source)s") % {"source": example["source"]} + "\n"
+                         + gettext("Rewrite: %(rewrite)s") % {"rewrite": example["rewrite"]}
+                         + (f"\n({example['note']})" if example.get("note") else ""))
     return "\n".join(lines)
 
 
@@ -187,11 +195,12 @@ def rewrite_check(*, shown: dict[str, Any], text: str) -> str | None:
     max_length = shown.get("max_length")
     length = grapheme_count(text, language=shown.get("language") or "en") if max_length else 0
     if max_length and length > max_length:
-        return f"the rewrite may have at most {max_length} characters, got {length}."
+        return gettext("the rewrite may have at most %(maximum)d characters, got %(length)d.") % {
+            "maximum": max_length, "length": length}
     threshold = shown.get("copy_threshold")
     source = (shown.get("texts") or {}).get("source", "")
     if threshold is not None and source and copy_ratio(source=source, rewrite=text) >= threshold:
-        return "the rewrite is (nearly) identical to the original: rewrite it in the target style."
+        return gettext("the rewrite is (nearly) identical to the original: rewrite it in the target style.")
     return None
 
 
@@ -244,7 +253,8 @@ def rewrite_study_create(
               "copy_threshold": copy_threshold, "language": language} for source_id, text in kept]
     with transaction.atomic():
         description = settings.task_description or description_compose(
-            target_style=target_style, examples=examples, min_length=min_length, max_length=max_length)
+            target_style=target_style, examples=examples, min_length=min_length, max_length=max_length,
+            language=language)
         study = study_create(
             slug=slug, item_kind=ItemKind.REWRITE, items=items, rewrite_min_length=min_length,
             eligibility_questions=[*base, *persona_qs], study_status=study_status,

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.utils import translation
+from django.utils.translation import gettext_noop
 
 from annotation.models import ORDERING_KINDS, ItemKind, Study, StudyItem, new_study_code
 from annotation.services.consent import special_category_check
@@ -82,11 +84,16 @@ DEFAULT_ELIGIBILITY = eligibility_default(language="en")
 
 # The researcher's part of the consent when none is given. What is recorded, for how long, who sees it and how to
 # withdraw is the statement generated from the study's settings (annotation.services.consent), so this text says
-# nothing of it: it could only contradict the statement.
-DEFAULT_CONSENT = (
+# nothing of it: it could only contradict the statement. Stored in the study's language (its catalog).
+DEFAULT_CONSENT = gettext_noop(
     "You are invited to take part in a research study on how people perceive writing style. You will read short "
     "sentences and answer questions about them. Your answers are used for research."
 )
+
+
+def _default_consent(language: str) -> str:
+    with translation.override(language):
+        return translation.gettext(DEFAULT_CONSENT)
 
 
 def questions_validate(questions: Any, *, where: str) -> list[dict[str, Any]]:
@@ -295,7 +302,7 @@ def study_create(
     columns = {
         **settings.columns(), "title": settings.title or slug, "screening_per_batch": screening_per_batch,
         "language": language,
-        "consent_text": DEFAULT_CONSENT if settings.consent_text is None else settings.consent_text,
+        "consent_text": _default_consent(language) if settings.consent_text is None else settings.consent_text,
         "special_category_consent": settings.special_category_consent.strip(),
         "task_description": task_description or DESCRIPTIONS[item_kind],
         "completion_code": completion_code, "screened_out_code": screened_out_code,

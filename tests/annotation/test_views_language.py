@@ -4,14 +4,16 @@ participant errors (an expired batch, an unknown session, a full study) in the s
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.models import Batch, Reservation
+from annotation.models import Batch, Reservation, Response
+from annotation.services.rewrites import rewrite_study_create
 from tests.annotation.helpers import Participant as P
-from tests.annotation.helpers import make_study, serving_path  # noqa: F401 (fixture)
+from tests.annotation.helpers import make_study, serving_path, settings_pop  # noqa: F401 (fixture)
 from tests.helpers import assert_api_error
 
 pytestmark = pytest.mark.django_db
@@ -100,3 +102,58 @@ def test_a_session_open_elsewhere_is_refused_in_italian():
                                      {"participant": "PID-it-1", "platform": "prolific"}, format="json")
     error = assert_api_error(other_browser, code="session_in_progress", status=409)
     assert error["message"].startswith("Questo studio è già in corso in un altro browser o dispositivo.")
+
+
+def _rewrite_study(slug: str, language: str) -> Any:
+    study, _ = rewrite_study_create(
+        slug=slug, sources=[("s1", "salut tu viens vendredi pour le truc"), ("s2", "je vais être en retard désolé")],
+        target_style="formal", min_length=20, max_length=80, eligibility_questions=[], filters={"min_words": 0},
+        settings=settings_pop({}, annotators_per_item=1, items_per_batch=2, max_batches=1), language=language)
+    return study
+
+
+@pytest.mark.usefixtures("serving_path")
+def test_answer_checks_speak_the_study_language():
+    """The answer checks' 400s (too short, too long, a copy, not a string) in French on both serving paths; the
+    `code` and the `details` key stay as they are; nothing is stored."""
+    study = _rewrite_study("fr-checks", "fr")
+    p = P(APIClient(), study.slug, "PID-fr-checks")
+    p.start()
+    p.consent()
+    item = p.next().json()["item"]
+    short = assert_api_error(p.answer(item["id"], "Trop court."), code="invalid", status=400)
+    assert short["message"] == "la réécriture doit compter au moins 20 caractères ; elle en a 11."
+    assert short["details"] == {"answer": [short["message"]]}
+    long = assert_api_error(p.answer(item["id"], "Voulez-vous " * 10), code="invalid", status=400)
+    assert long["message"].startswith("la réécriture peut compter au plus 80 caractères")
+    not_text = assert_api_error(p.answer(item["id"], ["a"]), code="invalid", status=400)
+    assert not_text["message"] == "la réponse doit être une chaîne de caractères."
+    assert not Response.objects.filter(study=study).exists()
+    # the thread is back in English: an English study's check is English
+    english = _rewrite_study("en-checks", "en")
+    q = P(APIClient(), english.slug, "PID-en-checks")
+    q.start()
+    q.consent()
+    other = q.next().json()["item"]
+    assert assert_api_error(q.answer(other["id"], "Too short."), code="invalid", status=400)["message"] == (
+        "the rewrite needs at least 20 characters, got 10.")
+
+
+@pytest.mark.usefixtures("serving_path")
+def test_an_answer_outside_the_choices_is_refused_in_arabic():
+    study = make_study(slug="ar-choice", n_instances=2, per_batch=2, k=1, language="ar")
+    p = P(APIClient(), study.slug, "PID-ar-choice")
+    p.start()
+    p.consent()
+    item = p.next().json()["item"]
+    error = assert_api_error(p.answer(item["id"], "nope"), code="invalid", status=400)
+    assert error["message"].startswith("يجب أن تكون الإجابة واحدة من") and "S1-S2" in error["message"]
+
+
+def test_link_errors_speak_the_study_language():
+    make_study(slug="es-link", language="es")
+    refused = APIClient().post("/api/v1/studies/es-link/sessions/",
+                               {"participant": "{{%PROLIFIC_PID%}}", "platform": "prolific"}, format="json")
+    error = assert_api_error(refused, code="invalid_link", status=400)
+    assert error["message"].startswith("PROLIFIC_PID: el enlace todavía contiene un marcador sin sustituir")
+    assert list(error["details"]) == ["PROLIFIC_PID"]

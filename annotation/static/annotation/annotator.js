@@ -375,8 +375,10 @@
     const answers = {};
     const missing = [];
     document.querySelectorAll("#eligibility-form fieldset.question").forEach((fs) => {
-      const picked = fs.querySelector("input:checked");
-      if (picked) answers[fs.dataset.name] = picked.value; else missing.push(fs.querySelector("legend").textContent.trim());
+      // A long list is one <select> (its empty first option: nothing chosen), a short one radio buttons.
+      const picked = fs.querySelector("select") || fs.querySelector("input:checked");
+      if (picked && picked.value) answers[fs.dataset.name] = picked.value;
+      else missing.push(fs.querySelector("legend").textContent.trim());
     });
     if (missing.length) {
       $("eligibility-error").textContent = interpolate(gettext("Please answer: %(questions)s"), { questions: missing.join("; ") }, true);

@@ -15,6 +15,7 @@ from django.utils import translation
 from rest_framework.test import APIClient
 
 from annotation.models import Study
+from annotation.services.rewrites import description_compose
 from annotation.services.studies import study_create
 from annotation.services.study_language import participant_language_activate, study_language_warnings
 from annotation.services.study_settings import study_settings_build
@@ -93,3 +94,16 @@ def test_the_setup_preview_warns_about_a_text_in_another_language(admin_client):
     assert "Language: fr" in page
     assert "The consent text looks like English (en), but the study's language is French (fr)" in page
     assert "task description looks like" not in page
+
+
+def test_generated_defaults_are_in_the_study_language():
+    """The default consent text and a rewrite study's composed instructions (texts no researcher wrote) follow the
+    study's language; a researcher's own text stays as written."""
+    assert make_study(slug="fr-default", language="fr").consent_text.startswith("Nous vous invitons à participer")
+    assert make_study(slug="en-default").consent_text.startswith("You are invited to take part")
+    assert make_study(slug="fr-own", language="fr", consent_text="Texte à moi.").consent_text == "Texte à moi."
+    french = description_compose(target_style="formel", examples=[{"source": "salut", "rewrite": "Bonjour."}],
+                                 min_length=10, max_length=80, language="fr")
+    assert french.startswith("Réécrivez chaque phrase pour qu’elle soit formel") and "Exemples :" in french
+    assert "Original : salut\nRéécriture : Bonjour." in french
+    assert translation.get_language() == "en-us" or translation.get_language().startswith("en")
