@@ -64,12 +64,13 @@ demo-data: $(STAMP)
 	$(DEMO_ENV) $(MANAGE) platform_account create --name mock --platform mock
 	$(DEMO_ENV) $(MANAGE) loaddata screening_questions
 	$(DEMO_ENV) $(MANAGE) import_corpus --name formality-demo --component formality --format aligned --licence GPL-3.0-or-later --attribution "written for StyleCrowd by its authors" fixtures/corpora/formality_informal.txt fixtures/corpora/formality_formal.txt
+	$(DEMO_ENV) $(MANAGE) import_corpus --name formality-fr-demo --component formality --format aligned --language fr --licence GPL-3.0-or-later --attribution "written for StyleCrowd by its authors" fixtures/corpora/formality_fr_informal.txt fixtures/corpora/formality_fr_formal.txt
 	$(DEMO_ENV) $(MANAGE) import_corpus --name turkcorpus-sample --component simplicity --format turkcorpus --seed 1 fixtures/corpora/turkcorpus_sample.tsv
 	$(DEMO_ENV) $(MANAGE) import_corpus --name nsubs --component nbr_substitution --format aligned --licence MIT --attribution "STEL (Wegmann & Nguyen 2021): number-substitution sentences and translations" fixtures/corpora/nsubs_translated_sentences.txt fixtures/corpora/nsubs_sentences.txt
 	$(DEMO_ENV) $(MANAGE) build_contraction_corpus --name contraction-demo fixtures/corpora/contraction_sentences.txt
 	$(DEMO_ENV) $(MANAGE) import_corpus --name stel-contraction-published --component contraction --format stel $(SHARED)/stel/quad_questions_char_contraction.tsv
 	$(DEMO_ENV) $(MANAGE) find_number_substitutions fixtures/corpora/nsubs_sentences.txt --out /dev/null --load
-	for c in formality-demo turkcorpus-sample nsubs contraction-demo; do \
+	for c in formality-demo formality-fr-demo turkcorpus-sample nsubs contraction-demo; do \
 	  for s in quadruple triple; do $(DEMO_ENV) $(MANAGE) generate_instances --corpus $$c --setup $$s --seed 1 || exit 1; done; done
 	$(DEMO_ENV) $(MANAGE) load_likert_demo
 	$(DEMO_ENV) $(MANAGE) evaluate_metrics --study likert-demo --question content_preservation --metrics bleu,chrf,levenshtein,jaro_winkler,embedding_cosine --by style

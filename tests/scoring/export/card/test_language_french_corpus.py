@@ -31,6 +31,8 @@ def french_study_filled(live_server) -> Study:  # noqa: ANN001
     assert corpus.language == "fr" and corpus.n_pairs == 30  # every pair passes STEL's pair test
     call_command("generate_instances", "--corpus", "formality-fr", "--setup", "quadruple", "--seed", "1", stdout=None)
     assert TaskInstance.objects.filter(corpus=corpus).count() >= 8
+    call_command("generate_instances", "--corpus", "formality-fr", "--setup", "triple", "--seed", "1", stdout=None)
+    assert TaskInstance.objects.filter(corpus=corpus, setup="triple").exists()  # as `make demo-data` makes both
     call_command("create_study", "--slug", "fr-crowd", "--setup", "quadruple", "--corpus", "formality-fr",
                  "--count", "8", "--seed", "1", "--annotators-per-item", "5", "--items-per-batch", "4",
                  "--screening-per-batch", "2", stdout=None)
@@ -53,11 +55,14 @@ def test_a_french_corpus_is_annotated_filtered_and_exported_in_french(live_serve
     assert Response.objects.filter(study=study, is_screening=False, is_valid=True).count() == 8 * 5
 
     agreement = run_command("compute_agreement", "--study", study.slug, "--json")
-    assert agreement  # the summary line is JSON
+    assert agreement["n_items"] == 8
     filtered = run_command("filter_instances", "--study", study.slug, "--min-correct", "3", "--seed", "1")
-    assert filtered
+    assert (filtered["min_correct"], filtered["k"]) == (3, 5)
+    assert filtered["validated"] >= 1 and filtered["validated"] + filtered["rejected"] == 8
 
-    run_command("export_benchmark", "--format", "jsonl", "--study", study.slug, "--out", str(tmp_path / "b.jsonl"))
+    run_command("export_benchmark", "--format", "jsonl", "--status", "validated", "--study", study.slug,
+                "--out", str(tmp_path / "b.jsonl"))
+    assert len((tmp_path / "b.jsonl").read_text().splitlines()) == filtered["validated"]
     language = json.loads((tmp_path / "b.card.json").read_text())["language"]
     assert "fr" in {d["tag"] for d in language["data"]} and language["data"][0]["name"] == "French"
     [people] = language["participants"]
