@@ -8,6 +8,9 @@ rewrite with `input`, `output`, `reference`, `style_to`, `system`, and one colum
 `c-2`, `s-1`, ...); a `WideMapping` names the columns. A question whose name is one of the presets' (`style_strength`,
 `content_preservation`, `style_change`, `fluency`, `meaning`, `formality`) takes the preset's text and labels.
 
+The texts (`source`, `rewrite`, `reference`) are stored exactly as the file gives them, outer spaces included, so
+that metrics reading characters score the strings the release's own code scored; the other fields are trimmed.
+
 Every file is read and every bad line named (file, line, column) before anything is stored; then one transaction.
 """
 from __future__ import annotations
@@ -47,6 +50,14 @@ from tasks.services.parsers import records_read
 
 ITEM_FIELDS = ("source", "rewrite", "reference", "system", "target_style", "dataset", "language")
 REQUIRED_ITEM_FIELDS = ("id", "source", "rewrite")
+# The texts are stored as the file gives them, outer spaces included: a metric that reads characters (bleu_char,
+# chrF, edit distances) then scores the same strings as the paper's own code did. The other fields are trimmed.
+TEXT_FIELDS = ("source", "rewrite", "reference")
+
+
+def _field(key: str, raw: Any) -> str:
+    text = str(raw) if raw is not None else ""
+    return text if key in TEXT_FIELDS else text.strip()
 
 
 def preset_questions() -> dict[str, dict[str, Any]]:
@@ -113,16 +124,15 @@ def items_read(*, path: Path) -> dict[str, dict[str, str]]:
     first_line: dict[str, int] = {}
     errors = []
     for line, record in records:
-        values = {key: str(record.get(key) if record.get(key) is not None else "").strip()
-                  for key in ("id", *ITEM_FIELDS)}
-        problems = [f"column '{c}': empty" for c in REQUIRED_ITEM_FIELDS if not values[c]]
+        values = {key: _field(key, record.get(key)) for key in ("id", *ITEM_FIELDS)}
+        problems = [f"column '{c}': empty" for c in REQUIRED_ITEM_FIELDS if not values[c].strip()]
         if values["id"] in first_line:
             problems.append(f"column 'id': {values['id']!r} repeats line {first_line[values['id']]}")
         if problems:
             errors.append(f"{path}:{line}: " + "; ".join(problems))
             continue
         first_line[values["id"]] = line
-        items[values["id"]] = {key: values[key] for key in ITEM_FIELDS if values[key]}
+        items[values["id"]] = {key: values[key] for key in ITEM_FIELDS if values[key].strip()}
     if errors:
         raise _bad_rows(errors)
     if not items:
@@ -180,8 +190,9 @@ def _wide_read(*, path: Path, mapping: WideMapping, numeric: bool, domain: list
         if not any((v or "").strip() for v in record.values()):
             continue
         item_id = (record.get(mapping.id) or "").strip() or f"{path.stem}-{line}"
-        payload = {key: (record.get(getattr(mapping, key)) or "").strip() for key in ITEM_FIELDS}
-        problems = [f"column '{getattr(mapping, key)}': empty" for key in ("source", "rewrite") if not payload[key]]
+        payload = {key: _field(key, record.get(getattr(mapping, key))) for key in ITEM_FIELDS}
+        problems = [f"column '{getattr(mapping, key)}': empty" for key in ("source", "rewrite")
+                    if not payload[key].strip()]
         if item_id in items:
             problems.append(f"column '{mapping.id}': {item_id!r} repeats an earlier row")
         for column, question, annotator in raters:
@@ -197,7 +208,7 @@ def _wide_read(*, path: Path, mapping: WideMapping, numeric: bool, domain: list
         if problems:
             errors.append(f"{path}:{line}: " + "; ".join(problems))
             continue
-        items[item_id] = {key: value for key, value in payload.items() if value}
+        items[item_id] = {key: value for key, value in payload.items() if value.strip()}
     if errors:
         raise _bad_rows(errors)
     if not rows:

@@ -139,6 +139,66 @@ def test_a_wide_csv_with_its_own_column_names_takes_a_mapping(tmp_path):
     assert item.payload == {"source": "see you", "rewrite": "bye"}
 
 
+# Rows in the shape of Pauli et al.'s published files (data/syntest_anno2.csv: `AnswerA_n` style strength,
+# `AnswerB_n` content preservation, one column per rater); the first two rows' texts end in a space as published.
+PAULI_HEADER = ("sample_id,input,output,intention,source,style_to,reference,quest_nr,AnswerA_1,AnswerA_2,AnswerA_3,"
+                "AnswerB_1,AnswerB_2,AnswerB_3,annoB_mean,annoA_mean")
+PAULI_ROWS = [
+    "627.0,it is a left-wing loser who spews the usual talking point ,The person is just repeating the usual talking "
+    "point from the left-wing,style,Log3,detoxified,it is a left-wing person who spews the usual talking point,7,5,5,4,"
+    "5,5,3,4.33,4.67",
+    "627.0,it is a left-wing loser who spews the usual talking point ,it is a right-wing person who spews the usual "
+    "talking point ,substitution,Log3,detoxified,it is a left-wing person who spews the usual talking point,8,2,2,1,2,"
+    "1,1,1.33,1.67",
+    '213.0,Not to mention idiots like Pelosi,"Let alone people, such as Pelosi \u2014 really.",style,Log3,detoxified,'
+    "Not to mention individuals like Pelosi.,1,4,5,4,4,5,2,3.67,4.33",
+]
+
+
+def test_texts_keep_their_outer_spaces_so_bleu_char_scores_the_published_strings(tmp_path):
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    from scoring.metric_evaluation.overlap import BleuCharMetric
+    from scoring.metric_evaluation.selectors import likert_study_get, rated_items_select
+
+    path = tmp_path / "syntest_anno2.csv"
+    path.write_text("\n".join([PAULI_HEADER, *PAULI_ROWS]) + "\n", encoding="utf-8")
+    summary = _command("import_annotations", "--study", "pauli", "--wide", "--raters",
+                       "AnswerA=style_strength,AnswerB=content_preservation", "--scale", "1-5", str(path))
+    assert summary["items_created"] == 3 and summary["responses"] == 18
+    with path.open(encoding="utf-8", newline="") as handle:
+        published = list(csv.DictReader(handle))
+    stored = [i.payload for i in StudyItem.objects.filter(study__slug="pauli").order_by("position")]
+    assert [(p["source"], p["rewrite"], p["reference"]) for p in stored] == [
+        (r["input"], r["output"], r["reference"]) for r in published]
+    assert stored[0]["source"].endswith("point ") and stored[2]["rewrite"].endswith("\u2014 really.")
+
+    # bleu_char on the stored items equals NLTK's sentence_bleu on the file's strings, called as Pauli et al.'s code
+    # calls it (run_bleu_meteor_bert_score_on_datapy: sentence_bleu([output], input, method1)).
+    items = [r.item for r in rated_items_select(study=likert_study_get(slug="pauli"), question="content_preservation")]
+    scores = BleuCharMetric().score(items, options={})
+    method1 = SmoothingFunction().method1
+    assert scores["bleu_char_src"] == [sentence_bleu([r["output"]], r["input"], smoothing_function=method1)
+                                       for r in published]
+    assert scores["bleu_char_ref"] == [sentence_bleu([r["output"]], r["reference"], smoothing_function=method1)
+                                       for r in published]
+    # The trailing spaces count: trimmed strings would score the second row differently.
+    trimmed = sentence_bleu([published[1]["output"].strip()], published[1]["input"].strip(),
+                            smoothing_function=method1)
+    assert scores["bleu_char_src"][1] != pytest.approx(trimmed, abs=1e-6)
+
+    # An items file keeps its texts' spaces too; a text of spaces only is empty (named, nothing stored).
+    items_file = tmp_path / "items.jsonl"
+    items_file.write_text('{"id": "a", "source": " so ", "rewrite": "so.  ", "system": " sysA "}\n')
+    assert items_read(path=items_file) == {"a": {"source": " so ", "rewrite": "so.  ", "system": "sysA"}}
+    blank = tmp_path / "blank.csv"
+    blank.write_text(PAULI_HEADER + "\n" + PAULI_ROWS[2].replace("Not to mention idiots like Pelosi", "   ") + "\n")
+    with pytest.raises(CommandError, match="blank.csv:2: column 'input': empty"):
+        _command("import_annotations", "--study", "blank", "--wide", "--raters",
+                 "AnswerA=style_strength,AnswerB=content_preservation", "--scale", "1-5", str(blank))
+    assert not Study.objects.filter(slug="blank").exists()
+
+
 def test_bad_lines_are_named_by_file_line_and_column_and_nothing_is_stored(tmp_path):
     rows = list(WIDE_ROWS)
     rows[1] = rows[1].replace(",5,5,4,1,2,1", ",5,7,4,1,2,1")
