@@ -310,7 +310,8 @@ def session_payload(batch: Batch) -> dict[str, Any]:
             "special_category_consent": study.special_category_consent
             if special_category_questions(questions=study.eligibility_questions) else "",
             "eligibility_questions": [
-                {"name": q["name"], "text": q.get("text", q["name"]), "choices": list(q.get("choices", []))}
+                {"name": q["name"], "text": q.get("text", q["name"]), "choices": list(q.get("choices", [])),
+                 "choice_labels": dict(q.get("choice_labels") or {})}  # value → label shown (its language)
                 for q in questions_asked(study.eligibility_questions)
             ],
             "questions": public_questions(study),
