@@ -17,8 +17,8 @@ from annotation.error_codes import (
     TOO_FEW_OUTPUTS,
 )
 from annotation.models import ItemKind, Study
-from annotation.services.rewrite_corpus import accepted_rewrites
 from annotation.services.product_texts import GYAFC_RANKING_DESCRIPTION, PAULI_DESCRIPTION, QUESTION_PRESETS
+from annotation.services.rewrite_corpus import accepted_rewrites
 from core.error_codes import INVALID
 from core.errors import ApplicationError
 from core.pseudonyms import pseudonym

@@ -274,7 +274,8 @@ def study_create(
     with transaction.atomic():
         study = Study.objects.create(
             slug=slug, item_kind=item_kind, selection=selection, eligibility_questions=eligibility_questions,
-            questions=product_questions(questions, language=language) or [], rewrite_min_length=rewrite_min_length, status=study_status, **columns,
+            questions=product_questions(questions, language=language) or [], rewrite_min_length=rewrite_min_length,
+            status=study_status, **columns,
         )
         if instances:
             StudyItem.objects.bulk_create([
