@@ -72,8 +72,9 @@ class EligibilityQuestionSerializer(serializers.Serializer):
     text = serializers.CharField()
     choices = serializers.ListField(child=serializers.CharField(), help_text="The values to answer with.")
     choice_labels = serializers.DictField(
-        child=serializers.CharField(), help_text="value → the label shown for it, in the study's language (a persona "
-                                                 "question's choices); a value without one is shown as it is.")
+        child=serializers.CharField(), required=False,
+        help_text="value → the label shown for it, in the study's language (a persona question's choices in a study "
+                  "in another language than English); absent, or a value without one: shown as it is.")
 
 
 class LikertQuestionSerializer(serializers.Serializer):

@@ -311,7 +311,8 @@ def session_payload(batch: Batch) -> dict[str, Any]:
             if special_category_questions(questions=study.eligibility_questions) else "",
             "eligibility_questions": [
                 {"name": q["name"], "text": q.get("text", q["name"]), "choices": list(q.get("choices", [])),
-                 "choice_labels": dict(q.get("choice_labels") or {})}  # value → label shown (its language)
+                 # value → the label shown, in the study's language (a persona question in another language's)
+                 **({"choice_labels": dict(q["choice_labels"])} if q.get("choice_labels") else {})}
                 for q in questions_asked(study.eligibility_questions)
             ],
             "questions": public_questions(study),
