@@ -237,6 +237,9 @@ def test_a_french_study_asks_its_persona_in_french_and_stores_the_stable_values(
     refused = person.client.post(url, {"answers": {"age": "25-34", "gender": "femme", "country": "Jordanie"}},
                                  format="json")
     assert refused.status_code == 400 and set(refused.json()["error"]["details"]) == {"gender", "country"}
+    # in French, naming the questions as the page does, never the English values it does not show
+    assert refused.json()["error"]["message"] == ("Veuillez répondre à ces questions en choisissant l'une des "
+                                                  "réponses proposées : Votre genre ?; Le pays où vous vivez ?")
     answered = person.client.post(url, {"answers": {"age": "25-34", "gender": "female", "country": "Jordan"}},
                                   format="json")
     assert answered.status_code == 200 and answered.json()["state"] == "instructions"
