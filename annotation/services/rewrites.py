@@ -76,14 +76,28 @@ CHOICE_LABELS: dict[str, Promise] = {
     "right": pgettext_lazy("persona", "right"),
 }
 
+# The worked examples of a formal or informal rewrite study whose researcher gave none: msgids, so a study in another
+# language shows examples written in its own informal and formal registers (`default_examples`).
 DEFAULT_EXAMPLES = {
-    "formal": [{"source": "i'd say it is punk though.", "rewrite": "However, I do believe it to be punk.",
-                "note": "Full words, capitalisation and punctuation; the opinion is kept."},
-               {"source": "gotta see both sides of the story lol", "rewrite": "You have to consider both sides of "
-                "the story.", "note": "Slang and 'lol' go; nothing is added."}],
-    "informal": [{"source": "However, I do believe it to be punk.", "rewrite": "i'd say it's punk tho",
-                  "note": "Casual words and spelling; the opinion is kept."}],
+    "formal": [{"source": gettext_noop("i'd say it is punk though."),
+                "rewrite": gettext_noop("However, I do believe it to be punk."),
+                "note": gettext_noop("Full words, capitalisation and punctuation; the opinion is kept.")},
+               {"source": gettext_noop("gotta see both sides of the story lol"),
+                "rewrite": gettext_noop("You have to consider both sides of the story."),
+                "note": gettext_noop("Slang and 'lol' go; nothing is added.")}],
+    "informal": [{"source": gettext_noop("However, I do believe it to be punk."),
+                  "rewrite": gettext_noop("i'd say it's punk tho"),
+                  "note": gettext_noop("Casual words and spelling; the opinion is kept.")}],
 }
+
+
+def default_examples(*, target_style: str, language: str = "en") -> list[dict[str, Any]]:
+    """The default worked examples of a `target_style` (formal, informal; none for another), in `language`."""
+    examples = DEFAULT_EXAMPLES.get(target_style.lower(), [])
+    if primary_language(language) == "en":
+        return examples
+    with translation.override(language):
+        return [{field: gettext(text) for field, text in example.items()} for example in examples]
 
 
 def sources_read(*, path: str) -> list[tuple[str, str]]:
@@ -280,7 +294,7 @@ def rewrite_study_create(
 
     thresholds = thresholds_validate(signal_thresholds)
     auto_reject = auto_reject_validate(signal_auto_reject)
-    examples = examples if examples is not None else DEFAULT_EXAMPLES.get(target_style.lower(), [])
+    examples = examples if examples is not None else default_examples(target_style=target_style, language=language)
     if not all(isinstance(e, dict) and e.get("source") and e.get("rewrite") for e in examples):
         raise ApplicationError("Examples: every example needs 'source' and 'rewrite'.", field="examples")
     rules = {**DEFAULT_FILTERS, **(filters or {})}

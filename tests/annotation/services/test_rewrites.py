@@ -276,3 +276,22 @@ def test_every_persona_question_is_translated_in_every_shipped_language() -> Non
             assert sorted(question["choices"]) == sorted(english["choices"])  # the same values, in any order
             if name != "age":  # the age brackets read the same in every language
                 assert len(question["choice_labels"]) > len(question["choices"]) / 2, (language, name)
+
+
+def test_the_default_examples_are_written_in_the_study_language() -> None:
+    from annotation.services.rewrites import DEFAULT_EXAMPLES, rewrite_study_create
+    made = {}
+    for language in ("fr", "en"):
+        made[language], _ = rewrite_study_create(
+            slug=f"rw-ex-{language}", sources=[("s1", "salut tu viens demain au boulot ou pas")], target_style="formal",
+            eligibility_questions=[], filters={"min_words": 0}, language=language,
+            settings=settings_pop({}, annotators_per_item=1, items_per_batch=1, max_batches=1))
+    french = made["fr"].rewrite_settings.examples
+    assert french[0] == {"source": "j'dirais que c'est punk quand même.",
+                         "rewrite": "Je crois néanmoins qu'il s'agit de punk.",
+                         "note": "Des mots complets, des majuscules et de la ponctuation ; l'opinion est conservée."}
+    text = made["fr"].task_description
+    assert "Original : faut voir les 2 côtés de l'histoire mdr\nRéécriture :" in text
+    assert "i'd say" not in text and "lol" not in text
+    assert made["en"].rewrite_settings.examples == DEFAULT_EXAMPLES["formal"]
+    assert "Original: i'd say it is punk though." in made["en"].task_description
