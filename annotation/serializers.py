@@ -70,7 +70,11 @@ class ProgressSerializer(serializers.Serializer):
 class EligibilityQuestionSerializer(serializers.Serializer):
     name = serializers.CharField()
     text = serializers.CharField()
-    choices = serializers.ListField(child=serializers.CharField())
+    choices = serializers.ListField(child=serializers.CharField(), help_text="The values to answer with.")
+    choice_labels = serializers.DictField(
+        child=serializers.CharField(), required=False,
+        help_text="value → the label shown for it, in the study's language (a persona question's choices in a study "
+                  "in another language than English); absent, or a value without one: shown as it is.")
 
 
 class LikertQuestionSerializer(serializers.Serializer):

@@ -86,11 +86,15 @@ def mturk_submit_url(query: dict[str, str]) -> str:
 
 
 def _public_eligibility(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Eligibility questions without their accepted answers (those stay on the server)."""
+    """Eligibility questions without their accepted answers (those stay on the server), each choice with the label
+    the page shows (a persona question's `choice_labels` in the study's language; else the choice as it is)."""
     public = []
     for index, question in enumerate(questions or []):
         name = str(question.get("name") or f"q{index + 1}")
-        public.append({"name": name, "text": question.get("text", name), "choices": list(question.get("choices", []))})
+        choices, labels = list(question.get("choices", [])), dict(question.get("choice_labels") or {})
+        # Each choice is posted as its value (the stored answer) and shown as its label in the study's language.
+        public.append({"name": name, "text": question.get("text", name), "choices": choices, "choice_labels": labels,
+                       "options": [{"value": c, "label": labels.get(str(c), c)} for c in choices]})
     return public
 
 

@@ -161,3 +161,20 @@ def country_names(in_language: str = "en") -> tuple[str, ...]:
     names = {icu.Locale("", code).getDisplayCountry(display) for code in icu.Locale.getISOCountries()}
     collator = icu.Collator.createInstance(display)
     return tuple(sorted((name for name in names if name), key=collator.getSortKey))
+
+
+@lru_cache(maxsize=8)
+def country_choices(in_language: str = "en") -> tuple[tuple[str, str], ...]:
+    """(value, label) for every ISO 3166-1 country and territory ICU knows: the value is its English (CLDR) name, the
+    stable answer whatever the study's language (what `country_names("en")` lists and the platforms' demographics
+    are matched against); the label is its name in `in_language`; sorted by that language's collation of the labels
+    (`Allemagne` before `Autriche` in French, however the English names sort)."""
+    display, english = _locale(in_language), _locale("en")
+    pairs: dict[str, str] = {}
+    for code in icu.Locale.getISOCountries():
+        country = icu.Locale("", code)
+        value = country.getDisplayCountry(english)
+        if value and value not in pairs:
+            pairs[value] = country.getDisplayCountry(display) or value
+    collator = icu.Collator.createInstance(display)
+    return tuple(sorted(pairs.items(), key=lambda pair: collator.getSortKey(pair[1])))

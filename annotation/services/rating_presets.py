@@ -1,5 +1,7 @@
 """Rating studies of rewrites: GYAFC's and Pauli et al.'s scales as presets, and the items of a Likert or ranking
-study built from a file of system outputs (source, rewrite) or (source, several outputs)."""
+study built from a file of system outputs (source, rewrite) or (source, several outputs). The presets' questions and
+descriptions are the product's texts (annotation.services.product_texts): `study_create` stores them in the study's
+language."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,22 +17,13 @@ from annotation.error_codes import (
     TOO_FEW_OUTPUTS,
 )
 from annotation.models import ItemKind, Study
+from annotation.services.product_texts import GYAFC_RANKING_DESCRIPTION, PAULI_DESCRIPTION, QUESTION_PRESETS
 from annotation.services.rewrite_corpus import accepted_rewrites
-from annotation.services.studies import QUESTION_PRESETS
 from core.error_codes import INVALID
 from core.errors import ApplicationError
 from core.pseudonyms import pseudonym
 from tasks.error_codes import DUPLICATE_ID, EMPTY_FILE, EMPTY_TEXT, FILE_NOT_FOUND, INVALID_ENCODING, MISSING_COLUMNS
 from tasks.services.parsers import records_read
-
-GYAFC_RANKING_DESCRIPTION = """\
-In each question you see an informal sentence and several formal rewrites of it by different systems. Rank the
-rewrites from best to worst overall: how formal, how fluent, and how well they keep the original's meaning. Put the
-best rewrite first."""
-
-PAULI_DESCRIPTION = """\
-In each question you see an original sentence and a rewrite of it in a target style. Rate how strongly the rewrite
-shows the target style, and how well it preserves the content of the original (1 = not at all, 5 = completely)."""
 
 # kind → what the preset sets; a preset that has no form of a kind refuses it.
 RATING_PRESETS: dict[str, dict[str, dict[str, Any]]] = {

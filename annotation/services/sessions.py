@@ -92,27 +92,36 @@ def session_decline(*, token: str) -> Batch:
 
 
 def _validate_eligibility(study: Study, answers: Any) -> dict[str, str]:
+    """The answers, each a value among its question's choices (the value, not the label a page shows for it). A
+    refusal speaks the study's language (the request's, set when the session was loaded) and names the questions by
+    their texts, never their values (English words a page in another language does not show)."""
     if not isinstance(answers, dict):
-        raise ApplicationError("answers must be an object {question name: choice}.", details={"answers": ["object"]})
+        raise ApplicationError(gettext("answers must be an object {question name: choice}."),
+                               details={"answers": ["object"]})
     errors: dict[str, list[str]] = {}
     clean: dict[str, str] = {}
+    unanswered: list[str] = []
     asked = questions_asked(study.eligibility_questions)  # not those read from the platform
     for question in asked:
         name = question["name"]
         value = answers.get(name)
         choices = [str(c) for c in question.get("choices", [])]
         if value is None or str(value) not in choices:
-            errors[name] = [f"choose one of {choices}"]
+            errors[name] = [gettext("choose one of: %(choices)s") % {"choices": ", ".join(choices)}]
+            unanswered.append(str(question.get("text") or name))
         else:
             clean[name] = str(value)
     unknown = set(answers) - {q["name"] for q in asked}
+    parts = []
+    if unanswered:
+        parts.append(gettext("Please answer these questions with one of their choices: %(questions)s")
+                     % {"questions": "; ".join(unanswered)})
     if unknown:  # counted, not named: an error never echoes what was sent
-        errors["unknown"] = [f"{len(unknown)} answer(s) to questions this study does not ask"]
+        errors["unknown"] = [gettext("answers to questions this study does not ask: %(count)d")
+                             % {"count": len(unknown)}]
+        parts.append(errors["unknown"][0])
     if errors:
-        raise ApplicationError(
-            "Eligibility answers are incomplete or invalid: " + "; ".join(f"{k}: {v[0]}" for k, v in errors.items()),
-            details=errors,
-        )
+        raise ApplicationError(" — ".join(parts), details=errors)
     return clean
 
 
@@ -310,7 +319,9 @@ def session_payload(batch: Batch) -> dict[str, Any]:
             "special_category_consent": study.special_category_consent
             if special_category_questions(questions=study.eligibility_questions) else "",
             "eligibility_questions": [
-                {"name": q["name"], "text": q.get("text", q["name"]), "choices": list(q.get("choices", []))}
+                {"name": q["name"], "text": q.get("text", q["name"]), "choices": list(q.get("choices", [])),
+                 # value → the label shown, in the study's language (a persona question in another language's)
+                 **({"choice_labels": dict(q["choice_labels"])} if q.get("choice_labels") else {})}
                 for q in questions_asked(study.eligibility_questions)
             ],
             "questions": public_questions(study),

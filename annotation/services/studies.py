@@ -14,6 +14,14 @@ from annotation.models import ORDERING_KINDS, ItemKind, Study, StudyItem, new_st
 from annotation.services.consent import special_category_check
 from annotation.services.descriptions import task_description_compose
 from annotation.services.eligibility_default import eligibility_default
+from annotation.services.product_texts import (
+    LIKERT_DESCRIPTION,
+    QUESTION_PRESETS,
+    RANKING_DESCRIPTION,
+    REWRITE_DESCRIPTION,
+    product_description,
+    product_questions,
+)
 from annotation.services.screening import screening_require
 from annotation.services.study_settings import (
     REWRITE_BY_NAME,
@@ -27,56 +35,12 @@ from core.languages import language_normalise
 from tasks.error_codes import CONFLICT
 from tasks.models import Corpus, InstanceStatus, Setup, StyleComponent, TaskInstance
 
-LIKERT_DESCRIPTION = """\
-In each question you see an original sentence and a rewrite of it (sometimes with a human reference rewrite).
-Rate the rewrite on every scale shown. Keys: press the number of a rating."""
-
-RANKING_DESCRIPTION = """\
-In each question you see an original sentence and several rewrites of it by different systems. Order the rewrites
-from best to worst (style change, meaning preserved, fluent)."""
-
-REWRITE_DESCRIPTION = """\
-In each question you see a sentence. Rewrite it in the requested style while keeping its meaning."""
-
-# Ordering kinds: composed from the study's components and setup (annotation/services/descriptions.py).
+# Ordering kinds: composed from the study's components and setup (annotation/services/descriptions.py); the others'
+# defaults and the question presets are the product's texts, stored in the study's language (services.product_texts).
 DESCRIPTIONS = {
     ItemKind.LIKERT: LIKERT_DESCRIPTION,
     ItemKind.RANKING: RANKING_DESCRIPTION,
     ItemKind.REWRITE: REWRITE_DESCRIPTION,
-}
-
-_FIVE = {"1": "Very poor", "2": "Poor", "3": "Acceptable", "4": "Good", "5": "Very good"}
-QUESTION_PRESETS: dict[str, list[dict[str, Any]]] = {
-    # Mind the Style Gap (Ostheimer et al.): 5-point ratings of style change and content preservation.
-    "mind-the-style-gap": [
-        {"name": "style_change", "text": "How well does the rewrite change the style as requested?", "min": 1,
-         "max": 5, "labels": _FIVE, "level": "ordinal"},
-        {"name": "content_preservation", "text": "How well does the rewrite preserve the content of the original?",
-         "min": 1, "max": 5, "labels": _FIVE, "level": "ordinal"},
-    ],
-    # GYAFC (Rao & Tetreault 2018, section 4.1): formality -3…+3, fluency 1–5, meaning preservation 1–6 (the STS
-    # scale), every label as the paper's; alpha is computed ordinal per question.
-    "gyafc": [
-        {"name": "formality", "text": "How formal is the rewrite?", "min": -3, "max": 3,
-         "labels": {"-3": "Very Informal", "-2": "Informal", "-1": "Somewhat Informal", "0": "Neutral",
-                    "1": "Somewhat Formal", "2": "Formal", "3": "Very Formal"}, "level": "ordinal"},
-        {"name": "fluency", "text": "How fluent is the rewrite?", "min": 1, "max": 5,
-         "labels": {"1": "Other (fragment)", "2": "Incomprehensible", "3": "Somewhat Comprehensible",
-                    "4": "Comprehensible", "5": "Perfect"}, "level": "ordinal"},
-        {"name": "meaning", "text": "How much of the original's meaning does the rewrite keep?", "min": 1, "max": 6,
-         "labels": {"1": "Completely dissimilar", "2": "Not equivalent but on the same topic",
-                    "3": "Not equivalent but share some details", "4": "Roughly equivalent",
-                    "5": "Mostly equivalent", "6": "Completely equivalent"}, "level": "ordinal"},
-    ],
-    # Pauli et al. 2025 (Mind the Style Gap): two 5-point scales, style strength and content preservation.
-    "pauli": [
-        {"name": "style_strength", "text": "How strongly does the rewrite show the target style?", "min": 1,
-         "max": 5, "labels": {"1": "Not at all", "2": "Slightly", "3": "Moderately", "4": "Strongly",
-                              "5": "Completely"}, "level": "ordinal"},
-        {"name": "content_preservation", "text": "How well does the rewrite preserve the content of the original?",
-         "min": 1, "max": 5, "labels": {"1": "Not at all", "2": "Slightly", "3": "Partly", "4": "Mostly",
-                                        "5": "Completely"}, "level": "ordinal"},
-    ],
 }
 
 # An English study's default; another language's is `eligibility_default` in that language.
@@ -304,13 +268,14 @@ def study_create(
         "language": language,
         "consent_text": _default_consent(language) if settings.consent_text is None else settings.consent_text,
         "special_category_consent": settings.special_category_consent.strip(),
-        "task_description": task_description or DESCRIPTIONS[item_kind],
+        "task_description": product_description(task_description or DESCRIPTIONS[item_kind], language=language),
         "completion_code": completion_code, "screened_out_code": screened_out_code,
     }
     with transaction.atomic():
         study = Study.objects.create(
             slug=slug, item_kind=item_kind, selection=selection, eligibility_questions=eligibility_questions,
-            questions=questions or [], rewrite_min_length=rewrite_min_length, status=study_status, **columns,
+            questions=product_questions(questions, language=language) or [], rewrite_min_length=rewrite_min_length,
+            status=study_status, **columns,
         )
         if instances:
             StudyItem.objects.bulk_create([
@@ -350,7 +315,8 @@ def _ordering_items(
     screening_require(item_kind=item_kind, component_ids=component_ids,
                       screening_per_batch=settings.screening_per_batch, language=instances[0].corpus.language)
     task_description = settings.task_description or task_description_compose(
-        setup=setup, components=list(StyleComponent.objects.filter(pk__in=component_ids).order_by("name")))
+        setup=setup, components=list(StyleComponent.objects.filter(pk__in=component_ids).order_by("name")),
+        language=settings.language or corpus_language(instances))  # the study's language, as study_create sets it
     return instances, selection, task_description
 
 

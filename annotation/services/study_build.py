@@ -266,10 +266,8 @@ def _rewrite_build(request: StudyRequest) -> StudyBuilt:
             raise ApplicationError("Side: choose the side of the corpus the sources are taken from (1 or 2).",
                                    field="side")
         rows = sources_from_corpus(name=corpus_name, side=side)
-        language = corpus_language(name=corpus_name)
     else:
         rows = sources_check(sources=sources, where="Sources")
-        language = str(rewrite.get("language") or "en")
     unknown = sorted(set(rewrite) - {*REWRITE_KEYS, "sources", "sources_corpus", "side", "language"})
     if unknown:
         raise ApplicationError(f"Rewrite settings: unknown {', '.join(unknown)}.", field="rewrite")
@@ -278,6 +276,10 @@ def _rewrite_build(request: StudyRequest) -> StudyBuilt:
     kept = {name: value for name, value in request.extra.items()
             if name not in SETTINGS_BY_NAME or SETTINGS_BY_NAME[name].kinds != ORDERING}
     settings = study_settings_build(item_kind=request.kind, **kept)
+    # The study's language as given (`language`), else the sources' (the body's `rewrite.language`, the corpus's), else
+    # en: it counts the words, writes the default eligibility, persona questions and instructions, tags the items.
+    language = settings.language or str(rewrite.get("language") or "") or (
+        corpus_language(name=corpus_name) if corpus_name else "en")
     study, summary = rewrite_study_create(slug=request.slug, sources=rows,
                                           eligibility_questions=request.eligibility_questions,
                                           study_status=request.study_status, settings=settings,

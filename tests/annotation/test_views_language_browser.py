@@ -1,7 +1,9 @@
 """Chromium walks of studies in other languages (issue 33): a French quadruple study from consent to the end, on a
 desktop and a phone viewport, with axe on each screen (0 critical, 0 serious), `lang="fr"` on the page and on each
-item text, and no English string of the English catalog anywhere on screen; an Arabic study right to left; an
-Arabic (right-to-left) rewrite study end to end on both viewports, its persona's long country list one drop-down."""
+item text, and no English string of the English catalog anywhere on screen, its instructions the product's own
+(composed from its component and setup) in French; an Arabic study right to left; an Arabic (right-to-left) rewrite
+study end to end on both viewports, its persona questions (texts and choices) in Arabic, the long country list one
+drop-down whose Arabic names post the stable English values."""
 from __future__ import annotations
 
 import re
@@ -26,7 +28,7 @@ LINK = "?PROLIFIC_PID={pid}&STUDY_ID=S&SESSION_ID={pid}"
 FRENCH_TEXTS = {
     "title": "Quelles phrases partagent un style ?",
     "consent_text": "Vous allez juger le style de courtes phrases. Vos réponses servent à la recherche.",
-    "task_description": "Vous verrez quatre phrases. Choisissez celle qui correspond le mieux au style demandé.",
+    "task_description": "",  # none written: the product composes them, in French (checked on the instructions)
     "eligibility_questions": [{"name": "natif", "text": "Le français est-il votre langue maternelle ?",
                                "choices": ["oui", "non"], "accept": ["oui"]}],
 }
@@ -81,6 +83,9 @@ def _walk_french_study(page: Any, live_server: Any, slug: str) -> None:
     page.get_by_label("oui").check()
     page.click("#eligibility-form button[type=submit]")
     on_screen(page, "instructions")
+    instructions = page.inner_text("[data-screen=instructions] .instructions")
+    assert "Dans chaque question, vous voyez quatre phrases" in instructions
+    assert "Réponse : S2-S1 (S2 est complète comme A1, S1 est contractée comme A2)." in instructions
     _check_french(page, "instructions")
     page.click("#instructions-start")
     on_screen(page, "item")
@@ -131,7 +136,7 @@ ARABIC_REWRITES = ["مرحبًا، كيف حالك؟ أودّ أن أراك غد
 def _walk_arabic_rewrite_study(page: Any, live_server: Any, slug: str) -> None:
     study, _ = rewrite_study_create(
         slug=slug, sources=ARABIC_SOURCES, target_style="رسمي", min_length=10, max_length=200,
-        eligibility_questions=[], filters={"min_words": 0}, persona=["country"], language="ar",
+        eligibility_questions=[], filters={"min_words": 0}, persona=["gender", "country"], language="ar",
         settings=settings_pop({}, annotators_per_item=1, items_per_batch=2, max_batches=1))
     page.goto(f"{live_server.url}/s/{study.slug}/" + LINK.format(pid=slug))
     on_screen(page, "consent")
@@ -143,15 +148,21 @@ def _walk_arabic_rewrite_study(page: Any, live_server: Any, slug: str) -> None:
     on_screen(page, "eligibility")
     # ~250 countries: one labelled drop-down, not 250 radio buttons; nothing chosen is refused in the page
     country = page.locator("#eligibility-form select")
-    assert country.count() == 1 and page.locator("#eligibility-form input[type=radio]").count() == 0
+    assert country.count() == 1 and page.locator("#eligibility-form input[type=radio]").count() == 4  # gender
     assert country.locator("option").count() > 200
-    assert_accessible(page, "the Arabic persona questions")
+    # The persona questions in Arabic: their texts, the gender choices, the countries' names (CLDR's Arabic ones)
+    _check_language(page, "persona questions", "ar")
+    shown = page.inner_text("#eligibility-form")
+    assert "جنسك؟" in shown and "البلد الذي تعيش فيه؟" in shown and "أنثى" in shown
+    assert "Your gender?" not in shown and "female" not in shown and "Jordan" not in shown
     page.click("#eligibility-form button[type=submit]")
     assert page.inner_text("#eligibility-error").startswith("يُرجى الإجابة عن")
-    page.get_by_label("The country you live in?").select_option("Jordan")
+    page.get_by_label("أنثى").check()
+    page.get_by_label("البلد الذي تعيش فيه؟").select_option(label="الأردن")
     page.click("#eligibility-form button[type=submit]")
     on_screen(page, "instructions")
-    assert Participant.objects.get(study=study, external_id=slug).persona == {"country": "Jordan"}
+    # what is stored is the stable value, the same as an English study's answer
+    assert Participant.objects.get(study=study, external_id=slug).persona == {"gender": "female", "country": "Jordan"}
     _check_language(page, "instructions", "ar")
     page.click("#instructions-start")
     for rewrite in ARABIC_REWRITES:

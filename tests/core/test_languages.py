@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from core.languages import (
+    country_choices,
     country_names,
     grapheme_count,
     is_question,
@@ -81,3 +82,12 @@ def test_the_guess_is_deterministic_and_says_nothing_on_short_texts():
     assert {language_guess(french) for _ in range(5)} == {"fr"}
     assert language_guess("Merci") is None
     assert language_matches("fr", "fr-CA") and not language_matches("en", "fr")
+
+
+def test_country_choices_keep_the_english_value_and_name_it_in_the_language() -> None:
+    french, german = dict(country_choices("fr")), dict(country_choices("de"))
+    assert set(french) == set(german) == set(country_names("en"))  # the values: the English names, in any language
+    assert french["Germany"] == "Allemagne" and german["Germany"] == "Deutschland"
+    assert dict(country_choices("ar"))["Morocco"] == "المغرب"
+    labels = [label for _, label in country_choices("de")]
+    assert labels.index("Österreich") < labels.index("Polen")  # German collation: Ö with the O's

@@ -193,3 +193,105 @@ def test_length_limits_count_what_people_see_as_characters():
     shown = {"max_length": 5, "language": "hi", "texts": {"source": ""}}
     assert rewrite_check(shown=shown, text="नमस्ते") is None  # 6 code points; a vowel sign joins its consonant
     assert "at most 5 characters, got 6" in (rewrite_check(shown=shown, text="e\u0301" * 6) or "")
+
+
+# --- the persona questionnaire in the study's language (issue 33) ------------------------------------------------
+
+
+def _persona_study(slug: str, language: str) -> Study:
+    from annotation.services.rewrites import rewrite_study_create
+    study, _ = rewrite_study_create(
+        slug=slug, sources=[("s1", "salut tu viens demain au boulot ou pas")], target_style="soutenu",
+        eligibility_questions=[], filters={"min_words": 0}, persona=["age", "gender", "country"], language=language,
+        settings=settings_pop({}, annotators_per_item=1, items_per_batch=1, max_batches=1))
+    return study
+
+
+def test_a_french_study_asks_its_persona_in_french_and_stores_the_stable_values(client: Any) -> None:
+    study = _persona_study("rw-fr", "fr")
+    questions = {q["name"]: q for q in study.eligibility_questions}
+    assert [questions[n]["text"] for n in ("age", "gender", "country")] == [
+        "Votre âge ?", "Votre genre ?", "Le pays où vous vivez ?"]
+    # The values are the English ones of every study; the labels are French, the countries in French order.
+    assert questions["gender"]["choices"] == ["female", "male", "non-binary", "prefer not to say"]
+    assert questions["gender"]["choice_labels"] == {"female": "femme", "male": "homme", "non-binary": "non binaire",
+                                                    "prefer not to say": "je préfère ne pas répondre"}
+    assert "choice_labels" not in questions["age"] or not questions["age"]["choice_labels"]
+    country = questions["country"]
+    assert country["choice_labels"]["Germany"] == "Allemagne" and country["choice_labels"]["Jordan"] == "Jordanie"
+    labels = [country["choice_labels"].get(value, value) for value in country["choices"]]
+    assert labels.index("Allemagne") < labels.index("Autriche") < labels.index("Belgique")  # French collation
+    assert country["choices"].index("Germany") < country["choices"].index("Austria")  # not the English order
+    # The page shows the French labels and posts the English values.
+    html = client.get("/s/rw-fr/?PROLIFIC_PID=p1&STUDY_ID=S&SESSION_ID=p1").content.decode()
+    assert "Votre genre ?" in html and "Your gender?" not in html
+    assert '<input type="radio" name="elig-gender" value="female" required>' in html
+    assert "<span>femme</span>" in html and "<span>female</span>" not in html
+    assert '<option value="Germany">Allemagne</option>' in html
+    # The API gives the values and their labels; a label is not an answer, the value is, and is stored as it is.
+    person = Person(APIClient(), "rw-fr", "p2")
+    person.start()
+    asked = {q["name"]: q for q in person.consent()["study"]["eligibility_questions"]}
+    assert asked["gender"]["choice_labels"]["female"] == "femme" and "female" in asked["gender"]["choices"]
+    url = f"/api/v1/sessions/{person.token}/eligibility/"
+    refused = person.client.post(url, {"answers": {"age": "25-34", "gender": "femme", "country": "Jordanie"}},
+                                 format="json")
+    assert refused.status_code == 400 and set(refused.json()["error"]["details"]) == {"gender", "country"}
+    # in French, naming the questions as the page does, never the English values it does not show
+    assert refused.json()["error"]["message"] == ("Veuillez répondre à ces questions en choisissant l'une des "
+                                                  "réponses proposées : Votre genre ?; Le pays où vous vivez ?")
+    answered = person.client.post(url, {"answers": {"age": "25-34", "gender": "female", "country": "Jordan"}},
+                                  format="json")
+    assert answered.status_code == 200 and answered.json()["state"] == "instructions"
+    assert Participant.objects.get(external_id="p2").persona == {"age": "25-34", "gender": "female",
+                                                                 "country": "Jordan"}
+
+
+def test_an_arabic_study_names_the_countries_in_arabic() -> None:
+    country = next(q for q in _persona_study("rw-ar", "ar").eligibility_questions if q["name"] == "country")
+    assert country["text"] == "البلد الذي تعيش فيه؟"
+    assert country["choice_labels"]["Jordan"] == "الأردن" and country["choice_labels"]["Egypt"] == "مصر"
+    assert country["choices"][-1] == "prefer not to say" and country["choice_labels"]["prefer not to say"] == (
+        "أفضّل عدم الإجابة")
+
+
+def test_an_english_study_keeps_its_persona_questions_as_they_were() -> None:
+    from annotation.services.rewrites import PERSONA_QUESTIONS
+    questions = _persona_study("rw-en", "en").eligibility_questions
+    assert questions == [{"name": name, "persona": True, **PERSONA_QUESTIONS[name]}
+                         for name in ("age", "gender", "country")]
+    assert questions[1]["text"] == "Your gender?" and all("choice_labels" not in q for q in questions)
+
+
+def test_every_persona_question_is_translated_in_every_shipped_language() -> None:
+    """Every word choice has a label msgid, so it is in every catalog (the catalog test checks each is translated);
+    each question's text and most labels read otherwise than the English (a `centre` may stay `centre`)."""
+    from annotation.services.rewrites import CHOICE_LABELS, PERSONA_QUESTIONS, persona_question
+    worded = {c for name, q in PERSONA_QUESTIONS.items() if name not in ("age", "country") for c in q["choices"]}
+    assert worded <= set(CHOICE_LABELS)
+    for language in ("fr", "de", "es", "it", "pt-BR", "ar"):
+        for name, english in PERSONA_QUESTIONS.items():
+            question = persona_question(name, language=language)
+            assert question["text"] != english["text"], (language, name)
+            assert sorted(question["choices"]) == sorted(english["choices"])  # the same values, in any order
+            if name != "age":  # the age brackets read the same in every language
+                assert len(question["choice_labels"]) > len(question["choices"]) / 2, (language, name)
+
+
+def test_the_default_examples_are_written_in_the_study_language() -> None:
+    from annotation.services.rewrites import DEFAULT_EXAMPLES, rewrite_study_create
+    made = {}
+    for language in ("fr", "en"):
+        made[language], _ = rewrite_study_create(
+            slug=f"rw-ex-{language}", sources=[("s1", "salut tu viens demain au boulot ou pas")], target_style="formal",
+            eligibility_questions=[], filters={"min_words": 0}, language=language,
+            settings=settings_pop({}, annotators_per_item=1, items_per_batch=1, max_batches=1))
+    french = made["fr"].rewrite_settings.examples
+    assert french[0] == {"source": "j'dirais que c'est punk quand même.",
+                         "rewrite": "Je crois néanmoins qu'il s'agit de punk.",
+                         "note": "Des mots complets, des majuscules et de la ponctuation ; l'opinion est conservée."}
+    text = made["fr"].task_description
+    assert "Original : faut voir les 2 côtés de l'histoire mdr\nRéécriture :" in text
+    assert "i'd say" not in text and "lol" not in text
+    assert made["en"].rewrite_settings.examples == DEFAULT_EXAMPLES["formal"]
+    assert "Original: i'd say it is punk though." in made["en"].task_description

@@ -128,8 +128,13 @@ def test_eligibility_failure_screens_out(client):
     p = P(client, study.slug, "PID-10")
     p.start()
     p.consent()
-    r = client.post(f"/api/v1/sessions/{p.token}/eligibility/", {"answers": {"native": "maybe"}}, format="json")
-    assert "native" in assert_api_error(r, code="invalid", status=400)["details"]
+    r = client.post(f"/api/v1/sessions/{p.token}/eligibility/", {"answers": {"native": "maybe", "x": "1"}},
+                    format="json")
+    error = assert_api_error(r, code="invalid", status=400)
+    assert error["details"] == {"native": ["choose one of: yes, no"],
+                                "unknown": ["answers to questions this study does not ask: 1"]}
+    assert error["message"] == ("Please answer these questions with one of their choices: Is English your native "
+                                "language? — answers to questions this study does not ask: 1")
     r = client.post(f"/api/v1/sessions/{p.token}/eligibility/", {"answers": {"native": "no"}}, format="json")
     body = r.json()
     assert body["state"] == "screened_out" and body["completion_code"] == "NOPE42"
