@@ -126,6 +126,12 @@ def _wide_header(path: Path, text: str, mapping: WideMapping) -> tuple[list[str]
         raise ApplicationError(f"{path}:1: no rater id column for {', '.join(unnamed)} (the id columns "
                                f"{', '.join(id_columns.values())} name raters {', '.join(id_columns)}; have: "
                                f"{', '.join(header)})", code=MISSING_COLUMNS)
+    rated = {r.number for r in raters}
+    idle = [(n, c) for n, c in id_columns.items() if c in mapping.rater_ids and n not in rated]
+    if idle:
+        raise ApplicationError(f"{path}:1: rater id column '{idle[0][1]}' names rater '{idle[0][0]}', who has no "
+                               f"rating column ({', '.join(sorted(rated))} have)", code=MISSING_COLUMNS,
+                               field="rater_ids")
     return header, [replace(r, id_column=id_columns[r.number]) for r in raters]
 
 
