@@ -155,8 +155,8 @@ def _id_columns(path: Path, header: list[str], names: tuple[str, ...]) -> dict[s
                                        code=MISSING_COLUMNS, field="rater_ids")
         for number, column in pairs:
             if found.setdefault(number, column) != column:
-                raise ApplicationError(f"{path}:1: columns '{found[number]}' and '{column}' both name rater "
-                                       f"{number}'s id", code=MISSING_COLUMNS, field="rater_ids")
+                raise ApplicationError(f"{path}:1: rater id columns '{found[number]}' and '{column}' both name "
+                                       f"rater {number}", code=MISSING_COLUMNS, field="rater_ids")
     return found
 
 

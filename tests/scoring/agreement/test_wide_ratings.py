@@ -155,7 +155,7 @@ def test_the_positional_id_warning_fires_for_positions_and_not_for_ids(tmp_path)
     ("input", r"lai.csv:1: rater id column 'input' does not end in the rater's number"),
     ("prolificID,annoB_mean", r"lai.csv:1: rater id column 'annoB_mean' names rater 'mean', who has no rating "
                               r"column"),
-    ("prolificID,WorkerId_1", r"lai.csv:1: columns 'prolificID_1' and 'WorkerId_1' both name rater 1's id"),
+    ("prolificID,WorkerId_1", r"lai.csv:1: rater id columns 'prolificID_1' and 'WorkerId_1' both name rater 1"),
 ])
 def test_a_missing_id_column_is_named_and_nothing_is_stored(tmp_path, rater_ids, expected):
     path = _file(tmp_path, "lai.csv", [f"{row},{P['e']}" for row in ROWS_1], header=HEADER + ",WorkerId_1")
