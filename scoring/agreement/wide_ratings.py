@@ -194,7 +194,8 @@ def _row_ratings(record: dict[str, Any], *, line: int, item_id: str, raters: lis
 
 
 def wide_read(*, path: Path, mapping: WideMapping, numeric: bool, domain: list
-               ) -> tuple[dict[str, dict[str, str]], list[Row]]:
+              ) -> tuple[dict[str, dict[str, str]], list[Row]]:
+    """The wide file's items ({id: payload}) and ratings; every bad line named by file, line and column."""
     text = _file_text(path)
     header, raters = _wide_header(path, text, mapping)
     reader = csv.DictReader(io.StringIO(text, newline=""), fieldnames=header)
