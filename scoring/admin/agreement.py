@@ -51,6 +51,12 @@ class RatingsImportForm(forms.Form):
                                                         "(the defaults).")
     raters = forms.CharField(required=False, help_text="Wide file's rater prefixes, e.g. c=content_preservation,"
                                                        "s=style_strength,f=fluency (the defaults).")
+    rater_ids = forms.CharField(required=False, label="Rater id columns",
+                                help_text="Wide file's columns holding each rater's own id: a prefix, e.g. "
+                                          "prolificID (prolificID_1, prolificID_2, … name the raters of the rating "
+                                          "columns ending in _1, _2, …), or the columns, e.g. WorkerId_1,WorkerId_2. "
+                                          "Empty: raters are column positions. Ids leave the database as "
+                                          "pseudonyms only.")
     question = forms.CharField(required=False, help_text="Question of rows without a question column.")
     dataset = forms.CharField(required=False, help_text="Dataset name of every item (where no column gives it).")
     language = forms.CharField(required=False, max_length=35, help_text="Language of the texts (BCP-47, e.g. en).")
@@ -257,7 +263,8 @@ class AgreementRunAdmin(ComputationRecordAdmin):
                 summary = ratings_import_upload(
                     request=RatingsImport(
                         study_slug=v["study"], scale=v["scale"], level=v["level"], ratings_path=Path("ratings"),
-                        wide=WideMapping.parse(columns=v["columns"], raters=v["raters"]) if v["wide"] else None,
+                        wide=WideMapping.parse(columns=v["columns"], raters=v["raters"],
+                                               rater_ids=v["rater_ids"]) if v["wide"] else None,
                         dataset=v["dataset"], language=v["language"], question=v["question"]),
                     ratings=v["ratings"], items=v["items"])
             except ApplicationError as exc:

@@ -5,8 +5,10 @@ Two shapes. (1) An items file (JSONL, CSV or TSV: `id`, `source`, `rewrite`, opt
 `target_style`, `dataset`, `language`) beside a long ratings file (`item`, `annotator`, `question`, `value`;
 several questions in one file). (2) One wide CSV per dataset, the shape of Pauli et al.'s release (one row per
 rewrite with `input`, `output`, `reference`, `style_to`, `system`, and one column per rater per question: `c-1`,
-`c-2`, `s-1`, ...); a `WideMapping` names the columns. A question whose name is one of the presets' (`style_strength`,
-`content_preservation`, `style_change`, `fluency`, `meaning`, `formality`) takes the preset's text and labels.
+`c-2`, `s-1`, ...); a `WideMapping` names the columns and `wide_read` reads it (`scoring/agreement/wide_ratings.py`;
+its `rater_ids` store each rating under the rater's own id instead of the column's position). A question whose name
+is one of the presets' (`style_strength`, `content_preservation`, `style_change`, `fluency`, `meaning`, `formality`)
+takes the preset's text and labels.
 
 The texts (`source`, `rewrite`, `reference`) are stored exactly as the file gives them, outer spaces included, so
 that metrics reading characters score the strings the release's own code scored; the other fields are trimmed.
@@ -15,12 +17,9 @@ Every file is read and every bad line named (file, line, column) before anything
 """
 from __future__ import annotations
 
-import csv
-import io
-import re
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,31 +32,23 @@ from scoring.agreement.imports import (
     Row,
     _annotators_import,
     _bad_rows,
-    _canonical,
     _file_text,
     _items_import,
     _read_rows,
     _refuse_erased,
     _responses_build,
-    _scale_text,
     _study_for_import,
     levels_check,
 )
 from scoring.agreement.stats.scales import scale_parse
+from scoring.agreement.wide_ratings import ITEM_FIELDS, TEXT_FIELDS, WideMapping, _field, wide_read
 from scoring.error_codes import ITEM_TEXT_MISMATCH, NOT_NUMERIC_SCALE
 from tasks.error_codes import EMPTY_FILE, MISSING_COLUMNS
 from tasks.services.parsers import records_read
 
-ITEM_FIELDS = ("source", "rewrite", "reference", "system", "target_style", "dataset", "language")
+__all__ = ["ITEM_FIELDS", "TEXT_FIELDS", "RatingsImport", "WideMapping", "items_read", "ratings_import",
+           "ratings_import_upload", "wide_read"]
 REQUIRED_ITEM_FIELDS = ("id", "source", "rewrite")
-# The texts are stored as the file gives them, outer spaces included: a metric that reads characters (bleu_char,
-# chrF, edit distances) then scores the same strings as the paper's own code did. The other fields are trimmed.
-TEXT_FIELDS = ("source", "rewrite", "reference")
-
-
-def _field(key: str, raw: Any) -> str:
-    text = str(raw) if raw is not None else ""
-    return text if key in TEXT_FIELDS else text.strip()
 
 
 def preset_questions() -> dict[str, dict[str, Any]]:
@@ -67,48 +58,6 @@ def preset_questions() -> dict[str, dict[str, Any]]:
         for question in questions:
             named.setdefault(question["name"], question)
     return named
-
-
-@dataclass(frozen=True)
-class WideMapping:
-    """Which columns of a wide ratings CSV hold what. `raters` maps a column prefix to a question name: the columns
-    `<prefix>-<n>` hold rater n's answers (Pauli et al.: `c-1`… content, `s-1`… style, `f-1`… fluency)."""
-
-    id: str = "id"
-    source: str = "input"
-    rewrite: str = "output"
-    reference: str = "reference"
-    target_style: str = "style_to"
-    system: str = "system"
-    dataset: str = "dataset"
-    language: str = "language"
-    raters: dict[str, str] = field(default_factory=lambda: {
-        "c": "content_preservation", "s": "style_strength", "f": "fluency"})
-
-    @classmethod
-    def parse(cls, *, columns: str = "", raters: str = "") -> WideMapping:
-        """From `source=input,rewrite=output` and `c=content_preservation,s=style_strength` (CLI/API/admin text)."""
-        base = cls()
-        known = {"id", *ITEM_FIELDS}
-        chosen: dict[str, Any] = {}
-        for key, value in _pairs(columns, what="column mapping"):
-            if key not in known:
-                raise ApplicationError(f"column mapping: {key!r} is not one of {', '.join(sorted(known))}",
-                                       code=MISSING_COLUMNS, field="columns")
-            chosen[key] = value
-        if raters:
-            chosen["raters"] = dict(_pairs(raters, what="rater columns"))
-        return cls(**{**base.__dict__, **chosen})
-
-
-def _pairs(text: str, *, what: str) -> list[tuple[str, str]]:
-    pairs = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        key, sep, value = part.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise ApplicationError(f"{what}: {part!r} is not NAME=VALUE", code=MISSING_COLUMNS, field="columns")
-        pairs.append((key.strip(), value.strip()))
-    return pairs
 
 
 def items_read(*, path: Path) -> dict[str, dict[str, str]]:
@@ -153,69 +102,6 @@ def _long_read(*, items_path: Path, ratings_path: Path, question: str, numeric: 
     return items, rows
 
 
-def _wide_header(path: Path, text: str, mapping: WideMapping) -> tuple[list[str], list[tuple[str, str, str]]]:
-    """The header and the rater columns as (column, question, annotator)."""
-    header = next(csv.reader(io.StringIO(text, newline="")), [])
-    header = [h.strip() for h in header]
-    missing = [getattr(mapping, key) for key in ("source", "rewrite") if getattr(mapping, key) not in header]
-    if missing:
-        raise ApplicationError(f"{path}:1: missing column(s) {', '.join(missing)} (have: {', '.join(header)}); "
-                               "name them with the column mapping", code=MISSING_COLUMNS)
-    raters = []
-    for column in header:
-        match = re.fullmatch(r"(.+)[-_]([A-Za-z0-9]+)", column)
-        if match and match.group(1) in mapping.raters:
-            raters.append((column, mapping.raters[match.group(1)], f"rater-{match.group(2)}"))
-    if not raters:
-        prefixes = ", ".join(f"{p}-1" for p in mapping.raters)
-        raise ApplicationError(f"{path}:1: no rater columns ({prefixes}, ...; have: {', '.join(header)}); name their "
-                               "prefixes with the rater mapping", code=MISSING_COLUMNS)
-    return header, raters
-
-
-def _wide_read(*, path: Path, mapping: WideMapping, numeric: bool, domain: list
-               ) -> tuple[dict[str, dict[str, str]], list[Row]]:
-    text = _file_text(path)
-    header, raters = _wide_header(path, text, mapping)
-    reader = csv.DictReader(io.StringIO(text, newline=""), fieldnames=header)
-    next(reader)
-    items: dict[str, dict[str, str]] = {}
-    rows: list[Row] = []
-    errors: list[str] = []
-    for record in reader:
-        line = reader.line_num
-        if None in record:
-            errors.append(f"{path}:{line}: more fields than columns")
-            continue
-        if not any((v or "").strip() for v in record.values()):
-            continue
-        item_id = (record.get(mapping.id) or "").strip() or f"{path.stem}-{line}"
-        payload = {key: _field(key, record.get(getattr(mapping, key))) for key in ITEM_FIELDS}
-        problems = [f"column '{getattr(mapping, key)}': empty" for key in ("source", "rewrite")
-                    if not payload[key].strip()]
-        if item_id in items:
-            problems.append(f"column '{mapping.id}': {item_id!r} repeats an earlier row")
-        for column, question, annotator in raters:
-            raw = (record.get(column) or "").strip()
-            if not raw:
-                continue  # this rater did not rate this row
-            parsed = _canonical(raw, numeric=numeric, domain=domain)
-            if parsed is None:
-                problems.append(f"column '{column}': value {raw!r} is not on the scale {_scale_text(numeric, domain)}")
-                continue
-            rows.append(Row(line=line, item=item_id, annotator=annotator, question=question, answer=parsed[0],
-                            value=parsed[1], item_text="", correct=""))
-        if problems:
-            errors.append(f"{path}:{line}: " + "; ".join(problems))
-            continue
-        items[item_id] = {key: value for key, value in payload.items() if value.strip()}
-    if errors:
-        raise _bad_rows(errors)
-    if not rows:
-        raise ApplicationError(f"{path}: no ratings", code=EMPTY_FILE)
-    return items, rows
-
-
 def _question_specs(rows: list[Row], *, level: str, domain: list, path: Path) -> dict[str, dict[str, Any]]:
     """Each question's stored spec: the preset's text and labels where the name is a preset's on the same scale."""
     presets = preset_questions()
@@ -257,7 +143,7 @@ def ratings_import(*, request: RatingsImport, progress: Callable[[int, int], Non
     level = levels_check(level=request.level, numeric=numeric, scale=request.scale)
     ratings_path = Path(request.ratings_path)
     if request.wide is not None:
-        items, rows = _wide_read(path=ratings_path, mapping=request.wide, numeric=numeric, domain=domain)
+        items, rows = wide_read(path=ratings_path, mapping=request.wide, numeric=numeric, domain=domain)
     elif request.items_path is not None:
         items, rows = _long_read(items_path=Path(request.items_path), ratings_path=ratings_path,
                                  question=request.question.strip(), numeric=numeric, domain=domain)
@@ -267,7 +153,11 @@ def ratings_import(*, request: RatingsImport, progress: Callable[[int, int], Non
     given = {"dataset": request.dataset.strip(), "language": request.language.strip()}
     items = {key: {**{k: v for k, v in given.items() if v}, **payload} for key, payload in items.items()}
     _refuse_erased(path=ratings_path, rows=rows)
-    return _store(request=request, items=items, rows=rows, level=level, domain=domain, progress=progress)
+    summary = _store(request=request, items=items, rows=rows, level=level, domain=domain, progress=progress)
+    # Whom the ratings are stored under: the raters' own ids, or (a wide file without rater ids) column positions.
+    positional = request.wide is not None and not request.wide.rater_ids
+    return {**summary, "annotators": len({row.annotator for row in rows}),
+            "annotator_ids": "positions" if positional else "people"}
 
 
 @transaction.atomic

@@ -64,7 +64,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     **{("POST /api/v1/annotation-imports/", code, fragment): RATINGS_CONTENT for code, fragment in (
         ("missing_columns", "missing column"), ("missing_columns", "no rater columns"), ("missing_columns", "give the"),
         ("missing_columns", "is not NAME=VALUE"), ("missing_columns", "is not one of"),
-        ("missing_columns", "different names"), ("empty_file", "no "), ("bad_rows", "bad row"),
+        ("missing_columns", "different names"), ("missing_columns", "rater id column"), ("empty_file", "no "),
+        ("bad_rows", "bad row"),
         ("bad_encoding", "not valid UTF-8"), ("unknown_file_type", "are read from"), ("invalid_json", "JSON"),
         ("invalid_scale", ""), ("not_numeric_scale", "numeric scale"), ("invalid_level", ""),
         ("invalid_question", ""), ("duplicate_id", ""))},
