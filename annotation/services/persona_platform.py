@@ -10,7 +10,9 @@ PASTEL's list), and the rest of the answer is dropped at once.
 
 `PROLIFIC_DEMOGRAPHICS` is the one table from PASTEL's attribute names to Prolific's demographic keys. Prolific's
 demographics object is free-form ("the dataset is dynamic"); the keys are the column names of Prolific's
-demographic export ("Age", "Sex", "Ethnicity simplified", "Country of residence"). "Highest education level
+demographic export ("Age", "Sex", "Ethnicity simplified", "Country of residence"); the names Prolific's API
+reference gives the same columns ("Ethnicity (simplified)", "Current country of residence") are read too
+(`KEY_SPELLINGS`). "Highest education level
 completed" is the name of Prolific's education screener, assumed to be the key its snapshot uses. A value the table
 does not know, "DATA_EXPIRED" (not answered) or "CONSENT_REVOKED" leaves the attribute unset rather than guessed.
 Political orientation is not offered: Prolific's political screeners are country-specific scales that do not map
@@ -85,6 +87,10 @@ PROLIFIC_DEMOGRAPHICS: dict[str, tuple[str, Callable[[str], str | None]]] = {
 CHOICE_ALIASES: dict[str, dict[str, str]] = {
     "ethnicity": {"Black": "Black or African American", "Mixed": "mixed", "Other": "other"},
 }
+# The other names of a demographic key: those of Prolific's API reference (its demographic-export endpoints).
+KEY_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "Ethnicity simplified": ("Ethnicity (simplified)",), "Country of residence": ("Current country of residence",),
+}
 PLATFORM_TABLES = {EntryPlatform.PROLIFIC: PROLIFIC_DEMOGRAPHICS}
 PLATFORM_NAMES = {EntryPlatform.PROLIFIC: "Prolific"}
 
@@ -143,7 +149,8 @@ def persona_from_demographics(*, study: Study, demographics: dict[str, Any]) -> 
         if name not in table:
             continue
         key, mapped = table[name]
-        raw = demographics.get(key)
+        raw = next((demographics[k] for k in (key, *KEY_SPELLINGS.get(key, ())) if demographics.get(k) is not None),
+                   None)
         if raw is None or str(raw).strip().upper() in NOT_ANSWERED:
             continue
         value, choices = mapped(str(raw)), [str(c) for c in question.get("choices") or []]

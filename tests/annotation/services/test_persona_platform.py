@@ -117,6 +117,9 @@ def test_a_special_category_read_from_prolific_still_needs_the_explicit_statemen
             for raw in ("Black", "mixed", "Prefer not to say", "CONSENT_REVOKED", "Hispanic")}
     assert read == {"Black": {"ethnicity": "Black"}, "mixed": {"ethnicity": "Mixed"},
                     "Prefer not to say": {"ethnicity": "prefer not to say"}, "CONSENT_REVOKED": {}, "Hispanic": {}}
+    # The column as Prolific's API reference names it is read as well.
+    assert persona_from_demographics(study=study, demographics={"Ethnicity (simplified)": "Asian"}) == {
+        "ethnicity": "Asian"}
 
 
 def test_an_english_pastel_study_reads_prolifics_ethnicity_into_pastels_list(tmp_path):
@@ -151,6 +154,8 @@ def test_demographics_are_mapped_to_pastel_choices_and_nothing_else_is_kept(tmp_
         "country": "United Kingdom"}
     assert persona_from_demographics(study=study, demographics={"Age": "not a number"}) == {}
     assert persona_from_demographics(study=study, demographics={"Age": "80"}) == {"age": "75+"}
+    assert persona_from_demographics(study=study, demographics={"Current country of residence": "Japan"}) == {
+        "country": "Japan"}
 
 
 def test_every_door_refuses_reading_from_a_platform_other_than_prolific(tmp_path, admin_client, api):
