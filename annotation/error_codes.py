@@ -14,6 +14,11 @@ ANSWER_CONFLICT = codes.declare("answer_conflict",
 BLOCKED = codes.declare("blocked",
                         "A reviewer blocked this worker (platform and id, every study) after rejected rewrites.")
 DUPLICATE_OUTPUT = codes.declare("duplicate_output", "An outputs file names the same system twice for one source.")
+ETHNICITY_CATEGORIES_REQUIRED = codes.declare(
+    "ethnicity_categories_required",
+    "A persona question asks ethnicity without categories that fit the study: PASTEL's US-census list only in an "
+    "English study asking for it (ethnicity=pastel), else Prolific's list (ethnicity=prolific) or the researcher's own "
+    "categories with labels; see docs/data-protection.md, Ethnicity.")
 EXPIRED = codes.declare("expired", "The batch's time limit passed, or its first answer came after the grace period.")
 INVALID_KIND = codes.declare("invalid_kind", "A rating preset builds likert or ranking studies only.")
 INVALID_LINK = codes.declare("invalid_link",

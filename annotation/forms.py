@@ -203,7 +203,9 @@ class StudyCreateForm(forms.Form):
     copy_threshold = forms.FloatField(required=False, initial=REWRITE_DEFAULTS["copy_threshold"],
                                       help_text="Refuse a rewrite this similar (rapidfuzz ratio, 0-100) to its source.")
     persona = forms.CharField(required=False, help_text="Persona questions (PASTEL), comma-separated: gender, age, "
-                                                        "ethnicity, country, education, political_orientation.")
+                                                        "ethnicity=prolific (or ethnicity=pastel, PASTEL's US-census "
+                                                        "list, in an English study), country, education, "
+                                                        "political_orientation; pastel for all of them.")
     persona_from_platform = forms.CharField(required=False, initial=REWRITE_DEFAULTS["persona_from_platform"],
                                             label=REWRITE_BY_NAME["persona_from_platform"].label,
                                             help_text=REWRITE_BY_NAME["persona_from_platform"].help)

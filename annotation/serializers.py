@@ -73,8 +73,9 @@ class EligibilityQuestionSerializer(serializers.Serializer):
     choices = serializers.ListField(child=serializers.CharField(), help_text="The values to answer with.")
     choice_labels = serializers.DictField(
         child=serializers.CharField(), required=False,
-        help_text="value → the label shown for it, in the study's language (a persona question's choices in a study "
-                  "in another language than English); absent, or a value without one: shown as it is.")
+        help_text="value → the label shown for it: a persona question's choices in the study's language (a study in "
+                  "another language than English), or the labels a researcher gave their own question's choices; "
+                  "absent, or a value without one: shown as it is.")
 
 
 class LikertQuestionSerializer(serializers.Serializer):
@@ -261,7 +262,10 @@ class RewriteCreateInput(serializers.Serializer):
     max_length = drf_field(REWRITE_BY_NAME["max_length"])
     copy_threshold = drf_field(REWRITE_BY_NAME["copy_threshold"])
     persona = serializers.ListField(required=False, default=list,
-                                    help_text="PASTEL attribute names, or own questions {name, text, choices}.")
+                                    help_text="PASTEL attribute names ('pastel' for all; ethnicity names its "
+                                              "list: 'ethnicity=prolific', or 'ethnicity=pastel' in an English "
+                                              "study), or own questions {name, text, choices}, each choice a value "
+                                              "or {value, label} (stored by value, shown by label).")
     persona_from_platform = drf_field(REWRITE_BY_NAME["persona_from_platform"])
     filters = RewriteFiltersInput(required=False, default=None, allow_null=True)
     qualify_min_accepted = drf_field(REWRITE_BY_NAME["min_accepted"])

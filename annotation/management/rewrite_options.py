@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from annotation.services.rewrites import PERSONA_QUESTIONS, sources_read
+from annotation.services.rewrites import sources_read
 from annotation.services.study_settings import REWRITE_BY_NAME, REWRITE_DEFAULTS
 from annotation.services.writing_signals.registry import thresholds_parse
 from core.commands import json_file_read
@@ -22,8 +22,10 @@ def rewrite_arguments_add(parser: Any) -> None:
     group.add_argument("--copy-threshold", type=float, default=REWRITE_DEFAULTS["copy_threshold"],
                        help="Refuse a rewrite whose rapidfuzz ratio with its source (0-100) is at least this.")
     group.add_argument("--persona", default="",
-                       help="Persona questions asked before writing (PASTEL): attributes comma-separated, 'pastel' for "
-                            "all, or a JSON file of own questions [{name, text, choices}].")
+                       help="Persona questions asked before writing (PASTEL): attributes comma-separated (ethnicity "
+                            "names its list: ethnicity=prolific, or ethnicity=pastel in an English study), 'pastel' "
+                            "for all, or a JSON file of own questions [{name, text, choices}], a choice a value or "
+                            "{value, label}.")
     from_platform = REWRITE_BY_NAME["persona_from_platform"]
     group.add_argument(from_platform.flag, default=from_platform.default, help=from_platform.help)
     group.add_argument("--filter-questions", action=argparse.BooleanOptionalAction, default=True)
@@ -51,8 +53,6 @@ def rewrite_spec_from_options(options: dict[str, Any]) -> dict[str, Any]:
     persona: list[Any] = [a.strip() for a in options["persona"].split(",") if a.strip()]
     if options["persona"].endswith(".json"):
         persona = json_file_read(options["persona"], "--persona", expect_list="questions {name, text, choices}")
-    elif persona == ["pastel"]:
-        persona = list(PERSONA_QUESTIONS)
     return {
         "sources": sources, "sources_corpus": options["sources_corpus"] or "", "side": options["side"],
         "target_style": options["target_style"], "examples": examples,

@@ -4,12 +4,15 @@ Prolific already knows some of PASTEL's persona attributes (its "About you" answ
 (`persona_from_platform`); their persona questions stay in `Study.eligibility_questions`, flagged
 `"from_platform": "prolific"`, so the consent statement, the special-category rule and erasure/retention see them as
 the persona data they are, while the participant page does not ask them (`questions_asked`). During a platform sync
-the submission's demographics snapshot is read once; only the study's named attributes are kept, mapped to PASTEL's
-choices (`persona_from_demographics`), and the rest of the answer is dropped at once.
+the submission's demographics snapshot is read once; only the study's named attributes are kept, mapped to the
+questions' choices (`persona_from_demographics`: ethnicity as Prolific's own values, or PASTEL's where the study asks
+PASTEL's list), and the rest of the answer is dropped at once.
 
 `PROLIFIC_DEMOGRAPHICS` is the one table from PASTEL's attribute names to Prolific's demographic keys. Prolific's
 demographics object is free-form ("the dataset is dynamic"); the keys are the column names of Prolific's
-demographic export ("Age", "Sex", "Ethnicity simplified", "Country of residence"). "Highest education level
+demographic export ("Age", "Sex", "Ethnicity simplified", "Country of residence"); the names Prolific's API
+reference gives the same columns ("Ethnicity (simplified)", "Current country of residence") are read too
+(`KEY_SPELLINGS`). "Highest education level
 completed" is the name of Prolific's education screener, assumed to be the key its snapshot uses. A value the table
 does not know, "DATA_EXPIRED" (not answered) or "CONSENT_REVOKED" leaves the attribute unset rather than guessed.
 Political orientation is not offered: Prolific's political screeners are country-specific scales that do not map
@@ -65,9 +68,10 @@ PROLIFIC_DEMOGRAPHICS: dict[str, tuple[str, Callable[[str], str | None]]] = {
     "age": ("Age", _age),
     "gender": ("Sex", _table({"Female": "female", "Male": "male", "Prefer not to say": "prefer not to say"})),
     "country": ("Country of residence", _country),
+    # Prolific's own values, as its `ethnicity=prolific` question stores them (PASTEL's list: `CHOICE_ALIASES`).
     "ethnicity": ("Ethnicity simplified", _table({
-        "White": "White", "Black": "Black or African American", "Asian": "Asian", "Mixed": "mixed",
-        "Other": "other", "Prefer not to say": "prefer not to say"})),
+        "White": "White", "Mixed": "Mixed", "Asian": "Asian", "Black": "Black", "Other": "Other",
+        "Prefer not to say": "prefer not to say"})),
     "education": ("Highest education level completed", _table({
         "No formal qualifications": "no degree",
         "Secondary education (e.g. GED/GCSE)": "high school",
@@ -77,6 +81,15 @@ PROLIFIC_DEMOGRAPHICS: dict[str, tuple[str, Callable[[str], str | None]]] = {
         "Graduate degree (MA/MSc/MPhil/other)": "master's degree",
         "Doctorate degree (PhD/other)": "doctorate",
         "Prefer not to say": "prefer not to say"})),
+}
+# A mapped value's choice in a question with another list: Prolific's ethnicity in PASTEL's US-census list (an
+# English study naming `ethnicity=pastel`, and the studies made before Prolific's own list was offered).
+CHOICE_ALIASES: dict[str, dict[str, str]] = {
+    "ethnicity": {"Black": "Black or African American", "Mixed": "mixed", "Other": "other"},
+}
+# The other names of a demographic key: those of Prolific's API reference (its demographic-export endpoints).
+KEY_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "Ethnicity simplified": ("Ethnicity (simplified)",), "Country of residence": ("Current country of residence",),
 }
 PLATFORM_TABLES = {EntryPlatform.PROLIFIC: PROLIFIC_DEMOGRAPHICS}
 PLATFORM_NAMES = {EntryPlatform.PROLIFIC: "Prolific"}
@@ -136,11 +149,13 @@ def persona_from_demographics(*, study: Study, demographics: dict[str, Any]) -> 
         if name not in table:
             continue
         key, mapped = table[name]
-        raw = demographics.get(key)
+        raw = next((demographics[k] for k in (key, *KEY_SPELLINGS.get(key, ())) if demographics.get(k) is not None),
+                   None)
         if raw is None or str(raw).strip().upper() in NOT_ANSWERED:
             continue
-        value = mapped(str(raw))
-        if value is not None and value in [str(c) for c in question.get("choices") or []]:
+        value, choices = mapped(str(raw)), [str(c) for c in question.get("choices") or []]
+        value = value if value in choices else CHOICE_ALIASES.get(name, {}).get(value or "")
+        if value is not None and value in choices:
             persona[name] = value
     return persona
 

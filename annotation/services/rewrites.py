@@ -1,6 +1,7 @@
 """Rewrite studies: sources read from a file or a corpus side, filtered as GYAFC filtered its
 Yahoo Answers sentences, turned into a study of k rewrites per source with a target style, worked examples,
-length limits, copy detection (rapidfuzz) and an optional persona questionnaire (PASTEL's attributes)."""
+length limits, copy detection (rapidfuzz) and an optional persona questionnaire (PASTEL's attributes or the
+researcher's own: annotation.services.persona_questions)."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,8 +12,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import translation
-from django.utils.functional import Promise
-from django.utils.translation import gettext, gettext_noop, pgettext_lazy
+from django.utils.translation import gettext, gettext_noop
 from rapidfuzz import fuzz
 
 from annotation.models import COPY_THRESHOLD_DEFAULT, ItemKind, Participant, RewriteSettings, Study
@@ -22,59 +22,18 @@ from annotation.services.persona_platform import (
     persona_from_platform_parse,
     persona_questions_mark,
 )
+from annotation.services.persona_questions import persona_questions_build
 from annotation.services.studies import study_create
 from annotation.services.study_settings import StudySettings, study_settings_build
 from annotation.services.writing_signals.registry import auto_reject_validate, thresholds_validate
 from core.error_codes import NOT_FOUND
 from core.errors import ApplicationError
-from core.languages import country_choices, country_names, grapheme_count, is_question, primary_language, word_count
+from core.languages import grapheme_count, is_question, primary_language, word_count
 from tasks.models import Corpus, ParallelPair
 from tasks.services.parsers import read_text, records_read
 
 URL_RE = re.compile(r"(https?://|www\.)\S+", re.IGNORECASE)
 DEFAULT_FILTERS: dict[str, Any] = {"questions": True, "urls": True, "min_words": 5, "max_words": 25}
-
-# PASTEL's persona attributes (Kang et al. 2019, table 1), as multiple-choice questions. Ethnicity and political
-# orientation are special categories of personal data (GDPR art. 9): asking them needs a separate explicit consent.
-# The texts are msgids: a study in another language stores them translated (`persona_questions_build`). The choices
-# are the stored answers, the same in every language (English words, the age brackets, CLDR's English country names):
-# what the platforms' demographics are matched against and what exports carry; the page shows `CHOICE_LABELS`.
-PREFER_NOT_TO_SAY = "prefer not to say"
-PERSONA_QUESTIONS: dict[str, dict[str, Any]] = {
-    "gender": {"text": gettext_noop("Your gender?"), "choices": ["female", "male", "non-binary", PREFER_NOT_TO_SAY]},
-    "age": {"text": gettext_noop("Your age?"), "choices": ["18-24", "25-34", "35-44", "45-54", "55-74", "75+"]},
-    "ethnicity": {"text": gettext_noop("Your ethnicity?"), "choices": [
-        "White", "Black or African American", "Hispanic or Latino", "Asian", "Native American", "Pacific Islander",
-        "mixed", "other", PREFER_NOT_TO_SAY], "special_category": True},
-    # Every ISO 3166-1 country and territory (CLDR's English names, collated), not PASTEL's five English-speaking ones.
-    "country": {"text": gettext_noop("The country you live in?"),
-                "choices": [*country_names("en"), PREFER_NOT_TO_SAY]},
-    "education": {"text": gettext_noop("Your highest education?"), "choices": [
-        "no degree", "high school", "associate degree", "bachelor's degree", "master's degree", "doctorate",
-        PREFER_NOT_TO_SAY]},
-    "political_orientation": {"text": gettext_noop("Your political orientation?"), "choices": [
-        "left", "left of centre", "centre", "right of centre", "right", PREFER_NOT_TO_SAY], "special_category": True},
-}
-# A choice's label in the study's language (the "persona" context: "left" is a political orientation here, "other"
-# an ethnicity). The age brackets need none; the countries are named by CLDR (core.languages.country_choices).
-CHOICE_LABELS: dict[str, Promise] = {
-    "female": pgettext_lazy("persona", "female"), "male": pgettext_lazy("persona", "male"),
-    "non-binary": pgettext_lazy("persona", "non-binary"),
-    PREFER_NOT_TO_SAY: pgettext_lazy("persona", "prefer not to say"),
-    "White": pgettext_lazy("persona", "White"),
-    "Black or African American": pgettext_lazy("persona", "Black or African American"),
-    "Hispanic or Latino": pgettext_lazy("persona", "Hispanic or Latino"), "Asian": pgettext_lazy("persona", "Asian"),
-    "Native American": pgettext_lazy("persona", "Native American"),
-    "Pacific Islander": pgettext_lazy("persona", "Pacific Islander"), "mixed": pgettext_lazy("persona", "mixed"),
-    "other": pgettext_lazy("persona", "other"), "no degree": pgettext_lazy("persona", "no degree"),
-    "high school": pgettext_lazy("persona", "high school"),
-    "associate degree": pgettext_lazy("persona", "associate degree"),
-    "bachelor's degree": pgettext_lazy("persona", "bachelor's degree"),
-    "master's degree": pgettext_lazy("persona", "master's degree"), "doctorate": pgettext_lazy("persona", "doctorate"),
-    "left": pgettext_lazy("persona", "left"), "left of centre": pgettext_lazy("persona", "left of centre"),
-    "centre": pgettext_lazy("persona", "centre"), "right of centre": pgettext_lazy("persona", "right of centre"),
-    "right": pgettext_lazy("persona", "right"),
-}
 
 # The worked examples of a formal or informal rewrite study whose researcher gave none: msgids, so a study in another
 # language shows examples written in its own informal and formal registers (`default_examples`).
@@ -175,47 +134,6 @@ def sources_filter(*, sources: list[tuple[str, str]], filters: dict[str, Any],
     return kept, dropped
 
 
-def persona_questions_build(*, attributes: list[str | dict[str, Any]], language: str = "en") -> list[dict[str, Any]]:
-    """The persona questionnaire as eligibility questions that accept every answer (nobody is screened out): PASTEL's
-    attributes by name, in the study's `language` (`persona_question`), or own questions `{name, text, choices}`
-    (the researcher's, kept as written)."""
-    questions = []
-    for n, entry in enumerate(attributes, start=1):
-        if isinstance(entry, dict):
-            choices = entry.get("choices")
-            if not str(entry.get("name", "")).strip() or not isinstance(choices, list) or len(choices) < 2:
-                raise ApplicationError(f"Persona: question {n} needs a 'name' and a list of at least 2 'choices'.",
-                                       field="persona")
-            questions.append({"name": str(entry["name"]), "text": str(entry.get("text") or entry["name"]),
-                              "choices": [str(c) for c in choices], "persona": True,
-                              **({"special_category": True} if entry.get("special_category") else {})})
-        elif entry in PERSONA_QUESTIONS:
-            questions.append(persona_question(entry, language=language))
-        else:
-            raise ApplicationError(f"Persona: unknown attribute {entry!r}; known: {sorted(PERSONA_QUESTIONS)}, or "
-                                   "give a JSON file of questions.", field="persona")
-    return questions
-
-
-def persona_question(name: str, *, language: str = "en") -> dict[str, Any]:
-    """PASTEL's question `name` in `language`: its text translated (the catalog; English where it has none) and
-    `choice_labels` {value: label} for the choices shown otherwise than their stored value, in the language's order
-    (countries collated by their names in it). The choices, the stored answers, are the same in every language; an
-    English study's question is the English one, without labels."""
-    question = {"name": name, "persona": True, **PERSONA_QUESTIONS[name]}
-    if primary_language(language) == "en":
-        return question
-    with translation.override(language):
-        question["text"] = gettext(question["text"])
-        if name == "country":
-            pairs = [*country_choices(language), (PREFER_NOT_TO_SAY, str(CHOICE_LABELS[PREFER_NOT_TO_SAY]))]
-        else:
-            pairs = [(value, str(CHOICE_LABELS.get(value, value))) for value in question["choices"]]
-    question["choices"] = [value for value, _ in pairs]
-    question["choice_labels"] = {value: label for value, label in pairs if label != value}
-    return question
-
-
 def persona_store(*, participant: Participant, study: Study, answers: dict[str, str]) -> None:
     """Keep the answers to the study's persona questions on the participant (called when they are answered)."""
     names = [q["name"] for q in study.eligibility_questions if q.get("persona")]
@@ -304,9 +222,8 @@ def rewrite_study_create(
     from_platform = persona_from_platform_parse(persona_from_platform)
     settings = settings or study_settings_build(item_kind=ItemKind.REWRITE)
     persona_from_platform_check(attributes=from_platform, platform=settings.platform)
-    named = [a if isinstance(a, str) else a.get("name") for a in persona or []]
-    persona_qs = persona_questions_build(attributes=[*(persona or []), *(a for a in from_platform if a not in named)],
-                                         language=language)
+    persona_qs = persona_questions_build(attributes=list(persona or []), language=language,
+                                         read_from_platform=from_platform)
     persona_qs = persona_questions_mark(questions=persona_qs, attributes=from_platform, platform=settings.platform)
     base = eligibility_default(language=language) if eligibility_questions is None else eligibility_questions
     summary = {"sources_read": len(sources), "sources_kept": len(kept), "dropped": dropped, "filters": rules}

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from annotation.models import Batch
-from annotation.services.rewrites import PERSONA_QUESTIONS, rewrite_study_create
+from annotation.services.persona_questions import PERSONA_QUESTIONS
+from annotation.services.rewrites import rewrite_study_create
 from annotation.services.study_settings import study_settings_build
 from tests.annotation.accessibility import assert_accessible
 
@@ -23,7 +24,7 @@ SPECIAL = "I explicitly agree to be asked my ethnicity and my political orientat
 def test_the_consent_screen_of_a_pastel_study_needs_the_special_tick(page: Any, live_server: Any, shots: Any) -> None:
     rewrite_study_create(
         slug="pastel", sources=[("s1", "hey r u free on friday for the thing lol")], target_style="formal",
-        persona=list(PERSONA_QUESTIONS), filters={"min_words": 0},
+        persona=["pastel"], filters={"min_words": 0},
         settings=study_settings_build(
             annotators_per_item=2, items_per_batch=1, max_batches=1, consent_text="Our own words about the study.",
             special_category_consent=SPECIAL,

@@ -70,6 +70,7 @@ NEW_CODES = {
     "no_test_run",  # the pre-flight's test participant run, on a platform that has none (MTurk, the mock)
     "nul_in_text",  # a text file (corpus, rewrite sources) holding a NUL character, which no stored text may hold
     "no_screening_in_language",  # a study with too few screening questions in its language (issue 33)
+    "ethnicity_categories_required",  # a persona ethnicity question without categories fitting the study
 }
 
 

@@ -21,7 +21,7 @@ from annotation.services.consent import (
     consent_version_resolve,
     special_category_check,
 )
-from annotation.services.rewrites import PERSONA_QUESTIONS
+from annotation.services.persona_questions import PERSONA_QUESTIONS
 from annotation.services.studies import DEFAULT_CONSENT, DEFAULT_ELIGIBILITY
 from annotation.services.study_setup import study_open
 from core.errors import ApplicationError
@@ -111,7 +111,7 @@ def test_every_door_refuses_a_pastel_study_without_the_explicit_statement(tmp_pa
 
     body = {"slug": "api-pastel", "kind": "rewrite", "eligibility_questions": [],
             "rewrite": {"sources": [{"id": "a", "text": "this is the first source sentence here"}],
-                        "target_style": "formal", "persona": ["age", "ethnicity"]}}
+                        "target_style": "formal", "persona": ["age", "ethnicity=pastel"]}}
     response = api.post("/api/v1/studies/", body, format="json")
     assert response.status_code == 400, response.content
     error = response.json()["error"]

@@ -21,7 +21,7 @@ from annotation.services.persona_platform import (
     platform_persona_attributes,
     questions_asked,
 )
-from annotation.services.rewrites import PERSONA_QUESTIONS
+from annotation.services.persona_questions import ETHNICITY_LISTS, PERSONA_QUESTIONS
 from annotation.services.study_setup import study_open
 
 pytestmark = pytest.mark.django_db
@@ -110,6 +110,38 @@ def test_a_special_category_read_from_prolific_still_needs_the_explicit_statemen
     study = Study.objects.get(slug="eth")
     assert "Read from Prolific instead of asked: your ethnicity" in consent_statement(study=study)
     assert questions_asked([q for q in study.eligibility_questions if q.get("persona")]) == []
+    # Read from Prolific, ethnicity is Prolific's own list, its values kept as Prolific gives them.
+    (ethnicity,) = [q for q in study.eligibility_questions if q.get("persona")]
+    assert ethnicity["choices"] == ETHNICITY_LISTS["prolific"] and ethnicity["special_category"] is True
+    read = {raw: persona_from_demographics(study=study, demographics={"Ethnicity simplified": raw})
+            for raw in ("Black", "mixed", "Prefer not to say", "CONSENT_REVOKED", "Hispanic")}
+    assert read == {"Black": {"ethnicity": "Black"}, "mixed": {"ethnicity": "Mixed"},
+                    "Prefer not to say": {"ethnicity": "prefer not to say"}, "CONSENT_REVOKED": {}, "Hispanic": {}}
+    # The column as Prolific's API reference names it is read as well.
+    assert persona_from_demographics(study=study, demographics={"Ethnicity (simplified)": "Asian"}) == {
+        "ethnicity": "Asian"}
+
+
+def test_an_english_pastel_study_reads_prolifics_ethnicity_into_pastels_list(tmp_path):
+    code, summary = _create(tmp_path, "eth-pastel", "--platform", "prolific", "--persona", "ethnicity=pastel",
+                            "--persona-from-platform", "ethnicity", "--special-category-consent", "I agree.")
+    assert code == 0, summary
+    study = Study.objects.get(slug="eth-pastel")
+    (ethnicity,) = [q for q in study.eligibility_questions if q.get("persona")]
+    assert ethnicity["choices"] == PERSONA_QUESTIONS["ethnicity"]["choices"] and ethnicity["from_platform"]
+    read = {raw: persona_from_demographics(study=study, demographics={"Ethnicity simplified": raw})["ethnicity"]
+            for raw in ("White", "Black", "Mixed", "Other")}
+    assert read == {"White": "White", "Black": "Black or African American", "Mixed": "mixed", "Other": "other"}
+
+
+def test_own_choices_cannot_be_read_from_prolific(tmp_path):
+    own = tmp_path / "persona.json"
+    own.write_text(json.dumps([{"name": "ethnicity", "choices": [{"value": "a", "label": "A"},
+                                                                 {"value": "b", "label": "B"}]}]))
+    code, summary = _create(tmp_path, "eth-own", "--platform", "prolific", "--persona", str(own),
+                            "--persona-from-platform", "ethnicity", "--special-category-consent", "I agree.")
+    assert code != 0 and summary["error"]["code"] == "persona_from_platform_unavailable"
+    assert "ethnicity=prolific" in summary["error"]["message"] and not Study.objects.exists()
 
 
 def test_demographics_are_mapped_to_pastel_choices_and_nothing_else_is_kept(tmp_path):
@@ -122,6 +154,8 @@ def test_demographics_are_mapped_to_pastel_choices_and_nothing_else_is_kept(tmp_
         "country": "United Kingdom"}
     assert persona_from_demographics(study=study, demographics={"Age": "not a number"}) == {}
     assert persona_from_demographics(study=study, demographics={"Age": "80"}) == {"age": "75+"}
+    assert persona_from_demographics(study=study, demographics={"Current country of residence": "Japan"}) == {
+        "country": "Japan"}
 
 
 def test_every_door_refuses_reading_from_a_platform_other_than_prolific(tmp_path, admin_client, api):

@@ -256,7 +256,7 @@ def test_an_arabic_study_names_the_countries_in_arabic() -> None:
 
 
 def test_an_english_study_keeps_its_persona_questions_as_they_were() -> None:
-    from annotation.services.rewrites import PERSONA_QUESTIONS
+    from annotation.services.persona_questions import PERSONA_QUESTIONS
     questions = _persona_study("rw-en", "en").eligibility_questions
     assert questions == [{"name": name, "persona": True, **PERSONA_QUESTIONS[name]}
                          for name in ("age", "gender", "country")]
@@ -266,12 +266,20 @@ def test_an_english_study_keeps_its_persona_questions_as_they_were() -> None:
 def test_every_persona_question_is_translated_in_every_shipped_language() -> None:
     """Every word choice has a label msgid, so it is in every catalog (the catalog test checks each is translated);
     each question's text and most labels read otherwise than the English (a `centre` may stay `centre`)."""
-    from annotation.services.rewrites import CHOICE_LABELS, PERSONA_QUESTIONS, persona_question
-    worded = {c for name, q in PERSONA_QUESTIONS.items() if name not in ("age", "country") for c in q["choices"]}
+    from annotation.services.persona_questions import (
+        CHOICE_LABELS,
+        ETHNICITY_LISTS,
+        PERSONA_QUESTIONS,
+        persona_question,
+    )
+    # Ethnicity is asked in another language than English with Prolific's list (PASTEL's is the US census's).
+    offered = {name: {**q, "choices": ETHNICITY_LISTS["prolific"]} if name == "ethnicity" else q
+               for name, q in PERSONA_QUESTIONS.items()}
+    worded = {c for name, q in offered.items() if name not in ("age", "country") for c in q["choices"]}
     assert worded <= set(CHOICE_LABELS)
     for language in ("fr", "de", "es", "it", "pt-BR", "ar"):
-        for name, english in PERSONA_QUESTIONS.items():
-            question = persona_question(name, language=language)
+        for name, english in offered.items():
+            question = persona_question(name, language=language, choices=english["choices"])
             assert question["text"] != english["text"], (language, name)
             assert sorted(question["choices"]) == sorted(english["choices"])  # the same values, in any order
             if name != "age":  # the age brackets read the same in every language

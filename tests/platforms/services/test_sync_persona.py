@@ -7,7 +7,7 @@ import pytest
 
 from annotation.models import Participant
 from annotation.services.persona_platform import persona_questions_mark
-from annotation.services.rewrites import persona_questions_build
+from annotation.services.persona_questions import persona_questions_build
 from platforms.models import PlatformStudy
 from platforms.services.sync import platform_sync
 from tests.platforms.conftest import hex_pid, on_prolific, paid_study
