@@ -109,8 +109,10 @@ def _question(entry: str | dict[str, Any], *, n: int, language: str,
     name, has_list, listed = str(entry).partition("=")
     name, listed = name.strip(), listed.strip()
     if name == "ethnicity":
-        return ethnicity_question(listed or ("prolific" if name in read_from_platform else ""), n=n,
-                                  language=language)
+        # A plain `ethnicity` keeps its earlier meaning in an English study (PASTEL's list), so existing commands and
+        # studies build as before; any other language must say which categories fit its country.
+        default = "prolific" if name in read_from_platform else ("pastel" if primary_language(language) == "en" else "")
+        return ethnicity_question(listed or default, n=n, language=language)
     if has_list:
         raise ApplicationError(f"Persona: question {n} ({entry!r}): only ethnicity takes a list "
                                f"(ethnicity={'|'.join(ETHNICITY_LISTS)}).", field=FIELD)

@@ -87,11 +87,13 @@ def test_an_english_pastel_study_keeps_pastels_us_census_list() -> None:
     assert ethnicity == {"name": "ethnicity", "persona": True, **PERSONA_QUESTIONS["ethnicity"]}
     assert "Black or African American" in ethnicity["choices"] and ethnicity["special_category"] is True
     assert persona_questions_build(attributes=["ethnicity=pastel"], language="en-GB") == [ethnicity]
+    # A plain `ethnicity` keeps its earlier meaning in an English study: PASTEL's list, as before.
+    assert persona_questions_build(attributes=["ethnicity"], language="en") == [ethnicity]
 
 
 @pytest.mark.parametrize(("attributes", "language", "said"), [
-    (["age", "ethnicity"], "en", "differ from country to country"),  # an English study must say which list, too
     (["ethnicity"], "fr", "differ from country to country"),
+    (["age", "ethnicity"], "de-AT", "differ from country to country"),
     (["ethnicity=pastel"], "fr", "English studies only, and this study's language is 'fr'"),
     (["pastel"], "de", "English studies only, and this study's language is 'de'"),
     ([{"name": "ethnicity", "choices": "pastel"}], "pt-BR", "English studies only"),
@@ -114,9 +116,9 @@ def test_only_ethnicity_takes_a_list_and_a_question_is_asked_once() -> None:
         persona_questions_build(attributes=["age", "gender", {"name": "age", "choices": ["young", "old"]}])
 
 
-def test_every_door_refuses_a_bare_ethnicity_and_stores_nothing(tmp_path: Path, admin_client: Any,
+def test_every_door_refuses_ethnicity_without_fitting_categories_and_stores_nothing(tmp_path: Path, admin_client: Any,
                                                                 api: APIClient) -> None:
-    code, summary = _create(tmp_path, "cli-eth", "--persona", "age,ethnicity", "--special-category-consent", SPECIAL)
+    code, summary = _create(tmp_path, "cli-eth", "--persona", "age,ethnicity=census", "--special-category-consent", SPECIAL)
     assert code != 0 and summary["error"]["code"] == "ethnicity_categories_required"
     assert summary["error"]["details"]["field"] == "persona" and "ethnicity=prolific" in summary["error"]["message"]
 
@@ -126,8 +128,8 @@ def test_every_door_refuses_a_bare_ethnicity_and_stores_nothing(tmp_path: Path, 
     assert error["code"] == "ethnicity_categories_required" and "persona" in error["details"]
     assert "English studies only" in error["message"]
 
-    page = admin_client.post("/admin/annotation/study/create/", _admin_form("admin-eth", "ethnicity"))
-    assert page.status_code == 200 and "differ from country to country" in page.content.decode()  # not the help
+    page = admin_client.post("/admin/annotation/study/create/", _admin_form("admin-eth", "ethnicity=census"))
+    assert page.status_code == 200 and "no list named" in page.content.decode()  # not the help
     assert not Study.objects.exists() and not RewriteSettings.objects.exists()
 
     created = admin_client.post("/admin/annotation/study/create/", _admin_form("admin-eth", "age, ethnicity=prolific"))
