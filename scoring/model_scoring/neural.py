@@ -144,8 +144,9 @@ class _EmbeddingMethod(_LocalModelMethod):
 
         namespace = None
         if cache_enabled():
-            namespace = cache_namespace(kind=self.prefix, path=self.model_path, device=self.device,
-                                        precision="float16" if self.device == "cuda" else "float32")
+            with self.starting():  # the model directory's fingerprint: hashed once per change of its files
+                namespace = cache_namespace(kind=self.prefix, path=self.model_path, device=self.device,
+                                            precision="float16" if self.device == "cuda" else "float32")
         vectors, self.encoded = cached_outputs(namespace=namespace, texts=sentences,
                                                compute=lambda missing: self.encode(missing, progress=progress))
         return rowwise_cosine(np.vstack(vectors), ia, ib)
@@ -170,7 +171,8 @@ class HfMeanSimilarity(_EmbeddingMethod):
     def encode(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
         """One embedding per sentence (float32 rows, in input order)."""
 
-        self._load()
+        with self.starting():  # the libraries' imports and the model's load: one-time start-up
+            self._load()
         encoded = self._tokenizer(list(sentences), truncation=True, max_length=self._max_length())
 
         def embed(batch: np.ndarray) -> np.ndarray:
@@ -205,7 +207,8 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
         """One embedding per sentence (float32 rows, in input order): the model's own modules (transformer,
         pooling, normalization…) on batches of similar token length, so padding is minimal."""
 
-        self._load()
+        with self.starting():  # the libraries' imports and the model's load: one-time start-up
+            self._load()
         model = self._model
         if model.default_prompt_name or not hasattr(model, "tokenizer"):
             return self._encode_plain(sentences, progress=progress)
@@ -269,7 +272,8 @@ class NspSimilarity(_LocalModelMethod):
             raise ApplicationError(f"similarity needs two lists of the same length, got {len(a)} and {len(b)}")
         if not a:
             return np.zeros(0)
-        self._load()
+        with self.starting():  # the libraries' imports and the model's load: one-time start-up
+            self._load()
         # NSP is not symmetric and needs both sentences in one input: encode each distinct pair once.
         pair_row: dict[tuple[str, str], int] = {}
         for pair in zip(a, b, strict=True):
