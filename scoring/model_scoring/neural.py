@@ -10,11 +10,13 @@ sentences are all cached never loads the model.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
 from core.error_codes import MODEL_NOT_FOUND
 from core.errors import ApplicationError
@@ -76,6 +78,21 @@ def device_resolve(device: str) -> str:
     return device
 
 
+def cpu_threads_set() -> int:
+    """Set torch's intra-op CPU threads and return how many: `settings.TORCH_THREADS` (`STYLECROWD_TORCH_THREADS`)
+    when it is set, else the cores idle now (the cores less the 1-minute load average, at least one). On a machine
+    other processes share, a thread beyond the idle cores is not extra speed: every matrix product is split between
+    the threads, so each product waits for the one that got no core (measured on the shared 2-core machine:
+    docs/benchmarks.md). The arithmetic is the same at any thread count; only its speed changes."""
+    # heavy: torch loads only when a model runs
+    import torch
+
+    cores = os.cpu_count() or 1
+    threads = settings.TORCH_THREADS or max(1, min(cores, cores - round(os.getloadavg()[0])))
+    torch.set_num_threads(threads)
+    return threads
+
+
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[np.ndarray]:
     """Indices grouped into batches of similar length (longest first), so padding is minimal."""
     order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
@@ -116,6 +133,13 @@ class _LocalModelMethod(SimilarityMethod):
         self.encoded = 0  # distinct sentences the last call encoded with the model (the others came from the cache)
         self._model: Any = None
         self._tokenizer: Any = None
+
+    def _start(self) -> None:
+        """The libraries' imports and the model's load (once), timed as one-time start-up; on CPU, torch's threads."""
+        with self.starting():
+            if self._model is None and self.device == "cpu":
+                cpu_threads_set()
+            self._load()
 
     def close(self) -> None:
         self._model = None
@@ -171,8 +195,7 @@ class HfMeanSimilarity(_EmbeddingMethod):
     def encode(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
         """One embedding per sentence (float32 rows, in input order)."""
 
-        with self.starting():  # the libraries' imports and the model's load: one-time start-up
-            self._load()
+        self._start()
         encoded = self._tokenizer(list(sentences), truncation=True, max_length=self._max_length())
 
         def embed(batch: np.ndarray) -> np.ndarray:
@@ -207,8 +230,7 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
         """One embedding per sentence (float32 rows, in input order): the model's own modules (transformer,
         pooling, normalization…) on batches of similar token length, so padding is minimal."""
 
-        with self.starting():  # the libraries' imports and the model's load: one-time start-up
-            self._load()
+        self._start()
         model = self._model
         if model.default_prompt_name or not hasattr(model, "tokenizer"):
             return self._encode_plain(sentences, progress=progress)
@@ -272,8 +294,7 @@ class NspSimilarity(_LocalModelMethod):
             raise ApplicationError(f"similarity needs two lists of the same length, got {len(a)} and {len(b)}")
         if not a:
             return np.zeros(0)
-        with self.starting():  # the libraries' imports and the model's load: one-time start-up
-            self._load()
+        self._start()
         # NSP is not symmetric and needs both sentences in one input: encode each distinct pair once.
         pair_row: dict[tuple[str, str], int] = {}
         for pair in zip(a, b, strict=True):

@@ -285,8 +285,8 @@ class PosSimilarity(SimilarityMethod):
         tags = [self.tagger(sentence) for sentence in sentences]
         with self.starting():
             # heavy, one-time start-up (timed apart): scikit-learn loads only when this computation runs
-            from sklearn.feature_extraction.text import CountVectorizer
             import sklearn.preprocessing  # noqa: F401  (rowwise_cosine's)
+            from sklearn.feature_extraction.text import CountVectorizer
 
         vectorizer = CountVectorizer(analyzer=lambda tag_list: tag_list, lowercase=False)
         try:
