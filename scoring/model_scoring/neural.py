@@ -26,6 +26,7 @@ from scoring.model_cache.services import cached_outputs as read_or_compute
 
 from .base import Progress, SimilarityMethod, _no_progress
 from .simple import distinct_index, rowwise_cosine
+from .st_plain import PlainEncoder, plain_pipeline
 
 
 def cached_outputs(**kwargs: Any) -> Any:
@@ -219,12 +220,19 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
     chunk = 512  # sentences per encode() call, so the progress bar moves
 
     def _load(self) -> None:
+        if self._model is not None:
+            return
+        # On CPU a plain-shaped model (encoder, mean pooling, normalization) runs through transformers directly: the
+        # same embeddings bit for bit, without sentence-transformers' import (st_plain.py).
+        pipeline = plain_pipeline(self.model_path) if self.device == "cpu" else None
+        if pipeline is not None:
+            self._model = PlainEncoder(self.model_path, pipeline)
+            return
         # heavy: sentence-transformers (torch) loads only when a model runs
         from sentence_transformers import SentenceTransformer
 
-        if self._model is None:
-            model = SentenceTransformer(str(self.model_path), device=self.device, local_files_only=True)
-            self._model = model.half() if self.device == "cuda" else model
+        model = SentenceTransformer(str(self.model_path), device=self.device, local_files_only=True)
+        self._model = model.half() if self.device == "cuda" else model
 
     def encode(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
         """One embedding per sentence (float32 rows, in input order): the model's own modules (transformer,
@@ -232,6 +240,9 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
 
         self._start()
         model = self._model
+        if isinstance(model, PlainEncoder):
+            return encode_in_length_order(model.lengths(list(sentences)), self.batch_size,
+                                          lambda batch: model.embed([sentences[i] for i in batch]), progress=progress)
         if model.default_prompt_name or not hasattr(model, "tokenizer"):
             return self._encode_plain(sentences, progress=progress)
         lengths = [len(ids) for ids in model.tokenizer(list(sentences), truncation=True,
