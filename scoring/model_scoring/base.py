@@ -51,7 +51,8 @@ class SimilarityMethod(ABC):
         try:
             yield
         finally:
-            self.startup_seconds += time.perf_counter() - began
+            # getattr: a user's subclass may not call this __init__
+            self.startup_seconds = getattr(self, "startup_seconds", 0.0) + time.perf_counter() - began
 
     @abstractmethod
     def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
