@@ -10,7 +10,7 @@ the two files plus the STEL-Or-Content file this script writes with STEL's rule.
 Each side runs in a fresh process. Timed in-process from just before the model loads to the predictions written (the
 imports at the start of each process — STEL's modules import torch, sentence-transformers, pandas and scikit-learn;
 StyleCrowd's Django — are left out on both sides, and reported), and the whole process (wall clock) too; each side
-imports what it needs (StyleCrowd imports torch and sentence-transformers only when a sentence is not cached).
+imports what it needs (StyleCrowd imports torch and transformers only when a sentence is not cached).
 StyleCrowd runs twice per pair: cold (model cache and model fingerprint emptied) and warm (second run, every
 embedding cached). Needs a checkout of STEL's repository (its code is not part of StyleCrowd): pass the folder that
 holds the `STEL` package (the repository's `src`).
