@@ -10,13 +10,17 @@ the two files plus the STEL-Or-Content file this script writes with STEL's rule.
 Each side runs in a fresh process. Timed in-process from just before the model loads to the predictions written (the
 imports at the start of each process — STEL's modules import torch, sentence-transformers, pandas and scikit-learn;
 StyleCrowd's Django — are left out on both sides, and reported), and the whole process (wall clock) too; each side
-imports what it needs (StyleCrowd imports torch and sentence-transformers only when a sentence is not cached).
+imports what it needs (StyleCrowd imports torch and transformers only when a sentence is not cached).
 StyleCrowd runs twice per pair: cold (model cache and model fingerprint emptied) and warm (second run, every
 embedding cached). Needs a checkout of STEL's repository (its code is not part of StyleCrowd): pass the folder that
 holds the `STEL` package (the repository's `src`).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/sc_bench .venv/bin/python benchmarks/score_stel_vs_stel.py \\
         --stel-src /path/to/STEL/src --pairs 3 --out benchmarks/out/score_stel_vs_stel.json
+
+`--stel-python` runs STEL's side with another interpreter (a virtual environment with STEL's own pinned
+requirements); by default both sides use this one. Before each run the script waits (up to `--quiet-wait` seconds)
+for the 1-minute load average to fall below `--quiet-load`, and records the load each run started at.
 """
 from __future__ import annotations
 
@@ -70,7 +74,8 @@ files, method, out = sys.argv[1].split(","), sys.argv[2], sys.argv[3]
 summary = stel_score(benchmark_paths=files, methods=method, device="cpu", predictions_path=out)
 done = time.perf_counter()
 print(json.dumps({"imports_s": imported - began, "scoring_s": done - imported,
-                  "scoring_cpu_s": time.process_time() - cpu, "encoded": summary["encoded"]}))
+                  "scoring_cpu_s": time.process_time() - cpu, "encoded": summary["encoded"],
+                  "method_s": summary["seconds"][method], "startup_s": summary["startup_s"][method]}))
 """
 
 
@@ -95,10 +100,23 @@ def or_content_file(sources: list[Path], out: Path) -> None:
             writer.writerow([row[column] for column in header])
 
 
+QUIET = {"load": 1.5, "wait": 240.0}
+
+
+def quiet_load() -> tuple[float, float]:
+    """Wait (polling every 5 s, at most QUIET["wait"] seconds) for the 1-minute load average to fall below
+    QUIET["load"]; the load it starts at and the seconds waited (the load is recorded either way)."""
+    began = time.monotonic()
+    while os.getloadavg()[0] >= QUIET["load"] and time.monotonic() - began < QUIET["wait"]:
+        time.sleep(5)
+    return os.getloadavg()[0], time.monotonic() - began
+
+
 def timed(command: list[str], *, cwd: Path, env: dict[str, str]) -> dict[str, float]:
     """Run one side; its own timings, the process's wall clock and CPU seconds (user + system: less sensitive than
-    the wall clock to other processes sharing the cores), and the load average before it."""
-    load = os.getloadavg()[0]
+    the wall clock to other processes sharing the cores), and the load average it started at (after waiting for a
+    quiet machine)."""
+    load, waited = quiet_load()
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
@@ -108,7 +126,7 @@ def timed(command: list[str], *, cwd: Path, env: dict[str, str]) -> dict[str, fl
         raise SystemExit(f"{command[:3]} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
     cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
     return {**json.loads(done.stdout.strip().splitlines()[-1]), "process_s": round(wall, 2),
-            "process_cpu_s": round(cpu, 2), "load_1min": load}
+            "process_cpu_s": round(cpu, 2), "load_1min": round(load, 2), "waited_s": round(waited)}
 
 
 def predictions(stel_out: Path, ours: Path) -> dict[str, int]:
@@ -128,6 +146,10 @@ def main() -> None:
     parser.add_argument("--stel-src", required=True, help="The folder of a STEL checkout that holds the STEL package.")
     parser.add_argument("--model", default="minilm", help="Model directory (default: the packaged all-MiniLM-L6-v2).")
     parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--stel-python", default=sys.executable,
+                        help="The interpreter of STEL's side (e.g. a venv with STEL's pinned requirements).")
+    parser.add_argument("--quiet-load", type=float, default=1.5, help="Wait for a 1-minute load below this.")
+    parser.add_argument("--quiet-wait", type=float, default=240.0, help="Wait at most this long (s) before a run.")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "score_stel_vs_stel.json"))
     args = parser.parse_args()
 
@@ -150,12 +172,13 @@ def main() -> None:
     triples = work / "or_content.tsv"
     or_content_file(quads, triples)
     env = {**os.environ, "PYTHONPATH": str(stel_src), "TOKENIZERS_PARALLELISM": "false"}
-    python = sys.executable
+    python, stel_python = sys.executable, args.stel_python
+    QUIET.update(load=args.quiet_load, wait=args.quiet_wait)
     runs = []
     for pair in range(1, args.pairs + 1):
         def stel(pair: int = pair) -> dict[str, float]:
             out = work / f"stel-{pair}"
-            result = timed([python, "-c", STEL_DRIVER, ",".join(map(str, quads)), str(model), str(out)],
+            result = timed([stel_python, "-c", STEL_DRIVER, ",".join(map(str, quads)), str(model), str(out)],
                            cwd=work, env=env)
             return {**result, "out": str(out)}
 
@@ -190,7 +213,11 @@ def main() -> None:
     medians = {key: sorted(r[key] for r in runs)[len(runs) // 2] for key in
                ("speedup_cold", "speedup_warm", "speedup_cold_process", "speedup_warm_process", "speedup_cold_cpu",
                 "speedup_warm_cpu", "speedup_cold_process_cpu", "speedup_warm_process_cpu")}
-    report = {"model": str(model), "instances": 400, "pairs": runs, "median": medians}
+    versions = subprocess.run([stel_python, "-c", "import torch, transformers, sentence_transformers, pandas, numpy; "
+                               "print(torch.__version__, transformers.__version__, sentence_transformers.__version__, "
+                               "pandas.__version__, numpy.__version__)"], capture_output=True, text=True).stdout.strip()
+    report = {"model": str(model), "instances": 400, "stel_python": stel_python,
+              "stel_torch_transformers_st_pandas_numpy": versions, "pairs": runs, "median": medians}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2))
     print(json.dumps({"ok": all(r["same_predictions_cold"]["same"] == 400 for r in runs), **medians}))

@@ -1,8 +1,10 @@
 """The interface every style-similarity method implements."""
 from __future__ import annotations
 
+import contextlib
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -38,6 +40,19 @@ class SimilarityMethod(ABC):
     def __init__(self, *, device: str = "cpu", argument: str | None = None) -> None:
         self.device = device
         self.argument = argument
+        # Seconds of one-time start-up (a library's first import, a model's load) spent inside `similarity` calls:
+        # the scorer reports them apart from the method's own time (`startup_s` beside `seconds`).
+        self.startup_seconds = 0.0
+
+    @contextlib.contextmanager
+    def starting(self) -> Iterator[None]:
+        """Time a one-time start-up step (`with self.starting(): import heavy_library`) as start-up, not work."""
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            # getattr: a user's subclass may not call this __init__
+            self.startup_seconds = getattr(self, "startup_seconds", 0.0) + time.perf_counter() - began
 
     @abstractmethod
     def similarity(self, a: Sequence[str], b: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:

@@ -10,11 +10,13 @@ sentences are all cached never loads the model.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
 from core.error_codes import MODEL_NOT_FOUND
 from core.errors import ApplicationError
@@ -24,6 +26,7 @@ from scoring.model_cache.services import cached_outputs as read_or_compute
 
 from .base import Progress, SimilarityMethod, _no_progress
 from .simple import distinct_index, rowwise_cosine
+from .st_plain import PlainEncoder, plain_pipeline
 
 
 def cached_outputs(**kwargs: Any) -> Any:
@@ -76,6 +79,21 @@ def device_resolve(device: str) -> str:
     return device
 
 
+def cpu_threads_set() -> int:
+    """Set torch's intra-op CPU threads and return how many: `settings.TORCH_THREADS` (`STYLECROWD_TORCH_THREADS`)
+    when it is set, else the cores idle now (the cores less the 1-minute load average, at least one). On a machine
+    other processes share, a thread beyond the idle cores is not extra speed: every matrix product is split between
+    the threads, so each product waits for the one that got no core (measured on the shared 2-core machine:
+    docs/benchmarks.md). The arithmetic is the same at any thread count; only its speed changes."""
+    # heavy: torch loads only when a model runs
+    import torch
+
+    cores = os.cpu_count() or 1
+    threads = settings.TORCH_THREADS or max(1, min(cores, cores - round(os.getloadavg()[0])))
+    torch.set_num_threads(threads)
+    return threads
+
+
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[np.ndarray]:
     """Indices grouped into batches of similar length (longest first), so padding is minimal."""
     order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
@@ -117,6 +135,13 @@ class _LocalModelMethod(SimilarityMethod):
         self._model: Any = None
         self._tokenizer: Any = None
 
+    def _start(self) -> None:
+        """The libraries' imports and the model's load (once), timed as one-time start-up; on CPU, torch's threads."""
+        with self.starting():
+            if self._model is None and self.device == "cpu":
+                cpu_threads_set()
+            self._load()
+
     def close(self) -> None:
         self._model = None
         self._tokenizer = None
@@ -144,8 +169,9 @@ class _EmbeddingMethod(_LocalModelMethod):
 
         namespace = None
         if cache_enabled():
-            namespace = cache_namespace(kind=self.prefix, path=self.model_path, device=self.device,
-                                        precision="float16" if self.device == "cuda" else "float32")
+            with self.starting():  # the model directory's fingerprint: hashed once per change of its files
+                namespace = cache_namespace(kind=self.prefix, path=self.model_path, device=self.device,
+                                            precision="float16" if self.device == "cuda" else "float32")
         vectors, self.encoded = cached_outputs(namespace=namespace, texts=sentences,
                                                compute=lambda missing: self.encode(missing, progress=progress))
         return rowwise_cosine(np.vstack(vectors), ia, ib)
@@ -170,7 +196,7 @@ class HfMeanSimilarity(_EmbeddingMethod):
     def encode(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
         """One embedding per sentence (float32 rows, in input order)."""
 
-        self._load()
+        self._start()
         encoded = self._tokenizer(list(sentences), truncation=True, max_length=self._max_length())
 
         def embed(batch: np.ndarray) -> np.ndarray:
@@ -194,19 +220,29 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
     chunk = 512  # sentences per encode() call, so the progress bar moves
 
     def _load(self) -> None:
+        if self._model is not None:
+            return
+        # On CPU a plain-shaped model (encoder, mean pooling, normalization) runs through transformers directly: the
+        # same embeddings bit for bit, without sentence-transformers' import (st_plain.py).
+        pipeline = plain_pipeline(self.model_path) if self.device == "cpu" else None
+        if pipeline is not None:
+            self._model = PlainEncoder(self.model_path, pipeline)
+            return
         # heavy: sentence-transformers (torch) loads only when a model runs
         from sentence_transformers import SentenceTransformer
 
-        if self._model is None:
-            model = SentenceTransformer(str(self.model_path), device=self.device, local_files_only=True)
-            self._model = model.half() if self.device == "cuda" else model
+        model = SentenceTransformer(str(self.model_path), device=self.device, local_files_only=True)
+        self._model = model.half() if self.device == "cuda" else model
 
     def encode(self, sentences: Sequence[str], *, progress: Progress = _no_progress) -> np.ndarray:
         """One embedding per sentence (float32 rows, in input order): the model's own modules (transformer,
         pooling, normalization…) on batches of similar token length, so padding is minimal."""
 
-        self._load()
+        self._start()
         model = self._model
+        if isinstance(model, PlainEncoder):
+            return encode_in_length_order(model.lengths(list(sentences)), self.batch_size,
+                                          lambda batch: model.embed([sentences[i] for i in batch]), progress=progress)
         if model.default_prompt_name or not hasattr(model, "tokenizer"):
             return self._encode_plain(sentences, progress=progress)
         lengths = [len(ids) for ids in model.tokenizer(list(sentences), truncation=True,
@@ -269,7 +305,7 @@ class NspSimilarity(_LocalModelMethod):
             raise ApplicationError(f"similarity needs two lists of the same length, got {len(a)} and {len(b)}")
         if not a:
             return np.zeros(0)
-        self._load()
+        self._start()
         # NSP is not symmetric and needs both sentences in one input: encode each distinct pair once.
         pair_row: dict[tuple[str, str], int] = {}
         for pair in zip(a, b, strict=True):

@@ -113,7 +113,12 @@ class _CountCosine(SimilarityMethod):
         sentences, ia, ib = distinct_index(a, b)
         if not sentences:
             return np.zeros(0)
-        result = rowwise_cosine(self.counts(sentences), ia, ib)
+        counts = self.counts(sentences)
+        if sparse.issparse(counts):
+            with self.starting():
+                # heavy, one-time start-up (timed apart): scikit-learn's first import, which rowwise_cosine needs
+                import sklearn.preprocessing  # noqa: F401
+        result = rowwise_cosine(counts, ia, ib)
         progress(len(a), len(a))
         return result
 
@@ -278,8 +283,10 @@ class PosSimilarity(SimilarityMethod):
         if not sentences:
             return np.zeros(0)
         tags = [self.tagger(sentence) for sentence in sentences]
-        # heavy: scikit-learn loads only when this computation runs
-        from sklearn.feature_extraction.text import CountVectorizer
+        with self.starting():
+            # heavy, one-time start-up (timed apart): scikit-learn loads only when this computation runs
+            import sklearn.preprocessing  # noqa: F401  (rowwise_cosine's)
+            from sklearn.feature_extraction.text import CountVectorizer
 
         vectorizer = CountVectorizer(analyzer=lambda tag_list: tag_list, lowercase=False)
         try:

@@ -263,3 +263,28 @@ def test_score_stel_lists_which_methods_are_language_independent():
     assert all(methods[name]["languages"] == ["*"] for name in ("char3gram", "punctuation", "levenshtein"))
     assert methods["st:<model directory>"]["languages"] == ["*"] and "multilingual" in methods[
         "st:<model directory>"]["note"]
+
+
+@pytest.mark.slow  # a fresh interpreter (a subprocess), where scikit-learn is not imported yet
+def test_char3gram_seconds_exclude_the_one_time_start_up(shared_data):
+    """`seconds` is the method's own work; scikit-learn's first import (char3gram's cosine needs it) is reported
+    apart, as `startup_s`, and a second run in the same process has no start-up left."""
+    stel = shared_data / "stel"
+    files = [str(stel / "quad_questions_char_contraction.tsv"), str(stel / "quad_questions_char_substitution.tsv")]
+    code = ("import json, sys, django; django.setup(); "
+            "from scoring.model_scoring.services import stel_score; "
+            "fresh = 'sklearn' not in sys.modules; "
+            "runs = [stel_score(benchmark_paths=sys.argv[1:], methods='char3gram') for _ in range(2)]; "
+            "print(json.dumps({'fresh': fresh, 'runs': [[r['seconds']['char3gram'], r['startup_s']['char3gram']] "
+            "for r in runs]}))")
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    proc = subprocess.run([sys.executable, "-c", code, *files], cwd=settings.BASE_DIR, env=env, capture_output=True,
+                          text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    (first, first_startup), (second, second_startup) = result["runs"]
+    assert result["fresh"]  # Django's set-up did not import scikit-learn, so the first run starts it
+    assert first_startup > 0.05  # scikit-learn's first import
+    assert second_startup == 0.0  # nothing left to start
+    assert first < first_startup  # the 400 instances' own work is not the import
+    assert first < second + 0.25  # with the start-up left out, the first run's seconds are any run's
