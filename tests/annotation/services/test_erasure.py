@@ -3,8 +3,11 @@ a study's statistics after erasing a participant equal those of the same study p
 from __future__ import annotations
 
 from collections import Counter
+from io import StringIO
+from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -195,13 +198,8 @@ def test_a_batch_whose_only_unanswered_item_is_withdrawn_completes_on_its_next_r
 IMPORTED_ID = "5f0c1e2d3b4a5968778a9b1e"  # a Prolific-like id (made up)
 
 
-def _import_long(tmp_path, slug: str, rows: str) -> None:  # noqa: ANN001
-    from io import StringIO
-    from pathlib import Path
-
-    from django.core.management import call_command
-
-    path = Path(tmp_path) / f"{slug}.csv"
+def _import_long(tmp_path: Path, slug: str, rows: str) -> None:
+    path = tmp_path / f"{slug}.csv"
     path.write_text("item,annotator,value\n" + rows, encoding="utf-8")
     call_command("import_annotations", "--study", slug, "--question", "order", "--scale", "S1-S2,S2-S1", str(path),
                  stdout=StringIO(), stderr=StringIO())

@@ -22,6 +22,7 @@ from core.pseudonyms import person_key, pseudonym
 from scoring.agreement import selectors
 from scoring.agreement.uncertainty import positional_ids
 from scoring.agreement.wide_ratings import WideMapping, wide_read
+from tests.core.test_erasure import rows_mentioning
 
 pytestmark = pytest.mark.django_db
 
@@ -195,8 +196,6 @@ def test_an_id_only_imported_is_erased_by_its_platform_erasure_and_its_re_import
     """import with ids -> erase_participant --platform prolific (no Prolific participant of ours holds the id) ->
     the ratings are gone, the others' kept -> the same file's re-import is refused by line, the message without the
     raw id, nothing stored."""
-    from tests.core.test_erasure import rows_mentioning
-
     path = _file(tmp_path, "syntest_anno1.csv", ROWS_1)
     _import(path, "--rater-ids", "prolificID")
     before = _ratings("pauli")
