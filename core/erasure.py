@@ -34,10 +34,14 @@ from core.pseudonyms import is_pseudonym, person_key
 
 logger = logging.getLogger(__name__)
 
-# The platforms a person can ask from; "imported" annotators are names in a researcher's file, not platform ids.
-ERASABLE_PLATFORMS = ("prolific", "mturk", "anonymous")
-# Every platform a person's raw id may be stored under (imports keep the annotator column as the id).
-KNOWN_PLATFORMS = (*ERASABLE_PLATFORMS, "imported")
+# Annotators read from a researcher's file (`import_annotations`: a long file's annotator column, a wide file's rater
+# id columns) are stored under this platform with the id the file gave, often the same person's Prolific or MTurk id.
+IMPORTED = "imported"
+# The platforms an erasure can be asked for. Erasing a platform's person also erases the imported annotators stored
+# under the same id; `imported` alone erases only those.
+ERASABLE_PLATFORMS = ("prolific", "mturk", "anonymous", IMPORTED)
+# Every platform a person's raw id may be stored under.
+KNOWN_PLATFORMS = ERASABLE_PLATFORMS
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,12 @@ class ErasureTarget:
     person_key: str
     now: datetime
 
+    @property
+    def participant_platforms(self) -> tuple[str, ...]:
+        """The platforms of the participant rows that are this person: theirs and, for a platform's person, the
+        imported annotators stored under the same id (the same person's ratings read from a file)."""
+        return (self.platform,) if self.platform == IMPORTED else (self.platform, IMPORTED)
+
 
 @dataclass
 class ErasurePart:
@@ -56,6 +66,8 @@ class ErasurePart:
 
     counts: dict[str, int] = field(default_factory=dict)
     study_ids: set[int] = field(default_factory=set)
+    # Of those rows, what was read from imported files: {"participants": n, "ratings": n} (annotation's eraser).
+    imported: dict[str, int] = field(default_factory=dict)
 
 
 Eraser = Callable[[ErasureTarget], ErasurePart]
@@ -147,11 +159,14 @@ def participant_erase(*, platform: str, external_id: str, apply: bool, requested
                       reason: str = "") -> dict[str, Any]:
     """Erase one person's data across every study (`apply`), or say table by table what would go (dry run).
 
-    Raises `nothing_to_erase` (404) when no table and no media file holds the id. The summary and the log carry
-    the person key, never the raw id."""
+    A platform's person is erased with the imported annotators stored under the same id (their ratings read from a
+    file); the summary's `imported` says how many of those participants and ratings went (they are also counted in
+    `tables`). Raises `nothing_to_erase` (404) when no table and no media file holds the id. The summary and the log
+    carry the person key, never the raw id."""
     target = _target(platform=platform, external_id=external_id)
     counts: dict[str, int] = {}
     study_ids: set[int] = set()
+    imported = {"participants": 0, "ratings": 0}
     with transaction.atomic():
         for registered in registered_erasers():
             part = registered.eraser(target)
@@ -159,21 +174,26 @@ def participant_erase(*, platform: str, external_id: str, apply: bool, requested
                 if n:
                     counts[table] = counts.get(table, 0) + n
             study_ids |= part.study_ids
+            for what, n in part.imported.items():
+                imported[what] = imported.get(what, 0) + n
         mentions = mentions_sweep(external_id=target.external_id, replacement=target.person_key)
         files = media_files_with(target.external_id)
         if not counts and not mentions and not files:
-            raise ApplicationError(f"No data is held for this {platform} id: nothing was erased.",
+            also = "" if platform == IMPORTED else " (nor for an imported annotator with this id)"
+            raise ApplicationError(f"No data is held for this {platform} id{also}: nothing was erased.",
                                    code=NOTHING_TO_ERASE, status=404)
         summary: dict[str, Any] = {
             "applied": apply, "platform": platform, "person_key": target.person_key,
-            "tables": dict(sorted(counts.items())), "mentions_replaced": dict(sorted(mentions.items())),
-            "media_files": len(files), "studies": sorted(study_ids),
+            "tables": dict(sorted(counts.items())), "imported": imported,
+            "mentions_replaced": dict(sorted(mentions.items())), "media_files": len(files),
+            "studies": sorted(study_ids),
         }
         if apply:
             tombstone = ErasureTombstone.objects.create(
                 person_key=target.person_key, platform=platform, erased_at=target.now, requested_by=requested_by[:150],
                 reason=reason[:300], counts={**summary["tables"], "mentions": sum(mentions.values()),
-                                             "media_files": len(files)},
+                                             "media_files": len(files), "imported_participants":
+                                             imported["participants"], "imported_ratings": imported["ratings"]},
                 study_ids=sorted(study_ids))
             summary["tombstone"] = tombstone.pk
         else:
@@ -181,9 +201,9 @@ def participant_erase(*, platform: str, external_id: str, apply: bool, requested
     if apply and files:
         summary["media"] = media_files_erase(paths=files, external_id=target.external_id,
                                              replacement=target.person_key)
-    logger.info("participant erasure (%s) of %s person %s: %s rows in %s tables, %s files",
-                "applied" if apply else "dry run", platform, target.person_key, sum(counts.values()),
-                len(counts), len(files))
+    logger.info("participant erasure (%s) of %s person %s: %s rows in %s tables (%s imported participants, %s "
+                "imported ratings), %s files", "applied" if apply else "dry run", platform, target.person_key,
+                sum(counts.values()), len(counts), imported["participants"], imported["ratings"], len(files))
     return summary
 
 

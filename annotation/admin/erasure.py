@@ -22,10 +22,13 @@ from core.personal_data import personal_data_access_log
 
 
 class ParticipantFindForm(forms.Form):
-    platform = forms.ChoiceField(choices=[(p, p) for p in ERASABLE_PLATFORMS])
+    platform = forms.ChoiceField(choices=[(p, p) for p in ERASABLE_PLATFORMS],
+                                 help_text="A platform's participant is erased with every imported annotator stored "
+                                           "under the same id (ratings imported from a file); \"imported\" erases only "
+                                           "imported annotators.")
     external_id = forms.CharField(label="Id", max_length=128,
                                   help_text="The participant's platform id (PROLIFIC_PID, WorkerId, or the id an "
-                                            "anonymous participant was given).")
+                                            "anonymous participant was given), or an imported annotator's id.")
     reason = forms.CharField(max_length=300, required=False, help_text="Optional: kept on the erasure's record.")
 
 

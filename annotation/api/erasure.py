@@ -34,10 +34,14 @@ class MayErase(BasePermission):
 
 
 class ParticipantEraseInput(serializers.Serializer):
-    platform = serializers.ChoiceField(choices=ERASABLE_PLATFORMS)
-    id = serializers.CharField(max_length=128, help_text="The participant's platform id (PROLIFIC_PID, WorkerId).")
+    platform = serializers.ChoiceField(choices=ERASABLE_PLATFORMS,
+                                       help_text="A platform's participant is erased with every imported annotator "
+                                                 "stored under the same id; imported: only imported annotators.")
+    id = serializers.CharField(max_length=128, help_text="The participant's platform id (PROLIFIC_PID, WorkerId), or "
+                                                         "an imported annotator's id.")
     apply = serializers.BooleanField(default=False, help_text="False: a dry run (the job's result lists what would "
-                                                              "go, table by table).")
+                                                              "go, table by table, and under `imported` how many "
+                                                              "imported participants and ratings).")
     reason = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
 
 

@@ -1,4 +1,5 @@
-"""Erasure on request, annotation's tables: every Participant row of the person (one per study they took part in)
+"""Erasure on request, annotation's tables: every Participant row of the person (one per study they took part in,
+and every imported annotator stored under the same id: the same person's ratings read from a researcher's file)
 with their answers, sessions, reservations, practice answers, persona and eligibility answers, telemetry, rewrites
 and the rewrites' reviews and writing signals (all cascade from the participant), and their worker block.
 
@@ -29,13 +30,32 @@ from annotation.models import (
 )
 from annotation.services.adaptive import item_refresh_closed
 from annotation.services.engine import study_items_refresh_fill
-from core.erasure import ErasurePart, ErasureTarget
+from core.erasure import IMPORTED, ErasurePart, ErasureTarget
+from core.error_codes import INVALID
+from core.errors import ApplicationError
 from tasks.models import InstanceStatus
 
 
+def _refuse_imported_only_of_a_platform_person(target: ErasureTarget) -> None:
+    """`imported` alone is refused for an id a platform's participant also holds: the sweep would replace that id
+    with the imported person's key, leaving the platform participant's answers under a key no erasure by their
+    platform id could find again. Their platform's erasure takes the imported annotators with it."""
+    if target.platform != IMPORTED:
+        return
+    platforms = sorted(set(Participant.objects.filter(external_id=target.external_id).exclude(platform=IMPORTED)
+                           .values_list("platform", flat=True)))
+    if platforms:
+        raise ApplicationError(
+            f"Platform: a {' and a '.join(platforms)} participant holds this id too; erase with platform "
+            f"{platforms[0]}, which erases the imported annotators with this id as well (nothing was erased).",
+            code=INVALID, field="platform")
+
+
 def participant_data_erase(target: ErasureTarget) -> ErasurePart:
-    """Delete the person's annotation data in every study; counts per table and the studies touched."""
-    people = Participant.objects.filter(platform=target.platform, external_id=target.external_id)
+    """Delete the person's annotation data in every study; counts per table, the studies touched, and how many of
+    the participants and answers were imported annotators' (`part.imported`)."""
+    _refuse_imported_only_of_a_platform_person(target)
+    people = Participant.objects.filter(platform__in=target.participant_platforms, external_id=target.external_id)
     ids = list(people.values_list("pk", flat=True))
     blocks = WorkerBlock.objects.filter(platform=target.platform, external_id=target.external_id)
     part = ErasurePart()
@@ -45,6 +65,8 @@ def participant_data_erase(target: ErasureTarget) -> ErasurePart:
         return part
     part.study_ids = set(people.values_list("study_id", flat=True))
     responses = Response.objects.filter(participant_id__in=ids)
+    part.imported = {"participants": people.filter(platform=IMPORTED).count(),
+                     "ratings": responses.filter(participant__platform=IMPORTED).count()}
     part.counts.update({
         "annotation.Participant": len(ids),
         "annotation.Response": responses.count(),

@@ -52,7 +52,8 @@ class RatingsImportForm(forms.Form):
     raters = forms.CharField(required=False, help_text="Wide file's rater prefixes, e.g. c=content_preservation,"
                                                        "s=style_strength,f=fluency (the defaults).")
     rater_ids = forms.CharField(required=False, label="Rater id columns",
-                                help_text="Wide file's columns holding each rater's own id: a prefix, e.g. "
+                                help_text="With a wide file only (refused without it): its columns holding each "
+                                          "rater's own id: a prefix, e.g. "
                                           "prolificID (prolificID_1, prolificID_2, … name the raters of the rating "
                                           "columns ending in _1, _2, …), or the columns, e.g. WorkerId_1,WorkerId_2. "
                                           "Empty: raters are column positions. Ids leave the database as "
@@ -263,8 +264,8 @@ class AgreementRunAdmin(ComputationRecordAdmin):
                 summary = ratings_import_upload(
                     request=RatingsImport(
                         study_slug=v["study"], scale=v["scale"], level=v["level"], ratings_path=Path("ratings"),
-                        wide=WideMapping.parse(columns=v["columns"], raters=v["raters"],
-                                               rater_ids=v["rater_ids"]) if v["wide"] else None,
+                        wide=WideMapping.of_options(wide=v["wide"], columns=v["columns"], raters=v["raters"],
+                                                    rater_ids=v["rater_ids"]),
                         dataset=v["dataset"], language=v["language"], question=v["question"]),
                     ratings=v["ratings"], items=v["items"])
             except ApplicationError as exc:

@@ -128,9 +128,10 @@ class AnnotationImportInput(serializers.Serializer):
     raters = serializers.CharField(required=False, allow_blank=True, default="",
                                    help_text="Wide file's rater prefixes, e.g. c=content_preservation.")
     rater_ids = serializers.CharField(required=False, allow_blank=True, default="",
-                                      help_text="Wide file's columns holding each rater's own id: a prefix (e.g. "
-                                                "prolificID: prolificID_1, prolificID_2, ... name the raters of the "
-                                                "rating columns ending in _1, _2, ...) or the columns "
+                                      help_text="With wide only (refused without it): the wide file's columns "
+                                                "holding each rater's own id: a prefix (e.g. prolificID: "
+                                                "prolificID_1, prolificID_2, ... name the raters of the rating "
+                                                "columns ending in _1, _2, ...) or the columns "
                                                 "(WorkerId_1,WorkerId_2). Empty: raters are column positions.")
     question = serializers.CharField(required=False, allow_blank=True, default="")
     dataset = serializers.CharField(required=False, allow_blank=True, default="")
@@ -153,8 +154,8 @@ class AnnotationImportView(APIView):
                                                  "items": request.FILES.get("items")})
         serializer.is_valid(raise_exception=True)
         v = serializer.validated_data
-        wide = WideMapping.parse(columns=v["columns"], raters=v["raters"], rater_ids=v["rater_ids"]) \
-            if v["wide"] else None
+        wide = WideMapping.of_options(wide=v["wide"], columns=v["columns"], raters=v["raters"],
+                                      rater_ids=v["rater_ids"])
         summary = ratings_import_upload(
             request=RatingsImport(study_slug=v["study"], scale=v["scale"], level=v["level"],
                                   ratings_path=Path(v["ratings"].name), wide=wide, dataset=v["dataset"],

@@ -21,6 +21,7 @@ from typing import Any
 
 from core.errors import ApplicationError
 from scoring.agreement.imports import Row, _bad_rows, _canonical, _file_text, _scale_text
+from scoring.error_codes import INVALID_ARGUMENTS
 from tasks.error_codes import EMPTY_FILE, MISSING_COLUMNS
 
 ITEM_FIELDS = ("source", "rewrite", "reference", "system", "target_style", "dataset", "language")
@@ -75,6 +76,20 @@ class WideMapping:
                                    code=MISSING_COLUMNS, field="rater_ids")
         chosen["rater_ids"] = names
         return cls(**{**base.__dict__, **chosen})
+
+    @classmethod
+    def of_options(cls, *, wide: bool, columns: str = "", raters: str = "", rater_ids: str = "") -> WideMapping | None:
+        """The mapping of a door's options (the CLI's, the API's, the admin's), None for a long file. Rater id
+        columns without a wide file are refused, not ignored: a long file names its annotators in its `annotator`
+        column, and ids asked for but not read would leave the raters as positions unseen."""
+        if not wide:
+            if rater_ids.strip():
+                raise ApplicationError("rater id columns (--rater-ids, the API's rater_ids, the admin's \"Rater id "
+                                       "columns\") name columns of a wide file: add --wide (the API's \"wide\": true, "
+                                       "the admin's wide box), or leave them out for a long file, whose annotator "
+                                       "column names its raters", code=INVALID_ARGUMENTS, field="rater_ids")
+            return None
+        return cls.parse(columns=columns, raters=raters, rater_ids=rater_ids)
 
 
 def _pairs(text: str, *, what: str) -> list[tuple[str, str]]:

@@ -145,6 +145,7 @@ def test_a_dry_run_changes_nothing_and_says_what_would_go(media):
     summary = participant_erase(platform="prolific", external_id=RAW, apply=False)
     assert summary["applied"] is False
     assert summary["tables"]["annotation.Participant"] == 2
+    assert summary["imported"] == {"participants": 0, "ratings": 0}  # said even where no import holds the id
     assert summary["mentions_replaced"]["core.Job"] == 1
     assert summary["media_files"] == 2
     assert rows_mentioning(RAW) == before
@@ -158,6 +159,7 @@ def test_an_unknown_id_erases_nothing_with_a_clear_message(media):
         participant_erase(platform="prolific", external_id="ffffffffffffffffffffffff", apply=True)
     assert caught.value.code == "nothing_to_erase" and caught.value.status == 404
     assert "nothing was erased" in caught.value.message
+    assert "nor for an imported annotator with this id" in caught.value.message
     assert not ErasureTombstone.objects.exists()
     assert Participant.objects.filter(external_id=RAW).count() == 2
 
@@ -190,6 +192,24 @@ def test_the_api_queues_a_job_whose_params_keep_no_raw_id(api, media, settings, 
     assert rows_mentioning(RAW) == {}
     assert_api_error(api.post("/api/v1/participants/erase/", {"platform": "prolific", "id": "unknown0000"},
                               format="json"), code="nothing_to_erase", status=404)
+
+
+def test_the_api_takes_platform_imported_and_the_job_result_says_how_many_imported(
+        api, media, settings, django_capture_on_commit_callbacks):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    study = f.StudyFactory(slug="imp")
+    person = f.ParticipantFactory(study=study, platform="imported", external_id=RAW)
+    f.ResponseFactory(participant=person, study_item__study=study)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post("/api/v1/participants/erase/", {"platform": "imported", "id": RAW, "apply": True},
+                            format="json")
+    assert response.status_code == 202, response.content
+    job = Job.objects.get(pk=response.json()["job"]["id"])
+    assert job.status == "done", job.error
+    assert job.result["imported"] == {"participants": 1, "ratings": 1} and job.result["platform"] == "imported"
+    assert RAW not in json.dumps([job.params, job.result])
+    assert job.params["external_id"] == person_key(platform="imported", external_id=RAW)
+    assert not Participant.objects.filter(external_id=RAW).exists()
 
 
 def test_the_api_needs_the_personal_data_permission_and_the_right_to_delete_participants(client, media):

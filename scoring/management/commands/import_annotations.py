@@ -36,13 +36,15 @@ class Command(JsonCommand):
         parser.add_argument("--raters", default="", help="Wide file's rater column prefixes: PREFIX=QUESTION, e.g. "
                                                          "c=content_preservation,s=style_strength,f=fluency (the "
                                                          "default); columns PREFIX-1, PREFIX-2, ... are raters.")
-        parser.add_argument("--rater-ids", default="", help="Wide file's columns holding each rater's own id (e.g. a "
-                                                            "Prolific id): a prefix, e.g. prolificID (columns "
-                                                            "prolificID_1, prolificID_2, ... name the raters of the "
-                                                            "rating columns ending in _1, _2, ...), or the columns, "
-                                                            "e.g. WorkerId_1,WorkerId_2,WorkerId_3. Without it raters "
-                                                            "are column positions (rater-1, ...). The ids leave the "
-                                                            "database as pseudonyms only.")
+        parser.add_argument("--rater-ids", default="", help="With --wide only (refused without it): the wide file's "
+                                                            "columns holding each rater's own id (e.g. a Prolific id): "
+                                                            "a prefix, e.g. prolificID (columns prolificID_1, "
+                                                            "prolificID_2, ... name the raters of the rating columns "
+                                                            "ending in _1, _2, ...), or the columns, e.g. "
+                                                            "WorkerId_1,WorkerId_2,WorkerId_3. Without it raters are "
+                                                            "column positions (rater-1, ...). The ids leave the "
+                                                            "database as pseudonyms only; erase_participant erases "
+                                                            "the ratings of an id with its platform's participant.")
         parser.add_argument("--dataset", default="", help="Dataset name of every item (where no column gives it).")
         parser.add_argument("--language", default="", help="Language (BCP-47) of every item's texts (where no "
                                                            "column gives it); metrics for other languages refuse.")
@@ -50,10 +52,9 @@ class Command(JsonCommand):
 
     def run(self, **options: Any) -> dict[str, Any]:
         with self.progress_bar("import") as progress:
-            if options["items"] or options["wide"]:
-                wide = WideMapping.parse(columns=options["columns"], raters=options["raters"],
-                                         rater_ids=options["rater_ids"]) \
-                    if options["wide"] else None
+            wide = WideMapping.of_options(wide=options["wide"], columns=options["columns"],
+                                          raters=options["raters"], rater_ids=options["rater_ids"])
+            if options["items"] or wide is not None:
                 request = RatingsImport(
                     study_slug=options["study"], scale=options["scale"], level=options["level"],
                     ratings_path=Path(options["file"]), items_path=Path(options["items"]) if options["items"] else None,

@@ -72,3 +72,17 @@ def test_both_permissions_are_needed_on_get_and_post(client, person, codenames, 
     assert Participant.objects.filter(external_id=RAW).exists() is not allowed
     assert (URL.encode() in client.get("/admin/").content) is allowed
     assert (b"participant-erase-link" in client.get("/admin/annotation/participant/").content) is allowed
+
+
+def test_the_dry_run_page_says_how_many_imported_annotators_and_ratings_go(admin_client, person):
+    imported = f.ParticipantFactory(study=f.StudyFactory(slug="imp"), platform="imported", external_id=RAW)
+    f.ResponseFactory(participant=imported, study_item__study=imported.study)
+    f.ResponseFactory(participant=imported, study_item__study=imported.study)
+    dry = admin_client.post(URL, {"platform": "prolific", "external_id": RAW})
+    assert b'id="erase-imported"' in dry.content
+    assert b"that would be erased:\n1 participant(s), 2 rating(s)" in dry.content
+    assert Participant.objects.filter(external_id=RAW).count() == 2
+    done = admin_client.post(URL, {"platform": "prolific", "external_id": RAW, "confirm": "erase"})
+    assert b" erased:\n1 participant(s), 2 rating(s)" in done.content
+    assert not Participant.objects.filter(external_id=RAW).exists()
+    assert b'<option value="imported">' in admin_client.get(URL).content

@@ -3,8 +3,11 @@ a study's statistics after erasing a participant equal those of the same study p
 from __future__ import annotations
 
 from collections import Counter
+from io import StringIO
+from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -13,6 +16,8 @@ from annotation.selectors import items_over_capacity, reservation_expected_answe
 from annotation.services import session_creation, sessions
 from annotation.services.erasure import withdrawn_items_close
 from core.erasure import ErasureTarget, participant_erase
+from core.errors import ApplicationError
+from core.models import ErasureTombstone
 from scoring.agreement.stats.summary import agreement_compute
 from tasks.models import InstanceStatus, TaskInstance
 from tests import factories as f
@@ -186,3 +191,52 @@ def test_a_batch_whose_only_unanswered_item_is_withdrawn_completes_on_its_next_r
     assert ended["item"] is None and ended["completion_code"] == "DONE123"
     assert ended["progress"] == {"done": 1, "total": 1}
     assert Batch.objects.get(token=person.token).state == Batch.State.COMPLETED
+
+
+# --- imported annotators with the person's id ----------------------------------------------------------------------
+
+IMPORTED_ID = "5f0c1e2d3b4a5968778a9b1e"  # a Prolific-like id (made up)
+
+
+def _import_long(tmp_path: Path, slug: str, rows: str) -> None:
+    path = tmp_path / f"{slug}.csv"
+    path.write_text("item,annotator,value\n" + rows, encoding="utf-8")
+    call_command("import_annotations", "--study", slug, "--question", "order", "--scale", "S1-S2,S2-S1", str(path),
+                 stdout=StringIO(), stderr=StringIO())
+
+
+def test_a_platform_erasure_also_erases_the_imported_annotators_with_the_same_id_and_says_how_many(tmp_path):
+    f.ParticipantFactory(external_id=IMPORTED_ID)  # the same person on Prolific, in a study of ours
+    _import_long(tmp_path, "ext", f"i1,{IMPORTED_ID},S1-S2\ni2,{IMPORTED_ID},S2-S1\ni1,w0,S1-S2\ni2,w0,S1-S2\n")
+    imported = Participant.objects.get(platform="imported", external_id=IMPORTED_ID)
+    dry = participant_erase(platform="prolific", external_id=IMPORTED_ID, apply=False)
+    assert dry["imported"] == {"participants": 1, "ratings": 2}
+    assert dry["tables"]["annotation.Participant"] == 2 and dry["tables"]["annotation.Response"] == 2
+    assert imported.study_id in dry["studies"]
+    assert Response.objects.filter(participant=imported).count() == 2  # a dry run changes nothing
+    done = participant_erase(platform="prolific", external_id=IMPORTED_ID, apply=True)
+    assert done["imported"] == dry["imported"]
+    assert not Participant.objects.filter(external_id=IMPORTED_ID).exists()
+    assert list(Response.objects.filter(study__slug="ext").values_list("participant__external_id", flat=True)
+                ) == ["w0", "w0"]  # the other annotator keeps their ratings
+
+
+def test_platform_imported_erases_only_imported_annotators_and_is_refused_for_a_platform_persons_id(tmp_path):
+    _import_long(tmp_path, "ext", f"i1,{IMPORTED_ID},S1-S2\ni1,w0,S2-S1\n")
+    prolific = f.ParticipantFactory(external_id=IMPORTED_ID, platform="prolific")
+    with pytest.raises(ApplicationError) as refused:  # the sweep would hide the Prolific person's id from erasure
+        participant_erase(platform="imported", external_id=IMPORTED_ID, apply=True)
+    assert refused.value.code == "invalid" and "erase with platform prolific" in refused.value.message
+    assert IMPORTED_ID not in refused.value.message
+    assert Participant.objects.filter(external_id=IMPORTED_ID).count() == 2 and not ErasureTombstone.objects.exists()
+    prolific.delete()
+    summary = participant_erase(platform="imported", external_id=IMPORTED_ID, apply=True)
+    assert summary["imported"] == {"participants": 1, "ratings": 1}
+    assert summary["tables"]["annotation.Participant"] == 1
+    assert not Participant.objects.filter(external_id=IMPORTED_ID).exists()
+    assert list(Participant.objects.filter(study__slug="ext").values_list("external_id", flat=True)) == ["w0"]
+    assert ErasureTombstone.objects.get().platform == "imported"
+    target = ErasureTarget(platform="imported", external_id="x", person_key="k", now=timezone.now())
+    assert target.participant_platforms == ("imported",)
+    assert ErasureTarget(platform="mturk", external_id="x", person_key="k", now=timezone.now()
+                         ).participant_platforms == ("mturk", "imported")

@@ -22,6 +22,7 @@ from core.pseudonyms import person_key, pseudonym
 from scoring.agreement import selectors
 from scoring.agreement.uncertainty import positional_ids
 from scoring.agreement.wide_ratings import WideMapping, wide_read
+from tests.core.test_erasure import rows_mentioning
 
 pytestmark = pytest.mark.django_db
 
@@ -191,6 +192,52 @@ def test_a_person_who_asked_for_erasure_is_refused_by_their_id_column(tmp_path):
     assert not Response.objects.exists()
 
 
+def test_an_id_only_imported_is_erased_by_its_platform_erasure_and_its_re_import_is_refused(tmp_path):
+    """import with ids -> erase_participant --platform prolific (no Prolific participant of ours holds the id) ->
+    the ratings are gone, the others' kept -> the same file's re-import is refused by line, the message without the
+    raw id, nothing stored."""
+    path = _file(tmp_path, "syntest_anno1.csv", ROWS_1)
+    _import(path, "--rater-ids", "prolificID")
+    before = _ratings("pauli")
+    mine = {key for key in before if key[1] == P["b"]}
+    assert len(mine) == 6 and not Participant.objects.exclude(platform="imported").exists()
+    out = StringIO()
+    call_command("erase_participant", "--platform", "prolific", "--id", P["b"], stdout=out)
+    dry = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert dry["applied"] is False and dry["imported"] == {"participants": 1, "ratings": 6}
+    assert _ratings("pauli") == before  # a dry run changes nothing: the id is still stored, not swapped
+    out = StringIO()
+    call_command("erase_participant", "--platform", "prolific", "--id", P["b"], "--apply", stdout=out)
+    done = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert done["imported"] == {"participants": 1, "ratings": 6} and P["b"] not in out.getvalue()
+    assert _ratings("pauli") == {key: v for key, v in before.items() if key not in mine}
+    assert rows_mentioning(P["b"]) == {}
+    with pytest.raises(CommandError) as refused:
+        _import(path, "--rater-ids", "prolificID")
+    message = str(refused.value)
+    assert "asked for their data to be erased" in message and P["b"] not in message
+    assert "syntest_anno1.csv:2:" in message and "syntest_anno1.csv:3:" in message  # b rated on every row
+    assert _ratings("pauli") == {key: v for key, v in before.items() if key not in mine}  # nothing half-stored
+
+
+def test_rater_ids_without_wide_are_refused_not_ignored(tmp_path):
+    long = tmp_path / "long.csv"
+    long.write_text(f"item,annotator,value\ni1,{P['a']},3\n", encoding="utf-8")
+    out = StringIO()
+    with pytest.raises(CommandError) as refused:
+        call_command("import_annotations", "--study", "long", "--question", "q", "--scale", "1-5", "--rater-ids",
+                     "prolificID", str(long), stdout=out, stderr=StringIO())
+    assert "add --wide" in str(refused.value)
+    body = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert body["error"]["code"] == "invalid_arguments" and body["error"]["details"]["field"] == "rater_ids"
+    with pytest.raises(CommandError, match="add --wide"):  # the items path (a long file of rewrites) too
+        call_command("import_annotations", "--study", "long", "--items", str(long), "--scale", "1-5",
+                     "--rater-ids", "prolificID", str(long), stdout=StringIO(), stderr=StringIO())
+    assert WideMapping.of_options(wide=False, rater_ids=" ") is None
+    assert WideMapping.of_options(wide=True, rater_ids="prolificID").rater_ids == ("prolificID",)
+    _nothing_stored()
+
+
 def test_without_rater_ids_raters_stay_positions():
     mapping = WideMapping.parse(raters=RAW["raters"])
     assert mapping.rater_ids == ()
@@ -243,3 +290,19 @@ def test_the_admin_upload_takes_rater_ids(admin_client, tmp_path):
     assert done.status_code == 302
     assert set(Participant.objects.filter(study__slug="adm").values_list("external_id", flat=True)) == {
         P["a"], P["b"], P["c"], P["d"]}
+
+
+def test_the_api_and_the_admin_refuse_rater_ids_without_wide(api, admin_client, tmp_path):
+    from tests.helpers import assert_api_error
+
+    path = _file(tmp_path, "syntest_anno1.csv", ROWS_1)
+    response = api.post("/api/v1/annotation-imports/", {
+        "study": "api-ids", "scale": "1-5", "rater_ids": "prolificID",
+        "ratings": SimpleUploadedFile("syntest_anno1.csv", path.read_bytes())}, format="multipart")
+    error = assert_api_error(response, code="invalid_arguments", status=400)
+    assert "add --wide" in error["message"] and "\"wide\": true" in error["message"]
+    page = admin_client.post("/admin/scoring/agreementrun/import/", {
+        "study": "adm", "scale": "1-5", "raters": RAW["raters"], "rater_ids": "prolificID",
+        "ratings": SimpleUploadedFile("syntest_anno1.csv", path.read_bytes())})
+    assert page.status_code == 200 and b"name columns of a wide file" in page.content
+    _nothing_stored()
