@@ -116,9 +116,10 @@ def test_only_ethnicity_takes_a_list_and_a_question_is_asked_once() -> None:
         persona_questions_build(attributes=["age", "gender", {"name": "age", "choices": ["young", "old"]}])
 
 
-def test_every_door_refuses_ethnicity_without_fitting_categories_and_stores_nothing(tmp_path: Path, admin_client: Any,
-                                                                api: APIClient) -> None:
-    code, summary = _create(tmp_path, "cli-eth", "--persona", "age,ethnicity=census", "--special-category-consent", SPECIAL)
+def test_every_door_refuses_ethnicity_without_fitting_categories_and_stores_nothing(
+        tmp_path: Path, admin_client: Any, api: APIClient) -> None:
+    code, summary = _create(tmp_path, "cli-eth", "--persona", "age,ethnicity=census",
+                            "--special-category-consent", SPECIAL)
     assert code != 0 and summary["error"]["code"] == "ethnicity_categories_required"
     assert summary["error"]["details"]["field"] == "persona" and "ethnicity=prolific" in summary["error"]["message"]
 
