@@ -104,8 +104,14 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("POST /api/v1/studies/{slug}/sessions/", "invalid_link", "unreplaced placeholder"):
         "a link field still holding a placeholder ({{%PROLIFIC_PID%}}) or a control character: the platform did "
         "not fill the link, and the participant is told to open it from the platform",
-    ("POST /api/v1/sessions/{token}/eligibility/", "invalid", "Eligibility answers are incomplete"):
-        f"{STATE}: the answers must match the study's own questions",
+    ("POST /api/v1/sessions/{token}/eligibility/", "invalid", "Please answer these questions"):
+        f"{STATE}: the answers must match the study's own questions (the refusal speaks the study's language; this "
+        "seeded study's is English)",
+    ("POST /api/v1/sessions/{token}/eligibility/", "invalid", "answers to questions this study does not ask"):
+        f"{STATE}: an answer must name one of the study's own questions",
+    ("POST /api/v1/annotation-imports/", "invalid_arguments", "rater id columns"):
+        "two fields together: rater_ids names columns of a wide file, so it needs wide (a schema states no such "
+        "rule)",
     ("POST /api/v1/sessions/{token}/answers/", "invalid", "telemetry: "):
         "the telemetry block's fields are checked by annotation/services/telemetry.py (docs/annotator-api.md); "
         "the schema leaves it free-form",
