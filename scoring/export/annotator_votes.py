@@ -19,9 +19,9 @@ from annotation.models import Response
 from core.errors import ApplicationError
 from core.pseudonyms import pseudonym
 from scoring.error_codes import INVALID_FILE
+from scoring.export.fields import VOTES_TABLE
 from scoring.export.formats import FieldSpec, atomic_write
 
-VOTES_TABLE = "annotator_votes"
 VOTES_FORMATS = ("jsonl", "parquet", "hub")  # STEL's TSV is STEL's format: no table beside it
 VOTES_FIELDS: dict[str, FieldSpec] = {
     "id": FieldSpec(pa.string(), "sc:Text", "The instance's STEL-style id, as in the instances' rows."),

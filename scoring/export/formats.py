@@ -25,15 +25,11 @@ import pyarrow.parquet as pq
 
 from core.errors import ApplicationError
 from scoring.error_codes import INVALID_FORMAT
+from scoring.export.fields import IDS_FIELDS, PLAIN_FIELDS, TEXT_FIELDS
 from scoring.export.selection import SPLIT_RANK, STEL_PUBLISHED_K, UNCERTAINTY_COLUMNS
 from tasks.stel import tsv as stel_tsv
 
 STEL_COLUMNS = stel_tsv.COLUMNS  # the format is defined once, in tasks.stel.tsv
-PLAIN_FIELDS = ["anchor_1", "anchor_2", "alternative_1_1", "alternative_1_2", "correct_alternative", "id", "votes",
-                "style_type"]
-TEXT_FIELDS = ["anchor_1", "anchor_2", "alternative_1_1", "alternative_1_2"]
-IDS_FIELDS = ["id", "corpus", "setup", "style_type", "anchor_pair", "sentence_pair", "anchor_1_style",
-              "sentence_1_style", "correct_alternative", "votes", "text_sha256"]
 # The per-item uncertainty (scoring.agreement.uncertainty), last in every format but STEL's TSV (STEL's columns only).
 UNCERTAINTY_FIELDS = [*UNCERTAINTY_COLUMNS, "uncertainty_model"]
 

@@ -16,10 +16,10 @@ from scoring.agreement import selectors
 from scoring.agreement.stats.votes import first_k_responses, instance_votes
 from scoring.agreement.uncertainty import pooled_uncertainty, study_uncertainty
 from scoring.error_codes import INVALID_SETUP, NOTHING_TO_EXPORT, UNKNOWN_CORPUS
+from scoring.export.fields import STATUSES
 from tasks.error_codes import INVALID_STATUS, UNKNOWN_COMPONENT
 from tasks.models import Corpus, InstanceStatus, Setup, StyleComponent, TaskInstance
 
-STATUSES = ("candidate", "validated", "rejected", "all")
 # Split names as the Hugging Face hub knows them; corpora built with train/tune/test splits (GYAFC's names) map here.
 SPLIT_NAMES = {"train": "train", "tune": "validation", "dev": "validation", "validation": "validation",
                "test": "test"}

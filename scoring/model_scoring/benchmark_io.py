@@ -13,11 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from core.errors import ApplicationError
-from scoring.export.annotator_votes import VOTES_TABLE
-from scoring.export.formats import PLAIN_FIELDS, TEXT_FIELDS
+from scoring.export.fields import PLAIN_FIELDS, TEXT_FIELDS, VOTES_TABLE
 from tasks.error_codes import FILE_NOT_FOUND
 from tasks.stel.tsv import COLUMNS, StelRecord, stel_row_parse, stel_tsv_parse
 
@@ -57,6 +54,8 @@ def benchmark_read(path: Path | str, *, seen: dict[str, str] | None = None) -> l
 
 def _rows(path: Path, *, parquet: bool) -> list[dict[str, Any]]:
     if parquet:
+        import pyarrow.parquet as pq  # heavy: pyarrow loads only for a Parquet file (a TSV's scoring never needs it)
+
         try:
             return pq.read_table(path).to_pylist()
         except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a file that is not Parquet

@@ -13,18 +13,21 @@ one non-zero vector share nothing (0.0).
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
-from scipy import sparse
 
 from core.errors import ApplicationError
 from scoring.error_codes import POS_UNAVAILABLE as POS_UNAVAILABLE_CODE
 
 from .base import Progress, SimilarityMethod, _no_progress
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 # The 12 marks STEL's punctuation method counts (ModelBasedSentenceFeatures.punctuation_freq): ' : , _ ! ? ; . " ( ) -
 PUNCTUATION_MARKS: tuple[str, ...] = ("'", ":", ",", "_", "!", "?", ";", ".", '"', "(", ")", "-")
@@ -44,10 +47,18 @@ def distinct_index(a: Sequence[str], b: Sequence[str]) -> tuple[list[str], np.nd
     return list(position), ia, ib
 
 
+def is_sparse(matrix: object) -> bool:
+    """scipy's issparse, without importing scipy: a sparse matrix can only exist once scipy.sparse is loaded."""
+    scipy_sparse = sys.modules.get("scipy.sparse")
+    return scipy_sparse is not None and bool(scipy_sparse.issparse(matrix))
+
+
 def rowwise_cosine(matrix: sparse.csr_matrix | np.ndarray, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
     """Cosine of rows ia[k] and ib[k] for every k; zero rows follow the module's conventions."""
-    if sparse.issparse(matrix):
-        from sklearn.preprocessing import normalize  # scikit-learn loads in a second: only where a run needs it
+    if is_sparse(matrix):
+        # heavy: scipy and scikit-learn load in a second, only where a run has sparse counts
+        from scipy import sparse
+        from sklearn.preprocessing import normalize
 
         matrix = sparse.csr_matrix(matrix, dtype=np.float64)
         norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
@@ -76,6 +87,10 @@ def char_ngram_counts(sentences: Sequence[str], n: int = 3, *, lowercase: bool =
     """
     if not 1 <= n <= 3:
         raise ValueError("char_ngram_counts packs an n-gram into 63 bits: n must be 1, 2 or 3")
+    # heavy: pandas and scipy load in a second, only where n-grams are counted (a method's start-up imports them)
+    import pandas as pd
+    from scipy import sparse
+
     texts = [_RUNS_OF_WHITESPACE.sub(" ", sentence.lower() if lowercase else sentence) for sentence in sentences]
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
@@ -106,6 +121,8 @@ def punctuation_counts(sentences: Sequence[str], marks: Sequence[str] = PUNCTUAT
 class _CountCosine(SimilarityMethod):
     """Cosine of count vectors computed once per distinct sentence of the run."""
 
+    sparse_counts = False  # the counts are a scipy sparse matrix (char_ngram_counts)
+
     def counts(self, sentences: list[str]) -> sparse.csr_matrix | np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -113,11 +130,14 @@ class _CountCosine(SimilarityMethod):
         sentences, ia, ib = distinct_index(a, b)
         if not sentences:
             return np.zeros(0)
-        counts = self.counts(sentences)
-        if sparse.issparse(counts):
+        if self.sparse_counts:
             with self.starting():
-                # heavy, one-time start-up (timed apart): scikit-learn's first import, which rowwise_cosine needs
+                # heavy, one-time start-up (timed apart): the first imports of pandas and scipy (char_ngram_counts)
+                # and scikit-learn (rowwise_cosine)
+                import pandas  # noqa: F401
+                import scipy.sparse  # noqa: F401
                 import sklearn.preprocessing  # noqa: F401
+        counts = self.counts(sentences)
         result = rowwise_cosine(counts, ia, ib)
         progress(len(a), len(a))
         return result
@@ -128,6 +148,7 @@ class Char3gramSimilarity(_CountCosine):
     CountVectorizer(analyzer="char", ngram_range=(3, 3)) with its default lowercase=True)."""
 
     name = "char3gram"
+    sparse_counts = True
 
     def counts(self, sentences: list[str]) -> sparse.csr_matrix:
         return char_ngram_counts(sentences, 3, lowercase=True)
@@ -137,6 +158,7 @@ class Char3gramCasedSimilarity(_CountCosine):
     """Cosine of character 3-gram counts with case kept (case is style); not STEL's definition."""
 
     name = "char3gram_cased"
+    sparse_counts = True
 
     def counts(self, sentences: list[str]) -> sparse.csr_matrix:
         return char_ngram_counts(sentences, 3)
@@ -286,6 +308,7 @@ class PosSimilarity(SimilarityMethod):
         with self.starting():
             # heavy, one-time start-up (timed apart): scikit-learn loads only when this computation runs
             import sklearn.preprocessing  # noqa: F401  (rowwise_cosine's)
+            from scipy import sparse
             from sklearn.feature_extraction.text import CountVectorizer
 
         vectorizer = CountVectorizer(analyzer=lambda tag_list: tag_list, lowercase=False)
