@@ -20,13 +20,8 @@ from core.http_cache import revalidated_response
 from core.models import Job
 from core.permissions import admin_permission_required
 from scoring.admin.records import ComputationRecordAdmin, erasures_cell, job_message
-from scoring.agreement.aggregation import aggregation_start
 from scoring.agreement.dashboard import PLOTS, plot_cached, plot_empty_reason, plot_stamp
-from scoring.agreement.filtering import filter_run_start
-from scoring.agreement.rating_imports import RatingsImport, WideMapping, ratings_import_upload
-from scoring.agreement.runs import agreement_run_models_refresh, agreement_run_start
 from scoring.erasures import erasures_fields
-from scoring.export.jobs import export_downloads
 from scoring.models import AgreementRun, BenchmarkExport, FilterRun
 from tasks.models import StyleComponent
 
@@ -178,6 +173,8 @@ class AgreementRunAdmin(ComputationRecordAdmin):
         return {"study_questions": study_questions()}
 
     def start_record(self, **kwargs: Any) -> AgreementRun:
+        from scoring.agreement.runs import agreement_run_start  # heavy: pandas, scipy, krippendorff (not at set-up)
+
         return agreement_run_start(**kwargs)
 
     def start_redirect_url(self, record: AgreementRun) -> str:
@@ -198,6 +195,10 @@ class AgreementRunAdmin(ComputationRecordAdmin):
 
     def dashboard_view(self, request: HttpRequest, run_id: int) -> HttpResponse:
         admin_permission_required(request, AgreementRun, "view")
+        # heavy: pandas, scipy, krippendorff (not at set-up)
+        from scoring.agreement.runs import agreement_run_models_refresh
+        from scoring.export.jobs import export_downloads
+
         run = get_object_or_404(AgreementRun.objects.select_related("study", "job"), pk=run_id)
         run = agreement_run_models_refresh(run=run)  # a model run finished since: shown without computing again
         result = run.result or {}
@@ -245,6 +246,8 @@ class AgreementRunAdmin(ComputationRecordAdmin):
         if request.method != "POST" or not form.is_valid():
             messages.error(request, f"Filter not started: {form.errors.as_text() or 'use the form'}")
             return HttpResponseRedirect(target)
+        from scoring.agreement.filtering import filter_run_start  # heavy: pandas, scipy, krippendorff (not at set-up)
+
         try:
             job = filter_run_start(study=run.study, **form.cleaned_data, created_by=request.user.get_username())
         except ApplicationError as exc:
@@ -257,6 +260,9 @@ class AgreementRunAdmin(ComputationRecordAdmin):
     def import_view(self, request: HttpRequest) -> HttpResponse:
         """Upload ratings with their texts; every bad line is shown and nothing is stored."""
         admin_permission_required(request, Study, "add")
+        # heavy: pandas, krippendorff (not at set-up)
+        from scoring.agreement.rating_imports import RatingsImport, WideMapping, ratings_import_upload
+
         form = RatingsImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             v = form.cleaned_data
@@ -284,6 +290,8 @@ class AgreementRunAdmin(ComputationRecordAdmin):
         run = get_object_or_404(AgreementRun.objects.select_related("study"), pk=run_id)
         if request.method != "POST":
             return HttpResponseRedirect(reverse("admin:scoring_agreement_dashboard", args=[run.pk]))
+        from scoring.agreement.aggregation import aggregation_start  # heavy: pandas, scipy (not at set-up)
+
         job = aggregation_start(run=run, created_by=request.user.get_username())
         messages.info(request, job_message("Dawid–Skene and MACE queued as", job))
         return HttpResponseRedirect(reverse("admin:scoring_agreement_dashboard", args=[run.pk]))

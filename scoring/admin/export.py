@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from annotation.models import Study
 from core.admin import job_panel_register
@@ -17,19 +18,30 @@ from core.errors import ApplicationError
 from core.models import Job
 from core.permissions import admin_permission_required
 from scoring.admin.records import ComputationRecordAdmin, erasures_cell, job_message
-from scoring.export.card.html import export_card_html, export_job_panel
-from scoring.export.formats import FORMAT_CHOICES
-from scoring.export.jobs import export_downloads, export_file, export_start
-from scoring.export.selection import STATUSES
+from scoring.export.fields import STATUSES
 from scoring.models import BenchmarkExport, BenchmarkPublication
 from tasks.models import Corpus, Setup, StyleComponent
 
-# The export job's page shows the card and offers the files (the hub folder as a zip).
+
+def export_job_panel(*, job: Any, user: Any) -> SafeString | None:
+    """The export job's page shows the card and offers the files (the hub folder as a zip)."""
+    from scoring.export.card.html import export_job_panel as panel  # heavy: pandas, pyarrow (not at set-up)
+
+    return panel(job=job, user=user)
+
+
+def format_choices() -> list[tuple[str, str]]:
+    """The export formats' names and labels, from their registry (read when the form is drawn)."""
+    from scoring.export.formats import FORMAT_CHOICES  # heavy: pandas, pyarrow (not at set-up)
+
+    return FORMAT_CHOICES
+
+
 job_panel_register("benchmark_export", export_job_panel)
 
 
 class ExportStartForm(forms.Form):
-    format = forms.ChoiceField(choices=FORMAT_CHOICES,
+    format = forms.ChoiceField(choices=format_choices,
                                help_text="Hugging Face folder: README with the hub's YAML, Parquet per component and "
                                          "split, Croissant; downloaded as a zip.")
     status = forms.ChoiceField(choices=[(s, s) for s in STATUSES], initial="validated",
@@ -79,6 +91,8 @@ class BenchmarkExportAdmin(ComputationRecordAdmin):
         return {key: request.GET[key] for key in ("study", "status", "format") if request.GET.get(key)} or None
 
     def start_record(self, **kwargs: Any) -> Job:
+        from scoring.export.jobs import export_start  # heavy: pandas, pyarrow (not at set-up)
+
         return export_start(**kwargs)
 
     def start_message(self, record: Job) -> str:
@@ -93,6 +107,8 @@ class BenchmarkExportAdmin(ComputationRecordAdmin):
 
     def download_view(self, request: HttpRequest, pk: int, which: str) -> HttpResponse:
         admin_permission_required(request, BenchmarkExport, "view")
+        from scoring.export.jobs import export_file  # heavy: pandas, pyarrow (not at set-up)
+
         try:
             return export_file(export=get_object_or_404(BenchmarkExport, pk=pk), which=which)
         except ApplicationError as exc:
@@ -100,6 +116,8 @@ class BenchmarkExportAdmin(ComputationRecordAdmin):
 
     @admin.display(description="download")
     def downloads(self, obj: BenchmarkExport) -> str:
+        from scoring.export.jobs import export_downloads  # heavy: pandas, pyarrow (not at set-up)
+
         labels = {"data": obj.get_format_display(), "zip": f"{obj.get_format_display()} (zip)",
                   "card": "dataset card (JSON)", "card-md": "dataset card (Markdown)",
                   "croissant": "Croissant (JSON-LD)"}
@@ -113,6 +131,8 @@ class BenchmarkExportAdmin(ComputationRecordAdmin):
 
     @admin.display(description="dataset card")
     def card(self, obj: BenchmarkExport) -> str:
+        from scoring.export.card.html import export_card_html  # heavy: pandas, pyarrow (not at set-up)
+
         return export_card_html(export=obj)
 
     @admin.display(description="score models")

@@ -16,9 +16,6 @@ from annotation.models import Study
 from core.errors import ApplicationError
 from core.permissions import admin_permission_required, user_may
 from scoring.admin.records import ComputationRecordAdmin
-from scoring.model_annotators.guidance import model_guidance_apply
-from scoring.model_annotators.runs import model_run_start, model_run_stop
-from scoring.model_annotators.selectors import order_warnings
 from scoring.models import ModelAnswer, ModelRun
 
 
@@ -69,6 +66,8 @@ class ModelRunAdmin(ComputationRecordAdmin):
         return {"study": request.GET.get("study")} if request.GET.get("study") else None
 
     def start_record(self, **kwargs: Any) -> ModelRun:
+        from scoring.model_annotators.runs import model_run_start  # heavy: pandas (not at set-up)
+
         return model_run_start(**kwargs)
 
     def start_message(self, record: ModelRun) -> str:
@@ -83,6 +82,8 @@ class ModelRunAdmin(ComputationRecordAdmin):
 
     def stop_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         admin_permission_required(request, ModelRun, "change")
+        from scoring.model_annotators.runs import model_run_stop  # heavy: pandas (not at set-up)
+
         run = get_object_or_404(ModelRun, pk=pk)
         target = reverse("admin:scoring_modelrun_change", args=[pk])
         if request.method != "POST":
@@ -98,6 +99,8 @@ class ModelRunAdmin(ComputationRecordAdmin):
     def guide_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         admin_permission_required(request, ModelRun, "change")
         admin_permission_required(request, Study, "change")  # it changes how the study stops items
+        from scoring.model_annotators.guidance import model_guidance_apply  # heavy: pandas (not at set-up)
+
         run = get_object_or_404(ModelRun.objects.select_related("study"), pk=pk)
         target = reverse("admin:scoring_modelrun_change", args=[pk])
         if request.method != "POST":
@@ -156,6 +159,8 @@ class ModelRunAdmin(ComputationRecordAdmin):
 
     @admin.display(description="order-sensitive")
     def order_sensitive(self, obj: ModelRun) -> str:
+        from scoring.model_annotators.selectors import order_warnings  # heavy: pandas (not at set-up)
+
         value = (obj.summary or {}).get("order_sensitive_share")
         if value is None:
             return "–"
@@ -164,6 +169,8 @@ class ModelRunAdmin(ComputationRecordAdmin):
     @admin.display(description="warnings")
     def warnings(self, obj: ModelRun) -> SafeString:
         """Position bias and order sensitivity in words, beside the figures they come from."""
+        from scoring.model_annotators.selectors import order_warnings  # heavy: pandas (not at set-up)
+
         said = order_warnings(obj.summary or {})
         if not said:
             return format_html("–")

@@ -17,7 +17,6 @@ from django.utils.safestring import SafeString
 from core.errors import ApplicationError
 from core.permissions import admin_permission_required
 from scoring.admin.records import ComputationRecordAdmin
-from scoring.export.jobs import predictions_download
 from scoring.model_scoring.methods import methods_parse
 from scoring.model_scoring.runs import GPU_QUEUE, score_run_queue, score_run_start
 from scoring.models import BenchmarkExport, ScoreRun
@@ -106,6 +105,8 @@ class ScoreRunAdmin(ComputationRecordAdmin):
 
     def predictions_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         admin_permission_required(request, ScoreRun, "view")
+        from scoring.export.jobs import predictions_download  # heavy: pandas, pyarrow (not at set-up)
+
         run = get_object_or_404(ScoreRun, pk=pk)
         try:
             return predictions_download(run=run)

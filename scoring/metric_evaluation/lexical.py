@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler, Levenshtein
-from sacrebleu.metrics import BLEU, CHRF
 
 from .base import Metric, MetricItem, Progress, Scores, has_reference, reference_column, register
 
@@ -38,6 +37,8 @@ class BleuMetric(_SacrebleuMetric):
     description = "sentence BLEU (sacrebleu, effective order) of the rewrite against source / reference, 0-100"
 
     def make(self) -> Any:
+        from sacrebleu.metrics import BLEU  # heavy: sacrebleu loads only when the metric runs
+
         # effective_order: sentence-level BLEU without it is 0 whenever a 4-gram order has no match.
         return BLEU(effective_order=True)
 
@@ -48,6 +49,8 @@ class ChrfMetric(_SacrebleuMetric):
     description = "sentence chrF (sacrebleu defaults: char 6-grams, beta 2) against source / reference, 0-100"
 
     def make(self) -> Any:
+        from sacrebleu.metrics import CHRF  # heavy: sacrebleu loads only when the metric runs
+
         return CHRF()
 
 
