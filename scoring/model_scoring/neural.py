@@ -11,7 +11,8 @@ sentences are all cached never loads the model.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,19 +80,60 @@ def device_resolve(device: str) -> str:
     return device
 
 
+def _cpu_times() -> tuple[int, int] | None:
+    """(idle, total) jiffies of all cores together from /proc/stat's first line (Linux); None where unreadable."""
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            fields = [int(value) for value in handle.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 5:
+        return None
+    # user nice system idle iowait irq softirq steal: idle and iowait are the time no process ran
+    return fields[3] + fields[4], sum(fields)
+
+
+def idle_cores(*, interval: float = 0.1, cores: int | None = None,
+               sample: Callable[[], tuple[int, int] | None] = _cpu_times,
+               sleep: Callable[[float], None] = time.sleep) -> float | None:
+    """How many cores were idle over the next `interval` seconds (from /proc/stat), or None where it cannot be read.
+    Unlike the 1-minute load average, it says what is idle now: the load of a process that ended seconds ago is still
+    most of the 1-minute average."""
+    cores = cores or os.cpu_count() or 1
+    before = sample()
+    sleep(interval)
+    after = sample()
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return cores * (after[0] - before[0]) / (after[1] - before[1])
+
+
 def cpu_threads_set() -> int:
     """Set torch's intra-op CPU threads and return how many: `settings.TORCH_THREADS` (`STYLECROWD_TORCH_THREADS`)
-    when it is set, else the cores idle now (the cores less the 1-minute load average, at least one). On a machine
-    other processes share, a thread beyond the idle cores is not extra speed: every matrix product is split between
-    the threads, so each product waits for the one that got no core (measured on the shared 2-core machine:
-    docs/benchmarks.md). The arithmetic is the same at any thread count; only its speed changes."""
+    when it is set, else the cores idle now (`idle_cores`, sampled over 0.1 s; where /proc/stat cannot be read, the
+    cores less the 1-minute load average), at least one. On a machine other processes share, a thread beyond the
+    idle cores is not extra speed: every matrix product is split between the threads, so each product waits for the
+    one that got no core (measured on the shared 2-core machine: docs/benchmarks.md). The arithmetic is the same at
+    any thread count; only its speed changes."""
     # heavy: torch loads only when a model runs
     import torch
 
-    cores = os.cpu_count() or 1
-    threads = settings.TORCH_THREADS or max(1, min(cores, cores - round(os.getloadavg()[0])))
+    threads = threads_for_idle_cores()
     torch.set_num_threads(threads)
     return threads
+
+
+def threads_for_idle_cores(idle: float | None = None, *, cores: int | None = None) -> int:
+    """`settings.TORCH_THREADS` when set, else the idle cores rounded (`idle_cores()` when not given; the cores less
+    the 1-minute load where that is None), between one and the cores."""
+    if settings.TORCH_THREADS:
+        return settings.TORCH_THREADS
+    cores = cores or os.cpu_count() or 1
+    if idle is None:
+        idle = idle_cores(cores=cores)
+    if idle is None:
+        idle = cores - os.getloadavg()[0]
+    return max(1, min(cores, round(idle)))
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[np.ndarray]:
