@@ -1,0 +1,51 @@
+"""The flush after each transactional test (tests/conftest.py): DELETEs children first instead of one TRUNCATE, and
+the migrations' rows are there again afterwards."""
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.contrib.contenttypes.models import ContentType
+from django.core.management import call_command
+from django.core.management.color import no_style
+from django.core.management.sql import sql_flush
+from django.db import connection
+
+from annotation.models import Response, Study, StudyItem
+from tasks.models import Corpus, StyleComponent, TaskInstance
+from tests.conftest import _children_first
+from tests.factories import ResponseFactory
+
+
+def test_children_come_before_the_tables_they_reference() -> None:
+    order = _children_first(["study", "item", "response", "user", "node"],
+                            [("item", "study"), ("response", "item"), ("response", "user"), ("node", "node")])
+    assert order.index("response") < order.index("item") < order.index("study")
+    assert order.index("response") < order.index("user")
+    assert sorted(order) == ["item", "node", "response", "study", "user"]  # a self-reference imposes nothing
+
+
+def test_a_cycle_still_lists_every_table_once() -> None:
+    order = _children_first(["a", "b", "c", "leaf"], [("a", "b"), ("b", "a"), ("leaf", "a"), ("c", "leaf")])
+    assert sorted(order) == ["a", "b", "c", "leaf"]
+    assert order.index("c") < order.index("leaf") < order.index("a")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_flush_deletes_every_row_and_the_migrations_rows_come_back() -> None:
+    statements = sql_flush(no_style(), connection, reset_sequences=False)
+    assert not any(s.startswith("TRUNCATE") for s in statements)
+    assert sum(s.startswith("DELETE FROM") for s in statements) == len(
+        connection.introspection.django_table_names(only_existing=True, include_views=False))
+    ResponseFactory()  # a response, its item, study, instance, corpus and participant: rows in tables that refer on
+    User.objects.create_user("flushed")
+    assert Response.objects.exists() and StudyItem.objects.exists()
+
+    call_command("flush", verbosity=0, interactive=False, reset_sequences=False, allow_cascade=False)
+
+    for model in (Response, StudyItem, Study, TaskInstance, Corpus, User):
+        assert not model.objects.exists(), model
+    assert set(StyleComponent.objects.values_list("name", flat=True)) >= {
+        "formality", "simplicity", "contraction", "nbr_substitution"}
+    assert ContentType.objects.filter(app_label="annotation", model="response").exists()
+    assert Permission.objects.filter(codename="view_response").exists()
+
