@@ -152,9 +152,27 @@ ORIGINAL_SQL_FLUSH = DatabaseOperations.sql_flush
 DatabaseOperations.sql_flush = _delete_flush_sql  # type: ignore[method-assign,assignment]
 
 
+def _slowest_modules() -> list[str]:
+    """tests/slowest_modules.txt: the test modules that take longest, slowest first (a path a line, `#` comments)."""
+    lines = (Path(__file__).parent / "slowest_modules.txt").read_text(encoding="utf-8").splitlines()
+    return [path for path in (line.split("#", 1)[0].strip() for line in lines) if path]
+
+
+def _slowest_first(items: list[pytest.Item]) -> None:
+    """The slowest modules' tests first, in the file's order; every other test after them, in collection order.
+
+    xdist (`--dist loadgroup`: one test, or one `xdist_group`, at a time to whichever process is free) then starts the
+    long tests while the other process still has many short ones to take, instead of one long module starting last
+    on one process while the other one idles. The order is the same in every process, as xdist requires, and a group
+    stays whole (xdist gathers a group's tests wherever they stand)."""
+    rank = {path: index for index, path in enumerate(_slowest_modules())}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Lane markers (see `_mark_lanes`); transactional tests without serialized rollback (see
-    `_restore_migration_rows`), even where a module still asks for one."""
+    `_restore_migration_rows`), even where a module still asks for one; the slowest modules first (`_slowest_first`)."""
+    _slowest_first(items)
     for item in items:
         _mark_lanes(item)
         marker = item.get_closest_marker("django_db")

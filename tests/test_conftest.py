@@ -1,5 +1,5 @@
 """The flush after each transactional test (tests/conftest.py): DELETEs children first instead of one TRUNCATE, and
-the migrations' rows are there again afterwards."""
+the migrations' rows are there again afterwards; the slowest modules run first."""
 from __future__ import annotations
 
 import pytest
@@ -12,7 +12,7 @@ from django.db import connection
 
 from annotation.models import Response, Study, StudyItem
 from tasks.models import Corpus, StyleComponent, TaskInstance
-from tests.conftest import _children_first
+from tests.conftest import REPO_ROOT, _children_first, _slowest_first, _slowest_modules
 from tests.factories import ResponseFactory
 
 
@@ -49,3 +49,21 @@ def test_the_flush_deletes_every_row_and_the_migrations_rows_come_back() -> None
     assert ContentType.objects.filter(app_label="annotation", model="response").exists()
     assert Permission.objects.filter(codename="view_response").exists()
 
+
+def test_every_slowest_module_listed_exists() -> None:
+    # A module renamed or removed would silently lose its place at the front.
+    missing = [path for path in _slowest_modules() if not (REPO_ROOT / path).is_file()]
+    assert missing == [], f"tests/slowest_modules.txt lists modules that are gone: {missing}"
+
+
+def test_the_slowest_modules_come_first_and_the_rest_keep_their_order() -> None:
+    class Item:
+        def __init__(self, nodeid: str) -> None:
+            self.nodeid = nodeid
+
+    slowest = _slowest_modules()
+    items = [Item("tests/test_a.py::one"), Item(f"{slowest[1]}::x"), Item("tests/test_b.py::two"),
+             Item(f"{slowest[0]}::y"), Item(f"{slowest[1]}::z"), Item("tests/test_a.py::three")]
+    _slowest_first(items)  # type: ignore[arg-type]
+    assert [i.nodeid for i in items] == [f"{slowest[0]}::y", f"{slowest[1]}::x", f"{slowest[1]}::z",
+                                         "tests/test_a.py::one", "tests/test_b.py::two", "tests/test_a.py::three"]
