@@ -3,6 +3,7 @@ of tests/conftest.py (`_delete_flush_sql`), each followed by the post_migrate th
 permissions and the STEL components, as `TransactionTestCase._fixture_teardown` runs it.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/sc_main .venv/bin/python benchmarks/flush_cost.py --rounds 5
+    ... benchmarks/flush_cost.py --rounds 5 --synchronous-commit on    # as before config/settings/test.py set it off
 
 It uses the test database pytest's --reuse-db uses (test_<name>, created and migrated if missing, kept afterwards).
 Before each flush a few rows are written (a user and a group), as a short test would.
@@ -59,9 +60,12 @@ def one_flush(kind: str, index: int) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5, help="rounds, each one flush of each kind (default 5)")
+    parser.add_argument("--synchronous-commit", choices=["on", "off"], default="off",
+                        help="the session's synchronous_commit (config/settings/test.py sets off; default off)")
     args = parser.parse_args()
     setup_databases(verbosity=0, interactive=False, keepdb=True)
     with connection.cursor() as cursor:
+        cursor.execute(f"SET synchronous_commit = {args.synchronous_commit}")
         cursor.execute("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()")
         tables = cursor.fetchone()[0]
     results: dict[str, dict[str, list[float]]] = {kind: {"sql_s": [], "flush_s": []} for kind in FLUSHES}
@@ -74,7 +78,8 @@ def main() -> int:
                   f"(load {os.getloadavg()[0]:.2f})", file=sys.stderr)
     DatabaseOperations.sql_flush = ORIGINAL_SQL_FLUSH  # type: ignore[method-assign]
     print(json.dumps({
-        "ok": True, "tables": tables, "database": connection.settings_dict["NAME"], "load": os.getloadavg()[0],
+        "ok": True, "tables": tables, "synchronous_commit": args.synchronous_commit,
+        "database": connection.settings_dict["NAME"], "load": os.getloadavg()[0],
         **{kind: {"median_sql_s": statistics.median(r["sql_s"]), "median_flush_s": statistics.median(r["flush_s"]),
                   **r} for kind, r in results.items()},
     }))
