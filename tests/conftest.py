@@ -109,8 +109,9 @@ FOREIGN_KEYS_SQL = """
 
 
 def _children_first(tables: list[str], foreign_keys: list[tuple[str, str]]) -> list[str]:
-    """`tables` with every referencing table before the tables it references. A table's reference to itself, and
-    the tables of a cycle, impose no order (the flush defers its constraints, so each is checked at its end)."""
+    """`tables` with every referencing table before the tables it references. A table's reference to itself imposes
+    no order; a cycle is broken at the table the fewest others still reference (the flush defers its constraints, so
+    each is checked only at its end)."""
     referenced_by: dict[str, set[str]] = {table: set() for table in tables}
     for child, parent in foreign_keys:
         if child != parent and child in referenced_by and parent in referenced_by:
@@ -118,7 +119,9 @@ def _children_first(tables: list[str], foreign_keys: list[tuple[str, str]]) -> l
     ordered: list[str] = []
     left = sorted(tables)
     while left:
-        ready = [table for table in left if not referenced_by[table] & set(left)] or left  # a cycle: all at once
+        still = set(left)
+        ready = ([table for table in left if not referenced_by[table] & still]
+                 or [min(left, key=lambda table: len(referenced_by[table] & still))])  # a cycle
         ordered.extend(ready)
         left = [table for table in left if table not in ready]
     return ordered
@@ -128,8 +131,9 @@ def _delete_flush_sql(ops: DatabaseOperations, style: Any, tables: list[str], *,
                       allow_cascade: bool = False) -> list[str]:
     """The flush after a transactional test as DELETEs, children first, instead of Django's one TRUNCATE.
 
-    TRUNCATE gives each of the ~200 tables (and every index of each) a new file, and takes about 2 s here even when a
-    test wrote a handful of rows; DELETE on a table that is (nearly) empty costs next to nothing. The statements run in
+    TRUNCATE gives every table (and every index of each) a new file and waits on the disk: 0.2-0.3 s for the ~60
+    tables on a quiet machine, seconds on a loaded one, even when a test wrote a handful of rows; DELETE on tables
+    that are (nearly) empty costs next to nothing (benchmarks/flush_cost.py). The statements run in
     one transaction (`execute_sql_flush`) with the constraints deferred, so the order only matters for a constraint
     that cannot be deferred. With `reset_sequences` (a test's `reset_sequences=True`) the tables' sequences start at 1
     again, as TRUNCATE's RESTART IDENTITY would. A flush that must cascade to tables outside `tables` (`available_apps`)
