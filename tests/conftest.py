@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.nodeid import NodeId  # pytest's id type (9.2), for XdistGroups below
 from django.apps import apps as django_apps
 from django.conf import settings
 from django.db.backends.postgresql.operations import DatabaseOperations
@@ -171,6 +172,30 @@ def _slowest_first(items: list[pytest.Item]) -> None:
     stays whole (xdist gathers a group's tests wherever they stand)."""
     rank = {path: index for index, path in enumerate(_slowest_modules())}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable
+
+
+class XdistGroups:
+    """`--dist loadgroup` keeps an `xdist_group`'s tests in one process again under pytest 9.2.
+
+    xdist (3.8) tells its scheduler a test's group by appending `@group` to the test's id in each process, writing
+    `item._nodeid`; pytest 9.2 builds the id from `item._id` instead, so the suffix is lost and every test is handed
+    out on its own (pytest-xdist issue #1386, fix pending in #1388). This writes the suffix where pytest 9.2 reads it,
+    after xdist's own hook, only where the id does not already carry it: a no-op once xdist is fixed."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if not getattr(config.option, "loadgroup", False):  # set in xdist's worker processes for --dist loadgroup
+            return
+        for item in items:
+            groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                             for m in item.iter_markers("xdist_group")})
+            suffix = f"@{'_'.join(groups)}"
+            if groups and hasattr(item, "_id") and not item.nodeid.endswith(suffix):
+                item._id = NodeId.parse(f"{item.nodeid}{suffix}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(XdistGroups(), "stylecrowd-xdist-groups")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

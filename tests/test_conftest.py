@@ -1,8 +1,11 @@
 """The flush after each transactional test (tests/conftest.py): DELETEs children first instead of one TRUNCATE, and
-the migrations' rows are there again afterwards; the slowest modules run first."""
+the migrations' rows are there again afterwards; the slowest modules run first; an xdist group stays whole."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
+from _pytest.nodeid import NodeId
 from django.contrib.auth.models import Permission, User
 from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
@@ -12,7 +15,7 @@ from django.db import connection
 
 from annotation.models import Response, Study, StudyItem
 from tasks.models import Corpus, StyleComponent, TaskInstance
-from tests.conftest import REPO_ROOT, _children_first, _slowest_first, _slowest_modules
+from tests.conftest import REPO_ROOT, XdistGroups, _children_first, _slowest_first, _slowest_modules
 from tests.factories import ResponseFactory
 
 
@@ -68,3 +71,26 @@ def test_the_slowest_modules_come_first_and_the_rest_keep_their_order() -> None:
     _slowest_first(items)  # type: ignore[arg-type]
     assert [i.nodeid for i in items] == [f"{slowest[0]}::y", f"{slowest[1]}::x", f"{slowest[1]}::z",
                                          "tests/test_a.py::one", "tests/test_b.py::two", "tests/test_a.py::three"]
+
+
+class _Item:
+    def __init__(self, nodeid: str, *groups: str) -> None:
+        self._id = NodeId.parse(nodeid)
+        self.groups = groups
+
+    @property
+    def nodeid(self) -> str:
+        return str(self._id)
+
+    def iter_markers(self, name: str) -> list[pytest.Mark]:
+        return [pytest.mark.xdist_group(group).mark for group in self.groups] if name == "xdist_group" else []
+
+
+def test_an_xdist_group_reaches_the_scheduler_in_the_test_id() -> None:
+    # What xdist's scheduler reads to keep a group in one process (pytest-xdist #1386; see XdistGroups).
+    items = [_Item("tests/test_a.py::test_one[0]", "serial"), _Item("tests/test_a.py::test_two"),
+             _Item("tests/test_b.py::test_three@serial", "serial")]
+    config = SimpleNamespace(option=SimpleNamespace(loadgroup=True))
+    XdistGroups().pytest_collection_modifyitems(config, items)  # type: ignore[arg-type]
+    assert [i.nodeid for i in items] == ["tests/test_a.py::test_one[0]@serial", "tests/test_a.py::test_two",
+                                         "tests/test_b.py::test_three@serial"]
