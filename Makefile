@@ -142,7 +142,8 @@ serve: $(STAMP)
 # The whole suite in TEST_WORKERS processes (pytest-xdist): each has its own test database, Redis database (the
 # broker's db minus the worker's number: 15 and 14 by default) and media folder (config/settings/test.py). A test
 # that must not run beside another one gets `@pytest.mark.xdist_group("serial")` (--dist loadgroup keeps a group in
-# one process); none needs it today. --durations: the slowest tests of every run, so the time stays visible.
+# one process; tests/conftest.py's XdistGroups makes that hold under pytest 9.2); none needs it today. The modules in
+# tests/slowest_modules.txt run first. --durations: the slowest tests of every run, so the time stays visible.
 TEST_WORKERS ?= 2
 test: $(STAMP) browsers nginx gettext
 	$(BIN)/ruff check .

@@ -52,6 +52,12 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 DATABASES.pop("progress", None)  # noqa: F405 - tests see progress only outside transactions
 
+# A test database is thrown away: its commits need not wait for the disk (every transactional test commits, and its
+# flush commits again). Merged with any libpq options DATABASE_URL gives (?options=...); PostgreSQL only.
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):  # noqa: F405
+    _options = DATABASES["default"].setdefault("OPTIONS", {})  # noqa: F405
+    _options["options"] = " ".join(filter(None, [_options.get("options"), "-c synchronous_commit=off"]))
+
 # The fake model endpoints the tests start (tests/scoring/fake_openai.py) listen on loopback ports chosen at random:
 # listed explicitly, as an operator lists a local vLLM (core/outbound.py).
 MODEL_ALLOWED_URLS = [*MODEL_ALLOWED_URLS, "http://127.0.0.1:*"]  # noqa: F405
