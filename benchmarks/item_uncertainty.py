@@ -43,7 +43,13 @@ from scoring.agreement.simulated_crowds import (  # noqa: E402 (after the path i
     crowd_simulate,
     expected_calibration_error,
 )
-from scoring.agreement.uncertainty import LEVEL, one_coin_uncertainty, pooled_uncertainty  # noqa: E402
+from scoring.agreement.uncertainty import (  # noqa: E402
+    DIFFICULTY_CHOICES,
+    LEVEL,
+    MODEL_DIFFICULTY,
+    one_coin_uncertainty,
+    pooled_uncertainty,
+)
 
 BASE = CrowdSpec()
 SCENARIOS: dict[str, CrowdSpec] = {
@@ -56,20 +62,26 @@ SCENARIOS: dict[str, CrowdSpec] = {
 }
 
 
-def measure(spec: CrowdSpec, seed: int) -> dict[str, float]:
+def measure(spec: CrowdSpec, seed: int, difficulty: str = "auto") -> dict[str, float]:
     crowd = crowd_simulate(spec, seed=seed)
     started = time.perf_counter()
-    result = one_coin_uncertainty(items=crowd.items, workers=crowd.workers, agree=crowd.agree, seed=seed,
-                                  digits=None).per_item
+    fitted = one_coin_uncertainty(items=crowd.items, workers=crowd.workers, agree=crowd.agree, seed=seed,
+                                  digits=None, difficulty=difficulty)
     seconds = time.perf_counter() - started
+    result = fitted.per_item
+    # coverage is counted against the oracle of the model that was fitted
+    oracle = crowd.oracle_difficulty if fitted.model == MODEL_DIFFICULTY else crowd.oracle
+    test = fitted.facts.get("overdispersion", {})
     n_correct, n_votes = crowd.counts()
     pooled = pooled_uncertainty(items=np.arange(len(n_correct)), n_correct=n_correct, n_votes=n_votes,
                                 seed=seed).per_item
     p = result["p_correct"].to_numpy()
     return {
         "ece": expected_calibration_error(p, crowd.gold_right),
-        "coverage": coverage(result["p_correct_low"].to_numpy(), result["p_correct_high"].to_numpy(), crowd.oracle,
+        "coverage": coverage(result["p_correct_low"].to_numpy(), result["p_correct_high"].to_numpy(), oracle,
                              tolerance=0.0),
+        "difficulty_model": float(fitted.model == MODEL_DIFFICULTY),
+        "lr_statistic": float(test.get("lr_statistic", 0.0)),
         "width_median": float(np.median(result["p_correct_high"] - result["p_correct_low"])),
         "pooled_ece": expected_calibration_error(pooled["p_correct"].to_numpy(), crowd.gold_right),
         "expected_wrong": float((1.0 - p).sum()),
@@ -155,6 +167,9 @@ def summarize(runs: list[dict[str, float]]) -> dict[str, float]:
         "wrong_mean": round(float(column("wrong").mean()), 1),
         "annotators_mean": round(float(column("annotators").mean()), 1),
         "seconds_median": round(float(np.median(column("seconds"))), 2),
+        "difficulty_model_share": round(float(column("difficulty_model").mean()), 2),
+        "lr_statistic_median": round(float(np.median(column("lr_statistic"))), 2),
+        "lr_statistic_max": round(float(column("lr_statistic").max()), 2),
     }
 
 
@@ -166,16 +181,22 @@ def main() -> None:
     parser.add_argument("--stopping", action="store_true", help="also compare stopping rules on the first scenario")
     parser.add_argument("--threshold", type=float, default=0.99)
     parser.add_argument("--stopping-only", action="store_true", help="only the stopping comparison")
+    parser.add_argument("--difficulty", choices=DIFFICULTY_CHOICES, default="auto",
+                        help="the item-difficulty model: chosen by the overdispersion test (auto), never, always")
+    parser.add_argument("--scenarios", help="only the scenarios whose name contains one of these (comma-separated)")
     args = parser.parse_args()
     results = {}
-    for name, spec in ({} if args.stopping_only else SCENARIOS).items():
+    chosen = {name: spec for name, spec in SCENARIOS.items()
+              if not args.scenarios or any(part in name for part in args.scenarios.split(","))}
+    for name, spec in ({} if args.stopping_only else chosen).items():
         spec = replace(spec, n_items=args.items)
-        runs = [measure(spec, seed) for seed in range(args.replications)]
+        runs = [measure(spec, seed, args.difficulty) for seed in range(args.replications)]
         results[name] = {"spec": asdict(spec), **summarize(runs)}
         print(name, json.dumps(results[name]), flush=True)
     worst_ece = max((r["ece_max"] for r in results.values()), default=0.0)
     worst_coverage = max((abs(r["coverage_mean"] - LEVEL) for r in results.values()), default=0.0)
-    summary = {"replications": args.replications, "items": args.items, "level": LEVEL, "worst_ece": worst_ece,
+    summary = {"replications": args.replications, "items": args.items, "level": LEVEL,
+               "difficulty": args.difficulty, "worst_ece": worst_ece,
                "worst_coverage_gap": round(worst_coverage, 4),
                "ece_ok": worst_ece <= 0.03, "coverage_ok": worst_coverage <= 0.03, "scenarios": results}
     if args.stopping or args.stopping_only:

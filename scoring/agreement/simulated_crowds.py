@@ -7,15 +7,18 @@ accuracy a is right on an item of difficulty d with probability 0.5 + (a − 0.5
 coin flip for everyone. Every item gets k answers from k different batches.
 
 The oracle is the item's posterior under the one-coin model with the true parameters (each annotator's accuracy
-averaged over the difficulties, the true share of wrong gold labels): what the estimate would be if nothing had to
-be estimated. Interval coverage is counted against it; calibration against the truth itself.
+averaged over the difficulties, the true share of wrong gold labels): what the one-coin estimate would be if nothing
+had to be estimated. `oracle_difficulty` is the posterior of the model that made the answers (the true skills, the
+item's difficulty summed out over its distribution): what the difficulty model's estimate would be. Interval
+coverage is counted against the oracle of the model that was fitted; calibration against the truth itself.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, logit
+from scipy import sparse
+from scipy.special import expit, logit, logsumexp
 
 
 @dataclass(frozen=True)
@@ -36,8 +39,9 @@ class Crowd:
     workers: np.ndarray  # per answer: the annotator
     agree: np.ndarray  # per answer: agrees with the item's gold answer
     gold_right: np.ndarray  # per item: the gold answer is the true one
-    oracle: np.ndarray  # per item: P(gold right | answers, true parameters)
+    oracle: np.ndarray  # per item: P(gold right | answers, true parameters) under the one-coin model
     accuracy: np.ndarray  # per annotator: accuracy averaged over difficulties
+    oracle_difficulty: np.ndarray  # per item: the same under the model that made the answers (difficulty summed out)
 
     def counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Per item: answers agreeing with the gold answer, answers (the count-only view)."""
@@ -70,7 +74,23 @@ def crowd_simulate(spec: CrowdSpec, *, seed: int) -> Crowd:
     accuracy = 0.5 + (skill - 0.5) * (1.0 - 1.0 / (1.0 + spec.difficulty_b))
     weight = logit(np.clip(accuracy, 1e-12, 1 - 1e-12))[workers] * np.where(agree, 1.0, -1.0)
     oracle = expit(logit(1.0 - spec.wrong_gold) + np.bincount(items, weights=weight, minlength=spec.n_items))
-    return Crowd(items=items, workers=workers, agree=agree, gold_right=gold_right, oracle=oracle, accuracy=accuracy)
+    return Crowd(items=items, workers=workers, agree=agree, gold_right=gold_right, oracle=oracle, accuracy=accuracy,
+                 oracle_difficulty=_difficulty_oracle(spec, items=items, workers=workers, agree=agree, skill=skill))
+
+
+def _difficulty_oracle(spec: CrowdSpec, *, items: np.ndarray, workers: np.ndarray, agree: np.ndarray,
+                       skill: np.ndarray, points: int = 200) -> np.ndarray:
+    """P(gold right | answers, true skills, true share of wrong gold labels), each item's difficulty integrated over
+    Beta(1, `difficulty_b`) (midpoint rule on `points` points): the posterior of the model that made the answers."""
+    d = (np.arange(points) + 0.5) / points
+    log_density = np.log(spec.difficulty_b) + (spec.difficulty_b - 1.0) * np.log1p(-d) - np.log(points)
+    q = np.clip(0.5 + (skill[workers, None] - 0.5) * (1.0 - d[None, :]), 1e-12, 1 - 1e-12)
+    n_items = spec.n_items
+    by_item = sparse.csr_matrix((np.ones(len(items)), (items, np.arange(len(items)))), shape=(n_items, len(items)))
+    right = np.asarray(by_item @ np.where(agree[:, None], np.log(q), np.log1p(-q)))
+    wrong = np.asarray(by_item @ np.where(agree[:, None], np.log1p(-q), np.log(q)))
+    return expit(np.log1p(-spec.wrong_gold) - np.log(spec.wrong_gold)
+                 + logsumexp(right + log_density, axis=1) - logsumexp(wrong + log_density, axis=1))
 
 
 def expected_calibration_error(p: np.ndarray, truth: np.ndarray, *, bins: int = 10) -> float:

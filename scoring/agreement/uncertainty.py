@@ -13,6 +13,11 @@ draw. `p_correct` is the mean over the draws, `p_correct_low`/`p_correct_high` t
 the posterior would lie if the accuracies and the share of wrong gold labels were known exactly.
 `benchmarks/item_uncertainty.py` measures both on simulated crowds with known truth (calibration error, coverage).
 
+Where items differ much in difficulty the one-coin model reads a split on a hard item as stronger evidence than it
+is; `scoring.agreement.item_difficulty` holds the variant with item difficulty classes and the overdispersion test
+that chooses it (`difficulty="auto"`, the default; "always" and "never" force the choice). The test's verdict and
+statistic are in the facts.
+
 Count-only data (a vote count per item, no annotator identity: STEL's published "# Votes out of 5") cannot tell
 annotators apart, so it gets the pooled one-coin model: every vote right with one shared probability, fitted by
 the same EM over the items (all votes given to one pooled annotator), and says so in `model`.
@@ -30,6 +35,8 @@ import pandas as pd
 from scipy import sparse
 from scipy.special import betaln, expit, logit
 
+from scoring.agreement import item_difficulty
+
 DRAWS = 400
 BURN_IN = 100
 PRIOR_FLOOR, PRIOR_CEILING = 0.5, 1000.0  # bounds of the accuracy prior's Beta parameters
@@ -37,8 +44,10 @@ LEVEL = 0.90
 DIGITS = 4  # exported figures are rounded, so that the same data gives the same bytes on every machine
 EM_ITERATIONS = 100
 POOLED = "pooled"
+DIFFICULTY_CHOICES = ("auto", "never", "always")
 
 MODEL_ANNOTATORS = "one-coin Dawid-Skene over annotators"
+MODEL_DIFFICULTY = "one-coin Dawid-Skene with item difficulty classes over annotators"
 MODEL_POOLED = "pooled one-coin (count-only: no annotator identity)"
 MODEL_LIKERT = "rating distribution, bootstrap interval of the mean"
 
@@ -108,22 +117,48 @@ def _draws(*, signs: sparse.csr_matrix, worker_codes: np.ndarray, agree: np.ndar
 
 def one_coin_uncertainty(*, items: np.ndarray, workers: np.ndarray, agree: np.ndarray, seed: int = 0,
                          draws: int = DRAWS, level: float = LEVEL, model: str = MODEL_ANNOTATORS,
-                         digits: int | None = DIGITS) -> ItemUncertainty:
-    """One answer per row: the item, who gave it, whether it agrees with the item's gold answer."""
+                         digits: int | None = DIGITS, difficulty: str = "auto") -> ItemUncertainty:
+    """One answer per row: the item, who gave it, whether it agrees with the item's gold answer.
+
+    `difficulty`: "auto" fits the model with item difficulty classes (`scoring.agreement.item_difficulty`) where
+    the answers are overdispersed against the one-coin model (the test and its figures go into the facts), "never"
+    keeps the one-coin model, "always" uses the difficulty model. The pooled model never uses it."""
+    if difficulty not in DIFFICULTY_CHOICES:
+        raise ValueError(f"difficulty must be one of {', '.join(DIFFICULTY_CHOICES)}, not {difficulty!r}")
     agree = np.asarray(agree, dtype=bool)
     item_codes, item_names = pd.factorize(pd.Series(items), sort=True)
     worker_codes, worker_names = pd.factorize(pd.Series(workers).astype(str), sort=True)
     data = pd.DataFrame({"task": item_codes, "worker": worker_codes, "label": agree.astype(int)})
     right = _one_coin_em(data).reindex(range(len(item_names))).to_numpy(dtype=float)
-    signs = sparse.csr_matrix((np.where(agree, 1.0, -1.0), (item_codes, worker_codes)),
-                              shape=(len(item_names), len(worker_names)))
     # Expected right answers per annotator under the EM's posterior, and answers given.
     r = right[item_codes]
     correct = np.bincount(worker_codes, weights=np.where(agree, r, 1.0 - r), minlength=len(worker_names))
     answers = np.bincount(worker_codes, minlength=len(worker_names)).astype(float)
-    prior_ab = accuracy_prior(correct, answers)
-    posterior = _draws(signs=signs, worker_codes=worker_codes, agree=agree, item_codes=item_codes, start=right,
-                       prior_ab=prior_ab, seed=seed, draws=draws, burn_in=BURN_IN)
+    test: dict[str, Any] | None = None
+    fit = None
+    if difficulty != "never" and model != MODEL_POOLED and len(item_names) > 1:
+        coded = item_difficulty.Answers(item=item_codes, worker=worker_codes, agree=agree,
+                                        n_items=len(item_names), n_workers=len(worker_names))
+        accuracy = correct / np.maximum(answers, 1.0)
+        fit = item_difficulty.difficulty_em(coded, accuracy=accuracy, prior=float(right.mean()))
+        one_coin = item_difficulty.one_coin_loglik(coded, accuracy, float(right.mean()))
+        test = item_difficulty.overdispersion(one_coin=one_coin, difficulty=float(fit["loglik"]),
+                                              n_items=len(item_names))
+        if difficulty == "auto" and not test["overdispersed"]:
+            fit = None
+    if fit is not None:
+        model = MODEL_DIFFICULTY
+        correct, answers = np.asarray(fit["attended_right"]), np.asarray(fit["attended"])
+        right = np.asarray(fit["p_right"])
+        prior_ab = accuracy_prior(correct, answers)
+        posterior = item_difficulty.difficulty_draws(coded, fit=fit, prior_ab=prior_ab, seed=seed, draws=draws,
+                                                     burn_in=BURN_IN)
+    else:
+        signs = sparse.csr_matrix((np.where(agree, 1.0, -1.0), (item_codes, worker_codes)),
+                                  shape=(len(item_names), len(worker_names)))
+        prior_ab = accuracy_prior(correct, answers)
+        posterior = _draws(signs=signs, worker_codes=worker_codes, agree=agree, item_codes=item_codes, start=right,
+                           prior_ab=prior_ab, seed=seed, draws=draws, burn_in=BURN_IN)
     tail = (1.0 - level) / 2
     low, high = np.quantile(posterior, [tail, 1.0 - tail], axis=1)
     figures = {"p_correct": posterior.mean(axis=1), "p_correct_low": low, "p_correct_high": high}
@@ -135,6 +170,11 @@ def one_coin_uncertainty(*, items: np.ndarray, workers: np.ndarray, agree: np.nd
              "share_gold_right": round(float(right.mean()), DIGITS) if len(right) else None,
              "annotator_accuracy_median": round(float(np.median(accuracy)), DIGITS) if len(accuracy) else None,
              "draws": draws, "level": level, "seed": seed}
+    if test is not None:
+        facts["overdispersion"] = test
+    if fit is not None:
+        weights = np.asarray(fit["weights"])
+        facts["item_difficulty_mean"] = round(float(weights @ item_difficulty.CLASSES), DIGITS)
     if model == MODEL_POOLED:
         facts["vote_accuracy"] = round(float(accuracy[0]), DIGITS) if len(accuracy) else None
     return ItemUncertainty(per_item=per_item, model=model, facts=facts)

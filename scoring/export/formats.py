@@ -68,8 +68,9 @@ FIELDS: dict[str, FieldSpec] = {
                                "model's own uncertainty)."),
     "p_correct_high": FieldSpec(pa.float64(), "sc:Float", "Upper end of the 90% interval of p_correct."),
     "uncertainty_model": FieldSpec(pa.string(), "sc:Text", "The model p_correct comes from: one-coin Dawid-Skene over "
-                                   "annotators, or the pooled one-coin model for count-only votes (no annotator "
-                                   "identity); empty when not annotated."),
+                                   "annotators (with item difficulty classes where the answers are overdispersed), "
+                                   "or the pooled one-coin model for count-only votes (no annotator identity); "
+                                   "empty when not annotated."),
     "text_sha256": FieldSpec(pa.string(), "sc:Text", "sha256 of A1, A2, S1 and S2 joined by U+001F: a rebuilt row "
                                                      "must match it."),
 }

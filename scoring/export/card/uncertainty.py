@@ -44,7 +44,8 @@ def uncertainty_facts(ctx: CardContext) -> dict[str, Any]:
         "meaning": "p_correct is the posterior probability that an instance's correct alternative is the answer "
                    "careful annotators give; [p_correct_low, p_correct_high] the central "
                    f"{LEVEL:.0%} interval of the estimated model's own uncertainty. The one-coin Dawid-Skene model "
-                   "is fitted by EM over a study's annotators; count-only votes (no annotator identity, such as "
+                   "is fitted by EM over a study's annotators (with item difficulty classes where a likelihood-ratio "
+                   "test finds the answers overdispersed against it); count-only votes (no annotator identity, such as "
                    "STEL's published votes) use the pooled one-coin model, every vote right with one shared "
                    "probability. Calibration and coverage are measured on simulated crowds "
                    "(docs/benchmarks.md, benchmarks/item_uncertainty.py).",

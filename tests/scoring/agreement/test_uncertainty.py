@@ -14,6 +14,7 @@ from scoring.agreement.simulated_crowds import CrowdSpec, coverage, crowd_simula
 from scoring.agreement.uncertainty import (
     LEVEL,
     MODEL_ANNOTATORS,
+    MODEL_DIFFICULTY,
     MODEL_POOLED,
     expected_wrong,
     likert_uncertainty,
@@ -47,6 +48,41 @@ def test_calibration_and_coverage_on_simulated_crowds() -> None:
         wrong = int((~crowd.gold_right).sum())
         assert abs(expected_wrong(frame["p_correct"]) - wrong) < 0.25 * wrong
     assert abs(float(np.mean(coverages)) - LEVEL) <= 0.03, coverages
+
+
+@pytest.mark.slow  # about ten seconds: out of `make test-fast`
+def test_calibration_and_coverage_on_a_hard_items_crowd() -> None:
+    """Very hard items (difficulty Beta(1, 2)): the one-coin model expects too many wrong gold labels; the model
+    with item difficulty classes (`difficulty="always"`) stays within 0.03 of calibration on each crowd, and its
+    intervals cover the posterior of the model that made the answers within 3 points of 90% (fixed seeds). The
+    overdispersion test cannot tell such a crowd from an ordinary one at k = 5, so "auto" keeps the one-coin model
+    there, and says why in its facts."""
+    spec = replace(CrowdSpec(), n_items=1500, difficulty_b=2.0)
+    coverages = []
+    for seed in (0, 1, 2):
+        crowd = crowd_simulate(spec, seed=seed)
+        result = one_coin_uncertainty(items=crowd.items, workers=crowd.workers, agree=crowd.agree, seed=seed,
+                                      digits=None, difficulty="always")
+        frame = result.per_item
+        assert result.model == MODEL_DIFFICULTY and "overdispersion" in result.facts
+        ece = expected_calibration_error(frame["p_correct"].to_numpy(), crowd.gold_right)
+        assert ece <= 0.03, (seed, ece)
+        coverages.append(coverage(frame["p_correct_low"].to_numpy(), frame["p_correct_high"].to_numpy(),
+                                  crowd.oracle_difficulty, tolerance=0.0))
+        wrong = int((~crowd.gold_right).sum())
+        assert abs(expected_wrong(frame["p_correct"]) - wrong) < 0.25 * wrong
+    assert abs(float(np.mean(coverages)) - LEVEL) <= 0.03, coverages
+
+
+def test_overdispersion_test_keeps_the_one_coin_model_on_an_ordinary_crowd() -> None:
+    crowd = crowd_simulate(replace(CrowdSpec(), n_items=300), seed=3)
+    result = one_coin_uncertainty(items=crowd.items, workers=crowd.workers, agree=crowd.agree, draws=20)
+    assert result.model == MODEL_ANNOTATORS and result.facts["overdispersion"]["overdispersed"] is False
+    never = one_coin_uncertainty(items=crowd.items, workers=crowd.workers, agree=crowd.agree, draws=20,
+                                 difficulty="never")
+    assert never.per_item.equals(result.per_item) and "overdispersion" not in never.facts
+    with pytest.raises(ValueError, match="difficulty must be one of"):
+        one_coin_uncertainty(items=crowd.items, workers=crowd.workers, agree=crowd.agree, difficulty="sometimes")
 
 
 def test_calibration_measures_fail_a_miscalibrated_answer() -> None:
