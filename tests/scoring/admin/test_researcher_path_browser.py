@@ -92,7 +92,8 @@ def test_the_researcher_path_in_the_browser(page: Any, live_server: Any, tmp_pat
         page.set_input_files("#id_style_1_file", str(INFORMAL))
         page.set_input_files("#id_style_2_file", str(FORMAL))
         shots(page, "import")
-        page.click("input[type=submit]")
+        with page.expect_navigation():  # to the job's page: a later goto must not race the redirect
+            page.click("input[type=submit]")
         wait_for_job("corpus_import", log=log)
         corpus = Corpus.objects.get(name="formality-sample")
         assert corpus.n_pairs == 80
@@ -147,7 +148,8 @@ def test_the_researcher_path_in_the_browser(page: Any, live_server: Any, tmp_pat
 
         # 6. the 3-of-5 filter from the dashboard
         page.fill("#id_min_correct", "3")
-        page.click("form[action$='/filter/'] input[type=submit]")
+        with page.expect_navigation():
+            page.click("form[action$='/filter/'] input[type=submit]")
         wait_for_job("filter_instances", log=log)
         assert FilterRun.objects.get(study=study).n_validated > 0
 
