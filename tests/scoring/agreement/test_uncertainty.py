@@ -32,18 +32,26 @@ def test_calibration_and_coverage_on_simulated_crowds() -> None:
     """Heterogeneous annotators in batches of 14, 10% spammers, 10% wrong gold labels, item difficulty: the
     calibration error stays within 0.03 on each crowd, and the intervals cover the oracle posterior within 3 points
     of 90% over the crowds (fixed seeds; benchmarks/item_uncertainty.py runs more of them)."""
-    spec = replace(CrowdSpec(), n_items=1500)
+    _assert_calibrated(replace(CrowdSpec(), n_items=1500), difficulty="auto", model=MODEL_ANNOTATORS)
+
+
+def _assert_calibrated(spec: CrowdSpec, *, difficulty: str, model: str) -> None:
+    """Three crowds (seeds 0-2) fitted with `difficulty`: the fitted model is `model`, each crowd's calibration error
+    is at most 0.03, its expected wrong gold labels within 25% of the true number, and the intervals cover the oracle
+    of the fitted model (the one-coin oracle, or the posterior of the model that made the answers) within 3 points
+    of 90% over the crowds."""
     coverages = []
     for seed in (0, 1, 2):
         crowd = crowd_simulate(spec, seed=seed)
         result = one_coin_uncertainty(items=crowd.items, workers=crowd.workers, agree=crowd.agree, seed=seed,
-                                      digits=None)
+                                      digits=None, difficulty=difficulty)
         frame = result.per_item
-        assert len(frame) == spec.n_items and result.model == MODEL_ANNOTATORS
+        assert len(frame) == spec.n_items and result.model == model and "overdispersion" in result.facts
         ece = expected_calibration_error(frame["p_correct"].to_numpy(), crowd.gold_right)
         assert ece <= 0.03, (seed, ece)
+        oracle = crowd.oracle_difficulty if model == MODEL_DIFFICULTY else crowd.oracle
         coverages.append(coverage(frame["p_correct_low"].to_numpy(), frame["p_correct_high"].to_numpy(),
-                                  crowd.oracle, tolerance=0.0))
+                                  oracle, tolerance=0.0))
         # the expected number of wrong gold labels is near the true number
         wrong = int((~crowd.gold_right).sum())
         assert abs(expected_wrong(frame["p_correct"]) - wrong) < 0.25 * wrong
@@ -57,21 +65,8 @@ def test_calibration_and_coverage_on_a_hard_items_crowd() -> None:
     intervals cover the posterior of the model that made the answers within 3 points of 90% (fixed seeds). The
     overdispersion test cannot tell such a crowd from an ordinary one at k = 5, so "auto" keeps the one-coin model
     there, and says why in its facts."""
-    spec = replace(CrowdSpec(), n_items=1500, difficulty_b=2.0)
-    coverages = []
-    for seed in (0, 1, 2):
-        crowd = crowd_simulate(spec, seed=seed)
-        result = one_coin_uncertainty(items=crowd.items, workers=crowd.workers, agree=crowd.agree, seed=seed,
-                                      digits=None, difficulty="always")
-        frame = result.per_item
-        assert result.model == MODEL_DIFFICULTY and "overdispersion" in result.facts
-        ece = expected_calibration_error(frame["p_correct"].to_numpy(), crowd.gold_right)
-        assert ece <= 0.03, (seed, ece)
-        coverages.append(coverage(frame["p_correct_low"].to_numpy(), frame["p_correct_high"].to_numpy(),
-                                  crowd.oracle_difficulty, tolerance=0.0))
-        wrong = int((~crowd.gold_right).sum())
-        assert abs(expected_wrong(frame["p_correct"]) - wrong) < 0.25 * wrong
-    assert abs(float(np.mean(coverages)) - LEVEL) <= 0.03, coverages
+    _assert_calibrated(replace(CrowdSpec(), n_items=1500, difficulty_b=2.0), difficulty="always",
+                       model=MODEL_DIFFICULTY)
 
 
 def test_overdispersion_test_keeps_the_one_coin_model_on_an_ordinary_crowd() -> None:
