@@ -139,9 +139,9 @@ def one_coin_uncertainty(*, items: np.ndarray, workers: np.ndarray, agree: np.nd
     if difficulty != "never" and model != MODEL_POOLED and len(item_names) > 1:
         coded = item_difficulty.Answers(item=item_codes, worker=worker_codes, agree=agree,
                                         n_items=len(item_names), n_workers=len(worker_names))
-        accuracy = correct / np.maximum(answers, 1.0)
-        fit = item_difficulty.difficulty_em(coded, accuracy=accuracy, prior=float(right.mean()))
-        one_coin = item_difficulty.one_coin_loglik(coded, accuracy, float(right.mean()))
+        em_accuracy = correct / np.maximum(answers, 1.0)  # the one-coin EM's, where both models start
+        fit = item_difficulty.difficulty_em(coded, accuracy=em_accuracy, prior=float(right.mean()))
+        one_coin = item_difficulty.one_coin_loglik(coded, em_accuracy, float(right.mean()))
         test = item_difficulty.overdispersion(one_coin=one_coin, difficulty=float(fit["loglik"]),
                                               n_items=len(item_names))
         if difficulty == "auto" and not test["overdispersed"]:
