@@ -144,12 +144,15 @@ serve: $(STAMP)
 # that must not run beside another one gets `@pytest.mark.xdist_group("serial")` (--dist loadgroup keeps a group in
 # one process; tests/conftest.py's XdistGroups makes that hold under pytest 9.2); none needs it today. The modules in
 # tests/slowest_modules.txt run first. --durations: the slowest tests of every run, so the time stays visible.
+# Bytecode caches are written even where the shell sets PYTHONDONTWRITEBYTECODE: the suite starts dozens of
+# Python processes (gunicorn and Celery workers, manage.py, schemathesis), and each would otherwise compile the
+# project's modules again (and each pytest process rewrite every test module's asserts). __pycache__ is ignored by git.
 TEST_WORKERS ?= 2
 test: $(STAMP) browsers nginx gettext
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
-	$(TEST_ENV) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
+	$(TEST_ENV) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
 
 # The lane without Celery workers, Chromium, neural models or slow tests (live-server HTTP tests, the concurrency
 # races, the SQLite demo); `make test` runs everything. Markers: pytest.ini, set from fixtures in tests/conftest.py.

@@ -3,7 +3,6 @@ own CrossEncoder.predict on the same pairs; a many-label model is refused."""
 from __future__ import annotations
 
 import pytest
-from sentence_transformers import CrossEncoder
 
 from core.errors import ApplicationError
 from scoring.metric_evaluation import MetricItem, metrics_resolve
@@ -23,6 +22,8 @@ def test_cross_encoder_scores_are_crossencoder_predict(tmp_path):
     metric = metrics_resolve(["cross_encoder"])[0]
     options = metric.check_options({"model_path": str(path), "device": "cpu", "batch_size": 2})
     scores = metric.score(ITEMS, options=options)
+    from sentence_transformers import CrossEncoder  # heavy: torch loads in this test, not when the suite is collected
+
     reference = CrossEncoder(str(path), device="cpu")
     expected = reference.predict([(i.source, i.rewrite) for i in ITEMS])
     assert scores["cross_encoder_src"] == pytest.approx([float(v) for v in expected], abs=1e-5)
