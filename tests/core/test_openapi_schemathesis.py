@@ -252,8 +252,8 @@ def schema_server(transactional_db, admin_user, tmp_path):  # noqa: ANN001
     _seed(admin_user)
     # The anonymous run and the ignored_auth check send wrong credentials on purpose: no lock-out here. Database
     # connections kept between requests, as the README runs production (DJANGO_CONN_MAX_AGE=600): with the default 0
-    # each of the run's ~3,800 requests opened one, and PostgreSQL started a backend process for each (the run took
-    # half as long again on the 2-core machine; docs/benchmarks.md, "Test suite time (issue 29)").
+    # each of the run's thousands of requests opened one, and PostgreSQL started a backend process for each (the run
+    # took half as long again on the 2-core machine; docs/benchmarks.md, "Test suite time (issue 29)").
     env = {"DJANGO_LOGIN_FAILURE_LIMIT": "100000", "DJANGO_CONN_MAX_AGE": "600"}
     with gunicorn(settings_module="config.settings.test", env=env,
                   log=tmp_path / "gunicorn.log") as base:
