@@ -140,14 +140,16 @@ serve: $(STAMP)
 	$(PROD_ENV) $(BIN)/gunicorn config.wsgi --worker-class gthread -w $${WEB_WORKERS:-3} --threads 8 -b $${BIND:-0.0.0.0:8000}
 
 # The whole suite in TEST_WORKERS processes (pytest-xdist): each has its own test database, Redis database (the
-# broker's db minus the worker's number: 15 and 14 by default) and media folder (config/settings/test.py). A test
+# broker's db minus the worker's number: 15, 14 and 13 by default) and media folder (config/settings/test.py). A test
 # that must not run beside another one gets `@pytest.mark.xdist_group("serial")` (--dist loadgroup keeps a group in
 # one process; tests/conftest.py's XdistGroups makes that hold under pytest 9.2); none needs it today. The modules in
 # tests/slowest_modules.txt run first. --durations: the slowest tests of every run, so the time stays visible.
 # Bytecode caches are written even where the shell sets PYTHONDONTWRITEBYTECODE: the suite starts dozens of
 # Python processes (gunicorn and Celery workers, manage.py, schemathesis), and each would otherwise compile the
 # project's modules again (and each pytest process rewrite every test module's asserts). __pycache__ is ignored by git.
-TEST_WORKERS ?= 2
+# Three processes on the 2-core machine: tests that wait on servers, browsers and workers leave a core idle, which the
+# third fills (docs/benchmarks.md, "Test suite time (issue 29)": 536 s at -n 3, 641 s at -n 2, 579 s at -n 4).
+TEST_WORKERS ?= 3
 test: $(STAMP) browsers nginx gettext
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
