@@ -18,6 +18,13 @@ holds the `STEL` package (the repository's `src`).
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/sc_bench .venv/bin/python benchmarks/score_stel_vs_stel.py \\
         --stel-src /path/to/STEL/src --pairs 3 --out benchmarks/out/score_stel_vs_stel.json
 
+Both sides run on one model directory: by default a copy of the packaged all-MiniLM-L6-v2 with its ONNX graph
+(`--onnx-dir`; `manage.py export_onnx minilm --out DIR` writes it once, before any timed run, when it is missing), so
+StyleCrowd's `st:` runs on ONNX Runtime (no torch or transformers import) and STEL's `SBERTSimilarity` loads the same
+directory's weights with sentence-transformers; `--no-onnx` runs on `--model` itself (StyleCrowd on torch). "Cold"
+empties StyleCrowd's model cache and model fingerprints (so the directory, graph included, is hashed again); the
+graph itself is part of the model directory, as in a Hugging Face repository that ships `onnx/model.onnx`.
+
 `--stel-python` runs STEL's side with another interpreter (a virtual environment with STEL's own pinned
 requirements); by default both sides use this one. Before each run the script waits (up to `--quiet-wait` seconds)
 for the 1-minute load average to fall below `--quiet-load`, and records the load each run started at.
