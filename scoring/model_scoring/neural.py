@@ -185,8 +185,7 @@ class _LocalModelMethod(SimilarityMethod):
         self._model: Any = None
         self._tokenizer: Any = None
 
-    def runtime(self) -> str:
-        """What runs the model (part of the model cache's namespace: another runtime gives other digits)."""
+    def runtime(self) -> str:  # what runs the model: part of the cache's namespace (other runtime, other digits)
         return TORCH_RUNTIME
 
     def _start(self) -> None:
@@ -308,8 +307,6 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
         model = self._model
         if isinstance(model, OnnxEncoder):
             ids = model.tokenize(sentences)
-            # Small batches: MiniLM on ONNX Runtime took 3.9 CPU seconds for STEL's 402 sentences in batches of 8
-            # and 5.0 in batches of 32 (the same embeddings to the last bit; docs/benchmarks.md).
             batch_size = self.batch_size if self.batch_size_given else ONNX_BATCH_SIZE
             return embed_in_length_order([len(row) for row in ids], batch_size,
                                          lambda batch: model.embed_ids([ids[i] for i in batch]), progress=progress)
