@@ -18,6 +18,13 @@ holds the `STEL` package (the repository's `src`).
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/sc_bench .venv/bin/python benchmarks/score_stel_vs_stel.py \\
         --stel-src /path/to/STEL/src --pairs 3 --out benchmarks/out/score_stel_vs_stel.json
 
+Both sides run on one model directory: by default a copy of the packaged all-MiniLM-L6-v2 with its ONNX graph
+(`--onnx-dir`; `manage.py export_onnx minilm --out DIR` writes it once, before any timed run, when it is missing), so
+StyleCrowd's `st:` runs on ONNX Runtime (no torch or transformers import) and STEL's `SBERTSimilarity` loads the same
+directory's weights with sentence-transformers; `--no-onnx` runs on `--model` itself (StyleCrowd on torch). "Cold"
+empties StyleCrowd's model cache and model fingerprints (so the directory, graph included, is hashed again); the
+graph itself is part of the model directory, as in a Hugging Face repository that ships `onnx/model.onnx`.
+
 `--stel-python` runs STEL's side with another interpreter (a virtual environment with STEL's own pinned
 requirements); by default both sides use this one. Before each run the script waits (up to `--quiet-wait` seconds)
 for the 1-minute load average to fall below `--quiet-load`, and records the load each run started at.
@@ -75,7 +82,8 @@ summary = stel_score(benchmark_paths=files, methods=method, device="cpu", predic
 done = time.perf_counter()
 print(json.dumps({"imports_s": imported - began, "scoring_s": done - imported,
                   "scoring_cpu_s": time.process_time() - cpu, "encoded": summary["encoded"],
-                  "method_s": summary["seconds"][method], "startup_s": summary["startup_s"][method]}))
+                  "method_s": summary["seconds"][method], "startup_s": summary["startup_s"][method],
+                  "loaded": sorted(m for m in ("torch", "transformers", "onnxruntime") if m in sys.modules)}))
 """
 
 
@@ -145,6 +153,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stel-src", required=True, help="The folder of a STEL checkout that holds the STEL package.")
     parser.add_argument("--model", default="minilm", help="Model directory (default: the packaged all-MiniLM-L6-v2).")
+    parser.add_argument("--onnx-dir", default=str(ROOT / "benchmarks" / "out" / "models" / "all-MiniLM-L6-v2-onnx"),
+                        help="Both sides run on this copy of the model with its ONNX graph (onnx/model.onnx, which "
+                             "StyleCrowd's st: runs on ONNX Runtime; STEL's code loads the same directory's weights "
+                             "with sentence-transformers): `export_onnx MODEL --out DIR` writes it once when it is "
+                             "missing, before any timed run (its seconds are reported apart).")
+    parser.add_argument("--no-onnx", action="store_true", help="Run on --model itself (StyleCrowd on torch).")
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--stel-python", default=sys.executable,
                         help="The interpreter of STEL's side (e.g. a venv with STEL's pinned requirements).")
@@ -166,6 +180,18 @@ def main() -> None:
     if not (stel_src / "STEL" / "STEL.py").is_file():
         raise SystemExit(f"--stel-src {stel_src}: no STEL/STEL.py there (give the src folder of a STEL checkout)")
     model = packaged_minilm_path() if args.model == "minilm" else Path(args.model).resolve()
+    export: dict[str, object] = {}
+    if not args.no_onnx:
+        onnx_dir = Path(args.onnx_dir).resolve()
+        if not (onnx_dir / "onnx" / "model.onnx").is_file():
+            began = time.perf_counter()
+            done = subprocess.run([sys.executable, str(ROOT / "manage.py"), "export_onnx", str(model), "--out",
+                                   str(onnx_dir), "--json"], cwd=ROOT, capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(f"export_onnx failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+            export = {**json.loads(done.stdout.strip().splitlines()[-1]),
+                      "process_s": round(time.perf_counter() - began, 2)}
+        model = onnx_dir
     shared = Path(settings.SHARED_DATA_DIR) / "stel"
     quads = [shared / "quad_questions_char_substitution.tsv", shared / "quad_questions_char_contraction.tsv"]
     work = Path(tempfile.mkdtemp(prefix="stel-vs-stel-"))
@@ -216,7 +242,7 @@ def main() -> None:
     versions = subprocess.run([stel_python, "-c", "import torch, transformers, sentence_transformers, pandas, numpy; "
                                "print(torch.__version__, transformers.__version__, sentence_transformers.__version__, "
                                "pandas.__version__, numpy.__version__)"], capture_output=True, text=True).stdout.strip()
-    report = {"model": str(model), "instances": 400, "stel_python": stel_python,
+    report = {"model": str(model), "onnx_export": export, "instances": 400, "stel_python": stel_python,
               "stel_torch_transformers_st_pandas_numpy": versions, "pairs": runs, "median": medians}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2))

@@ -18,7 +18,6 @@ import unicodedata
 from functools import lru_cache
 
 import icu
-import langcodes
 from langdetect import DetectorFactory, LangDetectException, detect_langs
 
 # Languages written right to left (Arabic, Hebrew, Persian, Urdu and their neighbours in the same scripts).
@@ -29,6 +28,9 @@ GUESS_MIN_PROBABILITY = 0.8
 
 def language_normalise(tag: str) -> str | None:
     """The tag in its standard form (`pt_br` → `pt-BR`), or None when it is not a valid BCP 47 tag."""
+    # heavy: langcodes' data tables (about 50 ms) load when a tag is first read, not in every process's set-up
+    import langcodes
+
     tag = (tag or "").strip().replace("_", "-")
     if not tag or not langcodes.tag_is_valid(tag):
         return None
@@ -37,6 +39,9 @@ def language_normalise(tag: str) -> str | None:
 
 def language_direction(tag: str) -> str:
     """`rtl` for a language written right to left (or a tag naming an RTL script such as `-Arab`), else `ltr`."""
+    # heavy: langcodes loads when a tag is first read
+    import langcodes
+
     try:
         parsed = langcodes.Language.get(tag or "en")
     except (ValueError, LookupError):
@@ -48,6 +53,9 @@ def language_direction(tag: str) -> str:
 
 def language_english_name(tag: str) -> str:
     """The language's English name (`pt-BR` → `Portuguese (Brazil)`), for researchers' messages."""
+    # heavy: langcodes loads when a tag is first read
+    import langcodes
+
     try:
         return str(langcodes.Language.get(tag).display_name())
     except (ValueError, LookupError):

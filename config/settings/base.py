@@ -134,6 +134,9 @@ STYLECROWD_PAY_CURRENCY = env_str("STYLECROWD_PAY_CURRENCY", "GBP") or "GBP"  # 
 MODEL_CACHE_MAX_BYTES = int(env_str("STYLECROWD_MODEL_CACHE_MB", "1024") or 0) * 1024 * 1024
 # torch's CPU threads for model methods; 0 = the cores idle when the model loads (scoring/model_scoring/neural.py).
 TORCH_THREADS = int(env_str("STYLECROWD_TORCH_THREADS", "0") or 0)
+# `st:` models with an ONNX graph (onnx/model.onnx) run on ONNX Runtime on CPU ("auto"); "torch" forces torch
+# (scoring/model_scoring/st_onnx.py).
+ST_RUNTIME = (env_str("STYLECROWD_ST_RUNTIME", "auto") or "auto").lower()
 # A local causal language model (a directory) for the rewrites' LLM-likeness signal; empty: that signal is off.
 STYLECROWD_WRITING_LM = env_str("STYLECROWD_WRITING_LM", "") or ""
 STYLECROWD_UPLOAD_MAX_MB = int(env_str("STYLECROWD_UPLOAD_MAX_MB", "100") or 100)  # one corpus import, all files

@@ -8,7 +8,8 @@ never called, so the model is never loaded.
 
 - **Key.** `namespace` names what computed the output: the output kind (`st` embedding, `hf-mean` embedding,
   `logprob` token probabilities, …), its precision and device (float16 on CUDA and float32 on CPU give different
-  digits, so they never mix) and the model directory's content identity (`model_identity`: a SHA-256 over every
+  digits, so they never mix), the runtime when it is not torch (ONNX Runtime's kernels give other last digits)
+  and the model directory's content identity (`model_identity`: a SHA-256 over every
   file's relative path and bytes). The text is keyed by its SHA-256. The same model copied to another machine has
   the same identity, so a GPU worker and the CLI share entries through the database.
 - **Invalidation.** Any changed byte in the model directory is a new identity, hence a new namespace; the entries of
@@ -97,9 +98,12 @@ def model_identity(*, path: Path | str) -> str:
     return new
 
 
-def cache_namespace(*, kind: str, path: Path | str, precision: str, device: str) -> str:
-    """The namespace of one kind of output of one model directory at one precision on one kind of device."""
-    return f"{kind}:{precision}:{device}:{model_identity(path=path)}"
+def cache_namespace(*, kind: str, path: Path | str, precision: str, device: str, runtime: str = "torch") -> str:
+    """The namespace of one kind of output of one model directory at one precision on one kind of device, computed
+    by one runtime: torch's namespaces are `kind:precision:device:identity`; another runtime's (ONNX Runtime's for
+    `st:` models with an ONNX graph) add it before the identity, so the two runtimes' digits never mix."""
+    where = device if runtime == "torch" else f"{device}:{runtime}"
+    return f"{kind}:{precision}:{where}:{model_identity(path=path)}"
 
 
 def cache_read(*, namespace: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:

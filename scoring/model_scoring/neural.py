@@ -27,6 +27,7 @@ from scoring.model_cache.services import cached_outputs as read_or_compute
 
 from .base import Progress, SimilarityMethod, _no_progress
 from .simple import distinct_index, rowwise_cosine
+from .st_onnx import ONNX_BATCH_SIZE, ONNX_RUNTIME, TORCH_RUNTIME, OnnxEncoder, st_runtime
 from .st_plain import PlainEncoder, plain_pipeline
 
 
@@ -143,24 +144,30 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[n
         yield order[start:start + batch_size]
 
 
+def embed_in_length_order(lengths: Sequence[int], batch_size: int, embed_batch: Any, *,
+                          progress: Progress) -> np.ndarray:
+    """One float32 row per input, in input order: `embed_batch(indices)` (a float32 array, one row per index) on
+    batches of similar length, with the progress bar moved after each batch (no torch: ONNX Runtime's path)."""
+    out: np.ndarray | None = None
+    done = 0
+    for batch in length_sorted_batches(lengths, batch_size):
+        vectors = embed_batch(batch)
+        if out is None:
+            out = np.zeros((len(lengths), vectors.shape[1]), dtype=np.float32)
+        out[batch] = vectors
+        done += len(batch)
+        progress(done, len(lengths))
+    return out if out is not None else np.zeros((0, 1), dtype=np.float32)
+
+
 def encode_in_length_order(lengths: Sequence[int], batch_size: int, embed_batch: Any, *,
                            progress: Progress) -> np.ndarray:
-    """One float32 row per input, in input order: `embed_batch(indices)` (a float32 array, one row per index) on
-    batches of similar length, without gradients, with the progress bar moved after each batch."""
+    """`embed_in_length_order` without gradients (torch's `inference_mode`)."""
     # heavy: torch/transformers load only when a model runs
     import torch
 
-    out: np.ndarray | None = None
-    done = 0
     with torch.inference_mode():
-        for batch in length_sorted_batches(lengths, batch_size):
-            vectors = embed_batch(batch)
-            if out is None:
-                out = np.zeros((len(lengths), vectors.shape[1]), dtype=np.float32)
-            out[batch] = vectors
-            done += len(batch)
-            progress(done, len(lengths))
-    return out if out is not None else np.zeros((0, 1), dtype=np.float32)
+        return embed_in_length_order(lengths, batch_size, embed_batch, progress=progress)
 
 
 class _LocalModelMethod(SimilarityMethod):
@@ -173,14 +180,18 @@ class _LocalModelMethod(SimilarityMethod):
         self.name = f"{self.prefix}:{argument}"
         self.model_path = model_path_resolve(self.name, argument)
         self.batch_size = batch_size or (128 if self.device == "cuda" else 32)
+        self.batch_size_given = batch_size is not None
         self.encoded = 0  # distinct sentences the last call encoded with the model (the others came from the cache)
         self._model: Any = None
         self._tokenizer: Any = None
 
+    def runtime(self) -> str:  # what runs the model: part of the cache's namespace (other runtime, other digits)
+        return TORCH_RUNTIME
+
     def _start(self) -> None:
         """The libraries' imports and the model's load (once), timed as one-time start-up; on CPU, torch's threads."""
         with self.starting():
-            if self._model is None and self.device == "cpu":
+            if self._model is None and self.device == "cpu" and self.runtime() == TORCH_RUNTIME:
                 cpu_threads_set()
             self._load()
 
@@ -213,7 +224,8 @@ class _EmbeddingMethod(_LocalModelMethod):
         if cache_enabled():
             with self.starting():  # the model directory's fingerprint: hashed once per change of its files
                 namespace = cache_namespace(kind=self.prefix, path=self.model_path, device=self.device,
-                                            precision="float16" if self.device == "cuda" else "float32")
+                                            precision="float16" if self.device == "cuda" else "float32",
+                                            runtime=self.runtime())
         vectors, self.encoded = cached_outputs(namespace=namespace, texts=sentences,
                                                compute=lambda missing: self.encode(missing, progress=progress))
         return rowwise_cosine(np.vstack(vectors), ia, ib)
@@ -261,8 +273,19 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
     prefix = "st"
     chunk = 512  # sentences per encode() call, so the progress bar moves
 
+    def runtime(self) -> str:
+        """ONNX Runtime for a plain-shaped model with `onnx/model.onnx` on CPU (st_onnx.py), else torch."""
+        if not hasattr(self, "_runtime"):
+            self._runtime = st_runtime(self.model_path, self.device)
+        return self._runtime
+
     def _load(self) -> None:
         if self._model is not None:
+            return
+        if self.runtime() == ONNX_RUNTIME:
+            # No torch, transformers or sentence-transformers import: the tokenizer file and the ONNX graph.
+            self._model = OnnxEncoder(self.model_path, plain_pipeline(self.model_path),
+                                      threads=threads_for_idle_cores())
             return
         # On CPU a plain-shaped model (encoder, mean pooling, normalization) runs through transformers directly: the
         # same embeddings bit for bit, without sentence-transformers' import (st_plain.py).
@@ -282,6 +305,11 @@ class SentenceTransformerSimilarity(_EmbeddingMethod):
 
         self._start()
         model = self._model
+        if isinstance(model, OnnxEncoder):
+            ids = model.tokenize(sentences)
+            batch_size = self.batch_size if self.batch_size_given else ONNX_BATCH_SIZE
+            return embed_in_length_order([len(row) for row in ids], batch_size,
+                                         lambda batch: model.embed_ids([ids[i] for i in batch]), progress=progress)
         if isinstance(model, PlainEncoder):
             return encode_in_length_order(model.lengths(list(sentences)), self.batch_size,
                                           lambda batch: model.embed([sentences[i] for i in batch]), progress=progress)
