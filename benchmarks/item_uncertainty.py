@@ -54,7 +54,7 @@ from scoring.agreement.uncertainty import (  # noqa: E402
     pooled_uncertainty,
 )
 from tasks.stel.majority import m_of_k_validated  # noqa: E402
-from tasks.stel.posterior import posterior_final, posterior_rule_of  # noqa: E402
+from tasks.stel.posterior import posterior_final, posterior_rule_of, posterior_validated  # noqa: E402
 
 BASE = CrowdSpec()
 SCENARIOS: dict[str, CrowdSpec] = {
@@ -150,6 +150,13 @@ class EngineReplay:
                           m=self.m, closed=~complete, n_used=self.used, k=self.k, rule=self.rule)
         return self.used, decision == "validated"
 
+    def margin_needed(self) -> float:
+        """The smallest c − w that the last fit validates (nan without a usable fit): which answers stop an item."""
+        if self.rule is None or not self.rule.fitted:
+            return float("nan")
+        return float(next((d for d in range(self.k + 1) if posterior_validated(d, 0, m=self.m, rule=self.rule)),
+                          float("nan")))
+
 
 def stopping(crowd, *, m: int, rules: list[tuple[float, float | None]], pilot: int, refit_every: int
              ) -> dict[str, dict[str, float]]:
@@ -160,26 +167,34 @@ def stopping(crowd, *, m: int, rules: list[tuple[float, float | None]], pilot: i
     arms = {"fixed m-of-k": (np.full(n_items, k), m_of_k_validated(answers.sum(axis=1), m)),
             "adaptive m-of-k": EngineReplay(answers, m=m, stop=None, drop=None, pilot=pilot,
                                             refit_every=refit_every).run()}
+    margins = {}
     for stop, drop in rules:
         name = f"posterior stop {stop}" + (f", drop {drop}" if drop is not None else "")
-        arms[name] = EngineReplay(answers, m=m, stop=stop, drop=drop, pilot=pilot, refit_every=refit_every).run()
+        replay = EngineReplay(answers, m=m, stop=stop, drop=drop, pilot=pilot, refit_every=refit_every)
+        arms[name] = replay.run()
+        margins[name] = replay.margin_needed()
     out = {}
     for name, (used, validated) in arms.items():
         out[name] = {"answers": int(used.sum()), "validated": int(validated.sum()),
                      "wrong_gold_kept": int((validated & ~crowd.gold_right).sum()),
-                     "right_gold_dropped": int((~validated & crowd.gold_right).sum())}
+                     "right_gold_dropped": int((~validated & crowd.gold_right).sum()),
+                     **({"margin_needed": margins[name]} if name in margins else {})}
     return out
 
 
 def stopping_means(spec: CrowdSpec, *, replications: int, rules: list[tuple[float, float | None]], pilot: int,
                    refit_every: int) -> dict[str, dict[str, float]]:
-    totals: dict[str, dict[str, float]] = {}
+    """Means over the replications, and each figure's range (`<figure>_min`, `<figure>_max`)."""
+    runs: dict[str, dict[str, list[float]]] = {}
     for seed in range(replications):
         for name, figures in stopping(crowd_simulate(spec, seed=seed), m=3, rules=rules, pilot=pilot,
                                       refit_every=refit_every).items():
             for key, value in figures.items():
-                totals.setdefault(name, {})[key] = totals.get(name, {}).get(key, 0.0) + value / replications
-    return {name: {key: round(v, 1) for key, v in figures.items()} for name, figures in totals.items()}
+                runs.setdefault(name, {}).setdefault(key, []).append(value)
+    return {name: {**{key: round(float(np.mean(v)), 1) for key, v in figures.items()},
+                   **{f"{key}_min": float(np.min(v)) for key, v in figures.items()},
+                   **{f"{key}_max": float(np.max(v)) for key, v in figures.items()}}
+            for name, figures in runs.items()}
 
 
 def summarize(runs: list[dict[str, float]]) -> dict[str, float]:

@@ -3,10 +3,12 @@
 A study with a posterior stop (`Study.posterior_stop`) decides its items by m of k until its pilot is in: until
 `posterior_pilot_items` of its items are decided (closed by adaptive collection, or with their k answers). From then
 on the refit job (`scoring.posterior_refit`, celery beat every 5 minutes, and `manage.py posterior_refit`) fits the
-pooled one-coin model by EM (`scoring.agreement.uncertainty.pooled_parameters`) to the valid answers of every item with
-a gold answer and at least one answer, stores the two parameters in `Study.posterior_fit`, and rechecks every item's
-closure under them (`annotation.services.adaptive.item_refresh_closed`: an item the new parameters no longer decide
-reopens, one they now decide closes). The engine itself only does arithmetic on the stored parameters.
+pooled one-coin model by EM (`scoring.agreement.uncertainty.pooled_parameters`) to the valid answers of every item
+with a gold answer and at least one answer, stores the two parameters in `Study.posterior_fit` (with
+`validates_at_margin`: the smallest lead of agreeing over disagreeing answers that passes the stop under this fit,
+since the threshold acts in such steps), and rechecks every item's closure under them
+(`annotation.services.adaptive.item_refresh_closed`: an item the new parameters no longer decide reopens, one they
+now decide closes). The engine itself only does arithmetic on the stored parameters.
 
 Fitting on answers that the rule itself stopped is sound: the rule looks only at the answers, so the stopping is
 ignorable for the likelihood the EM maximises.
@@ -21,6 +23,7 @@ from django.utils import timezone
 from annotation.models import Study, StudyItem
 from annotation.services.adaptive import item_refresh_closed
 from scoring.agreement.uncertainty import pooled_parameters
+from tasks.stel.posterior import posterior_rule_of, posterior_validated
 
 
 def study_item_counts(*, study: Study) -> list[dict[str, Any]]:
@@ -49,7 +52,12 @@ def posterior_refit(*, study: Study, force: bool = False) -> dict[str, Any]:
                             n_votes=[row["correct"] + row["wrong"] for row in answered])
     if fit is None:
         return {"study": study.slug, "fitted": False, "decided": decided, "reason": "no answers"}
-    fit = {**fit, "decided": decided, "fitted_at": timezone.now().isoformat(timespec="seconds")}
+    rule = posterior_rule_of(stop=study.posterior_stop, drop=study.posterior_drop, fit=fit)
+    # the threshold acts in steps of c − w: say which step it is under this fit (None: the fit is not used)
+    margin = next((d for d in range(study.annotators_per_item + 1)
+                   if posterior_validated(d, 0, m=study.min_correct, rule=rule)), None) if rule.fitted else None
+    fit = {**fit, "decided": decided, "validates_at_margin": margin,
+           "fitted_at": timezone.now().isoformat(timespec="seconds")}
     Study.objects.filter(pk=study.pk).update(posterior_fit=fit)
     study.posterior_fit = fit
     changed = 0

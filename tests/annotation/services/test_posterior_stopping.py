@@ -135,7 +135,7 @@ def test_the_refit_job_waits_for_the_pilot_then_stores_the_parameters_and_rechec
     study.refresh_from_db()
     fit = study.posterior_fit
     assert 0.5 < fit["vote_accuracy"] < 1 and 0 < fit["share_gold_right"] <= 1
-    assert fit["items"] == 5 and fit["answers"] == 22 and fit["fitted_at"]
+    assert fit["items"] == 5 and fit["answers"] == 22 and fit["fitted_at"] and "validates_at_margin" in fit
     rule = PosteriorRule(stop=0.99, vote_accuracy=fit["vote_accuracy"], share_gold_right=fit["share_gold_right"])
     open_item.refresh_from_db()
     assert open_item.is_closed == bool(rule.fitted and posterior_final(2, 0, k=5, m=3, rule=rule))

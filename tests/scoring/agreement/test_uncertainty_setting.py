@@ -14,7 +14,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotation.models import Participant, Response, Study
-from scoring.agreement.uncertainty import MODEL_ANNOTATORS, MODEL_DIFFICULTY, study_uncertainty
+from scoring.agreement.uncertainty import MODEL_ANNOTATORS, MODEL_DIFFICULTY, study_uncertainty, uncertainty_summary
 from tests import factories as f
 from tests.annotation.admin.test_study_setup import _form
 from tests.scoring.export.test_services import run_command
@@ -89,8 +89,11 @@ def test_study_uncertainty_follows_the_setting_and_says_why():
     assert forced.model == MODEL_DIFFICULTY
     assert forced.facts["model_choice"] == {"setting": "item_difficulty", "model": MODEL_DIFFICULTY,
                                             "reason": "the study's setting uncertainty_model = item_difficulty"}
-    one_coin = study_uncertainty(study=_crowd_study(model="one_coin"))
+    one_coin_study = _crowd_study(model="one_coin")
+    one_coin = study_uncertainty(study=one_coin_study)
     assert one_coin.model == MODEL_ANNOTATORS and "overdispersion" not in one_coin.facts
+    dashboard, _ = uncertainty_summary(study=one_coin_study)  # what an agreement run stores and its dashboard draws
+    assert dashboard["model_choice"]["reason"] == "the study's setting uncertainty_model = one_coin"
     auto = study_uncertainty(study=_crowd_study(model="auto"))
     choice = auto.facts["model_choice"]
     assert choice["setting"] == "auto" and choice["reason"].startswith("auto: the overdispersion statistic")
