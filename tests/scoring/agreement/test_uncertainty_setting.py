@@ -112,3 +112,29 @@ def test_an_export_of_an_item_difficulty_study_uses_the_difficulty_model_and_say
                                      "reason": "the study's setting uncertainty_model = item_difficulty"}]
     markdown = (tmp_path / "bench.card.md").read_text()
     assert "| crowd-item_difficulty | item_difficulty | " in markdown
+
+
+def _change_form(study: Study, **changes):
+    """The study's admin change form as its page posts it: every field at its stored value, but `changes`."""
+    from django.forms.models import model_to_dict
+
+    from annotation.admin.studies import StudyChangeForm
+
+    data = {name: json.dumps(value) if isinstance(value, dict | list) else value
+            for name, value in model_to_dict(study).items() if value is not None}
+    data.update(changes)
+    return StudyChangeForm(data=data, instance=study)
+
+
+def test_the_admin_change_page_checks_the_settings_on_their_fields():
+    study = f.StudyFactory(slug="edited", status=Study.Status.DRAFT, screening_per_batch=0)
+    ok = _change_form(study, uncertainty_model="item_difficulty")
+    assert ok.is_valid(), ok.errors
+    refused = _change_form(study, posterior_stop=0.99)  # not adaptive
+    assert not refused.is_valid() and "adaptive" in refused.errors["posterior_stop"][0]
+    refused = _change_form(study, adaptive_stopping=True, posterior_stop=2.0)
+    assert refused.errors["posterior_stop"] == ["Posterior stop must be at most 0.9999, not 2.0."]
+    refused = _change_form(study, adaptive_stopping=True, posterior_stop=0.99, posterior_drop=0.995)
+    assert "posterior_drop" in refused.errors
+    assert "uncertainty_model" in _change_form(study, uncertainty_model="mace").errors
+    assert _change_form(study, adaptive_stopping=True, posterior_stop=0.99, posterior_drop=0.2).is_valid()
