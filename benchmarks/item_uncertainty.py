@@ -14,10 +14,11 @@ seeds 0, 1, …; each crowd is scored by `scoring.agreement.uncertainty.one_coin
 
     .venv/bin/python benchmarks/item_uncertainty.py --replications 10 --out benchmarks/out/item_uncertainty.json
 
-With `--stopping`, the first scenario's answer streams are also replayed under three stopping rules (fixed k = 5
-with 3 of 5; adaptive 3-of-5, stopping once the decision is settled; stopping once the pooled model's posterior is
-≥ `--threshold` or ≤ 1 − it, its parameters fitted on a 200-item pilot answered 5 times): answers used, wrong gold
-labels kept, right ones dropped (means over the replications).
+With `--stopping`, the first scenario's answer streams are also replayed under the stopping rules (fixed k = 5 with
+3 of 5; adaptive 3-of-5, stopping once the decision is settled; the engine's posterior rule for each of `--rules`,
+its parameters refitted after a `--pilot` of items decided by 3 of 5 and every `--refit-every` items, with the
+functions the engine, the refit job and the filter use: `EngineReplay`): answers used, validated, wrong gold labels
+kept, right ones dropped (means over the replications).
 
 The last line is a JSON summary.
 """
@@ -43,13 +44,17 @@ from scoring.agreement.simulated_crowds import (  # noqa: E402 (after the path i
     crowd_simulate,
     expected_calibration_error,
 )
+from scoring.agreement.stats.votes import decide  # noqa: E402
 from scoring.agreement.uncertainty import (  # noqa: E402
     DIFFICULTY_CHOICES,
     LEVEL,
     MODEL_DIFFICULTY,
     one_coin_uncertainty,
+    pooled_parameters,
     pooled_uncertainty,
 )
+from tasks.stel.majority import m_of_k_validated  # noqa: E402
+from tasks.stel.posterior import posterior_final, posterior_rule_of, posterior_validated  # noqa: E402
 
 BASE = CrowdSpec()
 SCENARIOS: dict[str, CrowdSpec] = {
@@ -99,56 +104,97 @@ def answers_in_order(crowd) -> np.ndarray:
     return crowd.agree[order].reshape(n_items, k)
 
 
-def stopping(crowd, *, m: int, threshold: float, pilot: int, seed: int) -> dict[str, dict[str, float]]:
-    """Answers used and decisions of three rules on the same answer streams: fixed k with the m-of-k rule; adaptive
-    m-of-k (stop once the decision cannot change); the posterior rule (stop once P(gold right) of the pooled model,
-    fitted on a pilot of `pilot` items answered k times, is ≥ threshold or ≤ 1 − threshold; at k, validated when
-    P ≥ 0.5)."""
+class EngineReplay:
+    """The engine's adaptive collection replayed on answer streams, one answer at a time, item after item, with the
+    functions the engine and the refit job use: closing (`tasks.stel.posterior.posterior_final`, which
+    `annotation.services.adaptive.item_stop_final` wraps; m of k while there is no fit), the refit
+    (`scoring.agreement.uncertainty.pooled_parameters`, what `scoring.agreement.posterior_fit.posterior_refit` stores)
+    once `pilot` items are decided and then every `refit_every` items, each refit rechecking every earlier item (an
+    item no longer decided reopens and takes its next answers), and the filter's decision
+    (`scoring.agreement.stats.votes.decide`) under the last fit."""
+
+    def __init__(self, answers: np.ndarray, *, m: int, stop: float | None, drop: float | None, pilot: int,
+                 refit_every: int) -> None:
+        self.answers = answers
+        self.n_items, self.k = answers.shape
+        self.m, self.stop, self.drop, self.pilot, self.refit_every = m, stop, drop, pilot, refit_every
+        self.used = np.zeros(self.n_items, dtype=np.int64)
+        self.rule = posterior_rule_of(stop=stop, drop=drop, fit=None)
+        self.fits = 0
+
+    def _final(self, i: int) -> bool:
+        correct = int(self.answers[i, :self.used[i]].sum())
+        return bool(posterior_final(correct, int(self.used[i]) - correct, k=self.k, m=self.m, rule=self.rule))
+
+    def _collect(self, i: int) -> None:
+        while self.used[i] < self.k and (self.used[i] == 0 or not self._final(i)):
+            self.used[i] += 1
+
+    def _refit(self, upto: int) -> None:
+        correct = np.asarray([self.answers[i, :self.used[i]].sum() for i in range(upto)])
+        fit = pooled_parameters(n_correct=correct, n_votes=self.used[:upto])
+        self.rule = posterior_rule_of(stop=self.stop, drop=self.drop, fit=fit)
+        self.fits += 1
+        for i in range(upto):  # the refit job rechecks every item: one the new fit no longer decides reopens
+            self._collect(i)
+
+    def run(self) -> tuple[np.ndarray, np.ndarray]:
+        for i in range(self.n_items):
+            self._collect(i)
+            done = i + 1
+            if self.stop is not None and done >= self.pilot and (done - self.pilot) % self.refit_every == 0:
+                self._refit(done)
+        n_correct = np.asarray([self.answers[i, :self.used[i]].sum() for i in range(self.n_items)])
+        complete = self.used >= self.k
+        decision = decide(complete=complete, has_correct=np.ones(self.n_items, dtype=bool), n_correct=n_correct,
+                          m=self.m, closed=~complete, n_used=self.used, k=self.k, rule=self.rule)
+        return self.used, decision == "validated"
+
+    def margin_needed(self) -> float:
+        """The smallest c − w that the last fit validates (nan without a usable fit): which answers stop an item."""
+        if self.rule is None or not self.rule.fitted:
+            return float("nan")
+        return float(next((d for d in range(self.k + 1) if posterior_validated(d, 0, m=self.m, rule=self.rule)),
+                          float("nan")))
+
+
+def stopping(crowd, *, m: int, rules: list[tuple[float, float | None]], pilot: int, refit_every: int
+             ) -> dict[str, dict[str, float]]:
+    """Answers used and decisions on the same answer streams: fixed k with m of k, adaptive m of k (the engine with
+    no posterior stop), and the engine with each posterior rule (stop threshold, drop threshold or None)."""
     answers = answers_in_order(crowd)
     n_items, k = answers.shape
-    fitted = pooled_uncertainty(items=np.arange(pilot), n_correct=answers[:pilot].sum(axis=1),
-                                n_votes=np.full(pilot, k), seed=seed, digits=None)
-    share, accuracy = fitted.facts["share_gold_right"], fitted.facts["vote_accuracy"]
-    agree_so_far = np.cumsum(answers, axis=1)
-    n_so_far = np.arange(1, k + 1)[None, :]
-    log_odds = (np.log(share / (1 - share)) + (2 * agree_so_far - n_so_far) * np.log(accuracy / (1 - accuracy)))
-    posterior = 1 / (1 + np.exp(-log_odds))
-    rules = {
-        "fixed m-of-k": (np.full(n_items, k), agree_so_far[:, -1] >= m),
-        "adaptive m-of-k": _m_of_k_adaptive(agree_so_far, m=m),
-        f"posterior ≥ {threshold}": _posterior_stop(posterior, threshold=threshold),
-    }
+    arms = {"fixed m-of-k": (np.full(n_items, k), m_of_k_validated(answers.sum(axis=1), m)),
+            "adaptive m-of-k": EngineReplay(answers, m=m, stop=None, drop=None, pilot=pilot,
+                                            refit_every=refit_every).run()}
+    margins = {}
+    for stop, drop in rules:
+        name = f"posterior stop {stop}" + (f", drop {drop}" if drop is not None else "")
+        replay = EngineReplay(answers, m=m, stop=stop, drop=drop, pilot=pilot, refit_every=refit_every)
+        arms[name] = replay.run()
+        margins[name] = replay.margin_needed()
     out = {}
-    for name, (used, validated) in rules.items():
+    for name, (used, validated) in arms.items():
         out[name] = {"answers": int(used.sum()), "validated": int(validated.sum()),
                      "wrong_gold_kept": int((validated & ~crowd.gold_right).sum()),
-                     "right_gold_dropped": int((~validated & crowd.gold_right).sum())}
+                     "right_gold_dropped": int((~validated & crowd.gold_right).sum()),
+                     **({"margin_needed": margins[name]} if name in margins else {})}
     return out
 
 
-def _m_of_k_adaptive(agree_so_far: np.ndarray, *, m: int) -> tuple[np.ndarray, np.ndarray]:
-    k = agree_so_far.shape[1]
-    disagree = np.arange(1, k + 1)[None, :] - agree_so_far
-    settled = (agree_so_far >= m) | (disagree > k - m)
-    used = settled.argmax(axis=1) + 1
-    return used, agree_so_far[np.arange(len(used)), used - 1] >= m
-
-
-def _posterior_stop(posterior: np.ndarray, *, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    sure = (posterior >= threshold) | (posterior <= 1 - threshold)
-    sure[:, -1] = True
-    used = sure.argmax(axis=1) + 1
-    return used, posterior[np.arange(len(used)), used - 1] >= 0.5
-
-
-def stopping_means(spec: CrowdSpec, *, replications: int, threshold: float) -> dict[str, dict[str, float]]:
-    totals: dict[str, dict[str, float]] = {}
+def stopping_means(spec: CrowdSpec, *, replications: int, rules: list[tuple[float, float | None]], pilot: int,
+                   refit_every: int) -> dict[str, dict[str, float]]:
+    """Means over the replications, and each figure's range (`<figure>_min`, `<figure>_max`)."""
+    runs: dict[str, dict[str, list[float]]] = {}
     for seed in range(replications):
-        for name, figures in stopping(crowd_simulate(spec, seed=seed), m=3, threshold=threshold, pilot=200,
-                                      seed=seed).items():
+        for name, figures in stopping(crowd_simulate(spec, seed=seed), m=3, rules=rules, pilot=pilot,
+                                      refit_every=refit_every).items():
             for key, value in figures.items():
-                totals.setdefault(name, {})[key] = totals.get(name, {}).get(key, 0.0) + value / replications
-    return {name: {key: round(v, 1) for key, v in figures.items()} for name, figures in totals.items()}
+                runs.setdefault(name, {}).setdefault(key, []).append(value)
+    return {name: {**{key: round(float(np.mean(v)), 1) for key, v in figures.items()},
+                   **{f"{key}_min": float(np.min(v)) for key, v in figures.items()},
+                   **{f"{key}_max": float(np.max(v)) for key, v in figures.items()}}
+            for name, figures in runs.items()}
 
 
 def summarize(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -179,7 +225,10 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=BASE.n_items)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--stopping", action="store_true", help="also compare stopping rules on the first scenario")
-    parser.add_argument("--threshold", type=float, default=0.99)
+    parser.add_argument("--rules", nargs="+", default=["0.99"],
+                        help="posterior rules: STOP or STOP:DROP (e.g. 0.99 0.999 0.99:0.2)")
+    parser.add_argument("--pilot", type=int, default=200, help="items decided by m of k before the first fit")
+    parser.add_argument("--refit-every", type=int, default=200, help="items between refits (the periodic job)")
     parser.add_argument("--stopping-only", action="store_true", help="only the stopping comparison")
     parser.add_argument("--difficulty", choices=DIFFICULTY_CHOICES, default="auto",
                         help="the item-difficulty model: chosen by the overdispersion test (auto), never, always")
@@ -200,8 +249,9 @@ def main() -> None:
                "worst_coverage_gap": round(worst_coverage, 4),
                "ece_ok": worst_ece <= 0.03, "coverage_ok": worst_coverage <= 0.03, "scenarios": results}
     if args.stopping or args.stopping_only:
+        rules = [(float(r.split(":")[0]), float(r.split(":")[1]) if ":" in r else None) for r in args.rules]
         summary["stopping"] = stopping_means(replace(BASE, n_items=args.items), replications=args.replications,
-                                             threshold=args.threshold)
+                                             rules=rules, pilot=args.pilot, refit_every=args.refit_every)
         print("stopping", json.dumps(summary["stopping"]), flush=True)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

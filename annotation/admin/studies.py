@@ -28,9 +28,12 @@ from annotation.services.study_settings import (
     ENTRY,
     PERSONAL_DATA,
     PLATFORM,
+    SETTINGS_BY_NAME,
     STUDY,
     TEXTS,
     admin_section_fields,
+    posterior_settings_check,
+    study_settings_check,
 )
 from core.admin import PersonalDataAdminMixin, job_link_register, job_next_step_register
 from core.errors import ApplicationError
@@ -49,6 +52,10 @@ def _decisions(study: Study, fmt: str) -> HttpResponse:
     response = HttpResponse(decisions_serialize(study=study, fmt=fmt), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-decisions-{fmt}.csv"'
     return response
+
+
+# Settings an edit of the study is checked for here (the rest have the model's own validation or their own check).
+EDITED_CHECKED = ("posterior_stop", "posterior_drop", "posterior_pilot_items", "uncertainty_model")
 
 
 class StudyChangeForm(forms.ModelForm):
@@ -79,7 +86,19 @@ class StudyChangeForm(forms.ModelForm):
                                    statement=data.get("special_category_consent") or "")
         except ApplicationError as exc:
             self.add_error("special_category_consent", exc.message)
+        self._posterior_check(data)
         return data
+
+    def _posterior_check(self, data: dict[str, Any]) -> None:
+        """The posterior stop's and the uncertainty model's declared bounds and rules, as `study_create` checks them
+        (annotation.services.study_settings), each error on its field."""
+        try:
+            study_settings_check({name: data.get(SETTINGS_BY_NAME[name].field) for name in EDITED_CHECKED})
+            posterior_settings_check(adaptive=bool(data.get("adaptive_stopping")), stop=data.get("posterior_stop"),
+                                     drop=data.get("posterior_drop"))
+        except ApplicationError as exc:
+            field = SETTINGS_BY_NAME[exc.field].field if exc.field in SETTINGS_BY_NAME else None
+            self.add_error(field if field in self.fields else None, exc.message)
 
     def clean_status(self) -> str:
         status = self.cleaned_data["status"]
@@ -98,7 +117,7 @@ class StudyAdmin(PersonalDataAdminMixin, StudyOverviewAdminMixin, StudySetupAdmi
     search_fields = ["slug", "title"]
     # The guide is set from a finished model run (its page's "Stop items early where this model agrees"), never typed.
     readonly_fields = ["live_progress", "participant_links", "recommendations", "created_at", "selection",
-                       "guide_stop_after", "guide_source", "consent_versions"]
+                       "guide_stop_after", "guide_source", "posterior_fit", "consent_versions"]
     actions = ["open_studies", "close_studies", "export_csv", "export_jsonl", "export_decisions_prolific",
                "export_decisions_mturk", "build_corpus_from_rewrites"]
     form = StudyChangeForm
@@ -108,7 +127,7 @@ class StudyAdmin(PersonalDataAdminMixin, StudyOverviewAdminMixin, StudySetupAdmi
         (None, {"fields": ["slug", *admin_section_fields(STUDY), "item_kind", "origin", "status", "participant_links",
                            "live_progress"]}),
         (ASSIGNMENT, {"fields": [*admin_section_fields(ASSIGNMENT), "guide_stop_after", "guide_source",
-                                 "selection"]}),
+                                 "posterior_fit", "selection"]}),
         (TEXTS, {"fields": [*admin_section_fields(TEXTS), "consent_versions", "eligibility_questions", "questions",
                             "rewrite_min_length"]}),
         (PLATFORM, {"fields": admin_section_fields(PLATFORM)}),

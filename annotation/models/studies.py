@@ -101,6 +101,30 @@ class Study(models.Model):
     )
     guide_source = models.CharField(max_length=200, blank=True, default="",
                                     help_text="Where the items' guide answers came from (a model run).")
+    # Per-item uncertainty (scoring/agreement/uncertainty.py) and stopping on its posterior (tasks/stel/posterior.py).
+    uncertainty_model = models.CharField(
+        max_length=20, choices=[("auto", "auto"), ("one_coin", "one_coin"), ("item_difficulty", "item_difficulty")],
+        default="auto",
+        help_text="The model of the items' p_correct: auto (item difficulty classes only where the answers are "
+                  "overdispersed against the one-coin model), one_coin, or item_difficulty (data known to hold very "
+                  "hard items).",
+    )
+    posterior_stop = models.FloatField(
+        null=True, blank=True,
+        help_text="Adaptive studies: validate an item and stop asking once P(gold right | its answers) reaches this "
+                  "(e.g. 0.99); dropped once it cannot within k answers. Empty: off (m of k).",
+    )
+    posterior_drop = models.FloatField(
+        null=True, blank=True, help_text="Also drop an item early once P(gold right | its answers) is at most this.",
+    )
+    posterior_pilot_items = models.PositiveIntegerField(
+        default=100, help_text="Items decided by m of k before the posterior rule's parameters are first fitted.",
+    )
+    posterior_fit = models.JSONField(
+        default=dict, blank=True,
+        help_text="The posterior rule's parameters, fitted by the refit job on the study's answers so far: "
+                  "vote_accuracy, share_gold_right, items, answers, fitted_at. Empty: not fitted (m of k).",
+    )
     consent_text = models.TextField(blank=True, default="")
     eligibility_questions = models.JSONField(
         default=list, blank=True,

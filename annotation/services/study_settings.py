@@ -100,6 +100,21 @@ STUDY_SETTINGS: tuple[StudySetting, ...] = (
     StudySetting("adaptive", bool, False, "Adaptive collection",
                  "Stop serving items whose decision cannot change.", kinds=ORDERING, column="adaptive_stopping",
                  section=ASSIGNMENT),
+    StudySetting("posterior_stop", float, None, "Posterior stop",
+                 "Adaptive studies: validate an item and stop asking once the pooled one-coin posterior P(gold right "
+                 "| its answers) reaches this (e.g. 0.99); dropped once it cannot within k. Empty: off (m of k).",
+                 min_value=0.5, max_value=0.9999, nullable=True, kinds=ORDERING, section=ASSIGNMENT),
+    StudySetting("posterior_drop", float, None, "Posterior drop",
+                 "With a posterior stop: also drop an item early once its posterior is at most this. Empty: only "
+                 "when the stop is out of reach.", min_value=0.0, max_value=0.5, nullable=True, kinds=ORDERING,
+                 section=ASSIGNMENT),
+    StudySetting("posterior_pilot_items", int, 100, "Posterior pilot (items)",
+                 "Items decided by m of k before the posterior rule's parameters are first fitted.", min_value=10,
+                 max_value=100000, kinds=ORDERING, section=ASSIGNMENT),
+    StudySetting("uncertainty_model", str, "auto", "Uncertainty model",
+                 "p_correct's model: auto (item difficulty classes where the overdispersion test finds them), "
+                 "one_coin, or item_difficulty (data known to hold very hard items).",
+                 choices=("auto", "one_coin", "item_difficulty"), kinds=ORDERING, section=ASSIGNMENT),
     StudySetting("allow_multiple_setups", bool, False, "Allow multiple setups",
                  "A participant may also take this study's batches after one of another setup.", kinds=ORDERING,
                  section=ASSIGNMENT),
@@ -224,8 +239,19 @@ def study_settings_build(*, item_kind: str = "", **values: Any) -> Any:
     if not 1 <= m <= k:
         raise ApplicationError(f"Min correct must be between 1 and annotators per item ({k}), not {m}.",
                                field="min_correct")
+    posterior_settings_check(adaptive=given["adaptive"], stop=given["posterior_stop"], drop=given["posterior_drop"])
     entry = participation_settings_check(**{name: given[name] for name in ENTRY_CHECKED})
     return StudySettings(**{**given, "annotators_per_item": k, "min_correct": m, **entry})
+
+
+def posterior_settings_check(*, adaptive: bool, stop: float | None, drop: float | None) -> None:
+    """The posterior rule (tasks/stel/posterior.py) stops items early, so it needs adaptive collection; a drop
+    threshold needs a stop threshold above it."""
+    if stop is not None and not adaptive:
+        raise ApplicationError("Posterior stop needs adaptive collection (--adaptive): it decides when to stop "
+                               "asking.", field="posterior_stop")
+    if drop is not None and (stop is None or drop >= stop):
+        raise ApplicationError("Posterior drop needs a posterior stop above it.", field="posterior_drop")
 
 
 def redirect_url_check(*, redirect_url: str) -> None:

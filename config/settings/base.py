@@ -234,6 +234,8 @@ CELERY_BEAT_SCHEDULE = {
     "core-jobs-reap-stale": {"task": "core.jobs_reap_stale", "schedule": 30.0},
     # Measures the writing signals of active rewrite studies with new rewrites, so the review queue shows the flags.
     "annotation-writing-signals-refresh": {"task": "annotation.writing_signals_refresh", "schedule": 300.0},
+    # Refits the posterior stopping parameters of adaptive studies with a posterior stop (tasks/stel/posterior.py).
+    "scoring-posterior-refit": {"task": "scoring.posterior_refit", "schedule": 300.0},
 }
 # Jobs that end (core/job_health.py): a running job's worker stamps a heartbeat; without one for STALE seconds the
 # job is sent again, at most MAX_ATTEMPTS deliveries in all, then failed with the reason. TIME_LIMITS per job kind

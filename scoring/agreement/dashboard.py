@@ -5,6 +5,7 @@ Every plot is drawn from a stored AgreementRun result, so the page never recompu
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -126,8 +127,10 @@ def _uncertainty(result: dict[str, Any]) -> Figure:
     ax.set_xlim(0, 1)
     ax.set_xlabel("p_correct: probability that the gold answer is right")
     ax.set_ylabel("items")
+    why = (facts.get("model_choice") or {}).get("reason", "")
     ax.set_title(f"Per-item uncertainty ({facts.get('model', '')}): "
-                 f"{facts.get('expected_wrong_gold_labels', 0):.1f} wrong gold labels expected", fontsize=9)
+                 f"{facts.get('expected_wrong_gold_labels', 0):.1f} wrong gold labels expected"
+                 + ("\n" + textwrap.fill(f"why this model: {why}", 110) if why else ""), fontsize=8)
     return fig
 
 

@@ -16,7 +16,8 @@ the posterior would lie if the accuracies and the share of wrong gold labels wer
 Where items differ much in difficulty the one-coin model reads a split on a hard item as stronger evidence than it
 is; `scoring.agreement.item_difficulty` holds the variant with item difficulty classes and the overdispersion test
 that chooses it (`difficulty="auto"`, the default; "always" and "never" force the choice). The test's verdict and
-statistic are in the facts.
+statistic are in the facts. A study chooses with its `uncertainty_model` setting (auto, one_coin, item_difficulty:
+`study_uncertainty`), and its facts' `model_choice` says which model was used and why.
 
 Count-only data (a vote count per item, no annotator identity: STEL's published "# Votes out of 5") cannot tell
 annotators apart, so it gets the pooled one-coin model: every vote right with one shared probability, fitted by
@@ -197,6 +198,31 @@ def pooled_uncertainty(*, items: np.ndarray, n_correct: np.ndarray, n_votes: np.
     return ItemUncertainty(per_item=per_item, model=MODEL_POOLED, facts=result.facts)
 
 
+def pooled_parameters(*, n_correct: np.ndarray, n_votes: np.ndarray) -> dict[str, float] | None:
+    """The pooled one-coin model's two parameters by EM (crowd-kit, as `pooled_uncertainty` fits them, without the
+    posterior draws): `vote_accuracy` (every vote right with this probability, under the same accuracy prior as the
+    facts report) and `share_gold_right`. What the posterior stopping rule (tasks/stel/posterior.py) reads; None
+    without answers. Answers stopped early by a rule that looks only at the answers themselves (m of k, the
+    posterior rule) leave the likelihood, and so the EM, as it is: the stopping is ignorable."""
+    n_correct = np.asarray(n_correct, dtype=np.int64)
+    n_votes = np.asarray(n_votes, dtype=np.int64)
+    keep = n_votes > 0
+    n_correct, n_votes = n_correct[keep], n_votes[keep]
+    if not len(n_votes):
+        return None
+    rows = np.repeat(np.arange(len(n_votes)), n_votes)
+    rank = np.arange(len(rows)) - np.repeat(np.cumsum(n_votes) - n_votes, n_votes)
+    agree = rank < np.repeat(n_correct, n_votes)
+    right = _one_coin_em(pd.DataFrame({"task": rows, "worker": 0, "label": agree.astype(int)}))
+    right = right.reindex(range(len(n_votes))).to_numpy(dtype=float)
+    r = right[rows]
+    correct = float(np.where(agree, r, 1.0 - r).sum())
+    prior_a, prior_b = accuracy_prior(np.asarray([correct]), np.asarray([float(len(rows))]))
+    return {"vote_accuracy": round((correct + prior_a) / (len(rows) + prior_a + prior_b), DIGITS),
+            "share_gold_right": round(float(right.mean()), DIGITS), "items": int(len(n_votes)),
+            "answers": int(len(rows))}
+
+
 def likert_uncertainty(*, items: np.ndarray, values: np.ndarray, seed: int = 0, resamples: int = 1000,
                        level: float = 0.95) -> pd.DataFrame:
     """Per item: how many gave each rating, the mean and a percentile bootstrap interval of the mean (the ratings
@@ -305,11 +331,41 @@ def study_uncertainty(*, study: Any, seed: int = 0) -> ItemUncertainty | None:
                                     n_votes=counts.size().to_numpy(), seed=seed)
     else:
         result = one_coin_uncertainty(items=rows["item_id"].to_numpy(), workers=rows["participant_id"].to_numpy(),
-                                      agree=agree, seed=seed)
+                                      agree=agree, seed=seed, difficulty=difficulty_of(study))
     instance = items.set_index("item_id")["instance_id"]
     result.per_item["instance_id"] = result.per_item["item"].map(instance).to_numpy()
-    result.facts.update({"study": study.slug, **({"warning": warning} if warning else {})})
+    result.facts.update({"study": study.slug, "model_choice": model_choice(study=study, result=result),
+                         **({"warning": warning} if warning else {})})
     return result
+
+
+# A study's `uncertainty_model` setting (annotation.services.study_settings) → `one_coin_uncertainty(difficulty=…)`.
+STUDY_MODEL_DIFFICULTY = {"auto": "auto", "one_coin": "never", "item_difficulty": "always"}
+
+
+def difficulty_of(study: Any) -> str:
+    return STUDY_MODEL_DIFFICULTY[getattr(study, "uncertainty_model", "") or "auto"]
+
+
+def model_choice(*, study: Any, result: ItemUncertainty) -> dict[str, Any]:
+    """Which model gave a study's p_correct and why: the researcher's setting, auto's overdispersion test, or the
+    annotator ids being positions (count-only data: the pooled model whatever the setting)."""
+    setting = getattr(study, "uncertainty_model", "") or "auto"
+    choice: dict[str, Any] = {"setting": setting, "model": result.model}
+    test = result.facts.get("overdispersion")
+    if result.model == MODEL_POOLED:
+        choice["reason"] = ("the annotator ids are positions (count-only data), so the pooled one-coin model is used "
+                            f"whatever the setting ({setting})")
+    elif setting != "auto":
+        choice["reason"] = f"the study's setting uncertainty_model = {setting}"
+    elif test is not None:
+        verdict = "above" if test["overdispersed"] else "not above"
+        choice["reason"] = (f"auto: the overdispersion statistic {test['lr_statistic']} is {verdict} the threshold "
+                            f"{round(item_difficulty.LR_THRESHOLD, 1)} (χ², p = 0.001)")
+        choice["overdispersion"] = test
+    else:
+        choice["reason"] = "auto: too few items for the overdispersion test, so the one-coin model"
+    return choice
 
 
 HISTOGRAM_BINS = 20

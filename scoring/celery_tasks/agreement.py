@@ -7,9 +7,10 @@ from celery import shared_task
 from core.jobs import job_running
 from scoring.agreement.aggregation import aggregation_execute
 from scoring.agreement.filtering import filter_run_execute
+from scoring.agreement.posterior_fit import posterior_refit_all
 from scoring.agreement.runs import agreement_run_execute
 
-__all__ = ["agreement_compute_task", "filter_run_task", "aggregation_task"]
+__all__ = ["agreement_compute_task", "filter_run_task", "aggregation_task", "posterior_refit_task"]
 
 
 # `run_id`: the run is the one that holds the job (AgreementRun.job); the id travels for the logs and the broker.
@@ -40,3 +41,11 @@ def aggregation_task(job_id: int, legacy_params: dict | None = None) -> int | No
             return None
         job.result = aggregation_execute(job=job)
     return job_id
+
+
+@shared_task(name="scoring.posterior_refit", acks_late=True, reject_on_worker_lost=True)
+def posterior_refit_task() -> list[dict]:
+    """Periodic (celery beat, every 5 minutes: CELERY_BEAT_SCHEDULE): the posterior stopping rule's parameters of
+    every active adaptive study with a posterior stop, refitted on its answers so far (scoring/agreement/
+    posterior_fit.py). Safe to run twice: it recomputes and replaces."""
+    return posterior_refit_all()

@@ -56,8 +56,10 @@ def _uncertainty_analysis(facts: dict[str, Any]) -> list[str]:
     if not facts.get("available"):
         return []
     overall = facts["overall"]
+    chosen = "; ".join(f"{c['study']}: {c['model']} ({c['reason']})" for c in facts.get("model_choice") or [])
     return [f"Per-item uncertainty (p_correct, {', '.join(facts['models'])}): expected wrong gold labels "
-            f"{overall['expected_wrong_gold_labels']} of {overall['with_uncertainty']} instances with votes"]
+            f"{overall['expected_wrong_gold_labels']} of {overall['with_uncertainty']} instances with votes"
+            + (f"; model per study: {chosen}" if chosen else "")]
 
 
 def _people(card: dict[str, Any]) -> dict[str, Any]:

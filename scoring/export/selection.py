@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from annotation.models import Study, StudyItem
+from annotation.services.adaptive import study_posterior_rule
 from core.errors import ApplicationError
 from scoring.agreement import selectors
 from scoring.agreement.stats.votes import first_k_responses, instance_votes
@@ -116,7 +117,8 @@ def annotated_votes(*, instance_ids: list[int], study: Study | None,
             continue
         responses = selectors.responses_frame(study_id=each.pk)
         first_k = first_k_responses(responses=responses, k=each.annotators_per_item)
-        per_item = instance_votes(first_k=first_k, items=items, k=each.annotators_per_item, m=each.min_correct)
+        per_item = instance_votes(first_k=first_k, items=items, k=each.annotators_per_item, m=each.min_correct,
+                                  rule=study_posterior_rule(each))
         complete = per_item[per_item["complete"] & (per_item["correct_answer"] != "")]
         if not complete.empty:
             used.append(each)
@@ -147,14 +149,18 @@ def _published_uncertainty(frame: pd.DataFrame) -> dict[int, tuple[float, float,
     return out
 
 
-def uncertainty_columns(frame: pd.DataFrame, source: dict[int, Study]) -> dict[str, list[Any]]:
+def uncertainty_columns(frame: pd.DataFrame, source: dict[int, Study],
+                        choices: list[dict[str, Any]] | None = None) -> dict[str, list[Any]]:
     """Per exported row: the probability that its gold answer is right, its interval and the model that gave them
-    (`scoring.agreement.uncertainty`), from the study its votes came from, else from its published counts."""
+    (`scoring.agreement.uncertainty`), from the study its votes came from, else from its published counts.
+    `choices`, when given, gets each study's model and why (its `uncertainty_model` setting, or auto's test)."""
     values: dict[int, tuple[float, float, float, str]] = {}
     for study in sorted(set(source.values()), key=lambda s: s.pk):
         result = study_uncertainty(study=study, seed=0)
         if result is None:
             continue
+        if choices is not None:
+            choices.append({"study": study.slug, **result.facts["model_choice"]})
         for row in result.per_item.itertuples():
             if row.instance_id is not None and source.get(int(row.instance_id)) == study:
                 values[int(row.instance_id)] = (row.p_correct, row.p_correct_low, row.p_correct_high, result.model)
@@ -194,4 +200,7 @@ def benchmark_frame(*, selection: Selection, study: Study | None) -> tuple[pd.Da
         split=[_split(a, s) for a, s in zip(frame["anchor_split"], frame["sentence_split"], strict=True)],
         key=frame["corpus"] + "/" + frame["id"],
     )
-    return frame.assign(**uncertainty_columns(frame, source)), vote_studies
+    choices: list[dict[str, Any]] = []
+    frame = frame.assign(**uncertainty_columns(frame, source, choices))
+    frame.attrs["uncertainty_choices"] = choices  # the card's per-item uncertainty section says which model and why
+    return frame, vote_studies

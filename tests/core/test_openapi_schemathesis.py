@@ -93,6 +93,10 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         f"{TOGETHER}: a rewrite study's sources come from the body or a corpus, exactly one",
     ("POST /api/v1/studies/", "invalid", "each needs a name and a list of choices"):
         f"{TOGETHER}: an eligibility question needs its choices",
+    ("POST /api/v1/studies/", "invalid", "Posterior stop needs adaptive collection"):
+        f"{TOGETHER}: stopping on the posterior needs adaptive collection (`adaptive`)",
+    ("POST /api/v1/studies/", "invalid", "Posterior drop needs a posterior stop above it"):
+        f"{TOGETHER}: a posterior drop threshold needs a posterior stop above it",
     ("POST /api/v1/platform-accounts/", "invalid", "not both or neither"):
         f"{TOGETHER}: a token or the name of the variable that holds it, exactly one",
     ("POST /api/v1/platform-accounts/", "platform_unauthorized", "found no AWS credentials"):

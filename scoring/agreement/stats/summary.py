@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from annotation.models import Study
+from annotation.services.adaptive import study_posterior_rule
 from core.errors import ApplicationError
 from scoring.agreement import selectors
 from scoring.error_codes import INVALID_RULE
@@ -59,7 +60,7 @@ def agreement_compute(
         responses = responses[responses["is_screening"] | responses["item_id"].isin(items["item_id"])]
     clock.lap("read")
     first_k = first_k_responses(responses=responses, k=k)
-    data = votes_compute(first_k=first_k, items=items, k=k, m=m)
+    data = votes_compute(first_k=first_k, items=items, k=k, m=m, rule=study_posterior_rule(study))
     per_item = data.per_item
     first_k = first_k[first_k["item_id"].isin(per_item["item_id"])]
     alpha_all, alpha_domain = alpha_counts(

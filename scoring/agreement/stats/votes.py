@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from tasks.stel.majority import m_of_k_borderline, m_of_k_out_of_reach, m_of_k_validated
+from tasks.stel.posterior import PosteriorRule, posterior_validated
 
 DECISION_VALIDATED = "validated"
 DECISION_REJECTED = "rejected"
@@ -46,12 +47,14 @@ class VoteData:
     item_pos: np.ndarray  # for each counted response, the row of its item in per_item
 
 
-def votes_compute(*, first_k: pd.DataFrame, items: pd.DataFrame, k: int, m: int) -> VoteData:
+def votes_compute(*, first_k: pd.DataFrame, items: pd.DataFrame, k: int, m: int,
+                  rule: PosteriorRule | None = None) -> VoteData:
     """One row per item: responses counted, votes for the correct answer, majority answer, decision.
 
     `majority_correct` is the filter rule (at least m of the first k correct); `borderline` marks a majority of
     exactly m. Items with fewer than k valid responses are `incomplete` and get no decision, unless adaptive
-    collection closed them early (`is_closed`): those are decided on the answers they have (`decide`).
+    collection closed them early (`is_closed`): those are decided on the answers they have (`decide`). A study's
+    fitted posterior stopping `rule` (tasks/stel/posterior.py) decides its complete and closed items instead.
     """
     per_item = items[["item_id", "external_id", "instance_id", "component", "setup", "correct_answer", "family"]]
     per_item = per_item.reset_index(drop=True).copy()
@@ -91,12 +94,13 @@ def votes_compute(*, first_k: pd.DataFrame, items: pd.DataFrame, k: int, m: int)
     closed = per_item_closed(items, per_item)
     per_item["closed_early"] = closed & ~complete
     per_item["decision"] = decide(complete=complete, has_correct=has_correct, n_correct=n_correct, m=m,
-                                  closed=closed, n_used=n_used, k=k)
+                                  closed=closed, n_used=n_used, k=k, rule=rule)
     return VoteData(per_item=per_item, counts=counts, categories=categories, item_pos=item_pos)
 
 
-def instance_votes(*, first_k: pd.DataFrame, items: pd.DataFrame, k: int, m: int) -> pd.DataFrame:
-    return votes_compute(first_k=first_k, items=items, k=k, m=m).per_item
+def instance_votes(*, first_k: pd.DataFrame, items: pd.DataFrame, k: int, m: int,
+                   rule: PosteriorRule | None = None) -> pd.DataFrame:
+    return votes_compute(first_k=first_k, items=items, k=k, m=m, rule=rule).per_item
 
 
 def per_item_closed(items: pd.DataFrame, per_item: pd.DataFrame) -> np.ndarray:
@@ -107,13 +111,17 @@ def per_item_closed(items: pd.DataFrame, per_item: pd.DataFrame) -> np.ndarray:
 
 
 def decide(*, complete: np.ndarray, has_correct: np.ndarray, n_correct: np.ndarray, m: int,
-           closed: np.ndarray | None = None, n_used: np.ndarray | None = None, k: int | None = None) -> np.ndarray:
+           closed: np.ndarray | None = None, n_used: np.ndarray | None = None, k: int | None = None,
+           rule: PosteriorRule | None = None) -> np.ndarray:
     """The m-of-k rule (`tasks.stel.majority`): validated when at least m of the k counted responses are correct.
 
     An item adaptive collection closed before k responses (`closed`) is decided on the answers it has, which is
     what closed it: validated once m are correct, rejected once m can no longer be reached; and, in a study with a
     model guide (`annotation.services.guidance`), validated when its first answers were all correct, rejected when
-    they were all wrong. The answers are people's; the guide only decided when to stop asking."""
+    they were all wrong. The answers are people's; the guide only decided when to stop asking.
+
+    With a fitted posterior stopping `rule` (tasks/stel/posterior.py), every item with answers that is complete or
+    closed is validated when P(gold right | its answers) reaches the rule's stop threshold, rejected otherwise."""
     decision = np.select(
         [~has_correct, ~complete, m_of_k_validated(n_correct, m)],
         [DECISION_UNKNOWN, DECISION_INCOMPLETE, DECISION_VALIDATED],
@@ -121,6 +129,10 @@ def decide(*, complete: np.ndarray, has_correct: np.ndarray, n_correct: np.ndarr
     )
     if closed is None or n_used is None or k is None:
         return decision
+    if rule is not None and rule.fitted:
+        ended = (complete | closed) & has_correct & (n_used > 0)
+        validated = posterior_validated(n_correct, n_used - n_correct, m=m, rule=rule)
+        return np.where(ended, np.where(validated, DECISION_VALIDATED, DECISION_REJECTED), decision)
     early = closed & ~complete & has_correct & (n_used > 0)
     n_wrong = n_used - n_correct
     validated = early & (m_of_k_validated(n_correct, m) | (n_wrong == 0))

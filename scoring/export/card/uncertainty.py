@@ -44,11 +44,13 @@ def uncertainty_facts(ctx: CardContext) -> dict[str, Any]:
         "meaning": "p_correct is the posterior probability that an instance's correct alternative is the answer "
                    "careful annotators give; [p_correct_low, p_correct_high] the central "
                    f"{LEVEL:.0%} interval of the estimated model's own uncertainty. The one-coin Dawid-Skene model "
-                   "is fitted by EM over a study's annotators (with item difficulty classes where a likelihood-ratio "
-                   "test finds the answers overdispersed against it); count-only votes (no annotator identity, such as "
+                   "is fitted by EM over a study's annotators (with item difficulty classes where the study's "
+                   "uncertainty_model setting asks for them, or, set to auto, where a likelihood-ratio test finds the "
+                   "answers overdispersed against it); count-only votes (no annotator identity, such as "
                    "STEL's published votes) use the pooled one-coin model, every vote right with one shared "
                    "probability. Calibration and coverage are measured on simulated crowds "
                    "(docs/benchmarks.md, benchmarks/item_uncertainty.py).",
+        "model_choice": list(ctx.frame.attrs.get("uncertainty_choices") or []),
         "overall": _group(frame),
         "per_component": {str(name): _group(group) for name, group in frame.groupby("style_type", sort=True)},
     }
@@ -60,6 +62,7 @@ def uncertainty_markdown(facts: dict[str, Any]) -> list[str]:
     overall = facts["overall"]
     lines = [facts["meaning"], "",
              f"Models: {', '.join(facts['models'])}.", "",
+             *_choice_lines(facts.get("model_choice") or []),
              f"**Expected wrong gold labels: {overall['expected_wrong_gold_labels']:.1f}** of "
              f"{overall['with_uncertainty']} instances with votes (the sum of 1 − p_correct).", "",
              "| component | instances with votes | expected wrong gold labels | mean p_correct |",
@@ -73,3 +76,11 @@ def uncertainty_markdown(facts: dict[str, Any]) -> list[str]:
         lines.append(f"{band}  {'#' * round(40 * n / most):<40}  {n}")
     lines.append("```")
     return lines
+
+
+def _choice_lines(choices: list[dict[str, Any]]) -> list[str]:
+    """Per study: the model its p_correct comes from and why (its uncertainty_model setting, or auto's test)."""
+    if not choices:
+        return []
+    return ["| study | uncertainty_model setting | model used | why |", "|---|---|---|---|",
+            *[f"| {c['study']} | {c['setting']} | {c['model']} | {c['reason']} |" for c in choices], ""]
