@@ -14,6 +14,7 @@ import pandas as pd
 from django.db import transaction
 
 from annotation.models import Study, StudyItem
+from annotation.services.adaptive import study_posterior_rule
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from core.models import Job
@@ -100,6 +101,12 @@ def filter_rule_check(*, study: Study, min_correct: int | None, balance: bool, s
     if not 1 <= m <= k:
         raise ApplicationError(f"Min correct must be between 1 and the study's annotators per item ({k}); got {m}.",
                                code=INVALID_RULE, details={"field": "min_correct"})
+    rule = study_posterior_rule(study)
+    if rule is not None and rule.fitted and min_correct is not None and int(min_correct) != study.min_correct:
+        raise ApplicationError(
+            f"Study '{study.slug}' decides its items by its posterior stop (validated when P(gold right) ≥ "
+            f"{rule.stop:g} under the fitted parameters), not by m of k: a min correct of {min_correct} would not "
+            "be applied; leave it out.", code=INVALID_RULE, details={"field": "min_correct"})
     if balance and seed is None:
         raise ApplicationError("Balancing removes instances at random: give a seed so it can be reproduced.",
                                code=SEED_REQUIRED, details={"field": "seed"})
@@ -202,10 +209,7 @@ def instances_filter(
                                for name, stats in summary.get("components", {}).items()},
                 "irregular": summary.get("irregular", {}).get("notes", []),
                 "balanced_away_instance_ids": [int(i) for i in dropped],
-                "rule": (f"validated when at least {m} of the first {k} valid responses are correct"
-                         if surplus == "first" else
-                         f"validated when at least {m} of {k} valid responses are correct; surplus responses "
-                         "removed correct ones first (STEL)"),
+                "rule": filter_rule_text(study=study, m=m, k=k, surplus=surplus),
                 "surplus": surplus, "surplus_items_changed": surplus_changed,
                 "balance_groups": balance_groups,
             }),
@@ -213,6 +217,23 @@ def instances_filter(
             n_incomplete=int((items["decision"] == "incomplete").sum()), created_by=created_by, job=job,
         )
     return run
+
+
+def filter_rule_text(*, study: Study, m: int, k: int, surplus: str) -> str:
+    """The decision rule a FilterRun applied, in words: m of k, or the study's fitted posterior stop (which the
+    filter's decisions follow, scoring/agreement/stats/votes.py)."""
+    rule = study_posterior_rule(study)
+    if rule is not None and rule.fitted:
+        fit = study.posterior_fit or {}
+        text = (f"validated when the pooled one-coin posterior P(gold right) is at least {rule.stop:g} (vote "
+                f"accuracy {rule.vote_accuracy:.4f}, share of right gold labels {rule.share_gold_right:.4f}, "
+                f"fitted {fit.get('fitted_at', 'at an unrecorded time')}) from the first {k} valid responses")
+    else:
+        text = f"validated when at least {m} of the first {k} valid responses are correct"
+    if surplus == "stel":
+        text = text.replace(f"the first {k} valid responses", f"{k} valid responses") + \
+            "; surplus responses removed correct ones first (STEL)"
+    return text
 
 
 def filter_run_summary(run: FilterRun) -> dict[str, Any]:
@@ -226,6 +247,7 @@ def filter_run_summary(run: FilterRun) -> dict[str, Any]:
         "counts_after": run.counts_after, "fleiss_kappa": run.statistics.get("fleiss_kappa"),
         "krippendorff_alpha": run.statistics.get("krippendorff_alpha"),
         "majority_accuracy": run.statistics.get("majority_accuracy"), "notes": run.statistics.get("irregular", []),
+        "rule": run.statistics.get("rule"),
     }
 
 

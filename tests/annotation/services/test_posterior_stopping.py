@@ -155,3 +155,25 @@ def test_a_refit_with_new_parameters_reopens_an_item_they_no_longer_decide():
                          share_gold_right=summary["share_gold_right"])
     assert not rule.fitted or posterior_right(2, 0, rule=rule) < 0.99
     assert not item.is_closed and summary["closures_changed"] >= 1
+
+
+def test_the_filter_follows_the_fitted_posterior_says_so_and_refuses_an_m_it_would_not_apply():
+    study = f.StudyFactory(adaptive_stopping=True, posterior_stop=0.99, annotators_per_item=5, min_correct=3)
+    correct, wrong = "S2-S1", "S1-S2"
+    # 3–2: c − w = 1, P = 0.973 < 0.99 (3 of 5 would validate it); 4–1: c − w = 3, P = 0.9995
+    f.annotated_study(study=study, answers=[[correct] * 3 + [wrong] * 2, [correct] * 4 + [wrong]])
+    Study.objects.filter(pk=study.pk).update(posterior_fit={**FIT, "fitted_at": "2026-11-29T06:00:00+00:00"})
+    study.refresh_from_db()
+    with pytest.raises(ApplicationError) as refused:
+        instances_filter(study=study, min_correct=2)
+    assert refused.value.details == {"field": "min_correct"} and "posterior stop" in str(refused.value)
+    run = instances_filter(study=study)
+    assert (run.n_validated, run.n_rejected) == (1, 1)
+    rule = run.statistics["rule"]
+    assert "posterior P(gold right) is at least 0.99" in rule and "vote accuracy 0.8000" in rule
+    assert "2026-11-29T06:00:00" in rule
+    # the same study before any fit: m of k, and its rule says so
+    Study.objects.filter(pk=study.pk).update(posterior_fit={})
+    study.refresh_from_db()
+    assert instances_filter(study=study, min_correct=2).statistics["rule"].startswith(
+        "validated when at least 2 of the first 5")
