@@ -7,11 +7,10 @@ from typing import Any
 from django import forms
 
 from annotation.models import ORDERING_KINDS, Study, new_study_code
+from annotation.services.rewrite_settings import REWRITE_BY_NAME, REWRITE_DEFAULTS
 from annotation.services.sampling_plan import validation_rates_parse
 from annotation.services.study_build import STUDY_INPUTS
 from annotation.services.study_settings import (
-    REWRITE_BY_NAME,
-    REWRITE_DEFAULTS,
     SETTINGS_BY_NAME,
     form_fields,
     form_values,

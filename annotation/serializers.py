@@ -4,7 +4,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.models import Participant
-from annotation.services.study_settings import REWRITE_BY_NAME, drf_field, drf_fields
+from annotation.services.rewrite_settings import REWRITE_BY_NAME
+from annotation.services.study_settings import drf_field, drf_fields
 
 
 class SessionCreateInput(serializers.Serializer):

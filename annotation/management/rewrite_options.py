@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from annotation.services.rewrite_settings import REWRITE_BY_NAME, REWRITE_DEFAULTS
 from annotation.services.rewrites import sources_read
-from annotation.services.study_settings import REWRITE_BY_NAME, REWRITE_DEFAULTS
 from annotation.services.writing_signals.registry import thresholds_parse
 from core.commands import json_file_read
 

@@ -22,9 +22,9 @@ from annotation.services.product_texts import (
     product_description,
     product_questions,
 )
+from annotation.services.rewrite_settings import REWRITE_BY_NAME
 from annotation.services.screening import screening_require
 from annotation.services.study_settings import (
-    REWRITE_BY_NAME,
     StudySettings,
     study_setting_check,
     study_settings_build,

@@ -2,7 +2,7 @@
 crowd-kit, on the same first-k valid responses of complete items. Reports, per method, how many filter decisions
 (validated vs rejected) change against the majority rule, and the workers' estimated reliability. Annotator ids
 that are positions (count-only data written out as worker-1 … worker-k) get a warning in words and no per-worker
-reliability (`scoring.agreement.uncertainty.positional_ids`); ids where every annotator rated every item get the
+reliability (`scoring.agreement.positional_ids.positional_ids`); ids where every annotator rated every item get the
 warning only.
 
 MACE and GLAD take about a minute per 100,000 items, so they run in a Celery worker with progress.
@@ -20,8 +20,8 @@ from annotation.models import Study
 from core.errors import ApplicationError
 from core.jobs import job_create, job_enqueue, progress_for
 from scoring.agreement import selectors
+from scoring.agreement.positional_ids import positional_ids
 from scoring.agreement.stats.votes import first_k_responses, votes_compute
-from scoring.agreement.uncertainty import positional_ids
 from scoring.error_codes import METHOD, NOTHING_TO_AGGREGATE
 
 METHODS = ("dawid-skene", "mace")

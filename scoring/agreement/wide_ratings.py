@@ -5,7 +5,7 @@ and ratings, every bad line named by file, line and column, nothing stored; `rat
 
 Rater n's ratings are the columns `<prefix>-<n>` / `<prefix>_<n>`. Without `rater_ids` rater n is "rater-n" on every
 row: a position, not a person (a position is not the same person across rows or files, and the per-annotator models
-warn on such ids: `scoring.agreement.uncertainty.positional_ids`). With `rater_ids` (the columns holding rater n's own
+warn on such ids: `scoring.agreement.positional_ids`). With `rater_ids` (the columns holding rater n's own
 id on each row, e.g. Pauli et al.'s `prolificID_1`…`prolificID_3`) each rating is stored under the rater's id; the id
 is kept as every imported annotator's id is (the participant's `external_id`, shown only to holders of the
 personal-data permission) and leaves the database as a keyed pseudonym only (`core/pseudonyms.py`).

@@ -10,11 +10,11 @@ from annotation.management.rewrite_options import rewrite_arguments_add, rewrite
 from annotation.models import ORDERING_KINDS, ItemKind
 from annotation.selectors import study_progress
 from annotation.services.rating_presets import rating_records_read
+from annotation.services.rewrite_settings import REWRITE_DEFAULTS
 from annotation.services.sampling_plan import validation_rates_parse
 from annotation.services.studies import QUESTION_PRESETS, items_read_jsonl, questions_load
 from annotation.services.study_build import study_build, study_items_source_check
 from annotation.services.study_settings import (
-    REWRITE_DEFAULTS,
     STUDY_SETTINGS,
     cli_arguments_add,
     study_settings_summary,

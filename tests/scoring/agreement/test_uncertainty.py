@@ -20,7 +20,6 @@ from scoring.agreement.uncertainty import (
     likert_uncertainty,
     one_coin_uncertainty,
     pooled_uncertainty,
-    positional_ids,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -118,21 +117,6 @@ def test_pooled_model_on_stels_published_counts(component, share, vote_accuracy,
     assert three["p_correct_low"] < three["p_correct"] < three["p_correct_high"]
     validated = frame[frame["votes"] >= 3]
     assert expected_wrong(validated["p_correct"]) == pytest.approx(wrong_validated, abs=0.3)
-
-
-def test_positional_ids_are_told_apart_from_people() -> None:
-    items = np.repeat(np.arange(30), 5)
-    positions = np.tile(np.arange(5), 30)
-    names = {i: f"worker-{i + 1}" for i in range(5)}
-    positional, warning = positional_ids(items=items, workers=positions, names=names)
-    assert positional and "worker-1 … worker-5" in warning and "positions" in warning
-    # the same structure with people's names: a warning, not a verdict
-    positional, warning = positional_ids(items=items, workers=positions,
-                                         names={i: n for i, n in enumerate(["ann", "bo", "cy", "di", "ed"])})
-    assert not positional and "If they are people, ignore this" in warning
-    # a crowd where nobody answered everything: nothing to say
-    crowd = crowd_simulate(replace(CrowdSpec(), n_items=200), seed=1)
-    assert positional_ids(items=crowd.items, workers=crowd.workers, names={}) == (False, None)
 
 
 def test_uncertainty_is_reproducible_for_a_seed() -> None:

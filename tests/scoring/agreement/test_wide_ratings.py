@@ -20,7 +20,7 @@ from core.errors import ApplicationError
 from core.models import ErasureTombstone
 from core.pseudonyms import person_key, pseudonym
 from scoring.agreement import selectors
-from scoring.agreement.uncertainty import positional_ids
+from scoring.agreement.positional_ids import positional_ids
 from scoring.agreement.wide_ratings import WideMapping, wide_read
 from tests.core.test_erasure import rows_mentioning
 
