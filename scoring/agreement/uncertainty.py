@@ -181,6 +181,14 @@ def one_coin_uncertainty(*, items: np.ndarray, workers: np.ndarray, agree: np.nd
     return ItemUncertainty(per_item=per_item, model=model, facts=facts)
 
 
+def _votes_as_answers(*, n_correct: np.ndarray, n_votes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Count-only votes as one answer per row: each answer's item (its position in the arrays) and whether it agrees
+    with the gold answer. Within each item its first n_correct votes agree (the order carries no information)."""
+    rows = np.repeat(np.arange(len(n_votes)), n_votes)
+    rank = np.arange(len(rows)) - np.repeat(np.cumsum(n_votes) - n_votes, n_votes)
+    return rows, rank < np.repeat(n_correct, n_votes)
+
+
 def pooled_uncertainty(*, items: np.ndarray, n_correct: np.ndarray, n_votes: np.ndarray, seed: int = 0,
                        draws: int = DRAWS, level: float = LEVEL, digits: int | None = DIGITS) -> ItemUncertainty:
     """Count-only data: `n_correct` of `n_votes` votes for the gold answer per item, annotators unknown. Every vote
@@ -188,10 +196,7 @@ def pooled_uncertainty(*, items: np.ndarray, n_correct: np.ndarray, n_votes: np.
     n_correct = np.asarray(n_correct, dtype=np.int64)
     n_votes = np.asarray(n_votes, dtype=np.int64)
     names = np.asarray(items)
-    rows = np.repeat(np.arange(len(names)), n_votes)
-    # Within each item, its first n_correct votes agree with the gold answer (the order carries no information).
-    rank = np.arange(len(rows)) - np.repeat(np.cumsum(n_votes) - n_votes, n_votes)
-    agree = rank < np.repeat(n_correct, n_votes)
+    rows, agree = _votes_as_answers(n_correct=n_correct, n_votes=n_votes)
     result = one_coin_uncertainty(items=rows, workers=np.full(len(rows), POOLED), agree=agree, seed=seed,
                                   draws=draws, level=level, model=MODEL_POOLED, digits=digits)
     per_item = result.per_item.assign(item=names[result.per_item["item"].to_numpy(dtype=np.int64)])
@@ -210,9 +215,7 @@ def pooled_parameters(*, n_correct: np.ndarray, n_votes: np.ndarray) -> dict[str
     n_correct, n_votes = n_correct[keep], n_votes[keep]
     if not len(n_votes):
         return None
-    rows = np.repeat(np.arange(len(n_votes)), n_votes)
-    rank = np.arange(len(rows)) - np.repeat(np.cumsum(n_votes) - n_votes, n_votes)
-    agree = rank < np.repeat(n_correct, n_votes)
+    rows, agree = _votes_as_answers(n_correct=n_correct, n_votes=n_votes)
     right = _one_coin_em(pd.DataFrame({"task": rows, "worker": 0, "label": agree.astype(int)}))
     right = right.reindex(range(len(n_votes))).to_numpy(dtype=float)
     r = right[rows]
