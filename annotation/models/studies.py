@@ -62,6 +62,14 @@ class EntryPlatform(models.TextChoices):
     MTURK = "mturk", "MTurk only"
 
 
+class UncertaintyModel(models.TextChoices):
+    """A study's model of its items' p_correct (scoring.agreement.uncertainty.study_uncertainty)."""
+
+    AUTO = "auto", "auto"
+    ONE_COIN = "one_coin", "one_coin"
+    ITEM_DIFFICULTY = "item_difficulty", "item_difficulty"
+
+
 class Study(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft", "draft"
@@ -103,8 +111,7 @@ class Study(models.Model):
                                     help_text="Where the items' guide answers came from (a model run).")
     # Per-item uncertainty (scoring/agreement/uncertainty.py) and stopping on its posterior (tasks/stel/posterior.py).
     uncertainty_model = models.CharField(
-        max_length=20, choices=[("auto", "auto"), ("one_coin", "one_coin"), ("item_difficulty", "item_difficulty")],
-        default="auto",
+        max_length=20, choices=UncertaintyModel.choices, default=UncertaintyModel.AUTO,
         help_text="The model of the items' p_correct: auto (item difficulty classes only where the answers are "
                   "overdispersed against the one-coin model), one_coin, or item_difficulty (data known to hold very "
                   "hard items).",

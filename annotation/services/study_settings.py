@@ -26,7 +26,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from rest_framework import serializers
 
-from annotation.models import HTTP_URL, ORDERING_KINDS, EntryPlatform
+from annotation.models import HTTP_URL, ORDERING_KINDS, EntryPlatform, UncertaintyModel
 from annotation.services.participation import PROLIFIC_ID
 from annotation.services.study_language import study_language_check
 from core.errors import ApplicationError
@@ -114,7 +114,7 @@ STUDY_SETTINGS: tuple[StudySetting, ...] = (
     StudySetting("uncertainty_model", str, "auto", "Uncertainty model",
                  "p_correct's model: auto (item difficulty classes where the overdispersion test finds them), "
                  "one_coin, or item_difficulty (data known to hold very hard items).",
-                 choices=("auto", "one_coin", "item_difficulty"), kinds=ORDERING, section=ASSIGNMENT),
+                 choices=tuple(UncertaintyModel.values), kinds=ORDERING, section=ASSIGNMENT),
     StudySetting("allow_multiple_setups", bool, False, "Allow multiple setups",
                  "A participant may also take this study's batches after one of another setup.", kinds=ORDERING,
                  section=ASSIGNMENT),
