@@ -465,13 +465,18 @@ def _denied(response: Any) -> bool:
 @pytest.mark.parametrize("role", ROLE_PARAMS)
 @pytest.mark.parametrize("door", sorted(API_DOORS), ids=":".join)
 def test_api_door(db, world, role: str, door: tuple[str, str]) -> None:
+    """Allowed exactly with the door's permission; a GET also shows personal data only as `_personal_data` says."""
     name, method = door
     client, user = _client(role, world)
     url = reverse(name, kwargs=_kwargs(name, world))
+    reads_personal_data = method == "get" and (role, f"api:{name}") in PERSONAL_DATA_CASES
+    logged = PersonalDataAccess.objects.count() if reads_personal_data else 0
     response = getattr(client, method)(url, {}, content_type="application/json") if method != "get" else client.get(url)
     perm = API_DOORS[door]
     expected = False if perm == SIGNED else _has(user, perm)
     assert _denied(response) is not expected, (role, door, response.status_code, response.content[:300])
+    if reads_personal_data:
+        _personal_data(role, f"api:{name}", response, user, logged, world)
 
 
 @pytest.mark.django_db
@@ -503,6 +508,7 @@ def _object_for(model: type) -> Any:
 @pytest.mark.parametrize("role", ROLE_PARAMS)
 @pytest.mark.parametrize("name", _admin_doors())
 def test_admin_view(db, world, role: str, name: str) -> None:
+    """Allowed exactly when offered and permitted; a GET also shows personal data only as `_personal_data` says."""
     client, user = _client(role, world)
     if name in ADMIN_VIEWS:
         method, perm = ADMIN_VIEWS[name]
@@ -523,9 +529,13 @@ def test_admin_view(db, world, role: str, name: str) -> None:
         if obj is None and suffix in ("change", "delete", "history"):
             pytest.fail(f"the world has no {model._meta.label} to open")
         kwargs = {"object_id": obj.pk} if suffix in ("change", "delete", "history") else {}
+    reads_personal_data = method == "get" and (role, f"admin:{name}") in PERSONAL_DATA_CASES
+    logged = PersonalDataAccess.objects.count() if reads_personal_data else 0
     response = getattr(client, method)(reverse(f"admin:{name}", kwargs=kwargs))
     expected = offered and _has(user, perm)
     assert _denied(response) is not expected, (role, name, response.status_code, response.content[:300])
+    if reads_personal_data:
+        _personal_data(role, f"admin:{name}", response, user, logged, world)
 
 
 @pytest.mark.django_db
@@ -569,28 +579,33 @@ def _get_doors() -> list[str]:
     return api + views
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize("role", [pytest.param(role, marks=() if role == "staff_view" else pytest.mark.slow)
-                                  for role in ("staff_view", "researcher", "reviewer", "data_steward", "superuser")])
-@pytest.mark.parametrize("door", _get_doors())
-def test_personal_data_door(db, world, role: str, door: str) -> None:
+# The staff roles each GET door is read as for personal data (the checks of `_personal_data`, made on the response
+# of test_api_door or test_admin_view: one request per role and door serves both).
+PERSONAL_DATA_ROLES = ("staff_view", "researcher", "reviewer", "data_steward", "superuser")
+PERSONAL_DATA_CASES = frozenset((role, door) for role in PERSONAL_DATA_ROLES for door in _get_doors())
+
+
+def test_every_get_door_is_read_for_personal_data_by_a_matrix_case() -> None:
+    """Each (role, GET door) of PERSONAL_DATA_CASES is one of the cases test_api_door or test_admin_view runs, so none
+    goes unread."""
+    api_cases = {(role, f"api:{name}") for role in ROLES for name, method in API_DOORS if method == "get"}
+    admin_cases = {(role, f"admin:{name}") for role in ROLES for name in _admin_doors()
+                   if (ADMIN_VIEWS.get(name) or ("get", ""))[0] == "get"}
+    assert PERSONAL_DATA_CASES and PERSONAL_DATA_CASES <= api_cases | admin_cases
+
+
+def _personal_data(role: str, door: str, response: Any, user: User | None, logged: int, world: dict[str, Any]) -> None:
     """Raw platform ids and persona answers reach only those holding the personal-data permission, and every page or
-    body that shows them to one writes exactly one access-log row; one that shows none writes none."""
-    kind, name = door.split(":", 1)
-    client, user = _client(role, world)
-    if kind == "admin" and name not in ADMIN_VIEWS:
-        model, suffix = _model_for(name)
-        kwargs = {"object_id": _object_for(model).pk} if suffix in ("change", "history") else {}
-    else:
-        kwargs = _kwargs(name, world)
-    logged = PersonalDataAccess.objects.count()
-    response = client.get(reverse(f"admin:{name}" if kind == "admin" else name, kwargs=kwargs))
+    body that shows them to one writes exactly one access-log row (`logged`: the rows before the request); one that
+    shows none writes none."""
+    name = door.split(":", 1)[1]
     body = b"".join(response.streaming_content) if response.streaming else response.content
     text = body.decode("utf-8", errors="replace")
     shown = [raw for raw in world["raw_ids"] if raw in text]
     new_rows = PersonalDataAccess.objects.count() - logged
     if name in RAW_FOR_THE_PLATFORM:
         return
+    assert user is not None, (role, door)
     if not user.has_perm(PERSONAL_DATA_PERMISSION):
         assert not shown and PERSONA not in text, (role, door)
         assert new_rows == 0, (role, door)
