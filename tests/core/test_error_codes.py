@@ -290,3 +290,16 @@ def test_the_codemod_leaves_an_undeclared_or_misplaced_code_and_says_where(tmp_p
     assert summary["undeclared"] == ["tasks/new.py:6: 'brand_new_code'"]
     assert summary["misplaced"] == ["tasks/new.py:7: 'expired' is declared in annotation, above tasks"]
     assert path.read_text() == source
+
+
+def test_a_second_scan_of_unchanged_files_gives_the_same_sites_and_a_changed_file_is_read_again(tmp_path: Path) -> None:
+    (tmp_path / "tasks").mkdir()
+    path = tmp_path / "tasks" / "one.py"
+    path.write_text('from core.errors import ApplicationError\n\n\ndef f():\n'
+                    '    raise ApplicationError("m", code="invalid_count")\n')
+    first = error_catalogue.scan(tmp_path, ("tasks",))
+    assert [(s.line, s.value) for s in first] == [(5, "invalid_count")]
+    assert error_catalogue.scan(tmp_path, ("tasks",)) == first
+    path.write_text(path.read_text() + '\n\ndef g():\n    raise ApplicationError("m", code="not_found", status=404)\n')
+    assert [(s.line, s.value) for s in error_catalogue.scan(tmp_path, ("tasks",))] == [(5, "invalid_count"),
+                                                                                       (9, "not_found")]
