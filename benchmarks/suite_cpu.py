@@ -39,11 +39,12 @@ HZ = os.sysconf("SC_CLK_TCK")
 LANES = ("browser", "worker", "model", "slow")  # the markers of pytest.ini, first match wins
 
 
-def machine_busy() -> float:
-    """CPU-seconds the whole machine has spent not idle since boot."""
+def machine_cpu() -> tuple[float, float]:
+    """(busy, idle) CPU-seconds of the whole machine since boot; idle is idle and iowait, busy all the rest."""
     with open("/proc/stat", encoding="ascii") as handle:
         values = [int(v) for v in handle.readline().split()[1:]]
-    return (sum(values) - values[3] - values[4]) / HZ  # all but idle and iowait
+    idle = values[3] + values[4]
+    return (sum(values) - idle) / HZ, idle / HZ
 
 
 # --- the pytest plugin ---------------------------------------------------------------------------------------------
@@ -56,13 +57,13 @@ class _Recorder:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
         own = resource.getrusage(resource.RUSAGE_SELF)
-        busy, wall = machine_busy(), time.monotonic()
+        busy, wall = machine_cpu()[0], time.monotonic()
         yield
         after = resource.getrusage(resource.RUSAGE_SELF)
         lane = next((name for name in LANES if item.get_closest_marker(name)), "fast")
         self.handle.write(json.dumps({
             "id": item.nodeid, "lane": lane, "wall": round(time.monotonic() - wall, 3),
-            "busy": round(machine_busy() - busy, 3),
+            "busy": round(machine_cpu()[0] - busy, 3),
             "self": round(after.ru_utime + after.ru_stime - own.ru_utime - own.ru_stime, 3)}) + "\n")
         self.handle.flush()
 
@@ -151,12 +152,13 @@ def main() -> int:
     xdist = ["-n", str(args.workers), "--dist", "loadgroup"] if args.workers else ["-p", "no:xdist"]
     command = [sys.executable, "-m", "pytest", "-p", "benchmarks.suite_cpu", *xdist, "-q", *args.pytest_args]
     sampler = Sampler()
-    busy, idle_before, wall = machine_busy(), _idle(), time.monotonic()
+    (busy, idle), wall = machine_cpu(), time.monotonic()
     sampler.start()
     completed = subprocess.run(command, cwd=ROOT, env=env)
     sampler.stop.set()
     sampler.join()
-    wall, busy, idle = time.monotonic() - wall, machine_busy() - busy, _idle() - idle_before
+    busy_after, idle_after = machine_cpu()
+    wall, busy, idle = time.monotonic() - wall, busy_after - busy, idle_after - idle
     rows = [json.loads(line) for path in sorted(args.out.glob("tests.jsonl.*"))
             for line in path.read_text(encoding="utf-8").splitlines()]
     summary = _summary(rows, sampler.by_class(), wall=wall, busy=busy, idle=idle, args=args)
@@ -166,12 +168,6 @@ def main() -> int:
     print(json.dumps({key: summary[key] for key in ("tests", "wall_s", "busy_cpu_s", "idle_cpu_s", "budget_cpu_s",
                                                      "exit")}))
     return completed.returncode
-
-
-def _idle() -> float:
-    with open("/proc/stat", encoding="ascii") as handle:
-        values = [int(v) for v in handle.readline().split()[1:]]
-    return (values[3] + values[4]) / HZ
 
 
 def _summary(rows: list[dict[str, Any]], by_class: dict[str, float], *, wall: float, busy: float, idle: float,
