@@ -12,6 +12,7 @@ an `error_codes` module. The manage.py command `error_codes` and tests/core/test
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import importlib
 import re
@@ -276,34 +277,29 @@ class _Scanner:
     )
 
 
-# The last scan's sites and what they were read from: a second scan of unchanged files (the command's --check and
-# --write, or a test after another in one process) returns them instead of parsing every module again (2-3 s).
-_LAST_SCAN: dict[tuple[str, tuple[str, ...], str, tuple[str, ...]], tuple[Site, ...]] = {}
-
-
 def scan(root: Path = ROOT, dirs: tuple[str, ...] = SOURCE_DIRS) -> list[Site]:
     """Every site in the source where an error code is given, in file and line order."""
     declarations()
-    files = source_files(root, dirs)
+    files = tuple(source_files(root, dirs))
     digest = hashlib.sha256()
     for path in files:
         digest.update(f"{path}\0".encode())
         digest.update((root / path).read_bytes())
         digest.update(b"\0")
-    key = (str(root), dirs, digest.hexdigest(), tuple(sorted(DECLARED)))
-    if key not in _LAST_SCAN:
-        _LAST_SCAN.clear()
-        _LAST_SCAN[key] = tuple(_scan(files, root))
-    return list(_LAST_SCAN[key])
+    return list(_sites(root, files, digest.hexdigest(), tuple(sorted(DECLARED))))
 
 
-def _scan(files: list[Path], root: Path) -> list[Site]:
+# The last scan only: a second scan of unchanged files (the command's --check and --write, or a test after another in
+# one process) returns its sites instead of parsing every module again (2-3 s). `digest` (every file's bytes) and
+# `declared` (the codes declared now) are read only as the cache's key.
+@functools.lru_cache(maxsize=1)
+def _sites(root: Path, files: tuple[Path, ...], digest: str, declared: tuple[str, ...]) -> tuple[Site, ...]:
     scans = [_read(path, root) for path in files]
     errors = _error_classes(scans)
     found = []
     for file_scan in scans:
         found.extend(site for site in _Scanner(file_scan, errors).sites() if site is not None)
-    return sorted(found, key=lambda s: (str(s.path), s.line, s.col))
+    return tuple(sorted(found, key=lambda s: (str(s.path), s.line, s.col)))
 
 
 def drf_statuses() -> dict[str, int]:
